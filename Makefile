@@ -1,0 +1,32 @@
+# Two entry points: `make demo` (the offline demo with real processes) and `make test`.
+# Both create the local virtual environment first; nothing is installed outside it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test venv lint bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m robotlab.demo
+
+test: $(STAMP)
+	$(BIN)/ruff check robotlab broker robotd cli tests bench
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check robotlab broker robotd cli tests bench
+
+bench: $(STAMP)
+	$(BIN)/python bench/bus.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info
