@@ -19,6 +19,12 @@ its ``exit_code`` (sysexits numbers: 64 usage, 65 data, 69 unavailable, 70 softw
     ├── BoundaryError                  65  a payload cannot cross a process boundary
     ├── AwaitTimeout                   75  Memory.get(..., wait=N) ran out of time
     ├── DelegationTimeout              75  DelegationFuture.value(timeout=) ran out of time
+    ├── ToError                        70  robot-to failed (Ruby: RobotLab::To::Error)
+    │   ├── PermanentError             70  not worth retrying (git failed, auth refused)
+    │   ├── CommitFailedError          70  git commit refused; its output attached
+    │   ├── QualityError               70  the robot repeats itself (reason attached)
+    │   ├── SetupError                 64  robot-to cannot start here (no commit, dirty tree)
+    │   └── AbortError                  0  a clean stop with a reason (a stop condition)
     └── BusError                       69  the bus failed (Ruby: BusError)
         ├── ProtocolError              76  frames that do not parse (raw frames attached)
         ├── PeerUnavailable            69  the broker cannot be reached
@@ -35,10 +41,12 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AbortError",
     "AwaitTimeout",
     "BoundaryError",
     "BudgetExceeded",
     "BusError",
+    "CommitFailedError",
     "Busy",
     "ConfigError",
     "ConfigurationError",
@@ -50,9 +58,13 @@ __all__ = [
     "MCPError",
     "Nacked",
     "PeerUnavailable",
+    "PermanentError",
     "ProtocolError",
+    "QualityError",
     "ReplyTimeout",
     "RobotlabError",
+    "SetupError",
+    "ToError",
     "ToolError",
     "ToolLoopError",
     "ToolNotFoundError",
@@ -151,6 +163,50 @@ class DelegationTimeout(RobotlabError):
     """A delegation future was not settled within the timeout."""
 
     exit_code = 75
+
+
+class ToError(RobotlabError):
+    """robot-to failed (Ruby: RobotLab::To::Error)."""
+
+
+class PermanentError(ToError):
+    """Retrying cannot help: a git command failed or the provider refused the credentials."""
+
+
+class CommitFailedError(ToError):
+    """``git commit`` refused the iteration's changes. ``output`` holds git's words."""
+
+    def __init__(self, output: str) -> None:
+        super().__init__(f"git commit failed: {output}")
+        self.output = output
+
+
+class QualityError(ToError):
+    """The robot's responses stopped making progress (e.g. ``repeated_tool_call``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"response quality failure: {reason}")
+        self.reason = reason
+
+
+class SetupError(ToError):
+    """robot-to cannot start here: no commit, a dirty tree, no such run to resume."""
+
+    exit_code = 64
+
+
+class AbortError(ToError):
+    """A clean stop: a stop condition fired. ``reason`` is shown in the exit summary.
+
+    ``exit_code`` is 0 for a stop condition and 1 for an abort (too many failures).
+    """
+
+    exit_code = 0
+
+    def __init__(self, reason: str, *, exit_code: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.exit_code = exit_code
 
 
 class BusError(RobotlabError):
