@@ -1,1 +1,57 @@
-"""robotlab/bus."""
+"""The robotlab message bus: a ZeroMQ client for the broker, and the wire protocol.
+
+Read ``docs/bus.md`` for the delivery guarantees. Entry point: :func:`connect`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .boundary import to_plain
+from .client import BusClient
+from .config import BrokerConfig, broker_url
+from .embedded import EmbeddedBroker
+from .message import Delivery, Message
+from .tracking import Tracker
+
+__all__ = [
+    "BrokerConfig",
+    "BusClient",
+    "Delivery",
+    "EmbeddedBroker",
+    "Message",
+    "Tracker",
+    "broker_url",
+    "connect",
+    "to_plain",
+]
+
+
+def connect(url: str | None = None, *, name: str | None = None, timeout: float | None = 5.0, **options: Any) -> BusClient:
+    """Join the bus at ``url`` and return a started client.
+
+    With no ``url`` a broker is started inside this process (``inproc://``, the same broker
+    code as ``robotlab broker``); other clients in the process join it with
+    ``connect(client.url)``, and it stops when this client closes.
+
+    Args:
+        url: the broker endpoint (tcp://, ipc:// or inproc://), or None for an embedded broker.
+        name: the robot name to receive messages for (default ``client-<id>``).
+        timeout: seconds to wait for the broker's WELCOME; None to return at once.
+        **options: passed to :class:`BusClient` (instance, role, parent, max_inflight, context).
+
+    Raises:
+        PeerUnavailable: no broker answered within ``timeout``.
+    """
+    embedded = None
+    if url is None:
+        embedded = EmbeddedBroker(context=options.get("context")).start()
+        url = embedded.url
+        options.setdefault("context", embedded.context)
+    client = BusClient(url, name=name, **options)
+    client._embedded = embedded
+    try:
+        return client.start(timeout)
+    except Exception:
+        client.close(bye=False)
+        raise

@@ -1,0 +1,77 @@
+"""Admin requests (REQUEST/REPLY): ping, ps, stats, and the dead-letter queue."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .broker import Broker
+    from .registry import Peer
+
+
+class Admin:
+    """Answers REQUEST frames. Each op is a method named in the literal table below."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.ops: dict[str, Callable[[Peer, dict[str, Any]], Any]] = {
+            "ping": self.ping,
+            "ps": self.ps,
+            "stats": self.stats,
+            "dlq.list": self.dlq_list,
+            "dlq.replay": self.dlq_replay,
+            "dlq.purge": self.dlq_purge,
+        }
+
+    def handle(self, peer: Peer, header: dict[str, Any]) -> dict[str, Any]:
+        """Run one op and build the REPLY header {id, ok, result | error}."""
+        op = self.ops.get(header["op"])
+        if op is None:
+            return {"id": header["id"], "ok": False, "error": f"unknown op {header['op']!r}; known: {', '.join(self.ops)}"}
+        args = header.get("args") if isinstance(header.get("args"), dict) else {}
+        try:
+            return {"id": header["id"], "ok": True, "result": op(peer, args)}
+        except (KeyError, TypeError, ValueError) as exc:
+            return {"id": header["id"], "ok": False, "error": f"{header['op']}: bad arguments ({exc})"}
+
+    def ping(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:
+        """Liveness and identity of the broker."""
+        b = self.broker
+        return {"broker": b.id, "bind": b.config.bind, "uptime": round(time.monotonic() - b.started, 3), "peers": len(b.registry)}
+
+    def ps(self, peer: Peer, args: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every live peer (robots first, then clients), as ``robotlab ps`` lists them."""
+        now = time.monotonic()
+        rows = [p.describe(now) for p in self.broker.registry.by_identity.values()]
+        if not args.get("all"):
+            rows = [r for r in rows if r["role"] == "robot"]
+        return sorted(rows, key=lambda r: (r["role"] != "robot", r["name"], r["instance"]))
+
+    def stats(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:
+        """Counters: frames, errors by code, deliveries, dead letters."""
+        b = self.broker
+        counters = dict(b.counters) | dict(b.deliveries.counters)
+        counters.update(dlq_size=len(b.dlq), dlq_evicted=b.dlq.evicted, in_flight=len(b.deliveries.inflight))
+        return counters
+
+    def dlq_list(self, peer: Peer, args: dict[str, Any]) -> list[dict[str, Any]]:
+        """Dead letters, oldest first, bodies still msgpack."""
+        return [letter.describe() for letter in self.broker.dlq.list()]
+
+    def dlq_replay(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:
+        """Route a dead letter again as a new message; its receipt goes to the requester."""
+        letter = self.broker.dlq.take(str(args["dlq_id"]))
+        if letter is None:
+            raise ValueError(f"no dead letter {args['dlq_id']!r}")
+        header = {k: v for k, v in letter.header.items() if k not in {"delivery", "attempt"}}
+        header["id"] = f"replay-{uuid.uuid4().hex[:12]}"
+        self.broker.deliveries.route(header, letter.body, notify=peer.instance)
+        return {"dlq_id": letter.dlq_id, "id": header["id"], "to": header.get("to")}
+
+    def dlq_purge(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:
+        """Drop one dead letter (``dlq_id``) or all of them."""
+        dlq_id = args.get("dlq_id")
+        return {"purged": self.broker.dlq.purge(str(dlq_id) if dlq_id is not None else None)}

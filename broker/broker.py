@@ -1,0 +1,277 @@
+"""The broker: a plain zmq.Poller loop that routes the bus by robot name.
+
+Read :mod:`robotlab.bus.protocol` first for the frames. The loop polls with a timeout no longer
+than the next timer, drains what is readable, dispatches each message through a literal command
+table, then purges silent peers, times out unacked deliveries and sends due heartbeats. Peer
+input never escapes the one ``except Exception`` around a single dispatch.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from collections import Counter
+from typing import Any
+
+import zmq
+
+from robotlab.bus import protocol
+from robotlab.bus.config import BrokerConfig
+from robotlab.bus.protocol import Command, ErrorCode, Frame
+from robotlab.errors import ProtocolError
+
+from .admin import Admin
+from .deliveries import Deliveries
+from .dlq import DeadLetterQueue
+from .registry import Peer, Registry
+
+log = logging.getLogger("robotlab.broker")
+
+DRAIN_BATCH = 256
+
+
+class Broker:
+    """Routes messages between bus members; owns presence, deliveries, acks and dead letters."""
+
+    def __init__(self, config: BrokerConfig, context: zmq.Context | None = None) -> None:
+        self.config = config
+        self.id = uuid.uuid4().hex[:12]
+        self.context = context or zmq.Context.instance()
+        self.registry = Registry()
+        self.dlq = DeadLetterQueue(config.dlq_max)
+        self.deliveries = Deliveries(self.registry, self.dlq, self._transmit, config.ack_timeout)
+        self.admin = Admin(self)
+        self.counters: Counter[str] = Counter()
+        self.started = time.monotonic()
+        self.socket: zmq.Socket | None = None
+        self._wake_r, self._wake_w = os.pipe()
+        self._stopping = False
+        self._unroutable: set[bytes] = set()
+        self.handlers = {
+            Command.HELLO: self.on_hello,
+            Command.SEND: self.on_send,
+            Command.ACK: self.on_ack,
+            Command.NACK: self.on_nack,
+            Command.HEARTBEAT: self.on_heartbeat,
+            Command.BYE: self.on_bye,
+            Command.REQUEST: self.on_request,
+        }
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def bind(self) -> str:
+        """Create and bind the ROUTER socket; return the bound endpoint (port resolved)."""
+        sock = self.context.socket(zmq.ROUTER)
+        sock.setsockopt(zmq.ROUTER_MANDATORY, 1)  # unroutable sends raise instead of vanishing
+        sock.setsockopt(zmq.MAXMSGSIZE, self.config.max_message_bytes)
+        sock.setsockopt(zmq.SNDHWM, 100_000)
+        sock.setsockopt(zmq.RCVHWM, 100_000)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.bind(self.config.bind)
+        self.socket = sock
+        return sock.getsockopt_string(zmq.LAST_ENDPOINT)
+
+    def stop(self) -> None:
+        """Ask the loop to finish its pass and return (safe from signal handlers and threads)."""
+        self._stopping = True
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+
+    def run(self) -> None:
+        """Serve until :meth:`stop` is called."""
+        if self.socket is None:
+            self.bind()
+        poller = zmq.Poller()
+        poller.register(self.socket, zmq.POLLIN)
+        poller.register(self._wake_r, zmq.POLLIN)
+        log.info("broker %s listening on %s", self.id, self.config.bind)
+        try:
+            while not self._stopping:
+                events = dict(poller.poll(self._poll_timeout_ms()))
+                if self.socket in events:
+                    self._drain()
+                self._timers()
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        if self.socket is not None:
+            self.socket.close(linger=0)
+            self.socket = None
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    # -- the loop's steps ---------------------------------------------------------------------
+
+    def _poll_timeout_ms(self) -> int:
+        now = time.monotonic()
+        wait = self.config.heartbeat / 2
+        deadline = self.deliveries.next_deadline()
+        if deadline is not None:
+            wait = min(wait, max(deadline - now, 0.0))
+        return max(int(wait * 1000), 1)
+
+    def _drain(self) -> None:
+        for _ in range(DRAIN_BATCH):
+            try:
+                frames = self.socket.recv_multipart(zmq.NOBLOCK, copy=True)
+            except zmq.Again:
+                return
+            self.counters["frames_in"] += 1
+            self.dispatch(frames)
+
+    def _timers(self) -> None:
+        now = time.monotonic()
+        for peer in self.registry.expired(now):
+            self._forget(peer, f"went silent (no traffic for {self.config.expiry:g}s)")
+        for identity in self._unroutable:
+            peer = self.registry.by_identity.get(identity)
+            if peer is not None:
+                self._forget(peer, "disconnected")
+        self._unroutable.clear()
+        self.deliveries.expire(now)
+        for peer in list(self.registry.by_identity.values()):
+            if now - peer.last_sent >= self.config.heartbeat:
+                self._transmit(peer, Command.HEARTBEAT, {}, b"")
+
+    # -- dispatch -----------------------------------------------------------------------------
+
+    def dispatch(self, frames: list[bytes]) -> None:
+        """Handle one inbound message: [identity, *protocol frames]. Never raises."""
+        if len(frames) < 2:
+            self.counters["dropped_malformed"] += 1
+            return
+        identity, body = frames[0], frames[1:]
+        try:
+            frame = protocol.decode(body)
+            peer = self.registry.by_identity.get(identity)
+            if peer is None and frame.command != Command.HELLO:
+                self._error(identity, ErrorCode.NOT_READY, f"say HELLO before {frame.command.name}", frame)
+                return
+            if peer is not None:
+                peer.expires = time.monotonic() + self.config.expiry
+            handler = self.handlers.get(frame.command)
+            if handler is None:
+                self._error(identity, ErrorCode.UNKNOWN_COMMAND, f"{frame.command.name} is not a command peers send", frame)
+                return
+            handler(identity, peer, frame)
+        except ProtocolError as exc:
+            self._reject(identity, exc)
+        except Exception:
+            self.counters["internal_errors"] += 1
+            log.exception("broker: failed to handle a %d-frame message", len(body))
+
+    def _reject(self, identity: bytes, exc: ProtocolError) -> None:
+        if exc.code == "bad_signature":
+            self.counters["dropped_bad_signature"] += 1
+            return
+        self._error(identity, exc.code, str(exc), None)
+
+    def _error(self, identity: bytes, code: str, detail: str, frame: Frame | None) -> None:
+        self.counters[f"error_{code}"] += 1
+        header: dict[str, Any] = {"code": code, "detail": detail}
+        if frame is not None and isinstance(frame.header.get("id"), str):
+            header["ref"] = frame.header["id"]
+        self._send_frames(identity, protocol.encode(Command.ERROR, header))
+
+    # -- command handlers ---------------------------------------------------------------------
+
+    def on_hello(self, identity: bytes, peer: Peer | None, frame: Frame) -> None:
+        """HELLO {name, instance, role, pid, parent?, max_inflight?} -> WELCOME."""
+        h = frame.header
+        now = time.monotonic()
+        max_inflight = h.get("max_inflight")
+        if not isinstance(max_inflight, int) or not 1 <= max_inflight <= self.config.max_inflight:
+            max_inflight = self.config.max_inflight
+        new = Peer(
+            identity=identity,
+            name=h["name"],
+            instance=h["instance"],
+            role=str(h.get("role", "robot")),
+            max_inflight=max_inflight,
+            expires=now + self.config.expiry,
+            joined=now,
+            pid=h.get("pid") if isinstance(h.get("pid"), int) else None,
+            parent=h.get("parent") if isinstance(h.get("parent"), str) else None,
+        )
+        old = self.registry.add(new)
+        if old is not None:  # same instance again (reconnect): its in-flight work resumes
+            new.inflight, new.delivered, new.nacked, new.joined = old.inflight, old.delivered, old.nacked, old.joined
+        welcome = {
+            "broker": self.id,
+            "heartbeat": self.config.heartbeat,
+            "liveness": self.config.liveness,
+            "ack_timeout": self.config.ack_timeout,
+            "max_message_bytes": self.config.max_message_bytes,
+            "version": protocol.VERSION,
+        }
+        self._transmit(new, Command.WELCOME, welcome, b"")
+        if old is not None:
+            self.deliveries.resend_inflight(new)
+
+    def on_send(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """SEND {id, to, type, ...} + body -> DELIVER to the targets; RECEIPT back later."""
+        h = frame.header
+        ack = h.pop("ack", None)
+        if isinstance(ack, int):
+            self.deliveries.ack(peer, ack, reply_to=h.get("reply_to"))
+        if len(frame.body) > self.config.max_message_bytes:
+            self._error(identity, ErrorCode.TOO_LARGE, f"body of {len(frame.body)} bytes exceeds {self.config.max_message_bytes}", frame)
+            return
+        h["from"] = peer.name  # stamped here: no robot can speak as another
+        h["from_instance"] = peer.instance
+        h.setdefault("type", "message")
+        self.deliveries.route(h, frame.body, notify=peer.instance)
+
+    def on_ack(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """ACK {deliveries: [ids]}: settle each as delivered."""
+        for delivery_id in frame.header["deliveries"]:
+            if isinstance(delivery_id, int):
+                self.deliveries.ack(peer, delivery_id)
+
+    def on_nack(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """NACK {delivery, reason}: settle as refused (retried first when idempotent)."""
+        self.deliveries.nack(peer, frame.header["delivery"], str(frame.header.get("reason", "")))
+
+    def on_heartbeat(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """HEARTBEAT {}: nothing beyond the liveness refresh every message gets."""
+
+    def on_bye(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """BYE {}: the peer leaves; what it had in flight fails over or is dead-lettered."""
+        self._forget(peer, "left")
+
+    def on_request(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """REQUEST {id, op, args} -> REPLY {id, ok, result | error}."""
+        self._transmit(peer, Command.REPLY, self.admin.handle(peer, frame.header), b"")
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def _forget(self, peer: Peer, why: str) -> None:
+        self.registry.remove(peer)
+        self.deliveries.lost(peer, why)
+        log.info("peer %s (%s) %s", peer.name, peer.instance, why)
+
+    def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: bytes) -> bool:
+        sent = self._send_frames(peer.identity, protocol.encode(command, header, body))
+        if sent:
+            peer.last_sent = time.monotonic()
+        return sent
+
+    def _send_frames(self, identity: bytes, frames: list[bytes]) -> bool:
+        try:
+            self.socket.send_multipart([identity, *frames], zmq.NOBLOCK)
+            return True
+        except zmq.Again:
+            self.counters["send_would_block"] += 1
+        except zmq.ZMQError as exc:
+            self.counters["send_unroutable"] += 1
+            self._unroutable.add(identity)
+            log.debug("cannot send to %r: %s", identity, exc)
+        return False

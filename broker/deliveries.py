@@ -1,0 +1,238 @@
+"""Routing and the in-flight table: every message is delivered, acked, or dead-lettered with a reason.
+
+A SEND becomes a :class:`Record`; each copy of it handed to a robot instance is a
+:class:`Delivery` that stays in flight until the instance ACKs or NACKs it, its ack timeout
+passes, or the instance is lost. When every copy is settled the sender gets one RECEIPT
+(``delivered``, or the first failure's reason), unless the receiver's reply already proved
+delivery. Idempotent messages are retried (on another instance when there is one) before they
+are dead-lettered.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from robotlab.bus.protocol import Command, Status
+
+from .dlq import DeadLetterQueue
+from .registry import Peer, Registry
+
+MAX_ATTEMPTS = 3
+RECENT_RECEIPTS = 4096
+
+Transmit = Callable[[Peer, Command, dict[str, Any], bytes], bool]
+
+
+@dataclass
+class Record:
+    """One sent message and what became of each copy."""
+
+    header: dict[str, Any]
+    body: bytes
+    notify: str | None
+    pending: int = 0
+    outcomes: list[tuple[str, str, str]] = field(default_factory=list)
+    replied: bool = False
+    dlq_ids: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(sender instance, message id): unique per message."""
+        return (self.header.get("from_instance", ""), self.header["id"])
+
+
+@dataclass
+class Delivery:
+    """One copy of a record in flight to one instance."""
+
+    id: int
+    record: Record
+    instance: str
+    deadline: float
+    attempt: int
+    tried: set[str]
+
+
+class Deliveries:
+    """The broker's delivery state: records, in-flight copies, ack deadlines, recent receipts."""
+
+    def __init__(self, registry: Registry, dlq: DeadLetterQueue, transmit: Transmit, ack_timeout: float) -> None:
+        self.registry = registry
+        self.dlq = dlq
+        self.transmit = transmit
+        self.ack_timeout = ack_timeout
+        self.inflight: dict[int, Delivery] = {}
+        self.active: dict[tuple[str, str], Record] = {}
+        self.recent: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+        self.counters: dict[str, int] = {"routed": 0, "delivered": 0, "nacked": 0, "timeouts": 0, "dead_lettered": 0}
+        self._ids = itertools.count(1)
+        self._deadlines: list[tuple[float, int]] = []
+
+    # -- entry points ---------------------------------------------------------------------
+
+    def route(self, header: dict[str, Any], body: bytes, notify: str | None) -> None:
+        """Route one SEND (already stamped with ``from``/``from_instance``) to its targets."""
+        record = Record(header, body, notify)
+        if record.key in self.active:
+            return  # a resend after reconnect; the original is still in flight
+        if record.key in self.recent:
+            self._send_receipt(record.notify, self.recent[record.key])
+            return
+        self.counters["routed"] += 1
+        targets = self._targets(header)
+        if not targets:
+            self._settle(record, "", Status.UNDELIVERABLE, f"no live robot named {header['to']!r}")
+            return
+        self.active[record.key] = record
+        record.pending = len(targets)
+        for peer in targets:
+            self._dispatch(record, peer, attempt=1, tried={peer.instance})
+
+    def ack(self, peer: Peer, delivery_id: int, reply_to: str | None = None) -> None:
+        """Settle a delivery as acked by ``peer`` (a reply to it may carry the ack)."""
+        delivery = self._take(peer, delivery_id)
+        if delivery is None:
+            return
+        peer.delivered += 1
+        self.counters["delivered"] += 1
+        if reply_to is not None and reply_to == delivery.record.header["id"]:
+            delivery.record.replied = True
+        self._settle(delivery.record, delivery.instance, Status.DELIVERED, "")
+
+    def nack(self, peer: Peer, delivery_id: int, reason: str) -> None:
+        """Settle a delivery as refused by ``peer``; idempotent messages are retried first."""
+        delivery = self._take(peer, delivery_id)
+        if delivery is None:
+            return
+        peer.nacked += 1
+        self.counters["nacked"] += 1
+        self._fail(delivery, Status.NACKED, reason or "nacked without a reason")
+
+    def expire(self, now: float) -> None:
+        """Time out deliveries whose ack deadline has passed."""
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _, delivery_id = heapq.heappop(self._deadlines)
+            delivery = self.inflight.pop(delivery_id, None)
+            if delivery is None:
+                continue
+            peer = self.registry.by_instance.get(delivery.instance)
+            if peer is not None:
+                peer.inflight.discard(delivery_id)
+            self.counters["timeouts"] += 1
+            self._fail(delivery, Status.TIMEOUT, f"{delivery.instance} did not ack within {self.ack_timeout:g}s")
+
+    def lost(self, peer: Peer, why: str) -> None:
+        """Fail every delivery in flight to a peer that went away."""
+        for delivery_id in sorted(peer.inflight):
+            delivery = self.inflight.pop(delivery_id, None)
+            if delivery is not None:
+                self.counters["timeouts"] += 1
+                self._fail(delivery, Status.TIMEOUT, f"{peer.name} ({peer.instance}) {why} with the message in flight")
+        peer.inflight.clear()
+
+    def resend_inflight(self, peer: Peer) -> None:
+        """Hand a reconnected instance the deliveries it had in flight (it dedupes by id)."""
+        for delivery_id in sorted(peer.inflight):
+            delivery = self.inflight.get(delivery_id)
+            if delivery is not None:
+                self.transmit(peer, Command.DELIVER, self._deliver_header(delivery), delivery.record.body)
+
+    def next_deadline(self) -> float | None:
+        """The earliest pending ack deadline, for the poll timeout."""
+        return self._deadlines[0][0] if self._deadlines else None
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _targets(self, header: dict[str, Any]) -> list[Peer]:
+        instance = header.get("to_instance")
+        if instance:
+            peer = self.registry.by_instance.get(instance)
+            return [peer] if peer is not None and peer.name == header["to"] else []
+        if header.get("any"):
+            peer = self.registry.pick_any(header["to"])
+            return [peer] if peer is not None else []
+        return self.registry.instances(header["to"])
+
+    def _dispatch(self, record: Record, peer: Peer, attempt: int, tried: set[str]) -> None:
+        if not peer.has_room:
+            self._settle(record, peer.instance, Status.BUSY, f"{peer.name} ({peer.instance}) has {len(peer.inflight)} deliveries in flight")
+            return
+        delivery = Delivery(next(self._ids), record, peer.instance, time.monotonic() + self.ack_timeout, attempt, tried)
+        self.inflight[delivery.id] = delivery
+        peer.inflight.add(delivery.id)
+        heapq.heappush(self._deadlines, (delivery.deadline, delivery.id))
+        if not self.transmit(peer, Command.DELIVER, self._deliver_header(delivery), record.body):
+            self.inflight.pop(delivery.id, None)
+            peer.inflight.discard(delivery.id)
+            self._fail(delivery, Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
+
+    @staticmethod
+    def _deliver_header(delivery: Delivery) -> dict[str, Any]:
+        header = dict(delivery.record.header)
+        header["delivery"] = delivery.id
+        header["attempt"] = delivery.attempt
+        return header
+
+    def _take(self, peer: Peer, delivery_id: int) -> Delivery | None:
+        delivery = self.inflight.get(delivery_id)
+        if delivery is None or delivery.instance != peer.instance:
+            return None  # late or foreign ack: the delivery already settled elsewhere
+        del self.inflight[delivery_id]
+        peer.inflight.discard(delivery_id)
+        return delivery
+
+    def _fail(self, delivery: Delivery, status: str, detail: str) -> None:
+        record = delivery.record
+        if record.header.get("idempotent") and delivery.attempt < MAX_ATTEMPTS:
+            peer = self._retry_target(record, delivery)
+            if peer is not None:
+                self._dispatch(record, peer, delivery.attempt + 1, delivery.tried | {peer.instance})
+                return
+        self._settle(record, delivery.instance, status, detail)
+
+    def _retry_target(self, record: Record, delivery: Delivery) -> Peer | None:
+        if record.header.get("to_instance"):
+            return self.registry.by_instance.get(record.header["to_instance"])
+        return self.registry.pick_any(record.header["to"], exclude=delivery.tried)
+
+    def _settle(self, record: Record, instance: str, status: str, detail: str) -> None:
+        record.outcomes.append((instance, status, detail))
+        if status in Status.FAILURES and status != Status.BUSY:
+            letter = self.dlq.add(status, detail, record.header, record.body)
+            record.dlq_ids.append(letter.dlq_id)
+            self.counters["dead_lettered"] += 1
+        record.pending -= 1
+        if record.pending <= 0:
+            self._complete(record)
+
+    def _complete(self, record: Record) -> None:
+        self.active.pop(record.key, None)
+        failures = [o for o in record.outcomes if o[1] != Status.DELIVERED]
+        status, detail = (failures[0][1], failures[0][2]) if failures else (Status.DELIVERED, "")
+        receipt: dict[str, Any] = {
+            "id": record.header["id"],
+            "to": record.header["to"],
+            "status": status,
+            "instances": [o[0] for o in record.outcomes if o[0]],
+        }
+        if detail:
+            receipt["detail"] = detail
+        if record.dlq_ids:
+            receipt["dlq_id"] = record.dlq_ids[0]
+        self.recent[record.key] = receipt
+        while len(self.recent) > RECENT_RECEIPTS:
+            self.recent.popitem(last=False)
+        if status == Status.DELIVERED and (record.replied or not record.header.get("receipt", True)):
+            return  # the reply already told the sender; or the sender asked only for failures
+        self._send_receipt(record.notify, receipt)
+
+    def _send_receipt(self, notify: str | None, receipt: dict[str, Any]) -> None:
+        peer = self.registry.by_instance.get(notify) if notify else None
+        if peer is not None:
+            self.transmit(peer, Command.RECEIPT, receipt, b"")

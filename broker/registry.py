@@ -1,0 +1,101 @@
+"""Who is on the bus: peers keyed by socket identity, by instance id and by robot name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Peer:
+    """One connected bus member (a robotd, a client, a CLI)."""
+
+    identity: bytes
+    name: str
+    instance: str
+    role: str
+    max_inflight: int
+    expires: float
+    joined: float
+    pid: int | None = None
+    parent: str | None = None
+    last_sent: float = 0.0
+    inflight: set[int] = field(default_factory=set)
+    delivered: int = 0
+    nacked: int = 0
+
+    @property
+    def state(self) -> str:
+        """``ready`` while it may take more deliveries, ``busy`` at its in-flight bound."""
+        return "busy" if len(self.inflight) >= self.max_inflight else "ready"
+
+    @property
+    def has_room(self) -> bool:
+        """True while another delivery fits under its in-flight bound."""
+        return len(self.inflight) < self.max_inflight
+
+    def describe(self, now: float) -> dict[str, Any]:
+        """The row ``robotlab ps`` shows for this peer."""
+        return {
+            "name": self.name,
+            "instance": self.instance,
+            "role": self.role,
+            "state": self.state,
+            "in_flight": len(self.inflight),
+            "delivered": self.delivered,
+            "nacked": self.nacked,
+            "pid": self.pid,
+            "parent": self.parent,
+            "uptime": round(now - self.joined, 3),
+        }
+
+
+class Registry:
+    """Live peers. Robots of one name are kept in arrival order for fair ``any`` routing."""
+
+    def __init__(self) -> None:
+        self.by_identity: dict[bytes, Peer] = {}
+        self.by_instance: dict[str, Peer] = {}
+        self._by_name: dict[str, dict[str, Peer]] = {}
+
+    def __len__(self) -> int:
+        return len(self.by_identity)
+
+    def add(self, peer: Peer) -> Peer | None:
+        """Register ``peer``; return the record it replaces when its instance was known."""
+        old = self.by_instance.get(peer.instance)
+        if old is not None:
+            self.remove(old)
+        self.by_identity[peer.identity] = peer
+        self.by_instance[peer.instance] = peer
+        self._by_name.setdefault(peer.name, {})[peer.instance] = peer
+        return old
+
+    def remove(self, peer: Peer) -> None:
+        """Forget ``peer`` (idempotent)."""
+        if self.by_identity.get(peer.identity) is peer:
+            del self.by_identity[peer.identity]
+        if self.by_instance.get(peer.instance) is peer:
+            del self.by_instance[peer.instance]
+        same_name = self._by_name.get(peer.name, {})
+        if same_name.get(peer.instance) is peer:
+            del same_name[peer.instance]
+            if not same_name:
+                del self._by_name[peer.name]
+
+    def instances(self, name: str) -> list[Peer]:
+        """Every live instance named ``name``."""
+        return list(self._by_name.get(name, {}).values())
+
+    def pick_any(self, name: str, exclude: set[str] = frozenset()) -> Peer | None:  # type: ignore[assignment]
+        """The instance of ``name`` with the fewest deliveries in flight, skipping ``exclude``.
+
+        Falls back to excluded instances when nothing else is live, so a retry still has a target.
+        """
+        candidates = self.instances(name)
+        fresh = [p for p in candidates if p.instance not in exclude] or candidates
+        return min(fresh, key=lambda p: len(p.inflight), default=None)
+
+    def expired(self, now: float) -> list[Peer]:
+        """Peers whose silence outlasted their liveness."""
+        return [p for p in self.by_identity.values() if p.expires <= now]

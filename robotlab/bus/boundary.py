@@ -1,0 +1,85 @@
+"""What may cross a process boundary: plain data, checked before anything is sent.
+
+Plain data is str, int (64-bit), float, bool, None, bytes, list, tuple (arrives as a list) and
+dict with str or int keys, nested. Library models cross through their dump: anything with a
+``to_dict()`` method, and pydantic models (``model_dump()``). Everything else raises
+:class:`~robotlab.errors.BoundaryError` naming the type and where it sits, e.g.
+``payload["items"][2] is a function``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from robotlab.errors import BoundaryError
+
+_SCALARS = (str, bytes, float, bool, type(None))
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
+_MAX_DEPTH = 100
+
+
+def to_plain(value: Any, where: str = "payload") -> Any:
+    """Return ``value`` as plain data, converting library models through their dump.
+
+    Raises:
+        BoundaryError: when something in ``value`` cannot cross a process boundary.
+    """
+    return _plain(value, where, 0, set())
+
+
+def _plain(value: Any, where: str, depth: int, seen: set[int]) -> Any:
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, int):
+        if not _INT_MIN <= value <= _INT_MAX:
+            raise BoundaryError(f"{where} is an int too large for 64 bits", type_name="int", path=where)
+        return value
+    if depth >= _MAX_DEPTH:
+        raise BoundaryError(f"{where} nests deeper than {_MAX_DEPTH} levels", type_name=type(value).__name__, path=where)
+    if isinstance(value, (list, tuple, dict)):
+        if id(value) in seen:
+            raise BoundaryError(f"{where} refers back to itself (a cycle)", type_name=type(value).__name__, path=where)
+        seen = seen | {id(value)}
+        if isinstance(value, dict):
+            return _plain_dict(value, where, depth, seen)
+        return [_plain(item, f"{where}[{i}]", depth + 1, seen) for i, item in enumerate(value)]
+    dumped = _dump_model(value)
+    if dumped is not None:
+        return _plain(dumped, where, depth + 1, seen)
+    raise BoundaryError(
+        f"{where} is {_describe(value)}, which cannot cross a process boundary; "
+        "send plain data (str, int, float, bool, None, bytes, list, dict)",
+        type_name=type(value).__qualname__,
+        path=where,
+    )
+
+
+def _plain_dict(value: dict, where: str, depth: int, seen: set[int]) -> dict:
+    out = {}
+    for key, item in value.items():
+        if not isinstance(key, (str, int)) or isinstance(key, bool):
+            raise BoundaryError(
+                f"{where} has a key of type {type(key).__qualname__} ({key!r}); keys must be str or int",
+                type_name=type(key).__qualname__,
+                path=where,
+            )
+        out[key] = _plain(item, f"{where}[{key!r}]", depth + 1, seen)
+    return out
+
+
+def _dump_model(value: Any) -> Any:
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict) and not isinstance(value, type):
+        return to_dict()
+    model_dump = getattr(value, "model_dump", None)
+    if callable(model_dump) and not isinstance(value, type):
+        return model_dump(mode="json")
+    return None
+
+
+def _describe(value: Any) -> str:
+    kind = type(value)
+    if callable(value) and kind.__name__ in {"function", "method", "builtin_function_or_method", "lambda"}:
+        return "a function"
+    article = "an" if kind.__qualname__[:1].lower() in "aeiou" else "a"
+    return f"{article} {kind.__module__}.{kind.__qualname__}" if kind.__module__ != "builtins" else f"{article} {kind.__qualname__}"

@@ -1,0 +1,299 @@
+"""The public bus client: connect, send with delivery tracking, request/reply, handle inbound.
+
+::
+
+    from robotlab import bus
+
+    with bus.connect("tcp://127.0.0.1:5555", name="alice") as alice:
+        alice.send("bob", {"task": "hi"}).wait(5)          # delivered, or DeliveryFailed
+        answer = alice.request("bob", "ping", timeout=5)   # the reply Message, or ReplyTimeout
+
+Inbound messages go to the handler given to :meth:`BusClient.on_message`, one at a time and in
+order, on the client's dispatcher thread. A one-argument handler is acked when it returns (its
+return value, unless None, goes back as the reply) and nacked with the exception's message when
+it raises; ``manual=True`` hands it a :class:`~robotlab.bus.message.Delivery` to settle by hand.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+
+from robotlab.errors import BusError, PeerUnavailable
+
+from . import protocol
+from .boundary import to_plain
+from .dispatcher import Dispatcher
+from .message import Message
+from .protocol import Command, Frame
+from .tracking import Tracker
+
+log = logging.getLogger("robotlab.bus")
+
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+
+
+class BusClient:
+    """A member of the bus: one DEALER connection to a broker, run by a background I/O thread."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: str | None = None,
+        instance: str | None = None,
+        role: str = "client",
+        parent: str | None = None,
+        max_inflight: int | None = None,
+        context: zmq.Context | None = None,
+    ) -> None:
+        from .link import Link  # kept local: Link is an implementation detail of the client
+
+        self.url = url
+        self.instance = instance or uuid.uuid4().hex[:12]
+        self.name = name or f"client-{self.instance[:6]}"
+        self._epoch = uuid.uuid4().hex[:6]
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._unsettled: dict[str, tuple[list[bytes], Tracker]] = {}
+        self._requests: dict[str, Tracker] = {}
+        self._admin: dict[str, Tracker] = {}
+        self._admin_replies: dict[str, dict[str, Any]] = {}
+        self.max_message_bytes = DEFAULT_MAX_BYTES
+        self.dispatcher = Dispatcher(self)
+        hello = {"name": self.name, "instance": self.instance, "role": role, "pid": os.getpid()}
+        if parent:
+            hello["parent"] = parent
+        if max_inflight:
+            hello["max_inflight"] = max_inflight
+        self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome)
+        self._embedded: Any = None
+        self._closed = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def start(self, timeout: float | None = 5.0) -> BusClient:
+        """Connect and wait for the broker's WELCOME.
+
+        Raises:
+            PeerUnavailable: no WELCOME within ``timeout`` (the client keeps trying in the
+                background if you catch this).
+        """
+        self._link.start()
+        self.dispatcher.start()
+        if timeout is not None and not self._link.welcomed.wait(timeout):
+            raise PeerUnavailable(f"no broker answered at {self.url} within {timeout:g}s; is `robotlab broker` running there?")
+        return self
+
+    @property
+    def connected(self) -> bool:
+        """True while the broker has welcomed this client."""
+        return self._link.welcomed.is_set()
+
+    def wait_connected(self, timeout: float | None = None) -> bool:
+        """Block until (re)connected; False on timeout."""
+        return self._link.welcomed.wait(timeout)
+
+    def close(self, bye: bool = True) -> None:
+        """Leave the bus: say BYE, stop the threads, fail what is still waiting."""
+        if self._closed:
+            return
+        self._closed = True
+        self.dispatcher.stop()
+        self._link.close(bye=bye)
+        with self._lock:
+            pending = [t for _, t in self._unsettled.values()] + list(self._admin.values())
+            self._unsettled.clear()
+        for tracker in pending:
+            if not tracker.settled:
+                tracker.fail("undeliverable", "the client was closed before a receipt came")
+        if self._embedded is not None:
+            self._embedded.stop()
+
+    def __enter__(self) -> BusClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def send(
+        self,
+        to: str,
+        content: Any,
+        *,
+        type: str = "message",
+        any: bool = False,
+        idempotent: bool = False,
+        to_instance: str | None = None,
+        reply_to: str | None = None,
+        ack: int | None = None,
+        deadline: float | None = None,
+    ) -> Tracker:
+        """Send ``content`` to every live robot named ``to`` (one of them with ``any=True``).
+
+        Returns a :class:`Tracker`; ``tracker.wait(timeout)`` blocks until delivered.
+
+        Raises:
+            BoundaryError: ``content`` is not plain data; nothing was sent.
+            BusError: the encoded message is larger than the broker accepts.
+        """
+        body = protocol.pack(to_plain(content, "content"))
+        if len(body) > self.max_message_bytes:
+            raise BusError(f"message of {len(body)} bytes exceeds the broker's limit of {self.max_message_bytes} bytes")
+        message_id = f"{self._epoch}.{next(self._ids)}"
+        header: dict[str, Any] = {"id": message_id, "to": to, "type": type}
+        optional = {"any": any, "idempotent": idempotent, "to_instance": to_instance, "reply_to": reply_to, "ack": ack, "deadline": deadline}
+        header.update({k: v for k, v in optional.items() if v})
+        tracker = Tracker(message_id, to)
+        frames = protocol.encode(Command.SEND, header, body)
+        with self._lock:
+            self._unsettled[message_id] = (frames, tracker)
+        tracker.sent = self.connected
+        self._link.post(frames)
+        return tracker
+
+    def request(self, to: str, content: Any, *, timeout: float = 30.0, type: str = "request", **options: Any) -> Message:
+        """Send and wait for the reply.
+
+        Raises:
+            DeliveryFailed: the request could not be delivered (reason attached).
+            ReplyTimeout: no reply in ``timeout`` seconds; the message says what became of it.
+        """
+        tracker = self.send_request(to, content, type=type, **options)
+        try:
+            return tracker.reply(timeout)
+        finally:
+            with self._lock:
+                self._requests.pop(tracker.id, None)
+
+    def send_request(self, to: str, content: Any, *, type: str = "request", **options: Any) -> Tracker:
+        """Send a request and return its Tracker at once; ``tracker.reply(timeout)`` waits."""
+        tracker = self.send(to, content, type=type, **options)
+        with self._lock:
+            self._requests[tracker.id] = tracker
+        return tracker
+
+    def reply(self, message: Message, content: Any, *, type: str = "reply") -> Tracker:
+        """Answer ``message``: sent to exactly the instance that sent it."""
+        ack = self.dispatcher.claim_ack(message)
+        return self.send(message.sender, content, type=type, to_instance=message.sender_instance, reply_to=message.id, ack=ack)
+
+    # -- receiving ----------------------------------------------------------------------------
+
+    def on_message(self, handler: Callable[..., Any], *, manual: bool = False) -> BusClient:
+        """Replace the inbound handler (see the module docstring for the two forms)."""
+        self.dispatcher.handler = handler
+        self.dispatcher.manual = manual
+        return self
+
+    # -- admin --------------------------------------------------------------------------------
+
+    def admin(self, op: str, timeout: float = 5.0, **args: Any) -> Any:
+        """Ask the broker an admin question (``ping``, ``ps``, ``stats``, ``dlq.list``, ...).
+
+        Raises:
+            BusError: the broker refused the request (its reason attached).
+            PeerUnavailable: no answer within ``timeout``.
+        """
+        request_id = f"{self._epoch}.a{next(self._ids)}"
+        tracker = Tracker(request_id, "broker")
+        with self._lock:
+            self._admin[request_id] = tracker
+        self._link.post(protocol.encode(Command.REQUEST, {"id": request_id, "op": op, "args": args}))
+        try:
+            if not tracker._settled.wait(timeout):
+                raise PeerUnavailable(f"the broker at {self.url} did not answer {op!r} within {timeout:g}s")
+        finally:
+            with self._lock:
+                self._admin.pop(request_id, None)
+        answer = self._admin_replies.pop(request_id)
+        if not answer.get("ok"):
+            raise BusError(str(answer.get("error", "refused")))
+        return answer.get("result")
+
+    # -- called by the I/O thread -------------------------------------------------------------
+
+    def _on_welcome(self, header: dict[str, Any]) -> None:
+        self.max_message_bytes = int(header.get("max_message_bytes", DEFAULT_MAX_BYTES))
+        with self._lock:
+            unsettled = list(self._unsettled.values())
+        for frames, tracker in unsettled:
+            tracker.sent = True
+            self._link.post(frames)
+
+    def _on_frame(self, frame: Frame) -> None:
+        handler = _FRAME_HANDLERS.get(frame.command)
+        if handler is None:
+            log.debug("bus: ignoring %s from the broker", frame.command.name)
+            return
+        handler(self, frame)
+
+    def _on_deliver(self, frame: Frame) -> None:
+        h = frame.header
+        try:
+            content = protocol.unpack(frame.body) if frame.body else None
+        except Exception as exc:  # an undecodable payload is refused, not crashed on
+            self._link.post(protocol.encode(Command.NACK, {"delivery": h["delivery"], "reason": f"undecodable body: {exc}"}))
+            return
+        message = Message(
+            id=h["id"], sender=h["from"], sender_instance=str(h.get("from_instance", "")), to=str(h.get("to", "")),
+            type=str(h.get("type", "message")), content=content, reply_to=h.get("reply_to"),
+            deadline=h.get("deadline"), attempt=int(h.get("attempt", 1)), delivery=h["delivery"],
+        )
+        if message.reply_to is not None and self._settle_reply(message):
+            return
+        self.dispatcher.submit(message)
+
+    def _settle_reply(self, message: Message) -> bool:
+        """Settle what a reply answers; True when a waiting request consumed it."""
+        with self._lock:
+            entry = self._unsettled.pop(message.reply_to, None)
+            waiting = self._requests.get(message.reply_to)
+        if entry is not None:
+            entry[1].replied(message)  # the broker sends no receipt once a reply proves delivery
+        if waiting is None:
+            return False  # not awaited: the handler gets it (outbox correlation)
+        if entry is None and not waiting._replied.is_set():
+            waiting.replied(message)
+        self._link.ack(message.delivery)
+        return True
+
+    def _on_receipt(self, frame: Frame) -> None:
+        with self._lock:
+            entry = self._unsettled.pop(frame.header["id"], None)
+        if entry is not None:
+            entry[1].receipt(frame.header)
+
+    def _on_reply(self, frame: Frame) -> None:
+        with self._lock:
+            tracker = self._admin.get(frame.header["id"])
+        if tracker is not None:
+            self._admin_replies[tracker.id] = frame.header
+            tracker._settled.set()
+
+    def _on_error(self, frame: Frame) -> None:
+        ref = frame.header.get("ref")
+        with self._lock:
+            entry = self._unsettled.pop(ref, None) if ref else None
+        detail = f"broker refused it ({frame.header.get('code')}): {frame.header.get('detail', '')}"
+        if entry is not None:
+            entry[1].fail("undeliverable", detail)
+        else:
+            log.warning("bus: %s", detail)
+
+
+_FRAME_HANDLERS: dict[Command, Callable[[BusClient, Frame], None]] = {
+    Command.DELIVER: BusClient._on_deliver,
+    Command.RECEIPT: BusClient._on_receipt,
+    Command.REPLY: BusClient._on_reply,
+    Command.ERROR: BusClient._on_error,
+}

@@ -1,0 +1,88 @@
+"""Typed settings of the bus: the broker's knobs and how clients find the broker.
+
+Only entry points (the CLI, robotd, the broker's ``__main__``) read the environment, through
+:func:`broker_url`; everything below them receives these objects.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from robotlab.errors import ConfigError
+
+DEFAULT_URL = "tcp://127.0.0.1:5555"
+ENV_BROKER = "ROBOTLAB_BROKER"
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """How a broker listens and how it treats its peers."""
+
+    bind: str = DEFAULT_URL
+    """ZeroMQ endpoint to bind: tcp://host:port, ipc://path or inproc://name."""
+    heartbeat: float = 1.0
+    """Seconds between heartbeats; announced to peers in WELCOME."""
+    liveness: int = 3
+    """Heartbeats a peer may miss before it stops receiving and is dropped."""
+    ack_timeout: float = 30.0
+    """Seconds a delivery may stay unacked before it times out."""
+    max_message_bytes: int = 16 * 1024 * 1024
+    """Largest frame accepted; ZeroMQ drops a connection that sends more."""
+    max_inflight: int = 64
+    """Unacked deliveries per robot instance before new ones are answered ``busy``."""
+    dlq_max: int = 10_000
+    """Dead letters kept; the oldest are evicted (and counted) past this."""
+    insecure: bool = False
+    """Allow binding beyond loopback without CURVE keys."""
+
+    def __post_init__(self) -> None:
+        if self.heartbeat <= 0:
+            raise ConfigError(f"heartbeat must be positive, got {self.heartbeat}")
+        if self.liveness < 1:
+            raise ConfigError(f"liveness must be at least 1, got {self.liveness}")
+        if self.ack_timeout <= 0:
+            raise ConfigError(f"ack timeout must be positive, got {self.ack_timeout}")
+        if self.max_message_bytes < 1024:
+            raise ConfigError(f"max message bytes must be at least 1024, got {self.max_message_bytes}")
+        if self.max_inflight < 1:
+            raise ConfigError(f"max in-flight must be at least 1, got {self.max_inflight}")
+        check_endpoint(self.bind)
+
+    @property
+    def expiry(self) -> float:
+        """Seconds of silence after which a peer counts as gone."""
+        return self.heartbeat * self.liveness
+
+
+def broker_url(explicit: str | None = None) -> str:
+    """The broker address a client should use: ``explicit``, else $ROBOTLAB_BROKER, else the default."""
+    url = explicit or os.environ.get(ENV_BROKER) or DEFAULT_URL
+    check_endpoint(url)
+    return url
+
+
+def check_endpoint(url: str) -> None:
+    """Raise ConfigError unless ``url`` is a tcp://, ipc:// or inproc:// endpoint."""
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    if scheme not in {"tcp", "ipc", "inproc"}:
+        raise ConfigError(f"broker address {url!r} must start with tcp://, ipc:// or inproc://")
+    if scheme == "tcp":
+        parts = urlsplit(url)
+        if not parts.hostname or parts.port is None:
+            raise ConfigError(f"broker address {url!r} needs a host and a port, e.g. tcp://127.0.0.1:5555")
+
+
+def is_loopback(url: str) -> bool:
+    """True when binding ``url`` exposes nothing beyond this machine."""
+    if not url.startswith("tcp://"):
+        return True
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

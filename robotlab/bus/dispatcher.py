@@ -1,0 +1,136 @@
+"""Runs a client's inbound handler on one thread, one message at a time, in arrival order.
+
+It also dedupes: a message seen before (same sender instance and id, e.g. resent after a
+reconnect) is acked again without running the handler twice.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import queue
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from robotlab.bus import protocol
+from robotlab.bus.protocol import Command
+
+from .message import Delivery, Message
+
+if TYPE_CHECKING:
+    from .client import BusClient
+
+log = logging.getLogger("robotlab.bus")
+
+SEEN_LIMIT = 10_000
+
+
+def _ignore(message: Message) -> None:
+    return None
+
+
+class Dispatcher:
+    """The handler thread of one BusClient."""
+
+    def __init__(self, client: BusClient) -> None:
+        self.client = client
+        self.handler: Any = _ignore
+        self.manual = False
+        self._queue: queue.SimpleQueue[Message | None] = queue.SimpleQueue()
+        # (sender instance, id) -> None once handled, or the extra delivery ids that arrived
+        # for it while it was still queued or running (acked together when it finishes).
+        self._seen: OrderedDict[tuple[str, str], list[int] | None] = OrderedDict()
+        self._unacked: set[int] = set()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name=f"robotlab-handler-{client.name}", daemon=True)
+
+    def start(self) -> None:
+        """Start the handler thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Finish the message in hand, then stop (queued messages stay unacked for redelivery)."""
+        self._queue.put(None)
+        if self._thread.is_alive() and threading.current_thread() is not self._thread:
+            self._thread.join(timeout=5)
+
+    def submit(self, message: Message) -> None:
+        """Queue an inbound message (called by the I/O thread)."""
+        key = (message.sender_instance, message.id)
+        with self._lock:
+            if key in self._seen:
+                extras = self._seen[key]
+                if extras is None:
+                    self.client._link.ack(message.delivery)
+                elif message.delivery != extras[0]:
+                    extras.append(message.delivery)
+                return
+            self._seen[key] = [message.delivery]
+            while len(self._seen) > SEEN_LIMIT:
+                self._seen.popitem(last=False)
+            self._unacked.add(message.delivery)
+        self._queue.put(message)
+
+    def claim_ack(self, message: Message) -> int | None:
+        """Take over acking ``message`` (a reply carries the ack); None if already acked."""
+        with self._lock:
+            if message.delivery in self._unacked:
+                self._unacked.discard(message.delivery)
+                return message.delivery
+        return None
+
+    # -- the handler thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while (message := self._queue.get()) is not None:
+            if self.manual:
+                self._handle_manual(message)
+            else:
+                self._handle_auto(message)
+            with self._lock:
+                extras = self._seen.get((message.sender_instance, message.id)) or []
+                self._seen[(message.sender_instance, message.id)] = None
+            for delivery in extras[1:]:
+                if delivery != message.delivery:
+                    self.client._link.ack(delivery)
+
+    def _handle_auto(self, message: Message) -> None:
+        try:
+            result = self.handler(message)
+            if inspect.isawaitable(result):
+                raise TypeError("the handler returned an awaitable; bus handlers are plain functions")
+        except Exception as exc:
+            log.warning("bus: handler of %s failed on %s: %s", self.client.name, message.key, exc)
+            self._nack(message, f"{type(exc).__name__}: {exc}")
+            return
+        if result is not None and not message.is_reply:
+            try:
+                self.client.reply(message, result)
+            except Exception as exc:  # e.g. a reply that cannot cross the boundary
+                self._nack(message, f"the reply could not be sent: {exc}")
+                return
+        self._ack(message)
+
+    def _handle_manual(self, message: Message) -> None:
+        delivery = Delivery(message, lambda state, reason: self._settle(message, state, reason))
+        try:
+            self.handler(delivery, message)
+        except Exception as exc:
+            log.warning("bus: handler of %s failed on %s: %s", self.client.name, message.key, exc)
+            if delivery.pending:
+                delivery.nack(f"{type(exc).__name__}: {exc}")
+
+    def _settle(self, message: Message, state: str, reason: str) -> None:
+        if state == "acked":
+            self._ack(message)
+        else:
+            self._nack(message, reason)
+
+    def _ack(self, message: Message) -> None:
+        if self.claim_ack(message) is not None:
+            self.client._link.ack(message.delivery)
+
+    def _nack(self, message: Message, reason: str) -> None:
+        if self.claim_ack(message) is not None:
+            self.client._link.post(protocol.encode(Command.NACK, {"delivery": message.delivery, "reason": reason}))

@@ -1,0 +1,45 @@
+"""A broker running on a thread inside this process, for scripts that name no broker.
+
+This module is the one place ``robotlab`` reaches into ``robotlab.broker``: the embedded bus
+must run the very same broker code as ``robotlab broker``, so nothing behaves differently
+between a script and a deployed crew. The import is local to :meth:`EmbeddedBroker.start`.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from dataclasses import replace
+
+import zmq
+
+from .config import BrokerConfig
+
+
+class EmbeddedBroker:
+    """A Broker on a daemon thread. ``inproc://`` by default; ``ipc://`` or ``tcp://`` for children."""
+
+    def __init__(self, url: str | None = None, config: BrokerConfig | None = None, context: zmq.Context | None = None) -> None:
+        bind = url or f"inproc://robotlab-{uuid.uuid4().hex[:12]}"
+        self.config = replace(config or BrokerConfig(), bind=bind)
+        self.context = context or zmq.Context.instance()
+        self.url = bind
+        self._broker = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> EmbeddedBroker:
+        """Bind (before returning, so clients can connect at once) and serve on a thread."""
+        from robotlab.broker import Broker  # the documented inward exception, see module docstring
+
+        self._broker = Broker(self.config, self.context)
+        self.url = self._broker.bind()
+        self._thread = threading.Thread(target=self._broker.run, name="robotlab-embedded-broker", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the broker thread."""
+        if self._broker is not None:
+            self._broker.stop()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

@@ -1,0 +1,108 @@
+"""Outbound state: a Tracker per sent message, settled by the broker's receipt or a reply."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from robotlab.errors import DeliveryFailed, DeliveryTimeout, ReplyTimeout, delivery_error
+
+from .message import Message
+
+
+class Tracker:
+    """The fate of one sent message: pending, then delivered or failed.
+
+    ``wait`` blocks until the broker's receipt arrives. For a request, ``reply`` blocks until
+    the answer arrives and says, when it times out, what became of the request.
+    """
+
+    def __init__(self, message_id: str, to: str) -> None:
+        self.id = message_id
+        self.to = to
+        self.status = "pending"
+        self.detail = ""
+        self.dlq_id: str | None = None
+        self.instances: list[str] = []
+        self.sent = False
+        self._reply: Message | None = None
+        self._settled = threading.Event()
+        self._replied = threading.Event()
+
+    # -- settled by the I/O thread --------------------------------------------------------------
+
+    def receipt(self, header: dict[str, Any]) -> None:
+        """Record the broker's RECEIPT."""
+        self.status = str(header["status"])
+        self.detail = str(header.get("detail", ""))
+        self.dlq_id = header.get("dlq_id")
+        self.instances = list(header.get("instances", []))
+        self._settled.set()
+        if self.failed:
+            self._replied.set()  # no reply is coming
+
+    def replied(self, message: Message) -> None:
+        """Record the reply; a reply proves delivery."""
+        self._reply = message
+        if self.status == "pending":
+            self.status = "delivered"
+            self.instances = [message.sender_instance]
+        self._settled.set()
+        self._replied.set()
+
+    def fail(self, status: str, detail: str) -> None:
+        """Fail locally (oversized, connection closed)."""
+        self.receipt({"status": status, "detail": detail})
+
+    # -- read by the application ------------------------------------------------------------
+
+    @property
+    def failed(self) -> bool:
+        """True once the message is known not to have been delivered."""
+        return self.status not in ("pending", "delivered")
+
+    @property
+    def settled(self) -> bool:
+        """True once delivered or failed."""
+        return self._settled.is_set()
+
+    def error(self) -> DeliveryFailed:
+        """The exception that describes this failure."""
+        return delivery_error(self.status, self.detail, message_id=self.id, to=self.to, dlq_id=self.dlq_id)
+
+    def wait(self, timeout: float | None = None) -> Tracker:
+        """Block until delivered; return self.
+
+        Raises:
+            DeliveryFailed: the subclass for the broker's reason (Undeliverable, Nacked, Busy,
+                DeliveryTimeout), or DeliveryTimeout when no receipt came within ``timeout``.
+        """
+        if not self._settled.wait(timeout):
+            raise DeliveryTimeout(f"no receipt within {timeout:g}s ({self.describe()})", message_id=self.id, to=self.to)
+        if self.failed:
+            raise self.error()
+        return self
+
+    def reply(self, timeout: float | None = None) -> Message:
+        """Block until the reply arrives and return it.
+
+        Raises:
+            DeliveryFailed: the request itself failed.
+            ReplyTimeout: no reply in time; its message says what became of the request.
+        """
+        if not self._replied.wait(timeout):
+            raise ReplyTimeout(f"no reply from {self.to} within {timeout:g}s: {self.describe()}", delivery=self.status)
+        if self._reply is None:
+            raise self.error()
+        return self._reply
+
+    def describe(self) -> str:
+        """Where the message stands, in words."""
+        if not self.sent:
+            return "the request never reached the broker (not connected)"
+        if self.status == "pending":
+            return f"the request reached the broker and is still in flight to {self.to} (not acked yet)"
+        if self.status == "delivered":
+            who = ", ".join(self.instances) or self.to
+            return f"the request was delivered and acked by {who}, but no reply came"
+        return f"the request was {self.status}: {self.detail}"
