@@ -19,6 +19,7 @@ its ``exit_code`` (sysexits numbers: 64 usage, 65 data, 69 unavailable, 70 softw
     ├── BoundaryError                  65  a payload cannot cross a process boundary
     ├── AwaitTimeout                   75  Memory.get(..., wait=N) ran out of time
     ├── DelegationTimeout              75  DelegationFuture.value(timeout=) ran out of time
+    ├── RemoteError                    70  a robot in another process raised (its class named)
     ├── ToError                        70  robot-to failed (Ruby: RobotLab::To::Error)
     │   ├── PermanentError             70  not worth retrying (git failed, auth refused)
     │   ├── CommitFailedError          70  git commit refused; its output attached
@@ -61,6 +62,7 @@ __all__ = [
     "PermanentError",
     "ProtocolError",
     "QualityError",
+    "RemoteError",
     "ReplyTimeout",
     "RobotlabError",
     "SetupError",
@@ -157,6 +159,20 @@ class AwaitTimeout(RobotlabError):
     """A memory read with ``wait=`` timed out."""
 
     exit_code = 75
+
+
+class RemoteError(RobotlabError):
+    """A robot serving in another process raised while running a task sent to it.
+
+    Attributes:
+        type_name: the class name of the error raised over there (``ValueError``...).
+        detail: its message.
+    """
+
+    def __init__(self, type_name: str, detail: str = "") -> None:
+        super().__init__(f"{type_name}: {detail}" if detail else type_name)
+        self.type_name = type_name
+        self.detail = detail
 
 
 class DelegationTimeout(RobotlabError):
