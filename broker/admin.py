@@ -62,12 +62,13 @@ class Admin:
         return [letter.describe() for letter in self.broker.dlq.list()]
 
     def dlq_replay(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:
-        """Route a dead letter again as a new message; its receipt goes to the requester."""
+        """Route a dead letter again under a new id (``args["id"]``); its receipt goes to the requester."""
         letter = self.broker.dlq.take(str(args["dlq_id"]))
         if letter is None:
             raise ValueError(f"no dead letter {args['dlq_id']!r}")
         header = {k: v for k, v in letter.header.items() if k not in {"delivery", "attempt"}}
-        header["id"] = f"replay-{uuid.uuid4().hex[:12]}"
+        new_id = args.get("id")
+        header["id"] = new_id if isinstance(new_id, str) and new_id else f"replay-{uuid.uuid4().hex[:12]}"
         self.broker.deliveries.route(header, letter.body, notify=peer.instance)
         return {"dlq_id": letter.dlq_id, "id": header["id"], "to": header.get("to")}
 

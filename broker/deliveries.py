@@ -225,7 +225,8 @@ class Deliveries:
             receipt["detail"] = detail
         if record.dlq_ids:
             receipt["dlq_id"] = record.dlq_ids[0]
-        self.recent[record.key] = receipt
+        if status != Status.BUSY:  # busy invites a resend of the same message: route it afresh
+            self.recent[record.key] = receipt
         while len(self.recent) > RECENT_RECEIPTS:
             self.recent.popitem(last=False)
         if status == Status.DELIVERED and (record.replied or not record.header.get("receipt", True)):

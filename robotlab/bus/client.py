@@ -32,7 +32,7 @@ from . import protocol
 from .boundary import to_plain
 from .dispatcher import Dispatcher
 from .message import Message
-from .protocol import Command, Frame
+from .protocol import Command, Frame, Status
 from .tracking import Tracker
 
 log = logging.getLogger("robotlab.bus")
@@ -137,10 +137,13 @@ class BusClient:
         reply_to: str | None = None,
         ack: int | None = None,
         deadline: float | None = None,
+        busy_retry: float = 10.0,
     ) -> Tracker:
         """Send ``content`` to every live robot named ``to`` (one of them with ``any=True``).
 
-        Returns a :class:`Tracker`; ``tracker.wait(timeout)`` blocks until delivered.
+        Returns a :class:`Tracker`; ``tracker.wait(timeout)`` blocks until delivered. While the
+        receiver is ``busy`` (at its in-flight bound) the message is sent again with backoff for
+        up to ``busy_retry`` seconds before the tracker fails with :class:`Busy`.
 
         Raises:
             BoundaryError: ``content`` is not plain data; nothing was sent.
@@ -153,7 +156,7 @@ class BusClient:
         header: dict[str, Any] = {"id": message_id, "to": to, "type": type}
         optional = {"any": any, "idempotent": idempotent, "to_instance": to_instance, "reply_to": reply_to, "ack": ack, "deadline": deadline}
         header.update({k: v for k, v in optional.items() if v})
-        tracker = Tracker(message_id, to)
+        tracker = Tracker(message_id, to, busy_retry)
         frames = protocol.encode(Command.SEND, header, body)
         with self._lock:
             self._unsettled[message_id] = (frames, tracker)
@@ -220,6 +223,22 @@ class BusClient:
             raise BusError(str(answer.get("error", "refused")))
         return answer.get("result")
 
+    def replay(self, dlq_id: str, timeout: float = 5.0) -> Tracker:
+        """Route a dead letter again; the returned Tracker settles with its new fate."""
+        message_id = f"{self._epoch}.{next(self._ids)}"
+        tracker = Tracker(message_id, "?")
+        tracker.sent = True
+        with self._lock:
+            self._unsettled[message_id] = ([], tracker)
+        try:
+            result = self.admin("dlq.replay", timeout=timeout, dlq_id=dlq_id, id=message_id)
+        except Exception:
+            with self._lock:
+                self._unsettled.pop(message_id, None)
+            raise
+        tracker.to = str(result.get("to", "?"))
+        return tracker
+
     # -- called by the I/O thread -------------------------------------------------------------
 
     def _on_welcome(self, header: dict[str, Any]) -> None:
@@ -227,8 +246,9 @@ class BusClient:
         with self._lock:
             unsettled = list(self._unsettled.values())
         for frames, tracker in unsettled:
-            tracker.sent = True
-            self._link.post(frames)
+            if frames:  # replays have no frames of their own to resend
+                tracker.sent = True
+                self._link.post(frames)
 
     def _on_frame(self, frame: Frame) -> None:
         handler = _FRAME_HANDLERS.get(frame.command)
@@ -270,6 +290,12 @@ class BusClient:
     def _on_receipt(self, frame: Frame) -> None:
         with self._lock:
             entry = self._unsettled.pop(frame.header["id"], None)
+            if entry is not None and frame.header["status"] == Status.BUSY and entry[0]:
+                delay = entry[1].busy_backoff()
+                if delay is not None:  # backpressure: try the same message again shortly
+                    self._unsettled[frame.header["id"]] = entry
+                    self._link.post_later(delay, entry[0])
+                    return
         if entry is not None:
             entry[1].receipt(frame.header)
 

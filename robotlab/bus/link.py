@@ -9,6 +9,8 @@ sent again after each WELCOME; receivers dedupe by (sender, id).
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import os
 import random
@@ -50,6 +52,8 @@ class Link:
         self.heartbeat = 1.0
         self.liveness = 3
         self._queue: deque[list[bytes]] = deque()
+        self._later: list[tuple[float, int, list[bytes]]] = []
+        self._later_seq = itertools.count()
         self._acks: list[int] = []
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
@@ -73,6 +77,10 @@ class Link:
         """Queue frames for sending (thread-safe)."""
         self._queue.append(frames)
         self._wake()
+
+    def post_later(self, delay: float, frames: list[bytes]) -> None:
+        """Queue frames to be sent after ``delay`` seconds (called from the I/O thread only)."""
+        heapq.heappush(self._later, (time.monotonic() + delay, next(self._later_seq), frames))
 
     def ack(self, delivery: int) -> None:
         """Queue an ack; acks are batched into one ACK frame per loop pass."""
@@ -121,7 +129,10 @@ class Link:
     def _poll_ms(self) -> int:
         if not self.welcomed.is_set():
             return 100
-        return max(int(self.heartbeat * 500), 10)
+        wait = self.heartbeat / 2
+        if self._later:
+            wait = min(wait, self._later[0][0] - time.monotonic())
+        return max(int(wait * 1000), 1)
 
     def _drain_wake(self) -> None:
         try:
@@ -178,6 +189,9 @@ class Link:
 
     def _timers(self) -> None:
         now = time.monotonic()
+        while self._later and self._later[0][0] <= now:
+            self._queue.append(heapq.heappop(self._later)[2])
+        self._flush_queue()
         if not self.welcomed.is_set():
             if now - self._attempt_at >= self._retry_in:
                 self._backoff = min(self._backoff * 2, BACKOFF_MAX)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import random
 import threading
+import time
 from typing import Any
 
 from robotlab.errors import DeliveryFailed, DeliveryTimeout, ReplyTimeout, delivery_error
@@ -17,7 +19,7 @@ class Tracker:
     the answer arrives and says, when it times out, what became of the request.
     """
 
-    def __init__(self, message_id: str, to: str) -> None:
+    def __init__(self, message_id: str, to: str, busy_retry: float = 0.0) -> None:
         self.id = message_id
         self.to = to
         self.status = "pending"
@@ -25,6 +27,8 @@ class Tracker:
         self.dlq_id: str | None = None
         self.instances: list[str] = []
         self.sent = False
+        self._busy_until = time.monotonic() + busy_retry
+        self._busy_delay = 0.005
         self._reply: Message | None = None
         self._settled = threading.Event()
         self._replied = threading.Event()
@@ -49,6 +53,14 @@ class Tracker:
             self.instances = [message.sender_instance]
         self._settled.set()
         self._replied.set()
+
+    def busy_backoff(self) -> float | None:
+        """The delay before resending after a ``busy`` receipt, or None once out of patience."""
+        if time.monotonic() + self._busy_delay > self._busy_until:
+            return None
+        delay = self._busy_delay * random.uniform(0.5, 1.5)
+        self._busy_delay = min(self._busy_delay * 2, 0.5)
+        return delay
 
     def fail(self, status: str, detail: str) -> None:
         """Fail locally (oversized, connection closed)."""

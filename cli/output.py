@@ -1,0 +1,40 @@
+"""Printing rows for people (a rich table) or programs (JSON)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+
+def print_rows(rows: list[dict[str, Any]], columns: list[str], *, as_json: bool, empty: str) -> None:
+    """Print ``rows`` as JSON, or as a table of ``columns`` (``empty`` when there are none)."""
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=_jsonable))
+        return
+    if not rows:
+        click.echo(empty, err=True)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for column in columns:
+        table.add_column(column.replace("_", " ").upper())
+    for row in rows:
+        table.add_row(*(_cell(row.get(column)) for column in columns))
+    Console(soft_wrap=True).print(table)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    text = value if isinstance(value, str) else json.dumps(value, default=_jsonable)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)

@@ -1,0 +1,141 @@
+"""``robotlab``: run a broker, and talk to one (ps, send, dlq). Thin shells over robotlab.bus."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import Any
+
+import click
+
+from robotlab import bus
+from robotlab.bus.config import BrokerConfig
+from robotlab.bus.protocol import unpack
+
+from .errors import exits_on_error
+from .output import print_rows
+
+BROKER_HELP = "Broker address (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555)."
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="robotlab")
+def main() -> None:
+    """robotlab: LLM robots, each in its own process, on a ZeroMQ bus."""
+
+
+@main.command("broker")
+@click.option("--bind", default=None, help="Endpoint to listen on (tcp://, ipc://). Default tcp://127.0.0.1:5555.")
+@click.option("--heartbeat", type=float, default=1.0, show_default=True, help="Seconds between heartbeats.")
+@click.option("--liveness", type=int, default=3, show_default=True, help="Heartbeats a robot may miss.")
+@click.option("--ack-timeout", type=float, default=30.0, show_default=True, help="Seconds a delivery may stay unacked.")
+@click.option("--max-message-bytes", type=int, default=16 * 1024 * 1024, show_default=True)
+@click.option("--max-inflight", type=int, default=64, show_default=True, help="Unacked deliveries per robot before 'busy'.")
+@click.option("--insecure", is_flag=True, help="Allow a non-loopback bind without CURVE keys.")
+@click.option("--log-level", default="INFO", show_default=True)
+@exits_on_error
+def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float,
+                   max_message_bytes: int, max_inflight: int, insecure: bool, log_level: str) -> None:
+    """Run the broker until SIGTERM or Ctrl-C."""
+    from robotlab.broker.serve import serve
+
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    config = BrokerConfig(
+        bind=bind or bus.config.DEFAULT_URL, heartbeat=heartbeat, liveness=liveness, ack_timeout=ack_timeout,
+        max_message_bytes=max_message_bytes, max_inflight=max_inflight, insecure=insecure,
+    )
+    sys.exit(serve(config, on_ready=lambda url: click.echo(f"robotlab broker listening on {url}", err=True)))
+
+
+@main.command("ps")
+@click.option("--broker", "url", default=None, help=BROKER_HELP)
+@click.option("--all", "show_all", is_flag=True, help="Include clients, not only robots.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@exits_on_error
+def ps_command(url: str | None, show_all: bool, as_json: bool) -> None:
+    """List live robots: name, instance, state, in flight, delivered, nacked, parent."""
+    with bus.connect(bus.broker_url(url), name="robotlab-ps") as client:
+        rows = client.admin("ps", all=show_all)
+    columns = ["name", "instance", "state", "in_flight", "delivered", "nacked", "parent", "pid"]
+    print_rows(rows, columns, as_json=as_json, empty="no robots on the bus")
+
+
+@main.command("send")
+@click.option("--to", "to", required=True, help="Robot name to send to.")
+@click.option("--broker", "url", default=None, help=BROKER_HELP)
+@click.option("--any", "any_", is_flag=True, help="Deliver to one instance instead of every instance.")
+@click.option("--wait", is_flag=True, help="Wait for the reply and print it.")
+@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds to wait.")
+@click.option("--json", "as_json", is_flag=True, help="CONTENT is JSON.")
+@click.argument("content")
+@exits_on_error
+def send_command(to: str, url: str | None, any_: bool, wait: bool, timeout: float, as_json: bool, content: str) -> None:
+    """Send CONTENT to a robot. Exit 0 delivered (or replied), 69 undeliverable, 75 timeout."""
+    payload: Any = _parse_content(content) if as_json else content
+    with bus.connect(bus.broker_url(url), name="robotlab-send") as client:
+        if wait:
+            reply = client.request(to, payload, timeout=timeout, any=any_)
+            click.echo(reply.content if isinstance(reply.content, str) else json.dumps(reply.content))
+            return
+        tracker = client.send(to, payload, any=any_).wait(timeout)
+    click.echo(f"delivered to {', '.join(tracker.instances) or to}", err=True)
+
+
+@main.group("dlq")
+def dlq_group() -> None:
+    """Inspect and replay dead letters."""
+
+
+@dlq_group.command("list")
+@click.option("--broker", "url", default=None, help=BROKER_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@exits_on_error
+def dlq_list_command(url: str | None, as_json: bool) -> None:
+    """List dead letters, oldest first."""
+    with bus.connect(bus.broker_url(url), name="robotlab-dlq") as client:
+        rows = client.admin("dlq.list")
+    for row in rows:
+        row["content"] = _decode(row.pop("body", b""))
+    columns = ["dlq_id", "reason", "to", "from", "type", "detail", "content"]
+    print_rows(rows, columns, as_json=as_json, empty="the dead-letter queue is empty")
+
+
+@dlq_group.command("replay")
+@click.argument("dlq_id")
+@click.option("--broker", "url", default=None, help=BROKER_HELP)
+@click.option("--timeout", type=float, default=30.0, show_default=True)
+@exits_on_error
+def dlq_replay_command(dlq_id: str, url: str | None, timeout: float) -> None:
+    """Route a dead letter again; exit as `send` does with its outcome."""
+    with bus.connect(bus.broker_url(url), name="robotlab-dlq") as client:
+        tracker = client.replay(dlq_id).wait(timeout)
+    click.echo(f"{dlq_id} delivered to {', '.join(tracker.instances) or tracker.to}")
+
+
+@dlq_group.command("purge")
+@click.argument("dlq_id", required=False)
+@click.option("--all", "purge_all", is_flag=True, help="Purge every dead letter.")
+@click.option("--broker", "url", default=None, help=BROKER_HELP)
+@exits_on_error
+def dlq_purge_command(dlq_id: str | None, purge_all: bool, url: str | None) -> None:
+    """Drop one dead letter, or all of them with --all."""
+    if not dlq_id and not purge_all:
+        raise click.UsageError("name a DLQ_ID, or pass --all")
+    with bus.connect(bus.broker_url(url), name="robotlab-dlq") as client:
+        result = client.admin("dlq.purge", **({"dlq_id": dlq_id} if dlq_id else {}))
+    click.echo(f"purged {result['purged']}")
+
+
+def _parse_content(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="CONTENT") from exc
+
+
+def _decode(body: bytes) -> Any:
+    try:
+        return unpack(body) if body else None
+    except Exception:
+        return f"<{len(body)} undecodable bytes>"

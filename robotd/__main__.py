@@ -1,0 +1,60 @@
+"""``robotd``: host one bus member in this process (``--handler MODULE:FUNCTION``)."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from robotlab.bus.config import broker_url
+from robotlab.cli.errors import exits_on_error
+from robotlab.errors import ConfigError
+
+from .daemon import Daemon, DaemonConfig
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--name", required=True, help="Robot name to receive messages for.")
+@click.option("--broker", "url", default=None, help="Broker address (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555).")
+@click.option("--handler", "handler_path", default=None, help="MODULE:FUNCTION called with each inbound message.")
+@click.option("--instance", default=None, help="Stable instance id (default: a fresh one per process).")
+@click.option("--parent", default=None, help="Name of the robot that spawned this one (shown by `robotlab ps`).")
+@click.option("--connect-timeout", type=float, default=10.0, show_default=True, help="Seconds to wait for the broker at start.")
+@click.option("--log-level", default="WARNING", show_default=True)
+@exits_on_error
+def main(name: str, url: str | None, handler_path: str | None, instance: str | None, parent: str | None,
+         connect_timeout: float, log_level: str) -> None:
+    """Host one robot (or any callable) as its own process on the bus."""
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if handler_path is None:
+        raise ConfigError("robotd needs something to host: --handler MODULE:FUNCTION")
+    config = DaemonConfig(name=name, broker=broker_url(url), instance=instance, parent=parent,
+                          connect_timeout=connect_timeout)
+    sys.exit(Daemon(config, load_handler(handler_path)).run())
+
+
+def load_handler(path: str) -> Callable[..., Any]:
+    """Import ``MODULE:FUNCTION``.
+
+    Raises:
+        ConfigError: the path is malformed, the module does not import, or the name is not callable.
+    """
+    module_name, _, attr = path.partition(":")
+    if not module_name or not attr:
+        raise ConfigError(f"--handler must look like MODULE:FUNCTION, got {path!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise ConfigError(f"cannot import handler module {module_name!r}: {exc}") from exc
+    handler = getattr(module, attr, None)
+    if not callable(handler):
+        raise ConfigError(f"{module_name!r} has no callable named {attr!r}")
+    return handler
+
+
+if __name__ == "__main__":
+    main()

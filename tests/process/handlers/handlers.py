@@ -1,0 +1,36 @@
+"""Handlers that the process tests host in real robotds (``--handler handlers:NAME``)."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from robotlab.bus import Message
+
+
+def echo(message: Message) -> str:
+    """Reply with the content and who answered."""
+    return f"{message.content} (from {os.getpid()})"
+
+
+def refuse(message: Message) -> None:
+    """Always raise: the delivery is nacked with this message."""
+    raise ValueError(f"refusing {message.content!r}")
+
+
+def slow(message: Message) -> str:
+    """Take the number of seconds in the content, then reply."""
+    threading.Event().wait(float(message.content))
+    return f"slept {message.content}"
+
+
+def hang(message: Message) -> None:
+    """Never return (until the process is killed)."""
+    threading.Event().wait()
+
+
+def hang_if_told(message: Message) -> str:
+    """Hang when this process was started with HANG=1; otherwise echo."""
+    if os.environ.get("HANG") == "1":
+        threading.Event().wait()
+    return echo(message)

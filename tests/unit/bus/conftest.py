@@ -1,0 +1,43 @@
+"""An embedded broker per test (the real broker code on a thread, over inproc://)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from robotlab import bus
+from robotlab.bus import BrokerConfig, EmbeddedBroker
+
+
+@pytest.fixture
+def make_broker() -> Iterator:
+    """Start embedded brokers with custom settings; all stop at teardown."""
+    started: list[EmbeddedBroker] = []
+
+    def make(**settings) -> EmbeddedBroker:
+        broker = EmbeddedBroker(config=BrokerConfig(heartbeat=0.2, **settings)).start()
+        started.append(broker)
+        return broker
+
+    yield make
+    for broker in started:
+        broker.stop()
+
+
+@pytest.fixture
+def member(make_broker) -> Iterator:
+    """Connect clients to one embedded broker (made on first use); all close at teardown."""
+    clients: list[bus.BusClient] = []
+    state: dict = {}
+
+    def connect(name: str, **options) -> bus.BusClient:
+        if "broker" not in state:
+            state["broker"] = make_broker(ack_timeout=options.pop("ack_timeout", 2.0))
+        client = bus.connect(state["broker"].url, name=name, **options)
+        clients.append(client)
+        return client
+
+    yield connect
+    for client in clients:
+        client.close()

@@ -1,0 +1,157 @@
+"""Delivery guarantees through the real broker code (embedded, over inproc://)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from robotlab import bus
+from robotlab.bus import protocol
+from robotlab.errors import BusError, Busy, DeliveryTimeout, Nacked, ReplyTimeout, Undeliverable
+from tests.waiting import wait_until
+
+
+def collector(client: bus.BusClient) -> list:
+    seen: list = []
+    client.on_message(lambda m: seen.append(m.content))
+    return seen
+
+
+def test_connect_without_url_runs_an_embedded_broker() -> None:
+    with bus.connect(name="alice") as alice:
+        assert alice.url.startswith("inproc://")
+        with bus.connect(alice.url, name="bob") as bob:
+            bob.on_message(lambda m: m.content.upper())
+            assert alice.request("bob", "hi", timeout=5).content == "HI"
+
+
+def test_fan_out_reaches_every_instance_and_any_reaches_one(member) -> None:
+    alice, bob1, bob2 = member("alice"), member("bob"), member("bob")
+    seen1, seen2 = collector(bob1), collector(bob2)
+    tracker = alice.send("bob", "all").wait(5)
+    assert sorted(tracker.instances) == sorted([bob1.instance, bob2.instance])
+    wait_until(lambda: seen1 == ["all"] and seen2 == ["all"], message="both copies handled")
+    alice.send("bob", "one", any=True).wait(5)
+    wait_until(lambda: len(seen1) + len(seen2) == 3, message="one more copy")
+    assert (seen1 + seen2).count("one") == 1
+
+
+def test_undeliverable_is_dead_lettered_and_the_sender_told(member) -> None:
+    alice = member("alice")
+    with pytest.raises(Undeliverable) as info:
+        alice.send("nobody", {"x": 1}).wait(5)
+    assert info.value.dlq_id
+    letters = alice.admin("dlq.list")
+    assert [(d["dlq_id"], d["reason"], d["to"]) for d in letters] == [(info.value.dlq_id, "undeliverable", "nobody")]
+    assert protocol.unpack(letters[0]["body"]) == {"x": 1}
+
+
+def test_a_handler_that_raises_nacks_with_its_message(member) -> None:
+    alice, bob = member("alice"), member("bob")
+    bob.on_message(lambda m: (_ for _ in ()).throw(ValueError("not today")))
+    with pytest.raises(Nacked, match="ValueError: not today"):
+        alice.request("bob", "hi", timeout=5)
+    assert alice.admin("dlq.list")[0]["reason"] == "nacked"
+
+
+def test_unacked_delivery_times_out_into_the_dlq(member) -> None:
+    alice = member("alice", ack_timeout=0.3)
+    bob = member("bob")
+    bob.on_message(lambda delivery, message: None, manual=True)  # never settles
+    with pytest.raises(DeliveryTimeout, match="did not ack within 0.3s"):
+        alice.send("bob", "x").wait(5)
+    assert alice.admin("dlq.list")[0]["reason"] == "timeout"
+
+
+def test_in_flight_bound_answers_busy_instead_of_queueing(member) -> None:
+    alice = member("alice")
+    bob = member("bob", max_inflight=1)
+    held: list = []
+    bob.on_message(lambda delivery, message: held.append(delivery), manual=True)
+    first = alice.send("bob", 1)
+    wait_until(lambda: held, message="first delivery held")
+    with pytest.raises(Busy, match="1 deliveries in flight"):
+        alice.send("bob", 2, busy_retry=0).wait(5)
+    retried = alice.send("bob", 3, busy_retry=5)  # backpressure: resent until there is room
+    held[0].ack()
+    assert first.wait(5).status == "delivered"
+    wait_until(lambda: len(held) == 2, message="the retried message arrives once there is room")
+    held[1].ack()
+    assert retried.wait(5).status == "delivered"
+    assert alice.admin("dlq.list") == []  # busy is the sender's to retry, not a dead letter
+
+
+def test_idempotent_message_is_redelivered_to_another_instance_after_a_nack(member) -> None:
+    alice, grumpy, happy = member("alice"), member("bob"), member("bob")
+    grumpy.on_message(lambda m: (_ for _ in ()).throw(RuntimeError("grumpy")))
+    happy.on_message(lambda m: f"ok from {m.attempt}")
+    reply = alice.request("bob", "job", any=True, idempotent=True, timeout=5)
+    assert reply.content == "ok from 2"
+    assert reply.sender_instance == happy.instance
+
+
+def test_manual_delivery_settles_once() -> None:
+    with bus.connect(name="alice") as alice, bus.connect(alice.url, name="bob") as bob:
+        errors: list = []
+
+        def handler(delivery, message):
+            delivery.ack()
+            try:
+                delivery.nack("again")
+            except RuntimeError as exc:
+                errors.append(str(exc))
+
+        bob.on_message(handler, manual=True)
+        alice.send("bob", "x").wait(5)
+        wait_until(lambda: errors, message="second settle refused")
+        assert errors == ["Delivery already resolved as acked"]
+
+
+def test_a_resent_message_runs_the_handler_once(member) -> None:
+    alice, bob = member("alice"), member("bob")
+    seen = collector(bob)
+    tracker = alice.send("bob", "once")
+    tracker.wait(5)
+    frames = protocol.encode(protocol.Command.SEND, {"id": tracker.id, "to": "bob", "type": "message"}, protocol.pack("once"))
+    alice._link.post(frames)  # the same message again, as a resend after a reconnect would be
+    alice.send("bob", "next").wait(5)
+    wait_until(lambda: "next" in seen, message="later message handled")
+    assert seen == ["once", "next"]
+
+
+def test_reply_timeout_says_what_became_of_the_request(member) -> None:
+    alice, bob = member("alice"), member("bob")
+    bob.on_message(lambda m: None)  # acks, never replies
+    with pytest.raises(ReplyTimeout, match="delivered and acked by .* but no reply came"):
+        alice.request("bob", "hello?", timeout=0.5)
+
+
+def test_oversized_message_is_refused_in_the_sender(make_broker) -> None:
+    broker = make_broker(max_message_bytes=4096)
+    with bus.connect(broker.url, name="alice") as alice:
+        with pytest.raises(BusError, match="exceeds the broker's limit of 4096"):
+            alice.send("bob", "x" * 5000)
+
+
+def test_many_threads_send_without_losing_or_duplicating(member) -> None:
+    alice, bob = member("alice"), member("bob")
+    seen = collector(bob)
+    trackers: list = []
+    lock = threading.Lock()
+
+    def burst(n: int) -> None:
+        for i in range(50):
+            t = alice.send("bob", f"{n}-{i}")
+            with lock:
+                trackers.append(t)
+
+    threads = [threading.Thread(target=burst, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(t.wait(10).status == "delivered" for t in trackers)
+    assert len({t.id for t in trackers}) == 400
+    wait_until(lambda: len(seen) == 400, message="all 400 handled")
+    assert len(set(seen)) == 400
