@@ -1,1 +1,97 @@
-"""robotlab."""
+"""robotlab: LLM robots with tools, budgets, templates, hooks and memory.
+
+Start with ``robotlab.build(name=..., template=..., system_prompt=...)`` and ``robot.run(msg)``;
+``docs/robots.md`` walks through the rest. Importing this package only defines things: litellm,
+pydantic and jinja2 load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from robotlab.budget import Ledger
+from robotlab.config import config, configure, reload_config
+from robotlab.delegation import DelegationFuture
+from robotlab.doom_loop import DoomLoopDetector
+from robotlab.errors import (
+    AwaitTimeout,
+    BoundaryError,
+    BudgetExceeded,
+    BusError,
+    ConfigError,
+    ConfigurationError,
+    DelegationTimeout,
+    DependencyError,
+    InferenceError,
+    MCPError,
+    RobotlabError,
+    ToolError,
+    ToolLoopError,
+    ToolNotFoundError,
+    retryable,
+    retryable_classes,
+)
+from robotlab.hooks import Hook, clear_hooks, hooks, on
+from robotlab.llm import LLM, LiteLLM, LLMReply
+from robotlab.result import RobotResult
+from robotlab.robot import Robot, build
+from robotlab.run_config import RunConfig
+from robotlab.runnable import Runnable
+from robotlab.templates import render_template
+from robotlab.tool import Tool, tool
+
+__all__ = [
+    "LLM",
+    "AwaitTimeout",
+    "BoundaryError",
+    "BudgetExceeded",
+    "BusError",
+    "ConfigError",
+    "ConfigurationError",
+    "DelegationFuture",
+    "DelegationTimeout",
+    "DependencyError",
+    "DoomLoopDetector",
+    "Hook",
+    "InferenceError",
+    "LLMReply",
+    "Ledger",
+    "LiteLLM",
+    "MCPError",
+    "Robot",
+    "RobotResult",
+    "RobotlabError",
+    "RunConfig",
+    "Runnable",
+    "Tool",
+    "ToolError",
+    "ToolLoopError",
+    "ToolNotFoundError",
+    "build",
+    "clear_hooks",
+    "config",
+    "configure",
+    "create_memory",
+    "create_network",
+    "hooks",
+    "on",
+    "reload_config",
+    "render_template",
+    "retryable",
+    "retryable_classes",
+    "tool",
+]
+
+
+def create_network(name: str, concurrency: str = "auto", config: Any = None, **kwargs: Any) -> Any:
+    """Make a ``Network`` (see ``docs/networks.md``); only ``name``, ``concurrency``, ``config``."""
+    from robotlab.network import create_network as _create
+
+    return _create(name, concurrency, config, **kwargs)
+
+
+def create_memory(data: dict[str, Any] | None = None, enable_cache: bool = True, **opts: Any) -> Any:
+    """Make a reactive ``Memory`` (see ``docs/memory.md``)."""
+    from robotlab.memory import Memory
+
+    return Memory(data=data, enable_cache=enable_cache, **opts)

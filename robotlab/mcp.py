@@ -1,0 +1,101 @@
+"""MCP servers as tool sources: the ``ToolSource`` protocol and the robot's connection step.
+
+A robot resolves its ``mcp`` lists like its tool lists ("inherit" / "none" / lists), then asks
+each resolved server for tools through a ``ToolSource``. Connection failures are recorded in
+``failed_mcp_server_names`` and never raised; later runs retry only the failed servers.
+
+MCP transport support is not built yet: every server is recorded as failed with the reason
+"MCP support is not built yet" (a server that is not a mapping with a ``name`` fails with
+"Invalid server config"). ``inject`` adopts sources made elsewhere, such as
+``robotlab.testing``'s dict-backed one.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from robotlab.errors import MCPError
+from robotlab.tool import Tool
+
+__all__ = ["MCPConnections", "ToolSource", "connect_source", "server_name"]
+
+log = logging.getLogger("robotlab.mcp")
+NOT_BUILT = "MCP support is not built yet"
+
+
+class ToolSource(Protocol):
+    """Something that lists tools and calls them (an MCP client, or a test double)."""
+
+    name: str
+
+    def list_tools(self) -> list[Tool]:
+        """The tools this source offers, ready to attach."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...
+
+
+def server_name(server: Any) -> str:
+    """The name a server config is known by (the value itself for a bare string)."""
+    if isinstance(server, dict):
+        return str(server.get("name", "?"))
+    return str(server)
+
+
+def connect_source(server: Any) -> ToolSource:
+    """Connect to one MCP server.
+
+    Raises:
+        MCPError: the config is invalid, or the server cannot be reached.
+    """
+    if not isinstance(server, dict) or "name" not in server:
+        raise MCPError(f"Invalid server config: {server!r}")
+    raise MCPError(NOT_BUILT)
+
+
+@dataclass
+class MCPConnections:
+    """A robot's MCP clients, their tools, and the servers that failed (with reasons)."""
+
+    sources: dict[str, ToolSource] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    attempted: bool = False
+
+    @property
+    def tools(self) -> list[Tool]:
+        """Tools from every connected source, in connection order."""
+        return [tool for source in self.sources.values() for tool in source.list_tools()]
+
+    def failed_names(self) -> list[str]:
+        """Names of the servers that failed to connect."""
+        return list(self.failures)
+
+    def ensure(self, servers: list[Any]) -> None:
+        """Connect ``servers`` on the first call; on later calls retry only the failed ones."""
+        if self.attempted:
+            servers = [s for s in servers if server_name(s) in self.failures]
+        self.attempted = self.attempted or bool(servers)
+        for server in servers:
+            name = server_name(server)
+            try:
+                self.sources[name] = connect_source(server)
+                self.failures.pop(name, None)
+            except MCPError as exc:
+                log.warning("MCP server %s failed to connect: %s", name, exc)
+                self.failures[name] = str(exc)
+
+    def inject(self, sources: list[ToolSource]) -> None:
+        """Adopt sources connected elsewhere."""
+        for source in sources:
+            self.sources[source.name] = source
+            self.failures.pop(source.name, None)
+
+    def close(self) -> None:
+        """Close every source."""
+        for source in self.sources.values():
+            source.close()
+        self.sources.clear()

@@ -1,0 +1,432 @@
+"""``Robot``: an LLM agent with a system prompt, tools, budgets, hooks and a conversation.
+
+Read ``docs/robots.md`` first. The pieces live beside this module: ``system_prompt`` (template
+and skills), ``tool_config`` (which tools a run sends), ``tool_loop`` (the round trips),
+``budget``, ``learnings``, ``delegation``, ``hooks`` and ``llm`` (the provider seam).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from robotlab.budget import RobotBudget
+from robotlab.delegation import delegate as _delegate
+from robotlab.hooks import (
+    Hook,
+    HookRegistry,
+    HookScope,
+    LearnHookContext,
+    LlmGenerationHookContext,
+    RunHookContext,
+    global_hooks,
+)
+from robotlab.learnings import Learnings
+from robotlab.llm import LLM
+from robotlab.mcp import MCPConnections
+from robotlab.result import RobotResult
+from robotlab.robot_setup import RobotSetup, validate_tool_names
+from robotlab.run_config import RunConfig
+from robotlab.runnable import Runnable
+from robotlab.tool import Tool
+from robotlab.tool_config import is_explicit_none, is_none_value, resolve, select_tools
+from robotlab.tool_loop import LoopOutcome, ToolLoop
+
+__all__ = ["Robot", "build"]
+
+_LLM_KWARGS = (
+    "model", "temperature", "top_p", "top_k", "max_tokens", "presence_penalty", "frequency_penalty", "stop",
+    "provider", "api_base", "api_key", "on_tool_call", "on_tool_result", "on_content", "bus", "max_tool_rounds",
+    "token_budget", "cost_budget", "doom_loop_threshold",
+)
+
+
+class Robot(Runnable):
+    """An LLM agent. Every parameter is keyword-only and keeps its Ruby name.
+
+    Args:
+        name: the robot's name (default "robot"; a template's ``robot_name`` then wins).
+        template: the main prompt template's name (see ``docs/templates.md``).
+        system_prompt: inline instructions, appended to the rendered template.
+        context: template variables at build time (a dict, or a callable taking ``network``).
+        description: what the robot is for.
+        local_tools: ``Tool`` instances or ``Tool`` subclasses to attach.
+        model, provider, api_base, api_key: which model, and where (any litellm provider; an
+            OpenAI-compatible server by ``provider="openai", api_base=URL``).
+        mcp_servers, mcp: MCP server configs, or "inherit"/"none" (legacy and current names).
+        tools: tool *names* allowed at build time, or "inherit"/"none".
+        on_tool_call, on_tool_result, on_content: callbacks (one argument each).
+        temperature, top_p, top_k, max_tokens, presence_penalty, frequency_penalty, stop: request
+            parameters.
+        max_tool_rounds: tool calls allowed per run before ``ToolLoopError``.
+        token_budget, cost_budget: limits over the robot's life (see ``docs/budgets.md``).
+        doom_loop_threshold: repeats before the model is warned it is looping (default 3).
+        skills: template skills composed before the main template.
+        config: a ``RunConfig`` (or dict) under the keyword arguments above.
+        llm: the ``LLM`` to call (default ``robotlab.llm.LiteLLM``); tests pass a
+            ``robotlab.testing.ScriptedLLM``.
+        bus: stored as given; the bus layer uses it.
+
+    Raises:
+        TypeError: ``tools=`` holds tool objects rather than names (use ``local_tools=``).
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str = "robot",
+        template: str | None = None,
+        system_prompt: str | None = None,
+        context: dict[str, Any] | Callable[..., dict[str, Any]] | None = None,
+        description: str | None = None,
+        local_tools: Sequence[Tool | type[Tool]] = (),
+        mcp_servers: Sequence[Any] = (),
+        mcp: Any = "none",
+        tools: Any = "none",
+        enable_cache: bool = True,
+        skills: Sequence[str] | None = None,
+        mcp_discovery: bool = False,
+        config: RunConfig | dict[str, Any] | None = None,
+        llm: LLM | None = None,
+        **settings: Any,
+    ) -> None:
+        validate_tool_names(tools)
+        unknown = sorted(set(settings) - set(_LLM_KWARGS))
+        if unknown:
+            raise TypeError(f"Robot() got unexpected keyword arguments: {', '.join(unknown)}")
+        self.name = str(name)
+        self.description = description
+        self.skills = [str(s) for s in skills] if skills else None
+        self.enable_cache = enable_cache
+        self.mcp_discovery = mcp_discovery
+        self.bus = settings.get("bus")
+        self.hooks = HookRegistry()
+        self.total_input_tokens = 0
+        self.total_output_tokens = 0
+        self._learnings = Learnings()
+        self._memory: Any = None
+        self._mcp = MCPConnections()
+        self._history: list[dict[str, Any]] = []
+        explicit = {k: v for k, v in settings.items() if v is not None}
+        chosen_mcp = mcp if not (mcp in (None, "none") and mcp_servers) else list(mcp_servers)
+        explicit.update({k: v for k, v in (("mcp", chosen_mcp), ("tools", tools)) if not is_none_value(v)})
+        self._setup = RobotSetup(self, template, system_prompt, context or {}, local_tools, llm)
+        self._setup.apply(RunConfig.of(config).merge(RunConfig.of(explicit)), named=name != "robot")
+        self._budget = RobotBudget(self.config.token_budget, self.config.cost_budget)
+
+    config: RunConfig
+    """The effective config: front matter, then ``config=``, then keyword arguments."""
+
+    # -- readers ---------------------------------------------------------------------------
+
+    @property
+    def model(self) -> str:
+        """The model id as configured (without the provider prefix)."""
+        return self._setup.model
+
+    @property
+    def provider(self) -> str | None:
+        """The provider, if one was named."""
+        return self._setup.provider
+
+    @property
+    def api_base(self) -> str | None:
+        """The server URL model calls go to, if not the provider's default."""
+        return self.config.api_base
+
+    @property
+    def template(self) -> str | None:
+        """The main template's name."""
+        return self._setup.prompt.template
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The combined system message (rendered template, skills, inline prompt), or None."""
+        return self._setup.system_text
+
+    @property
+    def local_tools(self) -> list[Tool]:
+        """Attached tool instances."""
+        return list(self._setup.local_tools)
+
+    @property
+    def mcp_tools(self) -> list[Tool]:
+        """Tools discovered on connected MCP servers."""
+        return self._mcp.tools
+
+    @property
+    def tools_config(self) -> Any:
+        """The build-time ``tools`` value (None when unset)."""
+        return self.config.tools
+
+    @property
+    def mcp_config(self) -> Any:
+        """The build-time ``mcp`` value (None when unset)."""
+        return self.config.mcp
+
+    @property
+    def llm(self) -> LLM:
+        """The model seam this robot calls."""
+        return self._setup.llm
+
+    @property
+    def budget_ledger(self) -> Any:
+        """The budget ledger, or None when neither budget is set."""
+        return self._budget.ledger
+
+    @property
+    def learnings(self) -> list[str]:
+        """Lessons learned, in insertion order."""
+        return list(self._learnings.items)
+
+    @property
+    def memory(self) -> Any:
+        """The robot's own reactive memory (created on first use)."""
+        if self._memory is None:
+            from robotlab.memory import Memory
+
+            self._memory = Memory(enable_cache=self.enable_cache)
+        return self._memory
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation: the system message (if any), then every turn so far."""
+        return self._setup.system_messages() + [dict(m) for m in self._history]
+
+    @property
+    def crew(self) -> list[Robot]:
+        """``[self]`` (the Runnable protocol)."""
+        return [self]
+
+    def failed_mcp_server_names(self) -> list[str]:
+        """MCP servers that could not be connected."""
+        return self._mcp.failed_names()
+
+    def effective_config(self) -> dict[str, Any]:
+        """The set fields of the robot's config."""
+        return self.config.to_dict()
+
+    # -- running ---------------------------------------------------------------------------
+
+    def run(
+        self,
+        message: str | None = None,
+        *,
+        tools: Any = "none",
+        mcp: Any = "none",
+        memory: Any = None,
+        on_content: Callable[[str], Any] | None = None,
+        hooks: type[Hook] | Hook | Sequence[type[Hook] | Hook] | None = None,
+        network: Any = None,
+        task: Any = None,
+        network_memory: Any = None,
+        network_config: RunConfig | None = None,
+        **template_context: Any,
+    ) -> RobotResult:
+        """Send ``message`` and return the result (see ``docs/robots.md``).
+
+        A bare ``run(msg)`` sends no tools: pass ``tools="inherit"`` for every attached tool,
+        a list of names for some, or None for all without any allowlist. Extra keyword
+        arguments re-render the template.
+
+        Raises:
+            BudgetExceeded: a budget was already used up (nothing was spent).
+            InferenceError: the provider failed, or this run crossed a budget.
+            ToolLoopError: more tool calls than ``max_tool_rounds``.
+        """
+        per_run = [] if hooks is None else list(hooks) if isinstance(hooks, (list, tuple)) else [hooks]
+        scope = HookScope(global_hooks(), getattr(network, "hooks", None), self.hooks, per_run)
+        active = self._enter_memory(memory, network, network_memory)
+        ctx = RunHookContext(robot=self, network=network, task=task, memory=active, config=self.config,
+                             request=message)
+        try:
+            return scope.run("run", ctx, lambda: self._run(
+                message, tools, mcp, on_content, network_config, template_context, scope, ctx))
+        finally:
+            self._leave_memory(active)
+
+    def _run(self, message: str | None, tools: Any, mcp: Any, on_content: Callable[[str], Any] | None,
+             network_config: RunConfig | None, template_context: dict[str, Any], scope: HookScope,
+             ctx: RunHookContext) -> RobotResult:
+        started = time.monotonic()
+        sent_tools = self._prepare_tools(tools, mcp, network_config)
+        if template_context and self._setup.prompt.has_template():
+            self._setup.rerender(template_context)
+        reservation = self._budget.reserve()
+        try:
+            outcome = self._generate(message, sent_tools, on_content, network_config, scope, ctx)
+        except BaseException:
+            self._budget.release(reservation)
+            raise
+        result = self._build_result(outcome, started)
+        self._budget.settle(reservation, result.input_tokens + result.output_tokens, result.cost,
+                            self.total_input_tokens + self.total_output_tokens)
+        return result
+
+    def _prepare_tools(self, tools: Any, mcp: Any, network_config: RunConfig | None) -> list[Tool]:
+        if not is_explicit_none(mcp):
+            build = self.config.mcp
+            parent = self._parent_value("mcp", network_config) if build == "inherit" else None
+            servers = resolve(mcp, resolve(build, parent))
+            if servers:
+                self._mcp.ensure(servers)
+        parent = self._parent_value("tools", network_config) if self.config.tools == "inherit" else None
+        return select_tools([*self._setup.local_tools, *self._mcp.tools], tools, self.config.tools, parent,
+                            max_tools=self.config.max_tools, robot_name=self.name)
+
+    @staticmethod
+    def _parent_value(key: str, network_config: RunConfig | None) -> Any:
+        if network_config is not None and network_config.has(key):
+            return getattr(network_config, key)
+        from robotlab.config import config
+
+        return getattr(config(), key)
+
+    def _generate(self, message: str | None, sent_tools: list[Tool], on_content: Callable[[str], Any] | None,
+                  network_config: RunConfig | None, scope: HookScope, run_ctx: RunHookContext) -> LoopOutcome:
+        ctx = LlmGenerationHookContext(robot=self, network=run_ctx.network, task=run_ctx.task,
+                                       memory=run_ctx.memory, config=self.config, request=message)
+
+        def core() -> LoopOutcome:
+            messages = self.messages
+            turn_start = len(messages)
+            text = self._learnings.inject(message)
+            if text is not None:
+                messages.append({"role": "user", "content": text})
+            loop = ToolLoop(
+                self.llm, self._setup.params(network_config), sent_tools, scope, self,
+                on_chunk=_chain(self.config.on_content, on_content), on_tool_call=self.config.on_tool_call,
+                on_tool_result=self.config.on_tool_result, max_tool_rounds=self.config.max_tool_rounds,
+                doom_loop_threshold=self.config.doom_loop_threshold,
+            )
+            outcome = loop.run(messages, turn_start)
+            self._history = outcome.messages[len(self._setup.system_messages()):]
+            return outcome
+
+        return scope.run("llm_generation", ctx, core)
+
+    def _build_result(self, outcome: LoopOutcome | None, started: float) -> RobotResult:
+        if outcome is None:
+            return RobotResult(self.name, duration=time.monotonic() - started)
+        self.total_input_tokens += outcome.input_tokens
+        self.total_output_tokens += outcome.output_tokens
+        return RobotResult(
+            self.name, reply=outcome.text(), input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
+            cost=outcome.cost, duration=time.monotonic() - started, tool_calls=outcome.tool_calls, raw=outcome.reply,
+        )
+
+    def _enter_memory(self, memory: Any, network: Any, network_memory: Any) -> Any:
+        active = network_memory or getattr(network, "memory", None) or self._memory
+        if memory is not None and not isinstance(memory, dict):
+            active = memory
+        elif isinstance(memory, dict) and active is None:
+            active = self.memory
+        if active is None:
+            return None
+        active._robot_previous_writer = active.current_writer
+        active.current_writer = self.name
+        for key, value in (memory or {}).items() if isinstance(memory, dict) else ():
+            active.set(key, value)
+        return active
+
+    @staticmethod
+    def _leave_memory(active: Any) -> None:
+        if active is not None:
+            active.current_writer = getattr(active, "_robot_previous_writer", None)
+
+    # -- other actions ---------------------------------------------------------------------
+
+    def on(self, handler: type[Hook] | Hook, context: dict[str, Any] | None = None) -> Robot:
+        """Register a hook for this robot's runs."""
+        self.hooks.on(handler, context)
+        return self
+
+    def learn(self, text: str) -> Robot:
+        """Keep a lesson for later runs (blank text does nothing); see ``docs/robots.md``."""
+        text = (text or "").strip()
+        if not text:
+            return self
+        scope = HookScope(global_hooks(), None, self.hooks)
+        ctx = LearnHookContext(robot=self, text=text, learnings_before=tuple(self._learnings.items))
+
+        def core() -> bool:
+            ctx.stored = self._learnings.add(text)
+            self.memory.set("learnings", list(self._learnings.items))
+            return ctx.stored
+
+        scope.run("learn", ctx, core)
+        scope.fire("learn", ctx)
+        return self
+
+    def delegate(self, to: Robot, task: str, *, async_: bool = False, **kwargs: Any) -> Any:
+        """Run ``task`` on ``to``: its result (``delegated_by`` set), or a future when ``async_``."""
+        return _delegate(self, to, task, async_=async_, **kwargs)
+
+    def update(self, **changes: Any) -> Robot:
+        """Re-apply settings (``template``, ``context``, ``system_prompt``, ``model``, ...); returns self."""
+        self._setup.update(changes)
+        self._budget = RobotBudget(self.config.token_budget, self.config.cost_budget)
+        return self
+
+    def reset_token_totals(self) -> Robot:
+        """Zero the token counters and start the budget ledger over."""
+        self.total_input_tokens = 0
+        self.total_output_tokens = 0
+        self._budget.reset()
+        return self
+
+    def clear_messages(self, keep_system: bool = True) -> Robot:
+        """Forget the conversation; with ``keep_system=False`` the system message goes too."""
+        self._history = []
+        if not keep_system:
+            self._setup.system_text = None
+        return self
+
+    def replace_messages(self, messages: list[dict[str, Any]]) -> Robot:
+        """Replace the conversation (a leading system message replaces the system prompt)."""
+        messages = [dict(m) for m in messages]
+        if messages and messages[0].get("role") == "system":
+            self._setup.system_text = messages.pop(0).get("content")
+        self._history = messages
+        return self
+
+    def reset_memory(self) -> Robot:
+        """Clear the robot's own memory."""
+        if self._memory is not None:
+            self._memory.reset()
+        return self
+
+    def disconnect(self) -> Robot:
+        """Close MCP connections."""
+        self._mcp.close()
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data describing the robot."""
+        return {
+            "name": self.name, "description": self.description, "template": self.template,
+            "system_prompt": self.system_prompt, "model": self.model, "provider": self.provider,
+            "local_tools": [t.name for t in self._setup.local_tools], "config": self.config.to_json_dict(),
+            "learnings": self.learnings,
+        }
+
+    def __repr__(self) -> str:
+        return f"<Robot {self.name} model={self.model}>"
+
+
+def _chain(stored: Callable[[str], Any] | None, per_call: Callable[[str], Any] | None) -> Callable[[str], Any] | None:
+    if stored is None or per_call is None:
+        return stored or per_call
+
+    def both(chunk: str) -> None:
+        stored(chunk)
+        per_call(chunk)
+
+    return both
+
+
+def build(name: str = "robot", template: str | None = None, system_prompt: str | None = None,
+          **opts: Any) -> Robot:
+    """Make a robot: ``robotlab.build(name="bob", template="comedian", model=...)``."""
+    return Robot(name=name, template=template, system_prompt=system_prompt, **opts)

@@ -1,0 +1,112 @@
+"""The typed shape of the global configuration (loaded by ``robotlab.config``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+__all__ = ["ChatSettings", "LLMSettings", "SandboxSettings", "Settings"]
+
+
+class LLMSettings(BaseModel):
+    """Defaults for every model call (the Ruby ``ruby_llm`` section)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    provider: str | None = "anthropic"
+    """Provider used when a robot names none."""
+    model: str = "claude-sonnet-4-20250514"
+    """Model used when a robot, its config and its template name none."""
+    api_base: str | None = None
+    """Default server URL for OpenAI-compatible or local providers."""
+    request_timeout: float = 120
+    """Seconds before a request is abandoned."""
+    max_retries: int = 3
+    """Retries the provider client makes on its own."""
+    retry_interval: float = 1
+    """Seconds before the first retry."""
+    retry_backoff_factor: float = 2
+    """Multiplier between retries."""
+
+
+class SandboxSettings(BaseModel):
+    """Ceilings for skill scripts (used by the AgentSkills extension)."""
+
+    enabled: bool = False
+    fs_read: list[str] = ["."]
+    fs_write: list[str] = []
+    network: bool = False
+    timeout: float = 60
+
+
+class ChatSettings(BaseModel):
+    """Chat defaults."""
+
+    with_temperature: float = 0.7
+
+
+class _Layer(PydanticBaseSettingsSource):
+    """A pre-merged dict of values (the YAML files, or the values set in code)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], values: dict[str, Any]) -> None:
+        super().__init__(settings_cls)
+        self.values = values
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return self.values.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self.values)
+
+
+class Settings(BaseSettings):
+    """Global settings: every field can come from YAML, ``ROBOT_LAB_*`` or ``configure``."""
+
+    model_config = SettingsConfigDict(env_prefix="ROBOT_LAB_", env_nested_delimiter="__", extra="ignore")
+
+    max_iterations: int = 10
+    """Upper bound on loop iterations for orchestrators."""
+    max_tool_iterations: int = 10
+    """Upper bound on tool rounds for orchestrators."""
+    streaming_enabled: bool = True
+    """Whether streaming is allowed."""
+    template_path: str | list[str] | None = None
+    """Where templates are found (``ROBOT_LAB_TEMPLATE_PATH``; a list or os.pathsep-joined)."""
+    prompts_dir: str | None = None
+    """Another template directory, searched first."""
+    mcp: Any = "none"
+    """Global MCP servers: the parent value for ``mcp="inherit"``."""
+    tools: Any = "none"
+    """Global tool names: the parent value for ``tools="inherit"``."""
+    sandbox: SandboxSettings = SandboxSettings()
+    chat: ChatSettings = ChatSettings()
+    ruby_llm: LLMSettings = LLMSettings()
+    """LLM defaults (``ROBOT_LAB_RUBY_LLM__MODEL``...)."""
+    llm: dict[str, Any] | None = None
+    """The Python-friendly spelling of ``ruby_llm`` (``ROBOT_LAB_LLM__MODEL``); it wins."""
+
+    @model_validator(mode="after")
+    def _merge_llm_alias(self) -> Settings:
+        if self.llm:
+            self.ruby_llm = LLMSettings(**{**self.ruby_llm.model_dump(), **self.llm})
+        return self
+
+    @classmethod
+    def from_layers(cls, files: dict[str, Any], code: dict[str, Any]) -> Settings:
+        """Build from the merged YAML layers and the values set in code."""
+        cls._layers = (files, code)
+        return cls()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        files, code = getattr(cls, "_layers", ({}, {}))
+        return (_Layer(settings_cls, code), env_settings, _Layer(settings_cls, files))

@@ -1,0 +1,207 @@
+"""An OpenAI-compatible HTTP server that replays a script, so litellm's real HTTP path is tested.
+
+Run it as ``python -m robotlab.testing.llm_server --script FILE [--host H] [--port P]``; it
+prints ``LISTENING http://HOST:PORT/v1`` once ready. In tests, ``serve_script(turns)`` runs it
+in a thread. Endpoints: ``POST /v1/chat/completions`` (plain and streamed, with
+``stream_options.include_usage``), ``GET /v1/models``, and ``GET /_requests`` (every request
+body received so far, as a JSON list). One server holds one script: every request, from any
+process, takes the next turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from robotlab.errors import InferenceError
+from robotlab.testing.script import Script, Turn, load_script
+
+__all__ = ["ScriptServer", "main", "requests_seen", "serve_script"]
+
+
+def _message(turn: Turn) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": turn.content}
+    if turn.reasoning_content is not None:
+        message["reasoning_content"] = turn.reasoning_content
+    if turn.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            for c in turn.tool_calls
+        ]
+    return message
+
+
+def _usage(turn: Turn) -> dict[str, int]:
+    return {
+        "prompt_tokens": turn.prompt_tokens,
+        "completion_tokens": turn.completion_tokens,
+        "total_tokens": turn.prompt_tokens + turn.completion_tokens,
+    }
+
+
+def _finish_reason(turn: Turn) -> str:
+    return "tool_calls" if turn.tool_calls else "stop"
+
+
+def completion_body(turn: Turn, model: str, number: int) -> dict[str, Any]:
+    """The JSON body of a non-streamed completion."""
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": _message(turn), "finish_reason": _finish_reason(turn)}],
+        "usage": _usage(turn),
+    }
+
+
+def stream_events(turn: Turn, model: str, number: int, include_usage: bool) -> Iterator[dict[str, Any]]:
+    """The chunks of a streamed completion, in order."""
+    base = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    yield chunk({"role": "assistant", "content": ""})
+    if turn.reasoning_content:
+        yield chunk({"reasoning_content": turn.reasoning_content})
+    for piece in turn.content_chunks():
+        yield chunk({"content": piece})
+    if turn.tool_calls:
+        calls = _message(turn)["tool_calls"]
+        yield chunk({"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]})
+    yield chunk({}, _finish_reason(turn))
+    if include_usage:
+        yield {**base, "choices": [], "usage": _usage(turn)}
+
+
+class ScriptServer(ThreadingHTTPServer):
+    """The HTTP server plus the script it replays and the requests it has seen."""
+
+    daemon_threads = True
+
+    def __init__(self, script: Script, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__((host, port), _Handler)
+        self.script = script
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        """The base URL to give as ``api_base``."""
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def record(self, body: dict[str, Any]) -> int:
+        with self.lock:
+            self.requests.append(body)
+            return len(self.requests)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ScriptServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Stay quiet: tests read requests from ``/_requests`` instead."""
+
+    def _send_json(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._send_json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        elif self.path == "/_requests":
+            with self.server.lock:
+                self._send_json(200, list(self.server.requests))
+        else:
+            self._send_json(404, {"error": {"message": f"no such path {self.path}"}})
+
+    def do_POST(self) -> None:
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send_json(404, {"error": {"message": f"no such path {self.path}"}})
+            return
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        number = self.server.record(body)
+        try:
+            turn = self.server.script.next_turn()
+        except InferenceError as exc:
+            self._send_json(500, {"error": {"message": str(exc), "type": "script_exhausted"}})
+            return
+        if turn.delay:
+            time.sleep(turn.delay)
+        if turn.is_error:
+            self._send_json(turn.error_status or 500, {"error": {"message": turn.error_message, "type": "scripted"}})
+        elif body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self._stream(stream_events(turn, body.get("model", "scripted"), number, include_usage))
+        else:
+            self._send_json(200, completion_body(turn, body.get("model", "scripted"), number))
+
+    def _stream(self, events: Iterator[dict[str, Any]]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+
+@contextmanager
+def serve_script(turns: Any) -> Iterator[str]:
+    """Run a script server in a thread for the ``with`` block; yields its base URL."""
+    server = ScriptServer(Script.of(turns))
+    thread = threading.Thread(target=server.serve_forever, name="llm-script-server", daemon=True)
+    thread.start()
+    try:
+        yield server.url
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def requests_seen(url: str) -> list[dict[str, Any]]:
+    """The request bodies a script server has received (``url`` as given to ``api_base``)."""
+    root = url.rsplit("/v1", 1)[0]
+    with urllib.request.urlopen(f"{root}/_requests", timeout=10) as response:
+        return json.loads(response.read())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point: serve a script file until interrupted."""
+    parser = argparse.ArgumentParser(prog="python -m robotlab.testing.llm_server")
+    parser.add_argument("--script", required=True, help="YAML or JSON file with the turns")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    server = ScriptServer(Script(load_script(args.script)), args.host, args.port)
+    print(f"LISTENING {server.url}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""The tool loop of one run: ask the model, run the tools it asks for, repeat until it answers.
+
+Usage and cost are summed over every round trip. The circuit breaker (``max_tool_rounds``)
+raises ``ToolLoopError`` before the extra tool runs; doom-loop detection only warns the model
+inside the tool result. A tool failure becomes ``Error (<name>): <message>`` for the model,
+unless the tool has ``raise_on_error``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from robotlab.doom_loop import DoomLoopDetector, annotate
+from robotlab.errors import ToolError, ToolLoopError, retryable
+from robotlab.hooks import HookScope, ToolCallHookContext
+from robotlab.llm import LLM, ChunkCallback, LLMReply, ToolCall
+from robotlab.text_tool_calls import parse_text_tool_calls
+from robotlab.tool import Tool
+
+__all__ = ["LoopOutcome", "ToolLoop", "tool_error_text"]
+
+log = logging.getLogger("robotlab.tool")
+
+
+def tool_error_text(name: str, error: BaseException) -> str:
+    """What the model reads when a tool fails: ``Error (<name>): <msg>[ (retryable)]``."""
+    suffix = " (retryable)" if retryable(error) else ""
+    return f"Error ({name}): {error}{suffix}"
+
+
+def _as_text(result: Any) -> str:
+    if isinstance(result, str):
+        return result
+    if result is None:
+        return ""
+    if isinstance(result, (dict, list, int, float, bool)):
+        return json.dumps(result, default=str)
+    return str(result)
+
+
+def _assistant_message(reply: LLMReply) -> dict[str, Any]:
+    if reply.tool_calls:
+        return {
+            "role": "assistant",
+            "content": reply.content,
+            "tool_calls": [call.to_message() for call in reply.tool_calls],
+        }
+    return {"role": "assistant", "content": reply.content or ""}
+
+
+@dataclass
+class LoopOutcome:
+    """What the loop produced: the last reply, the transcript, and the summed usage."""
+
+    reply: LLMReply
+    messages: list[dict[str, Any]]
+    turn_start: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def text(self) -> str | None:
+        """Content, else thinking text, else this turn's last non-empty assistant text, else None."""
+        if self.reply.content and self.reply.content.strip():
+            return self.reply.content
+        if self.reply.reasoning and self.reply.reasoning.strip():
+            return self.reply.reasoning
+        for message in reversed(self.messages[self.turn_start:]):
+            if message["role"] == "assistant" and (message.get("content") or "").strip():
+                return message["content"]
+        return None
+
+
+@dataclass
+class ToolLoop:
+    """One run's round trips against ``llm`` with ``tools`` (see the module docstring)."""
+
+    llm: LLM
+    params: dict[str, Any]
+    tools: Sequence[Tool]
+    scope: HookScope
+    robot: Any = None
+    on_chunk: ChunkCallback | None = None
+    on_tool_call: Callable[[ToolCall], Any] | None = None
+    on_tool_result: Callable[[Any], Any] | None = None
+    max_tool_rounds: int | None = None
+    doom_loop_threshold: int | None = None
+
+    def __post_init__(self) -> None:
+        self._by_name = {tool.name: tool for tool in self.tools}
+        self._schemas = [tool.to_json_schema() for tool in self.tools]
+        self._doom = DoomLoopDetector(self.doom_loop_threshold)
+        self._calls_made = 0
+
+    def run(self, messages: list[dict[str, Any]], turn_start: int) -> LoopOutcome:
+        """Drive the loop over ``messages`` (appended to in place) until a reply has no tool calls."""
+        outcome: LoopOutcome | None = None
+        while True:
+            reply = self._ask(messages)
+            outcome = self._account(outcome, reply, messages, turn_start)
+            messages.append(_assistant_message(reply))
+            if not reply.tool_calls:
+                return outcome
+            for call in reply.tool_calls:
+                messages.append(self._dispatch(call, outcome))
+
+    def _ask(self, messages: list[dict[str, Any]]) -> LLMReply:
+        reply = self.llm.complete(messages, self._schemas, self.params, self.on_chunk)
+        if reply.tool_calls or not self._schemas:
+            return reply
+        calls = parse_text_tool_calls(reply.content, self._by_name)
+        if not calls:
+            return reply
+        return LLMReply(None, calls, reply.reasoning, reply.usage, reply.cost, reply.model)
+
+    @staticmethod
+    def _account(
+        outcome: LoopOutcome | None, reply: LLMReply, messages: list[dict[str, Any]], turn_start: int
+    ) -> LoopOutcome:
+        if outcome is None:
+            outcome = LoopOutcome(reply, messages, turn_start)
+        outcome.reply = reply
+        outcome.input_tokens += reply.usage.input_tokens
+        outcome.output_tokens += reply.usage.output_tokens
+        outcome.cost += reply.cost
+        return outcome
+
+    def _dispatch(self, call: ToolCall, outcome: LoopOutcome) -> dict[str, Any]:
+        self._calls_made += 1
+        if self.max_tool_rounds is not None and self._calls_made > self.max_tool_rounds:
+            raise ToolLoopError(
+                f"Circuit breaker triggered: {self._calls_made} tool calls exceeded "
+                f"max_tool_rounds ({self.max_tool_rounds})"
+            )
+        if self.on_tool_call is not None:
+            self.on_tool_call(call)
+        result = self._execute(call)
+        self._doom.track(call.name)
+        warning = self._doom.warning()
+        if warning is not None:
+            result = annotate(result, warning)
+            self._doom.reset()
+        if self.on_tool_result is not None:
+            self.on_tool_result(result)
+        outcome.tool_calls.append({"name": call.name, "arguments": call.arguments, "result": _as_text(result)})
+        return {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": _as_text(result)}
+
+    def _execute(self, call: ToolCall) -> Any:
+        tool = self._by_name.get(call.name)
+        if tool is None:
+            return f"Error ({call.name}): no tool named {call.name!r} is available"
+        tool.robot = self.robot
+        ctx = ToolCallHookContext(tool=tool, tool_name=call.name, tool_args=call.arguments, robot=self.robot)
+
+        def core() -> Any:
+            try:
+                ctx.tool_result = tool.call(call.arguments)
+            except Exception as exc:  # a failed tool is an observation for the model
+                if tool.raises_on_error():
+                    raise
+                ctx.tool_error = exc
+                ctx.tool_result = tool_error_text(call.name, exc)
+                if not isinstance(exc, ToolError):
+                    log.warning("tool %s failed: %s: %s", call.name, type(exc).__name__, exc)
+            return ctx.tool_result
+
+        return self.scope.run("tool_call", ctx, core)
