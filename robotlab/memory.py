@@ -14,14 +14,13 @@ and never reaches the writer.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from robotlab.memory_api import MemoryStore, Wait, timeout_error
+from robotlab.memory_api import MemoryStore, Wait, WriterSlot, timeout_error
 from robotlab.memory_change import MemoryChange
 from robotlab.memory_notify import Callback, Drainer, Subscriptions
 from robotlab.memory_state import RESERVED_KEYS, ReservedValues, ResponseCache, StateProxy
@@ -39,7 +38,7 @@ def _key(key: Any) -> str:
     return key if isinstance(key, str) else str(key)
 
 
-class Memory:
+class Memory(WriterSlot):
     """A reactive key-value store in this process.
 
     Args:
@@ -60,39 +59,13 @@ class Memory:
         enable_cache: bool = True,
         network_name: str | None = None,
     ) -> None:
+        super().__init__()
         self.network_name = network_name
         self._cond = threading.Condition(threading.Lock())
         self._values: dict[str, Any] = {}
         self._reserved = ReservedValues(data, results, messages, session_id, enable_cache)
         self._subs = Subscriptions()
         self._drainer = Drainer(f"memory-{network_name or 'robot'}")
-        self._writer = threading.local()
-
-    # -- the writer ------------------------------------------------------------------------
-
-    @property
-    def current_writer(self) -> str | None:
-        """Name stamped as ``writer`` on changes made from this thread.
-
-        A robot sets it for the length of a run. It is per thread (``None`` in a thread that
-        never set it), so robots of one network running in parallel each stamp their own
-        name on what they write.
-        """
-        return getattr(self._writer, "name", None)
-
-    @current_writer.setter
-    def current_writer(self, name: str | None) -> None:
-        self._writer.name = name
-
-    @contextlib.contextmanager
-    def writing_as(self, name: str | None) -> Iterator[None]:
-        """Make ``name`` the writer for the block, restoring the previous one after it."""
-        previous = self.current_writer
-        self.current_writer = name
-        try:
-            yield
-        finally:
-            self.current_writer = previous
 
     # -- reserved keys ---------------------------------------------------------------------
 

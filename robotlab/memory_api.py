@@ -6,12 +6,15 @@ gets a remote memory with the same calls and the same errors.
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from robotlab.errors import AwaitTimeout
 from robotlab.memory_notify import Callback
 
-__all__ = ["MemoryStore", "Wait", "timeout_error"]
+__all__ = ["MemoryStore", "Wait", "WriterSlot", "timeout_error"]
 
 Wait = bool | float | int | None
 
@@ -42,3 +45,34 @@ def timeout_error(key: str, wait: Wait) -> AwaitTimeout:
     """
     label = str(int(wait)) if isinstance(wait, float) and wait.is_integer() else str(wait)
     return AwaitTimeout(f"Timeout waiting for :{key} after {label} seconds")
+
+
+class WriterSlot:
+    """The ``current_writer`` of a memory: one value per thread.
+
+    A robot sets it for the length of a run, so robots of one network running in parallel
+    threads each stamp their own name on what they write. A thread that never set it sees
+    ``None``.
+    """
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    @property
+    def current_writer(self) -> str | None:
+        """Name stamped as ``writer`` on changes made from this thread."""
+        return getattr(self._local, "name", None)
+
+    @current_writer.setter
+    def current_writer(self, name: str | None) -> None:
+        self._local.name = name
+
+    @contextlib.contextmanager
+    def writing_as(self, name: str | None) -> Iterator[None]:
+        """Make ``name`` the writer for the block, restoring the previous one after it."""
+        previous = self.current_writer
+        self.current_writer = name
+        try:
+            yield
+        finally:
+            self.current_writer = previous
