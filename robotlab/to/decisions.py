@@ -152,3 +152,26 @@ class DecisionStore:
         """Mark ``decision`` closed (only its first ``status:`` line changes)."""
         text = decision.path.read_text(encoding="utf-8")
         atomic_file.write(decision.path, re.sub(r"^status:.*$", "status: closed", text, count=1, flags=re.MULTILINE))
+
+
+def report(runs_dir: str | Path, run_id: str | None = None) -> tuple[str, int]:
+    """The ``robot-to decisions`` listing of one run (default: the newest) and its exit code."""
+    runs = Path(runs_dir)
+    ids = sorted(p.name for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
+    if run_id is None and not ids:
+        return f"No runs found under {runs}", 1
+    run_id = run_id or ids[-1]
+    store = DecisionStore(runs / run_id / "decisions")
+    pending = [d for d in store.all() if d.status == "pending"]
+    resolved = store.resolved()
+    lines = [f"Run {run_id}", ""]
+    if not pending and not resolved:
+        lines.append("No open decisions.")
+    for title, group in (("Pending (awaiting your answer):", pending), ("Resolved (not yet consumed):", resolved)):
+        if group:
+            lines.append(title)
+            for d in group:
+                lines += [f"  - {d.question}{' [BLOCKING]' if d.blocking else ''}", f"    {d.path}"]
+            lines.append("")
+    lines += ["", f"Answer: set `status: resolved` and fill `resolution:`, then run `robot-to --resume {run_id}`."]
+    return "\n".join(lines), 0

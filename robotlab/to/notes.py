@@ -85,6 +85,10 @@ class Notes:
         ]
         self._entry(iteration, "[GRADER LOCK]", body)
 
+    def interrupted(self, iteration: int, signal_name: str) -> None:
+        """A signal stopped the run mid-iteration; its changes were rolled back."""
+        self._entry(iteration, "[INTERRUPTED]", [f"**Summary:** stopped by {signal_name}; the iteration was rolled back"])
+
     def error(self, iteration: int, error_class: str, message: str) -> None:
         """An exception ended the attempt."""
         self._entry(iteration, "[ERROR]", [f"**Error:** {error_class}: {message}"])

@@ -63,7 +63,7 @@ class Supervisor:
     """The groups alive right now, so a signal handler can kill them all at once."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered when a signal handler interrupts add()
         self._pids: set[int] = set()
 
     def add(self, pid: int) -> None:

@@ -103,9 +103,10 @@ class Run:
         data.update(notes_path=self.notes_path, log_path=self.log_path, decisions_path=self.decisions_path)
         return data
 
-    def save(self) -> None:
-        """Write ``run.json`` atomically."""
-        atomic_file.write(self.state_path, json.dumps(self.to_json(), indent=2, default=str) + "\n")
+    def save(self, root: str | Path = ".") -> None:
+        """Write ``run.json`` atomically (``run_dir`` is relative to the repository ``root``)."""
+        data = json.dumps(self.to_json(), indent=2, default=str) + "\n"
+        atomic_file.write(Path(root) / self.state_path, data)
 
     @classmethod
     def load(cls, path: str | Path) -> Run:

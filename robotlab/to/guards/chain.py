@@ -58,7 +58,10 @@ class GuardChain:
         """A handler that runs ``handler`` behind the guards. Path tools get ``(path, args)``."""
 
         def guarded(args: dict[str, Any]) -> str:
-            reply = self.call(name, args, handler)
+            try:
+                reply = self.call(name, args, handler)
+            except Exception as exc:  # a tool bug is an observation for the model, not a crash
+                reply = f"Error ({name}): {exc}"
             self.monitor.record(name, args)
             return reply
 

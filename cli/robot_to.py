@@ -1,0 +1,130 @@
+"""``robot-to``: a thin shell over ``robotlab.to.run`` / ``resume`` and the decisions listing.
+
+Usage::
+
+    robot-to [objective] [options]
+    robot-to --resume RUN_ID [options]
+    robot-to decisions [RUN_ID]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+USAGE = """robot-to [objective] [options]
+robot-to --resume RUN_ID [options]
+robot-to decisions [RUN_ID]"""
+_FLAGS_ON = {"local_guards": "local_guards", "debug": "debug"}
+_FLAGS_OFF = {"no_stream": "stream", "no_decisions": "decisions_enabled"}
+
+
+def _settings(options: dict[str, Any]) -> dict[str, Any]:
+    """Flags as settings; a flag not given is left out so lower layers apply."""
+    settings = {key: value for key, value in options.items() if value not in (None, ())}
+    for flag, key in _FLAGS_ON.items():
+        settings.pop(flag, None)
+        if options.get(flag):
+            settings[key] = True
+    for flag, key in _FLAGS_OFF.items():
+        settings.pop(flag, None)
+        if options.get(flag):
+            settings[key] = False
+    if options.get("protect_paths"):
+        settings["protect_paths"] = list(options["protect_paths"])
+    return settings
+
+
+def _objective(words: tuple[str, ...]) -> str:
+    if words:
+        return words[0].strip()
+    if not sys.stdin.isatty():
+        return sys.stdin.read().strip()
+    return ""
+
+
+opt = click.option
+INT, FLOAT = click.IntRange(min=0), click.FloatRange(min=0)
+
+
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    help="\b\n" + USAGE + "\n\nRun an autonomous loop toward OBJECTIVE on a new git branch.",
+    options_metavar="[options]",
+)
+@click.argument("words", nargs=-1, metavar="[OBJECTIVE]")
+@opt("--provider", metavar="NAME", help="LLM provider (openai, anthropic, ollama...).")
+@opt("--model", metavar="MODEL", help="Model identifier for the provider.")
+@opt("--api-base", metavar="URL", help="OpenAI-compatible server URL (Ollama, vLLM...); OPENAI_API_BASE works too.")
+@opt("--max-iterations", type=INT, metavar="N", help="Stop after N iterations.")
+@opt("--max-tokens", type=INT, metavar="N", help="Stop after N total tokens.")
+@opt("--stop-when", metavar="CONDITION", help="Natural-language stop condition the robot evaluates.")
+@opt("--max-consecutive-failures", type=INT, metavar="N", help="Abort after N consecutive failures (default 3).")
+@opt("--verify-command", "--verify", "verify_command", metavar="CMD", help="Command that must pass before a commit.")
+@opt("--verify-timeout", type=FLOAT, metavar="SECONDS", help="Timeout for verify/measure/floor (default 600).")
+@opt("--max-verify-repairs", type=INT, metavar="N", help="Repair-in-place attempts before rollback (default 2).")
+@opt("--iteration-timeout", type=FLOAT, metavar="SECONDS", help="Kill an iteration's robot after SECONDS.")
+@opt("--eval", "eval", type=click.Choice(["code", "null", "prose"]), help="Eval strategy.")
+@opt("--measure", "eval_measure", metavar="CMD", help="Command printing a number on stdout (higher is better).")
+@opt("--target", "eval_target", type=float, metavar="FLOAT", help="Stop once the measured score reaches this.")
+@opt("--spec", "eval_spec", metavar="PATH", help="Spec the prose judge measures against (locked).")
+@opt("--floor", "eval_floor", metavar="CMD", help="Check that must pass before the prose judge is asked.")
+@opt("--judge-model", "eval_judge_model", metavar="MODEL", help="Model of the prose judge (default --model).")
+@opt("--stop-on-plateau", type=INT, metavar="N", help="Stop after N iterations without improvement.")
+@opt("--require-improvement/--no-require-improvement", default=None, help="Roll back changes that do not beat the parent.")
+@opt("--protect-path", "protect_paths", multiple=True, metavar="GLOB", help="Lock a grader file (repeatable).")
+@opt("--commit-format", type=click.Choice(["default", "conventional"]), help="Commit message format.")
+@opt("--run-dir", metavar="PATH", help="Directory for run state (default .robot_lab_to).")
+@opt("--local-guards", is_flag=True, help="Add the read/write/edit/bash tools and the guardrails.")
+@opt("--no-stream", is_flag=True, help="Disable streaming (needed for Ollama tool calls).")
+@opt("--debug", is_flag=True, help="Keep provider logging and echo the JSONL events to stderr.")
+@opt("--no-decisions", is_flag=True, help="Do not give the robot the request_decision tool.")
+@opt("--decision-mode", type=click.Choice(["wait", "exit"]), help="On a blocking decision: wait, or exit to resume later.")
+@opt("--decision-poll", "decision_wait_poll", type=FLOAT, metavar="SECONDS", help="Seconds between checks while waiting.")
+@opt("--decision-timeout", type=FLOAT, metavar="SECONDS", help="Give up waiting for a decision after SECONDS.")
+@opt("--resume", "resume_id", metavar="RUN_ID", help="Continue a paused run (its settings are stored).")
+@click.version_option(message="%(prog)s %(version)s", version=None, package_name="robotlab", prog_name="robot-to")
+def robot_to(words: tuple[str, ...], resume_id: str | None, **options: Any) -> None:
+    """Run the loop (parse, build settings, call robotlab.to, exit with its code)."""
+    import robotlab.to
+
+    settings = _settings(options)
+    if resume_id:
+        report = robotlab.to.resume(resume_id, **settings)
+    else:
+        objective = _objective(words)
+        if not objective:
+            click.echo("Error: objective required (pass as argument or via stdin)\n", err=True)
+            click.echo(click.get_current_context().get_help(), err=True)
+            sys.exit(2)
+        report = robotlab.to.run(objective, **settings)
+    sys.exit(report.exit_code)
+
+
+@click.command(name="decisions", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("run_id", required=False)
+@click.option("--run-dir", metavar="PATH", help="Directory for run state (default from the config).")
+def decisions(run_id: str | None, run_dir: str | None) -> None:
+    """List a run's open decisions (default: the newest run)."""
+    from robotlab.to import config
+    from robotlab.to.decisions import report
+
+    text, code = report(Path(run_dir or config.load().run_dir) / "runs", run_id)
+    click.echo(text, err=code != 0)
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry: ``decisions`` as the first word selects the subcommand."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args[:1] == ["decisions"]:
+            decisions.main(args[1:], prog_name="robot-to decisions")
+        else:
+            robot_to.main(args, prog_name="robot-to")
+    except KeyboardInterrupt:
+        sys.stderr.write("robot-to: interrupted\n")
+        sys.exit(130)

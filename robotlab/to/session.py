@@ -1,0 +1,75 @@
+"""The collaborators of one run, passed explicitly to the loop and its steps."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any
+
+from robotlab.to.backoff import Backoff
+from robotlab.to.config import Settings
+from robotlab.to.decisions import DecisionStore
+from robotlab.to.git import Git
+from robotlab.to.jsonl_log import JsonlLog
+from robotlab.to.notes import Notes
+from robotlab.to.process_groups import Supervisor
+from robotlab.to.robot_factory import ModelSettings
+from robotlab.to.run_state import Run
+from robotlab.to.status import Status
+
+
+@dataclasses.dataclass
+class Session:
+    """One run's state and the objects that act on it."""
+
+    run: Run
+    settings: Settings
+    root: str
+    git: Git
+    log: JsonlLog
+    notes: Notes
+    evaluator: Any
+    backoff: Backoff
+    decisions: DecisionStore
+    supervisor: Supervisor
+    status: Status
+    stop: threading.Event = dataclasses.field(default_factory=threading.Event)
+    signal_name: str | None = None
+    commit_failure: str | None = None
+    lock_patterns: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def model(self) -> ModelSettings:
+        """How the iteration's robot reaches its model."""
+        s = self.settings
+        return ModelSettings(s.model, s.provider, s.api_base, s.stream, s.max_tool_rounds)
+
+    @property
+    def stopping(self) -> bool:
+        """True once a signal (or the token budget) asked the run to stop."""
+        return self.stop.is_set()
+
+    def request_stop(self, signal_name: str | None = None) -> None:
+        """Stop at the next boundary; kill what runs now; end every wait."""
+        if signal_name and not self.signal_name:
+            self.signal_name = signal_name
+        self.stop.set()
+        self.backoff.interrupt()
+
+    def rollback(self) -> None:
+        """Throw away the iteration's changes, unless a failed commit awaits repair."""
+        if self.commit_failure is None:
+            self.git.reset_hard()
+
+    def save(self) -> None:
+        """Write ``run.json``; a failed write is logged and the run goes on."""
+        try:
+            self.run.save(self.root)
+        except OSError as exc:
+            self.log.event("run_state:write_failed", message=str(exc))
+
+    def add_tokens(self, input_tokens: int, output_tokens: int) -> None:
+        """Count tokens toward the run (robot and judge alike)."""
+        self.run.input_tokens += input_tokens
+        self.run.output_tokens += output_tokens
+        self.status.update(tokens=self.run.total_tokens)
