@@ -221,7 +221,7 @@ class Broker:
         h = frame.header
         ack = h.pop("ack", None)
         if isinstance(ack, int):
-            self.deliveries.ack(peer, ack, reply_to=h.get("reply_to"))
+            self.deliveries.ack(peer, ack, reply=h)
         if len(frame.body) > self.config.max_message_bytes:
             self._error(identity, ErrorCode.TOO_LARGE, f"body of {len(frame.body)} bytes exceeds {self.config.max_message_bytes}", frame)
             return

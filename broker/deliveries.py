@@ -94,15 +94,16 @@ class Deliveries:
         for peer in targets:
             self._dispatch(record, peer, attempt=1, tried={peer.instance})
 
-    def ack(self, peer: Peer, delivery_id: int, reply_to: str | None = None) -> None:
-        """Settle a delivery as acked by ``peer`` (a reply to it may carry the ack)."""
+    def ack(self, peer: Peer, delivery_id: int, reply: dict[str, Any] | None = None) -> None:
+        """Settle a delivery as acked by ``peer``; ``reply`` is the header of a reply carrying the ack."""
         delivery = self._take(peer, delivery_id)
         if delivery is None:
             return
         peer.delivered += 1
         self.counters["delivered"] += 1
-        if reply_to is not None and reply_to == delivery.record.header["id"]:
-            delivery.record.replied = True
+        record = delivery.record
+        if reply and reply.get("reply_to") == record.header["id"] and reply.get("to_instance") == record.notify:
+            record.replied = True  # the reply reaches whoever waits for the receipt: it says it all
         self._settle(delivery.record, delivery.instance, Status.DELIVERED, "")
 
     def nack(self, peer: Peer, delivery_id: int, reason: str) -> None:

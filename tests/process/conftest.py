@@ -136,9 +136,10 @@ def live(url: str, name: str) -> list[dict]:
 def start_robotd(processes: Processes, broker: str):
     """Start ``robotd --name NAME --handler H`` on the broker and wait until it is live."""
 
-    def start(name: str, handler: str = "handlers:echo", *extra: str, wait: bool = True) -> Proc:
+    def start(name: str, handler: str = "handlers:echo", *extra: str, wait: bool = True,
+              env: dict[str, str] | None = None) -> Proc:
         argv = [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", broker, "--handler", handler, *extra]
-        proc = processes.start(argv, name=f"robotd-{name}")
+        proc = processes.start(argv, env=env, name=f"robotd-{name}")
         if wait:
             wait_until(lambda: any(r["pid"] == proc.pid for r in live(broker, name)) or proc.popen.poll() is not None,
                        timeout=15, message=f"robotd {name} is live")

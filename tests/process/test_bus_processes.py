@@ -1,0 +1,125 @@
+"""The bus with real processes: a broker and robotds started by fixtures, then hurt on purpose."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+
+import pytest
+import zmq
+
+from robotlab import bus
+from robotlab.bus import protocol
+from robotlab.errors import DeliveryTimeout, Nacked
+from tests.process.conftest import live, stop
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.process
+
+
+def in_flight(url: str, name: str) -> int:
+    return sum(row["in_flight"] for row in live(url, name))
+
+
+def test_request_reply_between_processes(broker: str, start_robotd) -> None:
+    bob = start_robotd("bob")
+    with bus.connect(broker, name="alice") as alice:
+        reply = alice.request("bob", "ping", timeout=5)
+    assert reply.content == f"ping (from {bob.pid})"
+
+
+def test_kill_9_mid_delivery_tells_the_sender(broker: str, start_robotd) -> None:
+    bob = start_robotd("bob", "handlers:hang")
+    with bus.connect(broker, name="alice") as alice:
+        tracker = alice.send("bob", "work")
+        wait_until(lambda: in_flight(broker, "bob") == 1, message="delivery in flight")
+        os.kill(bob.pid, signal.SIGKILL)
+        with pytest.raises(DeliveryTimeout, match="went silent|disconnected") as info:
+            tracker.wait(10)
+        letters = alice.admin("dlq.list")
+    assert [d["dlq_id"] for d in letters] == [info.value.dlq_id]
+
+
+def test_kill_9_mid_delivery_redelivers_an_idempotent_message(broker: str, start_robotd) -> None:
+    stuck = start_robotd("bob", "handlers:hang_if_told", env={"HANG": "1"})
+    healthy = start_robotd("bob", "handlers:hang_if_told")
+    with bus.connect(broker, name="alice") as alice:
+        tracker = alice.send_request("bob", "job", any=True, idempotent=True)
+        wait_until(lambda: in_flight(broker, "bob") == 1, message="first attempt in flight")
+        os.kill(stuck.pid, signal.SIGKILL)
+        reply = tracker.reply(15)
+    assert reply.content == f"job (from {healthy.pid})"
+
+
+def test_broker_restart_clients_and_robotds_reconnect(endpoint: str, start_broker, processes) -> None:
+    first = start_broker(endpoint)
+    from tests.process.conftest import broker_argv  # same command line for the second broker
+
+    robotd = processes.start([*_robotd_argv(endpoint, "bob")], name="robotd-bob")
+    wait_until(lambda: live(endpoint, "bob"), timeout=15, message="bob live")
+    with bus.connect(endpoint, name="alice") as alice:
+        assert "before" in alice.request("bob", "before", timeout=5).content
+        assert stop(first) == 0
+        wait_until(lambda: not alice.connected, timeout=10, message="alice notices the broker is gone")
+        processes.start(broker_argv(endpoint), name="broker-again")
+        wait_until(lambda: alice.connected, timeout=15, message="alice reconnected")
+        wait_until(lambda: live(endpoint, "bob"), timeout=15, message="bob reconnected")
+        assert alice.request("bob", "after", timeout=5).content == f"after (from {robotd.pid})"
+
+
+def _robotd_argv(url: str, name: str) -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", url, "--handler", "handlers:echo"]
+
+
+def test_a_handler_that_raises_comes_back_nacked(broker: str, start_robotd) -> None:
+    start_robotd("grumpy", "handlers:refuse")
+    with bus.connect(broker, name="alice") as alice:
+        with pytest.raises(Nacked, match="ValueError: refusing 'x'"):
+            alice.send("grumpy", "x").wait(5)
+
+
+def test_sigterm_finishes_the_delivery_in_hand_then_exits_0(broker: str, start_robotd) -> None:
+    bob = start_robotd("bob", "handlers:slow")
+    with bus.connect(broker, name="alice") as alice:
+        tracker = alice.send_request("bob", "0.5")
+        wait_until(lambda: in_flight(broker, "bob") == 1, message="delivery in flight")
+        bob.popen.send_signal(signal.SIGTERM)
+        assert tracker.reply(10).content == "slept 0.5"
+    assert bob.popen.wait(10) == 0
+    wait_until(lambda: not live(broker, "bob"), message="bob said BYE")
+
+
+def test_fuzzed_frames_never_stop_the_broker(broker: str) -> None:
+    rng = random.Random(1234)
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(broker)
+    sent = 0
+    for _ in range(3000):
+        sock.send_multipart(_random_frames(rng))
+        sent += 1
+    sock.close()
+    with bus.connect(broker, name="alice") as alice:
+        wait_until(lambda: alice.admin("stats")["frames_in"] >= sent, timeout=20, message="all fuzz frames read")
+        stats = alice.admin("stats")
+        assert alice.admin("ping")["peers"] >= 1
+    assert stats.get("internal_errors", 0) == 0
+    rejected = sum(v for k, v in stats.items() if k.startswith(("error_", "dropped_")))
+    assert rejected >= sent * 0.9
+
+
+def _random_frames(rng: random.Random) -> list[bytes]:
+    def blob() -> bytes:
+        return bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 12)))
+
+    shapes = [
+        lambda: [blob() for _ in range(rng.randint(1, 6))],
+        lambda: [protocol.SIGNATURE, bytes([rng.randint(0, 20)]), blob(), blob()],
+        lambda: [protocol.SIGNATURE, bytes([rng.choice(list(protocol.Command))]), protocol.pack(rng.choice([1, "x", [], {"id": 3}, {"to": None}])), blob()],
+        lambda: [b"RLB" + bytes([rng.randint(0, 5)]), b"\x01", protocol.pack({"name": 1}), b""],
+    ]
+    return rng.choice(shapes)()

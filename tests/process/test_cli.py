@@ -1,0 +1,99 @@
+"""The `robotlab` and `robotd` commands, through click's CliRunner, against a real broker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from robotlab.cli.robotlab_cli import main
+from robotlab.robotd.__main__ import main as robotd_main
+
+pytestmark = pytest.mark.process
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def test_ps_lists_live_robots(runner: CliRunner, broker: str, start_robotd) -> None:
+    bob = start_robotd("bob")
+    result = runner.invoke(main, ["ps", "--broker", broker, "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert [(r["name"], r["pid"], r["state"]) for r in rows] == [("bob", bob.pid, "ready")]
+    table = runner.invoke(main, ["ps", "--broker", broker])
+    assert "bob" in table.output and "IN FLIGHT" in table.output
+
+
+def test_send_waits_for_the_reply(runner: CliRunner, broker: str, start_robotd) -> None:
+    bob = start_robotd("bob")
+    result = runner.invoke(main, ["send", "--to", "bob", "--broker", broker, "--wait", "hello"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"hello (from {bob.pid})"
+
+
+def test_send_to_a_missing_robot_exits_69_and_is_dead_lettered(runner: CliRunner, broker: str) -> None:
+    result = runner.invoke(main, ["send", "--to", "ghost", "--broker", broker, "boo"])
+    assert result.exit_code == 69
+    assert "undeliverable: no live robot named 'ghost'" in result.output
+    listed = runner.invoke(main, ["dlq", "list", "--broker", broker, "--json"])
+    rows = json.loads(listed.output)
+    assert [(r["reason"], r["to"], r["content"]) for r in rows] == [("undeliverable", "ghost", "boo")]
+
+
+def test_send_times_out_with_75(runner: CliRunner, broker: str, start_robotd) -> None:
+    start_robotd("sloth", "handlers:hang")
+    result = runner.invoke(main, ["send", "--to", "sloth", "--broker", broker, "--wait", "--timeout", "0.5", "x"])
+    assert result.exit_code == 75
+    assert "still in flight to sloth" in result.output
+
+
+def test_dlq_replay_delivers_once_the_robot_exists(runner: CliRunner, broker: str, start_robotd) -> None:
+    runner.invoke(main, ["send", "--to", "late", "--broker", broker, "early"])
+    dlq_id = json.loads(runner.invoke(main, ["dlq", "list", "--broker", broker, "--json"]).output)[0]["dlq_id"]
+    start_robotd("late")
+    replayed = runner.invoke(main, ["dlq", "replay", dlq_id, "--broker", broker])
+    assert replayed.exit_code == 0, replayed.output
+    assert f"{dlq_id} delivered" in replayed.output
+    rows = json.loads(runner.invoke(main, ["dlq", "list", "--broker", broker, "--json"]).output)
+    # The replayed letter is gone; late's reply to the long-gone `robotlab send` is the new one.
+    assert [(r["reason"], r["to"], r["type"]) for r in rows] == [("undeliverable", "robotlab-send", "reply")]
+    assert dlq_id not in {r["dlq_id"] for r in rows}
+
+
+def test_dlq_purge_needs_an_id_or_all(runner: CliRunner, broker: str) -> None:
+    runner.invoke(main, ["send", "--to", "ghost", "--broker", broker, "x"])
+    assert runner.invoke(main, ["dlq", "purge", "--broker", broker]).exit_code == 2
+    purged = runner.invoke(main, ["dlq", "purge", "--all", "--broker", broker])
+    assert purged.exit_code == 0 and "purged 1" in purged.output
+
+
+def test_broker_refuses_a_public_bind_without_keys(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["broker", "--bind", "tcp://0.0.0.0:5599"])
+    assert result.exit_code == 78
+    assert "refusing to bind tcp://0.0.0.0:5599" in result.output and "--insecure" in result.output
+
+
+def test_broker_rejects_a_malformed_address(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["broker", "--bind", "http://localhost:80"])
+    assert result.exit_code == 78
+    assert "must start with tcp://, ipc:// or inproc://" in result.output
+
+
+def test_robotd_with_a_bad_handler_exits_78(runner: CliRunner, broker: str) -> None:
+    result = runner.invoke(robotd_main, ["--name", "x", "--broker", broker, "--handler", "no_such_module:f"])
+    assert result.exit_code == 78
+    assert "cannot import handler module 'no_such_module'" in result.output
+
+
+def test_robotd_with_an_unreachable_broker_exits_78(tmp_path) -> None:
+    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "x", "--broker", f"ipc://{tmp_path}/none.sock",
+            "--handler", "json:dumps", "--connect-timeout", "0.5"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 78
+    assert "no broker answered" in done.stderr
