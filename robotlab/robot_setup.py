@@ -128,7 +128,7 @@ class RobotSetup:
                      if getattr(network_config, k) is not None and getattr(self.config, k) is None}
         params = {**self._params, **inherited}
         if self.own.model is None and self.config.model is None and network_config.model:
-            params["model"] = model_id(network_config.model, network_config.provider or self.provider)
+            params["model"] = model_id(network_config.model, network_config.provider or self.config.provider)
         return params
 
     def system_messages(self) -> list[dict[str, Any]]:

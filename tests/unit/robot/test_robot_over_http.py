@@ -1,0 +1,118 @@
+"""Robots over real HTTP: litellm against the script server (spec 3, 4, 6, 9, 14; the LLM seam)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import robotlab
+from robotlab.testing import load_script, requests_seen, serve_script
+from robotlab.testing.llm_server import ScriptServer
+from robotlab.testing.script import Script
+
+
+@pytest.fixture
+def no_retries() -> None:
+    robotlab.configure(ruby_llm={"max_retries": 0, "request_timeout": 20})
+
+
+def http_robot(url: str, **opts: object) -> robotlab.Robot:
+    return robotlab.build(name="http", model="openai/scripted", api_base=url, **opts)
+
+
+def test_tool_loop_over_http_sums_usage_and_sends_tool_results(no_retries: None) -> None:
+    add = robotlab.Tool.create(name="add", parameters={"properties": {"a": {"type": "integer"}}},
+                               handler=lambda args: args["a"] + 1)
+    turns = [{"tool_calls": [{"name": "add", "arguments": {"a": 1}}], "usage": {"prompt_tokens": 11, "completion_tokens": 2}},
+             {"content": "two", "usage": {"prompt_tokens": 13, "completion_tokens": 1}}]
+    with serve_script(turns) as url:
+        result = http_robot(url, local_tools=[add], system_prompt="S").run("1+1?", tools="inherit")
+        seen = requests_seen(url)
+    assert result.reply == "two"
+    assert (result.input_tokens, result.output_tokens) == (24, 3)
+    assert [t["function"]["name"] for t in seen[0]["tools"]] == ["add"]
+    assert seen[1]["messages"][-1] == {"role": "tool", "tool_call_id": "call_0_0", "name": "add", "content": "2"}
+    assert seen[0]["messages"][0] == {"role": "system", "content": "S"}
+
+
+def test_streaming_over_http_with_reasoning_and_usage(no_retries: None) -> None:
+    chunks: list[str] = []
+    with serve_script([{"chunks": ["Hel", "lo"], "reasoning_content": "thinking",
+                        "usage": {"prompt_tokens": 8, "completion_tokens": 4}}]) as url:
+        result = http_robot(url, on_content=chunks.append).run("hi")
+        seen = requests_seen(url)
+    assert chunks == ["Hel", "lo"]
+    assert (result.reply, result.input_tokens, result.output_tokens) == ("Hello", 8, 4)
+    assert seen[0]["stream"] is True
+    assert seen[0]["stream_options"] == {"include_usage": True}
+
+
+def test_streamed_tool_calls_over_http(no_retries: None) -> None:
+    echo = robotlab.Tool.create(name="echo", handler=lambda args: args.get("text", ""))
+    turns = [{"tool_calls": [{"name": "echo", "arguments": {"text": "x"}}]}, {"content": "done"}]
+    with serve_script(turns) as url:
+        result = http_robot(url, local_tools=[echo]).run("go", tools="inherit", on_content=lambda c: None)
+    assert result.reply == "done"
+    assert result.tool_calls[0]["result"] == "x"
+
+
+def test_thinking_text_fallback_over_http(no_retries: None) -> None:
+    with serve_script([{"content": None, "reasoning_content": "only thoughts"}]) as url:
+        assert http_robot(url).run("hi").reply == "only thoughts"
+
+
+def test_provider_errors_become_inference_errors_with_the_providers_message(no_retries: None) -> None:
+    with serve_script([{"error": {"status": 400, "message": "context too long"}}]) as url:
+        with pytest.raises(robotlab.InferenceError, match="context too long") as caught:
+            http_robot(url).run("hi")
+    assert caught.value.status_code == 400
+    assert robotlab.retryable(caught.value)
+
+
+def test_exhausted_script_says_so(no_retries: None) -> None:
+    with serve_script([]) as url:
+        with pytest.raises(robotlab.InferenceError, match="script exhausted"):
+            http_robot(url).run("hi")
+
+
+def test_models_endpoint_and_unknown_paths() -> None:
+    import urllib.error
+    import urllib.request
+
+    with serve_script([]) as url:
+        with urllib.request.urlopen(f"{url}/models", timeout=5) as response:
+            assert json.loads(response.read())["data"][0]["id"] == "scripted"
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(url.replace("/v1", "/nowhere"), timeout=5)
+
+
+def test_server_command_prints_its_address_and_shares_the_script(tmp_path: Path) -> None:
+    script = tmp_path / "script.yml"
+    script.write_text("- content: first\n- content: second\n")
+    process = subprocess.Popen([sys.executable, "-m", "robotlab.testing.llm_server", "--script", str(script)],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        assert line.startswith("LISTENING http://127.0.0.1:")
+        url = line.split()[1]
+        replies = [http_robot(url).run("hi").reply for _ in range(2)]
+        assert replies == ["first", "second"]
+        assert len(requests_seen(url)) == 2
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_script_files_and_validation(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"turns": [{"content": "a", "delay": 0.01}, {"error": {"status": 429, "message": "slow"}}]}))
+    turns = load_script(path)
+    assert turns[0].content == "a" and turns[0].delay == 0.01
+    assert (turns[1].error_status, turns[1].error_message) == (429, "slow")
+    with pytest.raises(robotlab.ConfigError, match="unknown keys"):
+        Script.of([{"contnet": "typo"}])
+    assert ScriptServer(Script.of([])).url.startswith("http://127.0.0.1:")
