@@ -1,0 +1,117 @@
+"""Fixtures for robot-to: a real temporary git repository and scripted-model runs."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import robotlab.to
+from robotlab.testing import serve_script
+from robotlab.to.orchestrator import RunReport, Streams
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` and return its stdout."""
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository with one commit, as the current directory; no ROBOT_LAB_TO_* leaks in."""
+    for key in list(__import__("os").environ):
+        if key.startswith("ROBOT_LAB_TO_") or key == "OPENAI_API_BASE":
+            monkeypatch.delenv(key)
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "robot@example.com")
+    git(path, "config", "user.name", "Robot")
+    (path / "README.md").write_text("hello\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+    monkeypatch.chdir(path)
+    return path
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    """A scripted turn calling one tool."""
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def submit(success: bool = True, summary: str = "did it", **extra: Any) -> dict[str, Any]:
+    """A scripted turn calling submit_iteration_result."""
+    return call("submit_iteration_result", success=success, summary=summary, **extra)
+
+
+DONE = {"content": "done"}
+
+
+def write_and_submit(path: str, content: str, summary: str = "did it", **extra: Any) -> list[dict[str, Any]]:
+    """One robot run: write a file, submit success, end."""
+    return [call("write", path=path, content=content), submit(True, summary, **extra), DONE]
+
+
+class Runner:
+    """Runs robot-to through the Python API against a scripted model server."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.out = io.StringIO()
+        self.err = io.StringIO()
+        self.url = ""
+
+    @contextlib.contextmanager
+    def serving(self, turns: list[dict[str, Any]]) -> Iterator[str]:
+        """Serve ``turns`` for several runs (a run and its resume share one script)."""
+        with serve_script(turns) as url:
+            self.url = url
+            yield url
+
+    def _streams(self) -> Streams:
+        return Streams(self.out, self.err, live=False)
+
+    def run(self, turns: list[dict[str, Any]] | None = None, objective: str = "Improve the project",
+            **settings: Any) -> RunReport:
+        if turns is not None:
+            with self.serving(turns):
+                return self.run(None, objective, **settings)
+        base = {"model": "openai/scripted", "api_base": self.url, "backoff_base": 0.01, "decision_wait_poll": 0.05}
+        return robotlab.to.run(objective, work_dir=str(self.repo), streams=self._streams(), **{**base, **settings})
+
+    def resume(self, run_id: str, **settings: Any) -> RunReport:
+        return robotlab.to.resume(run_id, work_dir=str(self.repo), streams=self._streams(), **settings)
+
+    def run_dir(self, report: RunReport) -> Path:
+        assert report.run is not None
+        return self.repo / report.run.run_dir
+
+    def events(self, report: RunReport) -> list[dict[str, Any]]:
+        lines = (self.run_dir(report) / "run.log").read_text().splitlines()
+        return [json.loads(line) for line in lines]
+
+    def notes(self, report: RunReport) -> str:
+        return (self.run_dir(report) / "notes.md").read_text()
+
+    def subjects(self) -> list[str]:
+        return git(self.repo, "log", "--format=%s").splitlines()
+
+
+@pytest.fixture
+def runner(repo: Path) -> Runner:
+    """A Runner in the ``repo`` fixture."""
+    return Runner(repo)
+
+
+def names(events: list[dict[str, Any]]) -> list[str]:
+    """The event names, in order."""
+    return [event["event"] for event in events]
+
+
+Turns = Callable[..., list[dict[str, Any]]]
