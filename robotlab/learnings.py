@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["Learnings"]
+from typing import Any
+
+from robotlab.hooks import HookScope, LearnHookContext, global_hooks
+
+__all__ = ["Learnings", "record_learning"]
 
 HEADER = "LEARNINGS FROM PREVIOUS RUNS:"
 
@@ -31,3 +35,20 @@ class Learnings:
             return message
         lines = "\n".join(f"- {item}" for item in self.items)
         return f"{HEADER}\n{lines}\n\n{message}"
+
+
+def record_learning(robot: Any, learnings: Learnings, text: str) -> None:
+    """Add ``text`` inside the ``learn`` hooks and copy the list to the robot's own memory.
+
+    ``on_learn`` hooks fire afterwards, whether or not the text was stored.
+    """
+    scope = HookScope(global_hooks(), None, robot.hooks)
+    ctx = LearnHookContext(robot=robot, text=text, learnings_before=tuple(learnings.items))
+
+    def core() -> bool:
+        ctx.stored = learnings.add(text)
+        robot.memory.set("learnings", list(learnings.items))
+        return ctx.stored
+
+    scope.run("learn", ctx, core)
+    scope.fire("learn", ctx)

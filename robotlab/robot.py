@@ -17,21 +17,21 @@ from robotlab.hooks import (
     Hook,
     HookRegistry,
     HookScope,
-    LearnHookContext,
     LlmGenerationHookContext,
     RunHookContext,
     global_hooks,
 )
-from robotlab.learnings import Learnings
+from robotlab.learnings import Learnings, record_learning
 from robotlab.llm import LLM
 from robotlab.mcp import MCPConnections
 from robotlab.result import RobotResult
 from robotlab.robot_setup import RobotSetup, validate_tool_names
 from robotlab.run_config import RunConfig
+from robotlab.run_memory import active_memory
 from robotlab.runnable import Runnable
 from robotlab.tool import Tool
 from robotlab.tool_config import is_explicit_none, is_none_value, resolve, select_tools
-from robotlab.tool_loop import LoopOutcome, ToolLoop
+from robotlab.tool_loop import LoopOutcome, ToolLoop, chain_callbacks
 
 __all__ = ["Robot", "build"]
 
@@ -237,14 +237,11 @@ class Robot(Runnable):
         """
         per_run = [] if hooks is None else list(hooks) if isinstance(hooks, (list, tuple)) else [hooks]
         scope = HookScope(global_hooks(), getattr(network, "hooks", None), self.hooks, per_run)
-        active = self._enter_memory(memory, network, network_memory)
-        ctx = RunHookContext(robot=self, network=network, task=task, memory=active, config=self.config,
-                             request=message)
-        try:
+        with active_memory(self, memory, network, network_memory) as active:
+            ctx = RunHookContext(robot=self, network=network, task=task, memory=active, config=self.config,
+                                 request=message)
             return scope.run("run", ctx, lambda: self._run(
                 message, tools, mcp, on_content, network_config, template_context, scope, ctx))
-        finally:
-            self._leave_memory(active)
 
     def _run(self, message: str | None, tools: Any, mcp: Any, on_content: Callable[[str], Any] | None,
              network_config: RunConfig | None, template_context: dict[str, Any], scope: HookScope,
@@ -296,7 +293,7 @@ class Robot(Runnable):
                 messages.append({"role": "user", "content": text})
             loop = ToolLoop(
                 self.llm, self._setup.params(network_config), sent_tools, scope, self,
-                on_chunk=_chain(self.config.on_content, on_content), on_tool_call=self.config.on_tool_call,
+                on_chunk=chain_callbacks(self.config.on_content, on_content), on_tool_call=self.config.on_tool_call,
                 on_tool_result=self.config.on_tool_result, max_tool_rounds=self.config.max_tool_rounds,
                 doom_loop_threshold=self.config.doom_loop_threshold,
             )
@@ -316,25 +313,6 @@ class Robot(Runnable):
             cost=outcome.cost, duration=time.monotonic() - started, tool_calls=outcome.tool_calls, raw=outcome.reply,
         )
 
-    def _enter_memory(self, memory: Any, network: Any, network_memory: Any) -> Any:
-        active = network_memory or getattr(network, "memory", None) or self._memory
-        if memory is not None and not isinstance(memory, dict):
-            active = memory
-        elif isinstance(memory, dict) and active is None:
-            active = self.memory
-        if active is None:
-            return None
-        active._robot_previous_writer = active.current_writer
-        active.current_writer = self.name
-        for key, value in (memory or {}).items() if isinstance(memory, dict) else ():
-            active.set(key, value)
-        return active
-
-    @staticmethod
-    def _leave_memory(active: Any) -> None:
-        if active is not None:
-            active.current_writer = getattr(active, "_robot_previous_writer", None)
-
     # -- other actions ---------------------------------------------------------------------
 
     def on(self, handler: type[Hook] | Hook, context: dict[str, Any] | None = None) -> Robot:
@@ -345,18 +323,8 @@ class Robot(Runnable):
     def learn(self, text: str) -> Robot:
         """Keep a lesson for later runs (blank text does nothing); see ``docs/robots.md``."""
         text = (text or "").strip()
-        if not text:
-            return self
-        scope = HookScope(global_hooks(), None, self.hooks)
-        ctx = LearnHookContext(robot=self, text=text, learnings_before=tuple(self._learnings.items))
-
-        def core() -> bool:
-            ctx.stored = self._learnings.add(text)
-            self.memory.set("learnings", list(self._learnings.items))
-            return ctx.stored
-
-        scope.run("learn", ctx, core)
-        scope.fire("learn", ctx)
+        if text:
+            record_learning(self, self._learnings, text)
         return self
 
     def delegate(self, to: Robot, task: str, *, async_: bool = False, **kwargs: Any) -> Any:
@@ -413,17 +381,6 @@ class Robot(Runnable):
 
     def __repr__(self) -> str:
         return f"<Robot {self.name} model={self.model}>"
-
-
-def _chain(stored: Callable[[str], Any] | None, per_call: Callable[[str], Any] | None) -> Callable[[str], Any] | None:
-    if stored is None or per_call is None:
-        return stored or per_call
-
-    def both(chunk: str) -> None:
-        stored(chunk)
-        per_call(chunk)
-
-    return both
 
 
 def build(name: str = "robot", template: str | None = None, system_prompt: str | None = None,

@@ -21,7 +21,7 @@ from robotlab.llm import LLM, ChunkCallback, LLMReply, ToolCall
 from robotlab.text_tool_calls import parse_text_tool_calls
 from robotlab.tool import Tool
 
-__all__ = ["LoopOutcome", "ToolLoop", "tool_error_text"]
+__all__ = ["LoopOutcome", "ToolLoop", "chain_callbacks", "tool_error_text"]
 
 log = logging.getLogger("robotlab.tool")
 
@@ -30,6 +30,20 @@ def tool_error_text(name: str, error: BaseException) -> str:
     """What the model reads when a tool fails: ``Error (<name>): <msg>[ (retryable)]``."""
     suffix = " (retryable)" if retryable(error) else ""
     return f"Error ({name}): {error}{suffix}"
+
+
+def chain_callbacks(
+    stored: Callable[[str], Any] | None, per_call: Callable[[str], Any] | None
+) -> Callable[[str], Any] | None:
+    """One content callback calling the stored one, then the per-call one (None if neither)."""
+    if stored is None or per_call is None:
+        return stored or per_call
+
+    def both(chunk: str) -> None:
+        stored(chunk)
+        per_call(chunk)
+
+    return both
 
 
 def _as_text(result: Any) -> str:
