@@ -57,31 +57,50 @@ class RemoteMemory(WriterSlot):
         owns_client: bool = False,
     ) -> None:
         super().__init__()
-        self.client = client
         self.service_name = service
         self.network_name = network_name
         self.timeout = timeout
+        self._client = client
+        self._broker_url: str | None = None
         self._owns_client = owns_client
+        self._lock = threading.Lock()
         self._routes: dict[str, Callback] = {}
         self._subs: dict[str, str] = {}
         self._flushed: dict[str, threading.Event] = {}
         self._cache = ResponseCache()
-        client.on_message(self._on_message)
+        if client is not None:
+            client.on_message(self._on_message)
 
     @classmethod
     def connect(
         cls, broker_url: str, service: str, network_name: str | None = None, timeout: float = 5.0
     ) -> RemoteMemory:
-        """Open a bus connection of its own and return the remote memory on it."""
-        from robotlab import bus  # deferred: importing the memory API needs no ZeroMQ
+        """A remote memory with a bus connection of its own, opened on first use (a member
+        that never touches the memory never pays for it)."""
+        memory = cls(None, service, network_name=network_name, timeout=timeout, owns_client=True)
+        memory._broker_url = broker_url
+        return memory
 
-        client = bus.connect(broker_url, name=f"{service}/client-{uuid.uuid4().hex[:8]}")
-        return cls(client, service, network_name=network_name, timeout=timeout, owns_client=True)
+    @property
+    def client(self) -> Any:
+        """The bus client this memory talks through (connected now if it was not yet)."""
+        with self._lock:
+            if self._client is None:
+                if self._broker_url is None:
+                    raise errors.PeerUnavailable(f"the connection to {self.service_name} is closed")
+                from robotlab import bus  # deferred: importing the memory API needs no ZeroMQ
+
+                name = f"{self.service_name}/client-{uuid.uuid4().hex[:8]}"
+                self._client = bus.connect(self._broker_url, name=name)
+                self._client.on_message(self._on_message)
+            return self._client
 
     def close(self) -> None:
         """Drop this connection (the memory itself lives on in the service)."""
-        if self._owns_client:
-            self.client.close()
+        with self._lock:
+            client, self._client, self._broker_url = self._client, None, None
+        if self._owns_client and client is not None:
+            client.close()
 
     # -- the wire --------------------------------------------------------------------------
 

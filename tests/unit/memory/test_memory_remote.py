@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from robotlab import bus
-from robotlab.errors import AwaitTimeout, BusError, RemoteError
+from robotlab.errors import AwaitTimeout, BusError, PeerUnavailable, RemoteError
 from robotlab.memory import Memory, MemoryChange, MemoryStore
 from robotlab.memory_remote import RemoteMemory
 from robotlab.memory_service import MemoryService
@@ -137,3 +137,13 @@ def test_a_wait_in_progress_fails_when_the_service_goes(shared: Shared) -> None:
     threading.Timer(0.2, shared.service.close).start()
     with pytest.raises(BusError):
         shared.remote.get("k", wait=True)
+
+
+def test_the_connection_opens_on_first_use_and_closes_for_good(shared: Shared) -> None:
+    lazy = RemoteMemory.connect(shared.remote.client.url, "memory/net")
+    assert lazy._client is None  # a member that never touches memory pays nothing
+    shared.memory.set("k", "v")
+    assert lazy.get("k") == "v"
+    lazy.close()
+    with pytest.raises(PeerUnavailable, match="closed"):
+        lazy.get("k")
