@@ -281,3 +281,16 @@ def test_flow_result_is_immutable_and_plain() -> None:
     plain = changed.to_dict()
     assert plain["context"]["k"]["reply"] == "hi"
     assert plain["errors"] == {"t": ["bad"]}
+
+
+def test_an_around_task_hook_can_activate_optional_tasks() -> None:
+    class Router(Hook):
+        def around_task(self, ctx: Any, inner: Any) -> Any:
+            result = inner()
+            return result.activate("extra") if ctx.task_name == "first" else result
+
+    extra = Member("extra")
+    net = create_network(name="routed").task("first", Member("first")).task("extra", extra, optional=True)
+    net.on(Router)
+    assert net.run("x").activated_steps == ("extra",)
+    assert extra.calls[0][0] == "first(x)"
