@@ -1,0 +1,139 @@
+"""Errors, retries, timeouts, decisions and resume, through the Python API."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.to.conftest import DONE, Runner, call, git, names, submit, write_and_submit
+
+FLAKY = {"error": {"status": 400, "message": "flaky upstream"}}
+
+
+def test_errors_are_retried_then_fatal(runner: Runner, repo: Path) -> None:
+    report = runner.run([FLAKY] * 6, max_retries=2)
+
+    events = runner.events(report)
+    assert report.exit_code == 1 and (report.reason or "").startswith("fatal:")
+    assert names(events).count("agent:run:start") == 3
+    assert names(events).count("iteration:start") == 1
+    assert names(events).count("backoff:start") == 2
+    assert runner.notes(report).count("[ERROR]") == 3
+
+
+def test_an_error_then_success_commits_in_the_same_iteration(runner: Runner) -> None:
+    report = runner.run([FLAKY, *write_and_submit("a.txt", "x\n")], max_iterations=1, local_guards=True)
+
+    assert report.exit_code == 0 and runner.subjects()[0] == "robot-to 1: did it"
+    assert "[ERROR]" in runner.notes(report)
+
+
+def test_authentication_errors_are_permanent(runner: Runner) -> None:
+    report = runner.run([{"error": {"status": 401, "message": "invalid api key"}}] * 3)
+
+    assert report.exit_code == 1
+    assert (report.reason or "").startswith("permanent error: API authentication failed")
+    assert names(runner.events(report)).count("agent:run:start") == 1
+
+
+def test_a_hung_model_call_is_killed_by_the_iteration_timeout(runner: Runner) -> None:
+    turns = [{"content": "slow", "delay": 30}, {"content": "slow", "delay": 30}]
+    report = runner.run(turns, iteration_timeout=0.5, max_retries=0)
+
+    assert report.exit_code == 1
+    assert "iteration-timeout" in (report.reason or "")
+    assert "IterationTimeout" in runner.notes(report)
+
+
+def test_repeated_identical_tool_calls_end_the_attempt(runner: Runner) -> None:
+    (runner.repo / "a.txt").write_text("a\n")
+    git(runner.repo, "add", "-A")
+    git(runner.repo, "commit", "-qm", "a")
+    turns = [call("read", path="a.txt")] * 4 + [DONE]
+    report = runner.run(turns, local_guards=True, max_retries=0)
+
+    assert "repeated_tool_call" in runner.notes(report)
+    assert report.exit_code == 1
+
+
+def test_a_decision_is_recorded_and_the_work_committed(runner: Runner) -> None:
+    turns = [
+        call("request_decision", question="404 or 410?", recommendation="410", blocking=False),
+        *write_and_submit("a.txt", "x\n"),
+    ]
+    report = runner.run(turns, max_iterations=1, local_guards=True)
+
+    files = list((runner.run_dir(report) / "decisions").glob("d-*.md"))
+    assert len(files) == 1 and "status: pending" in files[0].read_text()
+    assert "**Blocking:** no" in runner.notes(report)
+    assert "decision:raised" in names(runner.events(report))
+    assert len(runner.subjects()) == 2
+
+
+def test_exit_mode_pauses_and_resume_continues_with_no_flags(runner: Runner) -> None:
+    turns = [
+        call("request_decision", question="404 or 410?", blocking=True), *write_and_submit("a.txt", "x\n"),
+        *write_and_submit("b.txt", "y\n"),
+    ]
+    with runner.serving(turns):
+        first = runner.run(max_iterations=2, local_guards=True, decision_mode="exit")
+        assert first.exit_code == 0 and first.run is not None
+        assert "awaiting human decision" in (first.reason or "") and f"--resume {first.run.run_id}" in first.reason
+        decision = next((runner.run_dir(first) / "decisions").glob("d-*.md"))
+        text = decision.read_text().replace("status: pending", "status: resolved")
+        decision.write_text(re.sub(r"resolution: null", "resolution: go with 410", text))
+        second = runner.resume(first.run.run_id)
+
+    assert second.reason == "max iterations reached (2)"
+    assert runner.subjects()[:2] == ["robot-to 2: did it", "robot-to 1: did it"]
+    assert "status: closed" in decision.read_text()
+    assert "orchestrator:resume" in names(runner.events(second))
+
+
+def test_wait_mode_times_out(runner: Runner) -> None:
+    turns = [call("request_decision", question="which?", blocking=True), *write_and_submit("a.txt", "x\n")]
+    report = runner.run(turns, local_guards=True, decision_mode="wait", decision_timeout=0.1)
+
+    assert "timed out" in (report.reason or "")
+    assert "decision:wait:start" in names(runner.events(report))
+
+
+def test_resume_of_an_unknown_run_is_refused(runner: Runner) -> None:
+    report = runner.resume("20260101-000000-abcdef")
+
+    assert report.exit_code == 2 and "no resumable run" in (report.reason or "")
+
+
+def test_a_stop_condition_ends_the_run_on_a_committing_iteration(runner: Runner) -> None:
+    turns = write_and_submit("a.txt", "x\n", should_fully_stop=True)
+    report = runner.run(turns, local_guards=True, stop_when="the file exists")
+
+    assert report.reason == "stop condition met: the file exists"
+    assert report.exit_code == 0 and "robot-to complete" in report.summary
+
+
+def test_a_custom_eval_object_and_a_registered_name(runner: Runner) -> None:
+    import robotlab.to
+    from robotlab.to import Score
+
+    seen: list[int] = []
+
+    class Judge:
+        def score(self, context):
+            seen.append(context.iteration)
+            return Score(gate_ok=True, improved=True, met_target=True, value=7.0, detail="custom ok")
+
+    registry = robotlab.to.EvalRegistry()
+    registry.register("mine", lambda settings: Judge())
+    with runner.serving(write_and_submit("a.txt", "x\n")):
+        report = robotlab.to.run("go", work_dir=str(runner.repo), registry=registry, eval="mine",
+                                 model="openai/scripted", api_base=runner.url, local_guards=True,
+                                 streams=runner._streams())
+    assert report.reason == "target met: custom ok" and seen == [1]
+
+
+def test_an_unknown_eval_is_a_usage_error(runner: Runner) -> None:
+    report = runner.run([DONE], eval="nonsense")
+
+    assert report.exit_code == 2 and "unknown eval strategy: nonsense" in (report.reason or "")
+    assert submit(True)["tool_calls"][0]["name"] == "submit_iteration_result"
