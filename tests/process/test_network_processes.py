@@ -181,3 +181,13 @@ def test_an_unreachable_member_name_fails_the_step_not_the_run(client) -> None:
     net.close()
     assert result.reply.startswith("Error: Undeliverable:")
     assert "nobody-home" in result.reply
+
+
+def test_the_demo_pipeline_runs_across_processes(broker: str) -> None:
+    from robotlab.network_demo import run_demo
+
+    lines: list[str] = []
+    result = run_demo(broker, say=lines.append, step=0.3)
+    assert result.reply == "Summary: offer yearly billing up front."
+    assert any("(written by researcher)" in line for line in lines), lines
+    assert any("(written by reviewer)" in line for line in lines), lines
