@@ -86,9 +86,7 @@ class GuardChain:
             return OUTSIDE_REFUSAL.format(path=raw)
         refusal = self._refusal(name, path)
         if refusal:
-            if name == "write":
-                self.known.add(path)
-            return refusal
+            return refusal  # a refused write does not count as having read the file
         if name in ("write", "edit") and self.settings.local_guards:
             self.checkpoints.touch(path)
         reply = handler(path, args)
