@@ -59,6 +59,7 @@ class MemoryService:
         self.memory = memory
         self.client = client
         self.name = client.name
+        self._routes: dict[str, str] = {}
         client.on_message(self.handle)
 
     @classmethod
@@ -102,8 +103,16 @@ class MemoryService:
     def _subscribe(self, message: Any, args: dict[str, Any]) -> str:
         push = self._pusher(message.sender, message.sender_instance, args["route"])
         if args.get("pattern") is not None:
-            return self.memory.subscribe_pattern(args["pattern"], push)
-        return self.memory.subscribe(*args["keys"], callback=push)
+            sub = self.memory.subscribe_pattern(args["pattern"], push)
+        else:
+            sub = self.memory.subscribe(*args["keys"], callback=push)
+        self._routes[args["route"]] = sub
+        return sub
+
+    def _unsubscribe(self, message: Any, args: dict[str, Any]) -> bool:
+        for route in [r for r, sub in self._routes.items() if sub == args["id"]]:
+            del self._routes[route]
+        return self.memory.unsubscribe(args["id"])
 
     def _watch(self, message: Any, args: dict[str, Any]) -> dict[str, Any]:
         # Subscribing before reading, both on this one thread, leaves no gap in which a
@@ -125,12 +134,17 @@ class MemoryService:
         registered here, so even the first change finds its callback over there.
         """
         client = self.client
+        last: list[Any] = []
 
         def push(change: MemoryChange) -> None:
-            # Runs on the memory's drainer thread, in change order.
+            # Runs on the memory's drainer thread, in change order. A subscriber whose last
+            # change could not be delivered has left the bus: its subscription goes too.
+            if last and last[0].settled and last[0].failed:
+                self.memory.unsubscribe(self._routes.pop(route, ""))
+                return
             data = change.to_dict()
             data["value"], data["previous"] = plain(change.value), plain(change.previous)
-            client.send(name, {"route": route, "change": data}, type=CHANGE_TYPE, to_instance=instance)
+            last[:] = [client.send(name, {"route": route, "change": data}, type=CHANGE_TYPE, to_instance=instance)]
 
         return push
 
@@ -161,7 +175,7 @@ _OPS: dict[str, _Op] = {
     "to_dict": lambda s, m, a: s.memory.to_dict(),
     "subscribe": MemoryService._subscribe,
     "watch": MemoryService._watch,
-    "unsubscribe": lambda s, m, a: s.memory.unsubscribe(a["id"]),
+    "unsubscribe": MemoryService._unsubscribe,
     "unsubscribe_keys": lambda s, m, a: s.memory.unsubscribe_keys(*a["keys"]),
     "subscribed": lambda s, m, a: s.memory.subscribed(a["key"]),
     "flush": MemoryService._flush,

@@ -13,6 +13,7 @@ from robotlab.errors import AwaitTimeout, BusError, PeerUnavailable, RemoteError
 from robotlab.memory import Memory, MemoryChange, MemoryStore
 from robotlab.memory_remote import RemoteMemory
 from robotlab.memory_service import MemoryService
+from tests.waiting import wait_until
 
 
 @dataclass
@@ -147,3 +148,17 @@ def test_the_connection_opens_on_first_use_and_closes_for_good(shared: Shared) -
     lazy.close()
     with pytest.raises(PeerUnavailable, match="closed"):
         lazy.get("k")
+
+
+def test_a_subscriber_that_left_the_bus_is_dropped(shared: Shared) -> None:
+    leaving = RemoteMemory.connect(shared.remote.client.url, "memory/net")
+    leaving.subscribe("k", callback=lambda change: None)
+    assert shared.memory.subscribed("k")
+    leaving.close()
+
+    def dropped() -> bool:
+        shared.memory.set("k", 1)
+        shared.memory.flush(1)
+        return not shared.memory.subscribed("k")
+
+    wait_until(dropped, timeout=5, message="the departed subscriber is dropped")
