@@ -19,6 +19,7 @@ import pytest
 
 from robotlab import Robot, RunConfig, bus, create_network
 from robotlab.bus import Message
+from robotlab.errors import ConfigError
 from robotlab.hooks import Hook
 from robotlab.network_member import TaskServer, is_network_task
 from robotlab.testing import ScriptedLLM
@@ -191,3 +192,12 @@ def test_the_demo_pipeline_runs_across_processes(broker: str) -> None:
     assert result.reply == "Summary: offer yearly billing up front."
     assert any("(written by researcher)" in line for line in lines), lines
     assert any("(written by reviewer)" in line for line in lines), lines
+
+
+def test_a_cyclic_network_of_remote_members_is_refused_before_anything_is_sent(start_member, client) -> None:
+    start_member("cyclist", [{"content": "never asked"}])
+    net = create_network(name="loop", config=RunConfig(bus=client))
+    net.task("a", "cyclist", depends_on=["b"]).task("b", "cyclist", depends_on=["a"])
+    with pytest.raises(ConfigError, match=r"Dependency cycle in network 'loop': a -> b -> a"):
+        net.run("go")
+    assert net.memory_service_name is None  # nothing was served, nothing was sent
