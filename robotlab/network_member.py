@@ -91,9 +91,11 @@ def task_content(message: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     network = kwargs.pop("network", None)
     task = kwargs.pop("task", None)
     config = kwargs.pop("network_config", None)
-    # The memories stay where they are: the member reaches the network's through its service.
+    # The memories stay where they are: the member reaches the network's through its
+    # service. A task's memory dict travels, to be written there by the member itself.
     kwargs.pop("network_memory", None)
-    kwargs.pop("memory", None)
+    if not isinstance(kwargs.get("memory"), dict):
+        kwargs.pop("memory", None)
     return {
         "message": message,
         "kwargs": kwargs,

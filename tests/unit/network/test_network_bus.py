@@ -51,7 +51,10 @@ def test_a_member_named_on_the_bus_gets_the_config_tools_and_memory(owner: Any) 
     far.on(NotesAsItself)
     client, server = serve(owner, far)
     config = RunConfig(bus=owner, model="net-model", temperature=0.2, tools=["lookup"])
-    net = create_network(name="wire", config=config).task("t", "far", tools="inherit", context={"tone": "dry"})
+    net = create_network(name="wire", config=config)
+    net.task("t", "far", tools="inherit", context={"tone": "dry"}, memory={"brief": "short"})
+    changes: list[Any] = []
+    net.memory.subscribe("brief", callback=changes.append)
     try:
         result = net.run("hello")
         request = far.llm.requests[0]
@@ -61,6 +64,8 @@ def test_a_member_named_on_the_bus_gets_the_config_tools_and_memory(owner: Any) 
         assert result.reply == "far reply" and result.context["far"].robot_name == "far"
         assert net.memory.get("note") == "from far"
         assert net.memory_service_name == "memory/wire"
+        net.memory.flush(2)
+        assert [(c.value, c.writer) for c in changes] == [("short", "far")]
     finally:
         server.close()
         client.close()
