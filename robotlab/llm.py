@@ -96,14 +96,20 @@ def _litellm() -> Any:
     return litellm
 
 
+_unpriced: set[str] = set()
+
+
 def price(model: str, input_tokens: int, output_tokens: int) -> float:
     """Dollar cost from litellm's price table; 0.0 for unknown models, never an exception."""
+    if model in _unpriced:
+        return 0.0
     try:
         prompt, completion = _litellm().cost_per_token(
             model=model, prompt_tokens=input_tokens, completion_tokens=output_tokens
         )
         return float(prompt + completion)
-    except Exception:  # litellm raises many types for "no price"; cost is then unknown
+    except Exception:  # litellm raises many types for "no price"; remember, the lookup is slow
+        _unpriced.add(model)
         return 0.0
 
 
@@ -205,7 +211,9 @@ class LiteLLM:
             response = litellm.completion(**kwargs)
             if on_chunk is None:
                 reply = _reply_from_response(response)
+                known_cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
             else:
+                known_cost = None
                 assembler = _StreamAssembler(on_chunk)
                 for chunk in response:
                     assembler.add(chunk)
@@ -214,7 +222,9 @@ class LiteLLM:
             raise
         except Exception as exc:  # the one boundary where provider failures become ours
             raise _inference_error(exc, kwargs["model"]) from exc
-        cost = price(kwargs["model"], reply.usage.input_tokens, reply.usage.output_tokens)
+        cost = known_cost if known_cost is not None else price(
+            kwargs["model"], reply.usage.input_tokens, reply.usage.output_tokens
+        )
         return LLMReply(reply.content, reply.tool_calls, reply.reasoning, reply.usage, cost, reply.model)
 
     def _request(

@@ -8,9 +8,13 @@ OpenAI format, so litellm's own code path runs. Both read the same script format
 
 from __future__ import annotations
 
-from robotlab.testing.llm_server import requests_seen, serve_script
+from typing import TYPE_CHECKING, Any
+
 from robotlab.testing.script import Script, Turn, load_script, parse_turns
 from robotlab.testing.scripted_llm import RecordedRequest, ScriptedLLM
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
 
 __all__ = [
     "RecordedRequest",
@@ -23,3 +27,19 @@ __all__ = [
     "serve_script",
 ]
 
+
+
+# The server module is imported on use only: ``python -m robotlab.testing.llm_server`` must not
+# find it already imported by this package.
+def serve_script(turns: Any) -> AbstractContextManager[str]:
+    """Run a script server in a thread; see ``robotlab.testing.llm_server.serve_script``."""
+    from robotlab.testing.llm_server import serve_script as serve
+
+    return serve(turns)
+
+
+def requests_seen(url: str) -> list[dict[str, Any]]:
+    """Request bodies a script server received; see ``robotlab.testing.llm_server.requests_seen``."""
+    from robotlab.testing.llm_server import requests_seen as seen
+
+    return seen(url)

@@ -109,6 +109,8 @@ class ScriptServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: ScriptServer
     protocol_version = "HTTP/1.1"
+    # Replies are written in pieces; without TCP_NODELAY the client's delayed ACK adds ~40 ms.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         """Stay quiet: tests read requests from ``/_requests`` instead."""

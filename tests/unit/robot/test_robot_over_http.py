@@ -116,3 +116,22 @@ def test_script_files_and_validation(tmp_path: Path) -> None:
     with pytest.raises(robotlab.ConfigError, match="unknown keys"):
         Script.of([{"contnet": "typo"}])
     assert ScriptServer(Script.of([])).url.startswith("http://127.0.0.1:")
+
+
+def test_cost_comes_from_litellms_price_table(no_retries: None) -> None:
+    usage = {"prompt_tokens": 1000, "completion_tokens": 1000}
+    with serve_script([{"content": "a", "usage": usage}, {"content": "b", "usage": usage}]) as url:
+        priced = robotlab.build(model="openai/gpt-4o-mini", api_base=url, cost_budget=1e-6)
+        with pytest.raises(robotlab.InferenceError, match="Cost budget exceeded"):
+            priced.run("hi")
+        assert priced.budget_ledger.consumed("cost") > 0
+        with pytest.raises(robotlab.BudgetExceeded):
+            priced.run("again")
+        assert http_robot(url).run("hi").cost == 0.0
+
+
+def test_price_is_zero_for_unknown_models_and_never_raises() -> None:
+    from robotlab.llm import price
+
+    assert price("openai/no-such-model-anywhere", 10, 10) == 0.0
+    assert price("gpt-4o-mini", 1000, 1000) > 0
