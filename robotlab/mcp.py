@@ -4,10 +4,12 @@ A robot resolves its ``mcp`` lists like its tool lists ("inherit" / "none" / lis
 each resolved server for tools through a ``ToolSource``. Connection failures are recorded in
 ``failed_mcp_server_names`` and never raised; later runs retry only the failed servers.
 
-MCP transport support is not built yet: every server is recorded as failed with the reason
-"MCP support is not built yet" (a server that is not a mapping with a ``name`` fails with
-"Invalid server config"). ``inject`` adopts sources made elsewhere, such as
-``robotlab.testing``'s dict-backed one.
+A server config is ``{"name": ..., "transport": {"type": "stdio", "command": ..., "args": [...],
+"env": {...}}, "timeout": seconds}``. The stdio transport is served by
+``robotlab.mcp_client.StdioToolSource`` (the official ``mcp`` SDK); the remote transports
+(``sse``, ``ws``, ``websocket``, ``streamable-http``, ``http``) are recognised but not built
+yet, and fail with "MCP support is not built yet". ``inject`` adopts sources connected
+elsewhere.
 """
 
 from __future__ import annotations
@@ -52,9 +54,20 @@ def connect_source(server: Any) -> ToolSource:
     Raises:
         MCPError: the config is invalid, or the server cannot be reached.
     """
-    if not isinstance(server, dict) or "name" not in server:
+    from robotlab.mcp_client import TRANSPORTS, StdioToolSource
+
+    if not isinstance(server, dict) or "name" not in server or not isinstance(server.get("transport"), dict):
         raise MCPError(f"Invalid server config: {server!r}")
-    raise MCPError(NOT_BUILT)
+    transport = server["transport"]
+    kind = transport.get("type")
+    if kind not in TRANSPORTS:
+        raise MCPError(f"Invalid transport type: {kind}. Must be one of: {', '.join(TRANSPORTS)}")
+    if kind != "stdio":
+        raise MCPError(f"{NOT_BUILT} for the {kind} transport")
+    if not transport.get("command"):
+        raise MCPError(f"Invalid server config: stdio transport of {server['name']} needs a command")
+    return StdioToolSource(str(server["name"]), str(transport["command"]), transport.get("args"),
+                           transport.get("env"), server.get("timeout")).connect()
 
 
 @dataclass

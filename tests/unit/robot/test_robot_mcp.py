@@ -1,0 +1,91 @@
+"""MCP servers as tool sources (spec 5, 25): resolution, a real stdio server, failures recorded."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import robotlab
+from robotlab import MCPError
+from robotlab.mcp import connect_source
+from robotlab.mcp_client import server_timeout
+from robotlab.testing import ScriptedLLM
+
+SERVER = '''
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("demo")
+
+
+@app.tool()
+def shout(text: str) -> str:
+    """Upper-case the text."""
+    return text.upper()
+
+
+app.run()
+'''
+
+
+def stdio(name: str, script: Path, timeout: float | None = None) -> dict:
+    return {"name": name, "transport": {"type": "stdio", "command": sys.executable, "args": [str(script)]},
+            "timeout": timeout}
+
+
+@pytest.mark.parametrize(("given", "seconds"), [(None, 15.0), (30, 30.0), (5000, 5.0), (0.5, 1.0)])
+def test_server_timeouts(given: float | None, seconds: float) -> None:
+    assert server_timeout(given) == seconds
+
+
+def test_tools_of_a_stdio_server_are_offered_and_called(tmp_path: Path) -> None:
+    script = tmp_path / "server.py"
+    script.write_text(SERVER)
+    llm = ScriptedLLM([{"tool_calls": [{"name": "shout", "arguments": {"text": "hi"}}]}, {"content": "done"}])
+    robot = robotlab.build(mcp=[stdio("demo", script, 30)], llm=llm)
+    try:
+        result = robot.run("shout hi", mcp="inherit", tools="inherit")
+        assert result.reply == "done"
+        assert llm.requests[0].tool_names == ["shout"]
+        assert llm.requests[1].tool_results() == ["HI"]
+        assert robot.failed_mcp_server_names() == []
+        assert [t.mcp for t in robot.mcp_tools] == ["demo"]
+    finally:
+        robot.disconnect()
+    assert robot.mcp_tools == []
+
+
+def test_a_server_that_never_answers_fails_after_its_timeout(tmp_path: Path) -> None:
+    script = tmp_path / "mute.py"
+    script.write_text("import sys\nsys.stdin.read()\n")
+    llm = ScriptedLLM([{"content": "went on"}])
+    robot = robotlab.build(mcp=[stdio("mute", script, 1)], llm=llm)
+    started = time.monotonic()
+    assert robot.run("hi", mcp="inherit", tools="inherit").reply == "went on"
+    assert time.monotonic() - started < 8
+    assert robot.failed_mcp_server_names() == ["mute"]
+    assert llm.requests[0].tool_names == []
+
+
+def test_invalid_configs_are_errors_naming_the_problem() -> None:
+    with pytest.raises(MCPError, match="Invalid server config"):
+        connect_source("none")
+    with pytest.raises(MCPError, match="Invalid transport type: streamable_http"):
+        connect_source({"name": "x", "transport": {"type": "streamable_http", "url": "http://h"}})
+    with pytest.raises(MCPError, match="not built yet"):
+        connect_source({"name": "x", "transport": {"type": "sse", "url": "http://h"}})
+    with pytest.raises(MCPError, match="command not found"):
+        connect_source({"name": "x", "transport": {"type": "stdio", "command": "no-such-command-here"}})
+
+
+def test_failed_servers_are_retried_on_later_runs_and_new_ones_are_not_added(tmp_path: Path) -> None:
+    robot = robotlab.build(mcp=[{"name": "bad", "transport": {"type": "sse", "url": "http://h"}}],
+                           llm=ScriptedLLM([{"content": "1"}, {"content": "2"}, {"content": "3"}]))
+    robot.run("one")
+    assert robot.failed_mcp_server_names() == []
+    robot.run("two", mcp="inherit")
+    assert robot.failed_mcp_server_names() == ["bad"]
+    robot.run("three", mcp=[{"name": "late", "transport": {"type": "sse", "url": "http://h"}}])
+    assert robot.failed_mcp_server_names() == ["bad"]
