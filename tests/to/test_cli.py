@@ -135,7 +135,10 @@ def _script_server(tmp_path: Path, turns: list) -> tuple[subprocess.Popen[str], 
     return server, line.split()[1]
 
 
-def test_sigint_mid_iteration_rolls_back_prints_the_summary_and_exits_130(repo: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_mid_iteration_rolls_back_prints_the_summary_and_exits_130(
+    repo: Path, tmp_path: Path, signum: signal.Signals
+) -> None:
     turns = [call("write", path="half.txt", content="half done\n"), {"content": "slow", "delay": 60}]
     server, url = _script_server(tmp_path, turns)
     try:
@@ -145,13 +148,13 @@ def test_sigint_mid_iteration_rolls_back_prints_the_summary_and_exits_130(repo: 
             cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ},
         )
         wait_until(lambda: (repo / "half.txt").exists(), timeout=60, message="the robot wrote half.txt")
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         out, err = proc.communicate(timeout=30)
     finally:
         server.terminate()
         server.wait(timeout=10)
     assert proc.returncode == 130, err
-    assert "Reason: interrupted by SIGINT" in out and "Branch: robot-to/work-" in out
+    assert f"Reason: interrupted by {signum.name}" in out and "Branch: robot-to/work-" in out
     assert not (repo / "half.txt").exists()
     assert git(repo, "log", "--format=%s").splitlines() == ["initial"]
     assert "[INTERRUPTED]" in next((repo / ".robot_lab_to" / "runs").glob("*/notes.md")).read_text()

@@ -137,3 +137,34 @@ def test_an_unknown_eval_is_a_usage_error(runner: Runner) -> None:
 
     assert report.exit_code == 2 and "unknown eval strategy: nonsense" in (report.reason or "")
     assert submit(True)["tool_calls"][0]["name"] == "submit_iteration_result"
+
+
+def test_max_tokens_stops_the_run(runner: Runner) -> None:
+    turns = write_and_submit("a.txt", "x\n") + write_and_submit("b.txt", "y\n")
+    report = runner.run(turns, max_tokens=20, local_guards=True)
+
+    assert report.reason == "max tokens reached (20)"
+    assert report.run is not None and report.run.iteration == 1 and report.run.commits == 1
+
+
+def test_a_callable_eval_and_a_custom_run_dir(runner: Runner, repo: Path) -> None:
+    from robotlab.to import Score
+
+    calls: list[str] = []
+
+    def gate(context) -> Score:
+        calls.append(context.previous_ref)
+        return Score(gate_ok=False, improved=False, detail="callable says no", output="nope")
+
+    report = runner.run(write_and_submit("a.txt", "x\n"), max_iterations=1, local_guards=True, eval=gate,
+                        max_verify_repairs=0, run_dir="state/robot")
+    assert len(calls) == 1 and "[VERIFY FAILED]" in runner.notes(report)
+    assert (repo / "state" / "robot" / "runs").is_dir()
+    assert "state/robot" in (repo / ".git" / "info" / "exclude").read_text()
+
+
+def test_debug_echoes_the_events_to_stderr(runner: Runner, capsys) -> None:
+    runner.run([submit(False, "no"), DONE], max_iterations=1, debug=True)
+
+    err = capsys.readouterr().err
+    assert '"event": "orchestrator:start"' in err and '"event": "orchestrator:end"' in err
