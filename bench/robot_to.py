@@ -20,18 +20,14 @@ import datetime as dt
 import io
 import json
 import statistics
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import robotlab.to
 from robotlab.testing import serve_script
+from robotlab.to.demo import commit_scratch_repo
 from robotlab.to.orchestrator import Streams
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
 def make_repo(root: Path, files: int) -> Path:
@@ -41,11 +37,7 @@ def make_repo(root: Path, files: int) -> Path:
         path = repo / f"pkg{i % 50}" / f"module_{i}.py"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"VALUE_{i} = {i}\n")
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.email", "bench@example.com")
-    _git(repo, "config", "user.name", "bench")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "initial")
+    commit_scratch_repo(repo, "initial")
     return repo
 
 

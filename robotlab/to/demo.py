@@ -36,12 +36,17 @@ def _make_repo(workdir: Path) -> Path:
     (repo / "calc.py").write_text(CALC)
     (repo / "test_calc.py").write_text(TEST)
     (repo / ".gitignore").write_text("__pycache__/\n")
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.email", "demo@example.com")
-    _git(repo, "config", "user.name", "robot-to demo")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "calc with a failing test")
+    commit_scratch_repo(repo, "calc with a failing test")
     return repo
+
+
+def commit_scratch_repo(repo: Path, message: str) -> None:
+    """``git init`` ``repo`` with a local identity and commit everything in it."""
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "robot-to@example.com")
+    _git(repo, "config", "user.name", "robot-to")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", message)
 
 
 def _script(verify: str) -> list[dict[str, Any]]:
