@@ -21,10 +21,11 @@ from typing import Any, Protocol
 from robotlab.errors import MCPError
 from robotlab.tool import Tool
 
-__all__ = ["MCPConnections", "ToolSource", "connect_source", "server_name"]
+__all__ = ["DISCOVERY_THRESHOLD", "MCPConnections", "ToolSource", "connect_source", "discover", "server_name"]
 
 log = logging.getLogger("robotlab.mcp")
 NOT_BUILT = "MCP support is not built yet"
+DISCOVERY_THRESHOLD = 0.05
 
 
 class ToolSource(Protocol):
@@ -70,6 +71,23 @@ def connect_source(server: Any) -> ToolSource:
                            transport.get("env"), server.get("timeout")).connect()
 
 
+def discover(servers: list[Any], message: str | None, threshold: float = DISCOVERY_THRESHOLD) -> list[Any]:
+    """The servers whose ``"<name> <description>"`` is relevant to ``message`` (TF cosine).
+
+    The list comes back unchanged when it is empty, the message is blank, no server has a
+    description, or nothing scores ``threshold`` or more.
+    """
+    from robotlab.history import cosine, term_vector
+
+    described = [s for s in servers if isinstance(s, dict) and s.get("description")]
+    if not servers or not (message or "").strip() or not described:
+        return servers
+    query = term_vector(message or "")
+    chosen = [s for s in servers if isinstance(s, dict)
+              and cosine(term_vector(f"{s.get('name', '')} {s.get('description') or ''}"), query) >= threshold]
+    return chosen or servers
+
+
 @dataclass
 class MCPConnections:
     """A robot's MCP clients, their tools, and the servers that failed (with reasons)."""
@@ -87,10 +105,15 @@ class MCPConnections:
         """Names of the servers that failed to connect."""
         return list(self.failures)
 
-    def ensure(self, servers: list[Any]) -> None:
-        """Connect ``servers`` on the first call; on later calls retry only the failed ones."""
+    def ensure(self, servers: list[Any], message: str | None = None, *, discovery: bool = False) -> None:
+        """Connect ``servers`` on the first call; on later calls retry only the failed ones.
+
+        With ``discovery``, the first call connects only the servers relevant to ``message``.
+        """
         if self.attempted:
             servers = [s for s in servers if server_name(s) in self.failures]
+        elif discovery:
+            servers = discover(servers, message)
         self.attempted = self.attempted or bool(servers)
         for server in servers:
             name = server_name(server)

@@ -13,6 +13,7 @@ from typing import Any
 
 from robotlab.budget import RobotBudget
 from robotlab.delegation import delegate as _delegate
+from robotlab.history import HistoryResult, compress_history, maybe_compact, search_history
 from robotlab.hooks import (
     Hook,
     HookRegistry,
@@ -30,7 +31,13 @@ from robotlab.run_config import RunConfig
 from robotlab.run_memory import active_memory
 from robotlab.runnable import Runnable
 from robotlab.tool import Tool
-from robotlab.tool_config import is_explicit_none, is_none_value, resolve, select_tools
+from robotlab.tool_config import (
+    is_explicit_none,
+    is_none_value,
+    parent_value,
+    resolve,
+    select_tools,
+)
 from robotlab.tool_loop import LoopOutcome, ToolLoop, chain_callbacks
 
 __all__ = ["Robot", "build"]
@@ -43,33 +50,22 @@ _LLM_KWARGS = (
 
 
 class Robot(Runnable):
-    """An LLM agent. Every parameter is keyword-only and keeps its Ruby name.
+    """An LLM agent. Every parameter is keyword-only and keeps its Ruby name (``docs/robots.md``).
 
     Args:
-        name: the robot's name (default "robot"; a template's ``robot_name`` then wins).
-        template: the main prompt template's name (see ``docs/templates.md``).
-        system_prompt: inline instructions, appended to the rendered template.
-        context: template variables at build time (a dict, or a callable taking ``network``).
-        description: what the robot is for.
-        local_tools: ``Tool`` instances or ``Tool`` subclasses to attach.
-        model, provider, api_base, api_key: which model, and where (any litellm provider; an
-            OpenAI-compatible server by ``provider="openai", api_base=URL``).
-        mcp_servers, mcp: MCP server configs, or "inherit"/"none" (legacy and current names).
-        tools: tool *names* allowed at build time, or "inherit"/"none".
-        on_tool_call, on_tool_result, on_content: callbacks (one argument each).
-        temperature, top_p, top_k, max_tokens, presence_penalty, frequency_penalty, stop: request
-            parameters.
-        max_tool_rounds: tool calls allowed per run before ``ToolLoopError``.
-        token_budget, cost_budget: limits over the robot's life (see ``docs/budgets.md``).
-        doom_loop_threshold: repeats before the model is warned it is looping (default 3).
-        skills: template skills composed before the main template.
-        config: a ``RunConfig`` (or dict) under the keyword arguments above.
-        llm: the ``LLM`` to call (default ``robotlab.llm.LiteLLM``); tests pass a
-            ``robotlab.testing.ScriptedLLM``.
-        bus: stored as given; the bus layer uses it.
+        name: default "robot" (a template's ``robot_name`` then wins).
+        template, context, skills, system_prompt: the system message (``docs/templates.md``).
+        local_tools: ``Tool`` instances or subclasses; ``tools``: allowed *names*, or
+            "inherit"/"none"; ``mcp`` (legacy ``mcp_servers``): MCP servers (``docs/tools.md``).
+        config: a ``RunConfig`` (or dict) under the keyword settings: ``model``, ``provider``,
+            ``api_base``, ``api_key``, request parameters (``temperature``...), callbacks
+            (``on_content``, ``on_tool_call``, ``on_tool_result``), ``max_tool_rounds``,
+            ``token_budget``, ``cost_budget``, ``doom_loop_threshold``, ``bus`` (stored as given).
+        llm: the ``LLM`` to call (default ``LiteLLM``; tests pass ``robotlab.testing.ScriptedLLM``).
 
     Raises:
-        TypeError: ``tools=`` holds tool objects rather than names (use ``local_tools=``).
+        TypeError: ``tools=`` holds tool objects rather than names (use ``local_tools=``), or an
+            unknown keyword was given.
     """
 
     def __init__(
@@ -247,7 +243,7 @@ class Robot(Runnable):
              network_config: RunConfig | None, template_context: dict[str, Any], scope: HookScope,
              ctx: RunHookContext) -> RobotResult:
         started = time.monotonic()
-        sent_tools = self._prepare_tools(tools, mcp, network_config)
+        sent_tools = self._prepare_tools(message, tools, mcp, network_config)
         if template_context and self._setup.prompt.has_template():
             self._setup.rerender(template_context)
         reservation = self._budget.reserve()
@@ -261,24 +257,17 @@ class Robot(Runnable):
                             self.total_input_tokens + self.total_output_tokens)
         return result
 
-    def _prepare_tools(self, tools: Any, mcp: Any, network_config: RunConfig | None) -> list[Tool]:
+    def _prepare_tools(self, message: str | None, tools: Any, mcp: Any,
+                       network_config: RunConfig | None) -> list[Tool]:
         if not is_explicit_none(mcp):
             build = self.config.mcp
-            parent = self._parent_value("mcp", network_config) if build == "inherit" else None
+            parent = parent_value("mcp", network_config) if build == "inherit" else None
             servers = resolve(mcp, resolve(build, parent))
             if servers:
-                self._mcp.ensure(servers)
-        parent = self._parent_value("tools", network_config) if self.config.tools == "inherit" else None
+                self._mcp.ensure(servers, message, discovery=self.mcp_discovery)
+        parent = parent_value("tools", network_config) if self.config.tools == "inherit" else None
         return select_tools([*self._setup.local_tools, *self._mcp.tools], tools, self.config.tools, parent,
                             max_tools=self.config.max_tools, robot_name=self.name)
-
-    @staticmethod
-    def _parent_value(key: str, network_config: RunConfig | None) -> Any:
-        if network_config is not None and network_config.has(key):
-            return getattr(network_config, key)
-        from robotlab.config import config
-
-        return getattr(config(), key)
 
     def _generate(self, message: str | None, sent_tools: list[Tool], on_content: Callable[[str], Any] | None,
                   network_config: RunConfig | None, scope: HookScope, run_ctx: RunHookContext) -> LoopOutcome:
@@ -286,6 +275,9 @@ class Robot(Runnable):
                                        memory=run_ctx.memory, config=self.config, request=message)
 
         def core() -> LoopOutcome:
+            compacted = maybe_compact(self, self._history, self._setup.params()["model"], scope)
+            if compacted is not None:
+                self._history = compacted
             messages = self.messages
             turn_start = len(messages)
             text = self._learnings.inject(message)
@@ -358,6 +350,16 @@ class Robot(Runnable):
             self._setup.system_text = messages.pop(0).get("content")
         self._history = messages
         return self
+
+    def compress_history(self, recent_turns: int = 3, keep_threshold: float = 0.6, drop_threshold: float = 0.2,
+                         summarizer: Callable[[str], str] | None = None) -> Robot:
+        """Keep, summarise or drop older turns by relevance to the recent ones (``docs/robots.md``)."""
+        self._history = compress_history(self._history, recent_turns, keep_threshold, drop_threshold, summarizer)
+        return self
+
+    def search_history(self, query: str, limit: int = 5) -> list[HistoryResult]:
+        """Conversation messages most similar to ``query``, best first."""
+        return search_history(self.messages, query, limit)
 
     def reset_memory(self) -> Robot:
         """Clear the robot's own memory."""

@@ -13,7 +13,15 @@ from typing import Any
 
 from robotlab.tool import Tool
 
-__all__ = ["DEFAULT_MAX_TOOLS", "cap_tools", "is_explicit_none", "is_none_value", "resolve", "select_tools"]
+__all__ = [
+    "DEFAULT_MAX_TOOLS",
+    "cap_tools",
+    "is_explicit_none",
+    "is_none_value",
+    "parent_value",
+    "resolve",
+    "select_tools",
+]
 
 DEFAULT_MAX_TOOLS = 128
 log = logging.getLogger("robotlab.robot")
@@ -46,6 +54,15 @@ def resolve(value: Any, parent: Any) -> list[Any]:
     if is_none_value(value):
         return []
     return _as_list(value)
+
+
+def parent_value(key: str, network_config: Any) -> Any:
+    """The parent of a robot's build-time ``tools``/``mcp``: the network's config, else global."""
+    if network_config is not None and network_config.has(key):
+        return getattr(network_config, key)
+    from robotlab.config import config
+
+    return getattr(config(), key)
 
 
 def cap_tools(tools: list[Tool], max_tools: int | None, robot_name: str) -> list[Tool]:

@@ -89,3 +89,20 @@ def test_failed_servers_are_retried_on_later_runs_and_new_ones_are_not_added(tmp
     assert robot.failed_mcp_server_names() == ["bad"]
     robot.run("three", mcp=[{"name": "late", "transport": {"type": "sse", "url": "http://h"}}])
     assert robot.failed_mcp_server_names() == ["bad"]
+
+
+def test_discovery_connects_only_the_relevant_servers() -> None:
+    fs = {"name": "fs", "description": "read write files", "transport": {"type": "sse", "url": "http://h"}}
+    brew = {"name": "brew", "description": "install macOS packages", "transport": {"type": "sse", "url": "http://h"}}
+    robot = robotlab.build(mcp=[fs, brew], mcp_discovery=True, llm=ScriptedLLM([{"content": "ok"}]))
+    robot.run("install imagemagick", mcp="inherit")
+    assert robot.failed_mcp_server_names() == ["brew"]
+
+
+def test_discovery_leaves_the_list_alone_when_nothing_matches() -> None:
+    from robotlab.mcp import discover
+
+    servers = [{"name": "fs", "description": "read write files"}, {"name": "web"}]
+    assert discover(servers, "bake a cake") == servers
+    assert discover(servers, "   ") == servers
+    assert discover([{"name": "a"}], "anything") == [{"name": "a"}]
