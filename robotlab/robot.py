@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from robotlab.budget import RobotBudget
+from robotlab.chat_methods import ChatMethods
 from robotlab.delegation import delegate as _delegate
 from robotlab.history import HistoryResult, compress_history, maybe_compact, search_history
 from robotlab.hooks import (
@@ -49,7 +50,7 @@ _LLM_KWARGS = (
 )
 
 
-class Robot(Runnable):
+class Robot(Runnable, ChatMethods):
     """An LLM agent. Every parameter is keyword-only and keeps its Ruby name (``docs/robots.md``).
 
     Args:

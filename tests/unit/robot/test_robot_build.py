@@ -120,3 +120,22 @@ def test_to_dict_is_plain_data() -> None:
 def test_bus_is_stored_as_given() -> None:
     marker = object()
     assert robotlab.Robot(name="b", bus=marker).bus is marker
+
+
+def test_with_methods_chain_and_take_effect() -> None:
+    llm = ScriptedLLM([{"content": "ok"}])
+    robot = robotlab.build(llm=llm)
+    same = (robot.with_instructions("Be kind.").with_model("m2", provider="ollama")
+            .with_temperature(0.4).with_params(top_k=3).with_tool(Calculator()))
+    assert same is robot
+    robot.run("hi", tools="inherit")
+    request = llm.requests[0]
+    assert request.system == "Be kind."
+    assert (request.params["model"], request.params["temperature"], request.params["top_k"]) == ("ollama/m2", 0.4, 3)
+    assert request.tool_names == ["calculator"]
+    assert not hasattr(robot, "with_top_p")
+
+
+def test_with_template_renders_the_new_template(template) -> None:  # type: ignore[no-untyped-def]
+    template("greet", "Greet {{ who }}.", parameters={"who": None})
+    assert robotlab.build().with_template("greet", who="Ann").system_prompt == "Greet Ann."

@@ -135,3 +135,17 @@ def test_price_is_zero_for_unknown_models_and_never_raises() -> None:
 
     assert price("openai/no-such-model-anywhere", 10, 10) == 0.0
     assert price("gpt-4o-mini", 1000, 1000) > 0
+
+
+def test_streamed_thinking_text_is_the_reply_when_content_is_empty(no_retries: None) -> None:
+    with serve_script([{"content": None, "reasoning_content": "deep thoughts"}]) as url:
+        assert http_robot(url, on_content=lambda chunk: None).run("hi").reply == "deep thoughts"
+
+
+def test_delayed_turns_make_slow_models(no_retries: None) -> None:
+    import time
+
+    with serve_script([{"content": "late", "delay": 0.3}]) as url:
+        started = time.monotonic()
+        assert http_robot(url).run("hi").reply == "late"
+        assert time.monotonic() - started >= 0.3
