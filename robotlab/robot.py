@@ -368,6 +368,11 @@ class Robot(Runnable, ChatMethods):
             self._memory.reset()
         return self
 
+    def inject_mcp(self, sources: Sequence[Any]) -> Robot:
+        """Adopt MCP tool sources connected elsewhere (``robotlab.mcp.ToolSource``)."""
+        self._mcp.inject(list(sources))
+        return self
+
     def disconnect(self) -> Robot:
         """Close MCP connections."""
         self._mcp.close()

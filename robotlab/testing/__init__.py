@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from robotlab.testing.script import Script, Turn, load_script, parse_turns
 from robotlab.testing.scripted_llm import RecordedRequest, ScriptedLLM
+from robotlab.testing.tool_source import DictToolSource
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
 __all__ = [
+    "DictToolSource",
     "RecordedRequest",
     "Script",
     "ScriptedLLM",

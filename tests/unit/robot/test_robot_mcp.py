@@ -106,3 +106,18 @@ def test_discovery_leaves_the_list_alone_when_nothing_matches() -> None:
     assert discover(servers, "bake a cake") == servers
     assert discover(servers, "   ") == servers
     assert discover([{"name": "a"}], "anything") == [{"name": "a"}]
+
+
+def test_injected_sources_are_mcp_tools_after_local_ones() -> None:
+    from robotlab.testing import DictToolSource
+
+    source = DictToolSource("kb", {"lookup": lambda args: f"found {args['q']}"})
+    local = robotlab.Tool.create(name="local", handler=lambda args: "l")
+    llm = ScriptedLLM([{"tool_calls": [{"name": "lookup", "arguments": {"q": "x"}}]}, {"content": "ok"}])
+    robot = robotlab.build(local_tools=[local], llm=llm).inject_mcp([source])
+    robot.run("find x", tools="inherit")
+    assert llm.requests[0].tool_names == ["local", "lookup"]
+    assert llm.requests[1].tool_results() == ["found x"]
+    assert source.calls == [("lookup", {"q": "x"})]
+    robot.disconnect()
+    assert source.closed and robot.mcp_tools == []
