@@ -11,7 +11,6 @@ orchestrator kills the child's whole process group, and its descendants' groups.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import json
 import os
 import re
@@ -133,7 +132,6 @@ class RobotChild:
     def start(self) -> None:
         """Fork the child (its own process group)."""
         parent, child = socket.socketpair()
-        gc.freeze()
         pid = os.fork()
         if pid == 0:
             parent.close()
@@ -150,7 +148,10 @@ class RobotChild:
         """Ask the robot to run ``message``; ends early on the deadline or a stop request."""
         if self._sock is None or self.pid is None:
             return AttemptReport.failed("ChildExited", "the robot process is not running")
-        self._sock.sendall(json.dumps({"cmd": "run", "message": message}).encode() + b"\n")
+        try:
+            self._sock.sendall(json.dumps({"cmd": "run", "message": message}).encode() + b"\n")
+        except OSError:
+            pass  # the child already failed; its error report is waiting in the socket
         return self._receive(deadline)
 
     def _receive(self, deadline: float | None) -> AttemptReport:

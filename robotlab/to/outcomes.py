@@ -28,6 +28,8 @@ def _failed(s: Session) -> None:
 def apply(s: Session, outcome: Outcome) -> None:
     """Act on ``outcome``; raises AbortError when a committing iteration meets the target or stop condition."""
     n, result = s.run.iteration, outcome.result
+    if outcome.kind == "commit" and s.stopping:
+        outcome.kind = "interrupted"  # nothing commits after a signal
     if outcome.kind == "commit":
         _commit_path(s, outcome)
         return

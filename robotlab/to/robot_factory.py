@@ -8,6 +8,8 @@ QualityError ends the attempt); the guard chain turns ordinary tool failures int
 from __future__ import annotations
 
 import dataclasses
+import functools
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -93,6 +95,7 @@ def judge(model: ModelSettings) -> Callable[[str, str], JudgeReply]:
     return ask
 
 
+@functools.cache
 def warm_up() -> None:
     """Import the robot library and litellm once in the orchestrator, so every forked
     iteration child starts with them loaded (a fork then costs milliseconds, not seconds)."""
@@ -104,9 +107,12 @@ def warm_up() -> None:
 
     # A mocked completion (no network) pulls in what litellm imports lazily on its first call.
     messages = [{"role": "user", "content": "warm-up"}]
-    for stream in (False, True):
-        try:
+    try:
+        for stream in (False, True):
             litellm.completion(model="openai/warm-up", messages=messages, mock_response="ok", stream=stream,
                                api_key="none", api_base="http://127.0.0.1:9/v1")
-        except Exception:  # warming is an optimisation; the real call reports real errors
-            return
+    except Exception:  # warming is an optimisation; the real call reports real errors
+        pass
+    # Everything imported so far is shared copy-on-write with every forked child; freezing it
+    # keeps the children's garbage collections from touching (and so copying) those pages.
+    gc.freeze()
