@@ -168,3 +168,18 @@ def test_debug_echoes_the_events_to_stderr(runner: Runner, capsys) -> None:
 
     err = capsys.readouterr().err
     assert '"event": "orchestrator:start"' in err and '"event": "orchestrator:end"' in err
+
+
+def test_a_runaway_tool_is_killed_with_its_process_group(runner: Runner) -> None:
+    import os
+    import subprocess
+
+    marker = f"sleep 7{os.getpid() % 1000}.5"
+    turns = [call("bash", command=f"{marker} & {marker}; echo never", timeout=600), DONE]
+    report = runner.run(turns, local_guards=True, iteration_timeout=1.5, max_retries=0)
+
+    assert "IterationTimeout" in runner.notes(report)
+    from tests.waiting import wait_until
+
+    wait_until(lambda: marker not in subprocess.run(["ps", "-eo", "cmd"], capture_output=True, text=True).stdout,
+               timeout=5, message="no surviving sleep")
