@@ -124,13 +124,13 @@ class StdioToolSource:
             raise ToolError(text or f"MCP tool {name} failed")
         return text
 
-    async def _shutdown(self) -> None:
+    async def _shutdown(self, connected: bool) -> None:
         if self._closing is not None:
             self._closing.set()
         task = self._task
         if task is not None and not task.done():
             try:
-                await asyncio.wait_for(asyncio.shield(task), 2)
+                await asyncio.wait_for(asyncio.shield(task), 2 if connected else 0)
             except asyncio.TimeoutError:
                 # Still starting (a server that never answered): cancelling the task leaves
                 # its contexts, which stops the child process.
@@ -139,8 +139,8 @@ class StdioToolSource:
 
     def close(self) -> None:
         """End the session, stop the server and the loop."""
-        self._session = None
+        connected, self._session = self._session is not None, None
         if self._thread.is_alive():
-            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
+            asyncio.run_coroutine_threadsafe(self._shutdown(connected), self._loop).result(10)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
