@@ -27,6 +27,11 @@ def user_config_path() -> Path:
     return Path(base) / "robot_lab" / "to.yml"
 
 
+def git_environment() -> dict[str, str]:
+    """The environment of every git command: the caller's, with credential prompts off."""
+    return {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+
+
 def _read_yaml(path: Path, section: str | None = None) -> dict[str, Any]:
     if not path.is_file():
         return {}

@@ -6,14 +6,12 @@ a failed commit raises ``CommitFailedError`` with git's output.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
 
 from robotlab.errors import CommitFailedError, PermanentError
-
-_ENV = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+from robotlab.to.config import git_environment
 
 
 class Git:
@@ -26,7 +24,7 @@ class Git:
         proc = subprocess.run(
             ["git", *args],
             cwd=self.work_dir,
-            env=_ENV,
+            env=git_environment(),
             capture_output=True,
             text=True,
             stdin=subprocess.DEVNULL,
@@ -61,6 +59,10 @@ class Git:
         """Tracked changes and untracked, not-ignored files, as paths."""
         out = self._run("status", "--porcelain", "--untracked-files=all").stdout
         return [line[3:] for line in out.splitlines() if line.strip()]
+
+    def branch_exists(self, name: str) -> bool:
+        """True when a local branch ``name`` exists."""
+        return self._run("rev-parse", "--verify", "--quiet", f"refs/heads/{name}", check=False).returncode == 0
 
     def create_branch(self, name: str) -> None:
         """``git checkout -b name`` from HEAD."""

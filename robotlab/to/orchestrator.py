@@ -90,6 +90,8 @@ def start(objective: str, settings: config.Settings, registry: EvalRegistry, str
     run = Run(run_id, objective, branch_name(objective, now), git.head_sha(), f"{settings.run_dir}/runs/{run_id}",
               settings=settings.persisted())
     s = _session(git, run, settings, registry, streams)
+    if git.branch_exists(run.branch):  # two runs of one objective within a second
+        run.branch = f"{run.branch}-{run_id[-6:]}"
     git.create_branch(run.branch)
     git.add_to_local_exclude(settings.run_dir)
     (Path(git.work_dir) / run.run_dir).mkdir(parents=True, exist_ok=True)
