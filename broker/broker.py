@@ -121,7 +121,7 @@ class Broker:
     def _drain(self) -> None:
         for _ in range(DRAIN_BATCH):
             try:
-                frames = self.socket.recv_multipart(zmq.NOBLOCK, copy=True)
+                frames = protocol.recv(self.socket)
             except zmq.Again:
                 return
             self.counters["frames_in"] += 1
@@ -266,7 +266,7 @@ class Broker:
 
     def _send_frames(self, identity: bytes, frames: list[bytes]) -> bool:
         try:
-            self.socket.send_multipart([identity, *frames], zmq.NOBLOCK)
+            protocol.send(self.socket, [identity, *frames])
             return True
         except zmq.Again:
             self.counters["send_would_block"] += 1

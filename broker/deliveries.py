@@ -89,10 +89,21 @@ class Deliveries:
         if not targets:
             self._settle(record, "", Status.UNDELIVERABLE, f"no live robot named {header['to']!r}")
             return
+        if header.get("untracked"):
+            self._fire_and_forget(record, targets)
+            return
         self.active[record.key] = record
         record.pending = len(targets)
         for peer in targets:
             self._dispatch(record, peer, attempt=1, tried={peer.instance})
+
+    def _fire_and_forget(self, record: Record, targets: list[Peer]) -> None:
+        """Deliver without an in-flight entry (replies: the requester's resend is their retry)."""
+        header = dict(record.header, delivery=0, attempt=1)
+        for peer in targets:
+            if not self.transmit(peer, Command.DELIVER, header, record.body):
+                self._settle(Record(record.header, record.body, None, pending=1), peer.instance,
+                             Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
 
     def ack(self, peer: Peer, delivery_id: int, reply: dict[str, Any] | None = None) -> None:
         """Settle a delivery as acked by ``peer``; ``reply`` is the header of a reply carrying the ack."""

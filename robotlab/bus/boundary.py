@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgpack
+
 from robotlab.errors import BoundaryError
 
 _SCALARS = (str, bytes, float, bool, type(None))
@@ -25,6 +27,25 @@ def to_plain(value: Any, where: str = "payload") -> Any:
         BoundaryError: when something in ``value`` cannot cross a process boundary.
     """
     return _plain(value, where, 0, set())
+
+
+def pack_plain(value: Any, where: str = "payload") -> bytes:
+    """Encode ``value`` as msgpack, or raise BoundaryError exactly as :func:`to_plain` would.
+
+    msgpack's C packer walks plain data far faster than Python can; only when it meets
+    something it cannot pack (or a library model) does the precise Python walk run.
+    """
+    try:
+        return msgpack.packb(value, use_bin_type=True, default=_pack_default)
+    except (TypeError, ValueError, OverflowError):
+        return msgpack.packb(to_plain(value, where), use_bin_type=True)
+
+
+def _pack_default(value: Any) -> Any:
+    dumped = _dump_model(value)
+    if dumped is None:
+        raise TypeError(type(value).__qualname__)
+    return dumped
 
 
 def _plain(value: Any, where: str, depth: int, seen: set[int]) -> Any:

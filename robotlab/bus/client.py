@@ -29,7 +29,7 @@ import zmq
 from robotlab.errors import BusError, PeerUnavailable
 
 from . import protocol
-from .boundary import to_plain
+from .boundary import pack_plain
 from .dispatcher import Dispatcher
 from .message import Message
 from .protocol import Command, Frame, Status
@@ -138,18 +138,23 @@ class BusClient:
         ack: int | None = None,
         deadline: float | None = None,
         busy_retry: float = 10.0,
+        receipt: bool = True,
+        untracked: bool = False,
     ) -> Tracker:
         """Send ``content`` to every live robot named ``to`` (one of them with ``any=True``).
 
         Returns a :class:`Tracker`; ``tracker.wait(timeout)`` blocks until delivered. While the
         receiver is ``busy`` (at its in-flight bound) the message is sent again with backoff for
-        up to ``busy_retry`` seconds before the tracker fails with :class:`Busy`.
+        up to ``busy_retry`` seconds before the tracker fails with :class:`Busy`. With
+        ``receipt=False`` the broker reports only failures (to the DLQ and the log) and the
+        tracker never settles: fire and forget. ``untracked=True`` (used for replies) also skips
+        the receiver's ack: nothing is held in flight for it.
 
         Raises:
             BoundaryError: ``content`` is not plain data; nothing was sent.
             BusError: the encoded message is larger than the broker accepts.
         """
-        body = protocol.pack(to_plain(content, "content"))
+        body = pack_plain(content, "content")
         if len(body) > self.max_message_bytes:
             raise BusError(f"message of {len(body)} bytes exceeds the broker's limit of {self.max_message_bytes} bytes")
         message_id = f"{self._epoch}.{next(self._ids)}"
@@ -157,9 +162,14 @@ class BusClient:
         optional = {"any": any, "idempotent": idempotent, "to_instance": to_instance, "reply_to": reply_to, "ack": ack, "deadline": deadline}
         header.update({k: v for k, v in optional.items() if v})
         tracker = Tracker(message_id, to, busy_retry)
+        if not receipt:
+            header["receipt"] = False
+        if untracked:
+            header["untracked"] = True
         frames = protocol.encode(Command.SEND, header, body)
-        with self._lock:
-            self._unsettled[message_id] = (frames, tracker)
+        if receipt:
+            with self._lock:
+                self._unsettled[message_id] = (frames, tracker)
         tracker.sent = self.connected
         self._link.post(frames)
         return tracker
@@ -186,9 +196,16 @@ class BusClient:
         return tracker
 
     def reply(self, message: Message, content: Any, *, type: str = "reply") -> Tracker:
-        """Answer ``message``: sent to exactly the instance that sent it."""
+        """Answer ``message``, to exactly the instance that sent it; the reply carries its ack.
+
+        Replies are fire and forget (``receipt=False``): the requester's own resend covers a
+        reply lost with a broker, and this client answers such a duplicate from its reply cache.
+        """
         ack = self.dispatcher.claim_ack(message)
-        return self.send(message.sender, content, type=type, to_instance=message.sender_instance, reply_to=message.id, ack=ack)
+        tracker = self.send(message.sender, content, type=type, to_instance=message.sender_instance,
+                            reply_to=message.id, ack=ack, receipt=False, untracked=True)
+        self.dispatcher.remember_reply(message, content, type)
+        return tracker
 
     # -- receiving ----------------------------------------------------------------------------
 
@@ -284,7 +301,8 @@ class BusClient:
             return False  # not awaited: the handler gets it (outbox correlation)
         if entry is None and not waiting._replied.is_set():
             waiting.replied(message)
-        self._link.ack(message.delivery)
+        if message.delivery:
+            self._link.ack(message.delivery)
         return True
 
     def _on_receipt(self, frame: Frame) -> None:

@@ -6,7 +6,6 @@ reconnect) is acked again without running the handler twice.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import queue
 import threading
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("robotlab.bus")
 
 SEEN_LIMIT = 10_000
+REPLY_CACHE_LIMIT = 1_000
 
 
 def _ignore(message: Message) -> None:
@@ -42,6 +42,7 @@ class Dispatcher:
         # for it while it was still queued or running (acked together when it finishes).
         self._seen: OrderedDict[tuple[str, str], list[int] | None] = OrderedDict()
         self._unacked: set[int] = set()
+        self._replies: OrderedDict[tuple[str, str], tuple[Any, str]] = OrderedDict()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"robotlab-handler-{client.name}", daemon=True)
 
@@ -56,21 +57,40 @@ class Dispatcher:
             self._thread.join(timeout=5)
 
     def submit(self, message: Message) -> None:
-        """Queue an inbound message (called by the I/O thread)."""
+        """Queue an inbound message (called by the I/O thread); answer duplicates from the cache."""
         key = (message.sender_instance, message.id)
         with self._lock:
-            if key in self._seen:
-                extras = self._seen[key]
-                if extras is None:
-                    self.client._link.ack(message.delivery)
-                elif message.delivery != extras[0]:
-                    extras.append(message.delivery)
-                return
-            self._seen[key] = [message.delivery]
-            while len(self._seen) > SEEN_LIMIT:
-                self._seen.popitem(last=False)
-            self._unacked.add(message.delivery)
-        self._queue.put(message)
+            extras = self._seen.get(key, ())
+            if extras == ():
+                self._seen[key] = [message.delivery]
+                while len(self._seen) > SEEN_LIMIT:
+                    self._seen.popitem(last=False)
+                if message.delivery:  # 0: an untracked delivery (a reply), nothing to ack
+                    self._unacked.add(message.delivery)
+            elif extras is not None and message.delivery != extras[0]:
+                extras.append(message.delivery)
+            cached = self._replies.get(key) if extras is None else None
+            if cached is not None:
+                self._unacked.add(message.delivery)
+        if extras == ():
+            self._queue.put(message)
+        elif extras is None:
+            self._answer_again(message, cached)
+
+    def remember_reply(self, message: Message, content: Any, type: str) -> None:
+        """Keep the reply to ``message`` so a duplicate of it is answered again, not re-run."""
+        with self._lock:
+            self._replies[(message.sender_instance, message.id)] = (content, type)
+            while len(self._replies) > REPLY_CACHE_LIMIT:
+                self._replies.popitem(last=False)
+
+    def _answer_again(self, message: Message, cached: tuple[Any, str] | None) -> None:
+        """A duplicate of a handled message: re-send its cached reply, or just ack it."""
+        if cached is None:
+            if message.delivery:
+                self.client._link.ack(message.delivery)
+        else:
+            self.client.reply(message, cached[0], type=cached[1])
 
     def claim_ack(self, message: Message) -> int | None:
         """Take over acking ``message`` (a reply carries the ack); None if already acked."""
@@ -98,7 +118,7 @@ class Dispatcher:
     def _handle_auto(self, message: Message) -> None:
         try:
             result = self.handler(message)
-            if inspect.isawaitable(result):
+            if hasattr(result, "__await__"):
                 raise TypeError("the handler returned an awaitable; bus handlers are plain functions")
         except Exception as exc:
             log.warning("bus: handler of %s failed on %s: %s", self.client.name, message.key, exc)

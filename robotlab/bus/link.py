@@ -158,7 +158,7 @@ class Link:
     def _drain_socket(self) -> None:
         while True:
             try:
-                frames = self._socket.recv_multipart(zmq.NOBLOCK)
+                frames = protocol.recv(self._socket)
             except zmq.Again:
                 return
             self._last_recv = time.monotonic()
@@ -228,7 +228,7 @@ class Link:
 
     def _send(self, frames: list[bytes]) -> bool:
         try:
-            self._socket.send_multipart(frames, zmq.NOBLOCK)
+            protocol.send(self._socket, frames)
         except zmq.Again:
             return False
         self._last_sent = time.monotonic()

@@ -12,7 +12,7 @@ Peer -> broker:
 
     HELLO      {name, instance, role, pid, parent?, max_inflight?}   must come first
     SEND       {id, to, type, to_instance?, reply_to?, ack?, deadline?,
-                any?, idempotent?, receipt?}                          body = payload
+                any?, idempotent?, receipt?, untracked?}              body = payload
     ACK        {deliveries: [delivery ids]}                           batched acks
     NACK       {delivery, reason}
     HEARTBEAT  {}
@@ -29,6 +29,9 @@ Broker -> peer:
     ERROR      {code, detail, ref?}                                   bad input; ref echoes an id
 
 ``SEND.ack`` lets a reply carry the ack of the delivery it answers, saving a round trip.
+``SEND.receipt = false`` asks only for failure receipts; ``SEND.untracked`` (replies) is
+delivered with ``delivery = 0``, held in no in-flight table and never acked: the requester's
+own resend is a reply's retry.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from enum import IntEnum
 from typing import Any
 
 import msgpack
+import zmq
 
 from robotlab.errors import ProtocolError
 
@@ -102,6 +106,13 @@ REQUIRED: dict[Command, dict[str, type | tuple[type, ...]]] = {
 }
 
 
+_BY_BYTE = {bytes([c]): c for c in Command}
+_COMMAND_BYTES = {c: bytes([c]) for c in Command}
+_MORE = int(zmq.SNDMORE) | int(zmq.NOBLOCK)
+_LAST = int(zmq.NOBLOCK)
+_RCVMORE = int(zmq.RCVMORE)
+
+
 @dataclass(frozen=True)
 class Frame:
     """One decoded protocol message. ``body`` stays msgpack bytes until someone unpacks it."""
@@ -123,7 +134,26 @@ def unpack(data: bytes) -> Any:
 
 def encode(command: Command, header: dict[str, Any] | None = None, body: bytes = b"") -> list[bytes]:
     """Build the frames of one message (without any routing identity)."""
-    return [SIGNATURE, bytes([command]), pack(header or {}), body]
+    return [SIGNATURE, _COMMAND_BYTES[command], pack(header or {}), body]
+
+
+def recv(socket: zmq.Socket) -> list[bytes]:
+    """Receive one whole message without blocking (raises ``zmq.Again``); ints, not enums."""
+    frames = [socket.recv(_LAST)]
+    while socket.get(_RCVMORE):
+        frames.append(socket.recv(_LAST))
+    return frames
+
+
+def send(socket: zmq.Socket, frames: list[bytes]) -> None:
+    """Send frames without blocking (raises ``zmq.Again``); cheaper than ``send_multipart``.
+
+    pyzmq's ``send_multipart`` combines enum flags for every frame, which costs about as much
+    as the send itself at the broker's message rates.
+    """
+    last = len(frames) - 1
+    for i, frame in enumerate(frames):
+        socket.send(frame, _MORE if i < last else _LAST)
 
 
 def decode(frames: list[bytes]) -> Frame:
@@ -144,9 +174,9 @@ def decode(frames: list[bytes]) -> Frame:
             code=ErrorCode.BAD_VERSION,
             frames=frames,
         )
-    if len(command_frame) != 1 or command_frame[0] not in Command._value2member_map_:
+    command = _BY_BYTE.get(command_frame)
+    if command is None:
         raise ProtocolError(f"unknown command {command_frame[:8]!r}", code=ErrorCode.UNKNOWN_COMMAND, frames=frames)
-    command = Command(command_frame[0])
     header = _decode_header(header_frame, frames)
     _check_required(command, header, frames)
     return Frame(command, header, body)
@@ -162,8 +192,11 @@ def _decode_header(data: bytes, frames: list[bytes]) -> dict[str, Any]:
     return header
 
 
+_REQUIRED_ITEMS = {command: tuple(fields.items()) for command, fields in REQUIRED.items()}
+
+
 def _check_required(command: Command, header: dict[str, Any], frames: list[bytes]) -> None:
-    for name, kind in REQUIRED.get(command, {}).items():
+    for name, kind in _REQUIRED_ITEMS.get(command, ()):
         value = header.get(name)
         if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
             raise ProtocolError(

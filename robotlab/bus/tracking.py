@@ -12,6 +12,46 @@ from robotlab.errors import DeliveryFailed, DeliveryTimeout, ReplyTimeout, deliv
 from .message import Message
 
 
+_LATCH_LOCK = threading.Lock()
+
+
+class Latch:
+    """A one-shot event that allocates a real Event only when somebody has to wait.
+
+    Most trackers settle before anyone waits on them (or are never waited on); building two
+    ``threading.Event`` objects per message was a measurable share of a send.
+    """
+
+    __slots__ = ("_set", "_event")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._event: threading.Event | None = None
+
+    def set(self) -> None:
+        """Release every waiter, now and later."""
+        self._set = True
+        event = self._event
+        if event is not None:
+            event.set()
+
+    def is_set(self) -> bool:
+        """True once set."""
+        return self._set
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until set; False on timeout."""
+        if self._set:
+            return True
+        with _LATCH_LOCK:
+            if self._event is None:
+                self._event = threading.Event()
+            event = self._event
+        # set() writes _set before reading _event; we wrote _event before reading _set:
+        # whichever ran second sees the other, so no wake-up is lost.
+        return self._set or event.wait(timeout)
+
+
 class Tracker:
     """The fate of one sent message: pending, then delivered or failed.
 
@@ -30,8 +70,8 @@ class Tracker:
         self._busy_until = time.monotonic() + busy_retry
         self._busy_delay = 0.005
         self._reply: Message | None = None
-        self._settled = threading.Event()
-        self._replied = threading.Event()
+        self._settled = Latch()
+        self._replied = Latch()
 
     # -- settled by the I/O thread --------------------------------------------------------------
 
