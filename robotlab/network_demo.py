@@ -80,7 +80,7 @@ def _start_member(name: str, broker_url: str, step: float) -> subprocess.Popen[b
 def _wait_ready(client: Any, names: list[str], timeout: float = 20.0) -> None:
     """Wait until every member is on the bus and has built its robot."""
     deadline = time.monotonic() + timeout
-    while {row["name"] for row in client.admin("ps")} < set(names):
+    while not set(names) <= {row["name"] for row in client.admin("ps")}:  # other robots may be live too
         if time.monotonic() > deadline:
             raise TimeoutError(f"demo members {names} did not join the bus in {timeout:g}s")
         threading.Event().wait(0.05)
