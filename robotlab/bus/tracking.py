@@ -11,7 +11,6 @@ from robotlab.errors import DeliveryFailed, DeliveryTimeout, ReplyTimeout, deliv
 
 from .message import Message
 
-
 _LATCH_LOCK = threading.Lock()
 
 
