@@ -29,7 +29,7 @@ RECENT_RECEIPTS = 4096
 Transmit = Callable[[Peer, Command, dict[str, Any], bytes], bool]
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
     """One sent message and what became of each copy."""
 
@@ -47,7 +47,7 @@ class Record:
         return (self.header.get("from_instance", ""), self.header["id"])
 
 
-@dataclass
+@dataclass(slots=True)
 class Delivery:
     """One copy of a record in flight to one instance."""
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass
+@dataclass(slots=True)
 class Peer:
     """One connected bus member (a robotd, a client, a CLI)."""
 
