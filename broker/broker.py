@@ -130,6 +130,7 @@ class Broker:
     def _timers(self) -> None:
         now = time.monotonic()
         for peer in self.registry.expired(now):
+            self.counters["peers_expired"] += 1
             self._forget(peer, f"went silent (no traffic for {self.config.expiry:g}s)")
         for identity in self._unroutable:
             peer = self.registry.by_identity.get(identity)
