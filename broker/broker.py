@@ -49,6 +49,7 @@ class Broker:
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
         self._unroutable: set[bytes] = set()
+        self._next_scan = 0.0
         self.handlers = {
             Command.HELLO: self.on_hello,
             Command.SEND: self.on_send,
@@ -112,7 +113,7 @@ class Broker:
 
     def _poll_timeout_ms(self) -> int:
         now = time.monotonic()
-        wait = self.config.heartbeat / 2
+        wait = max(self._next_scan - now, 0.0)
         deadline = self.deliveries.next_deadline()
         if deadline is not None:
             wait = min(wait, max(deadline - now, 0.0))
@@ -129,15 +130,20 @@ class Broker:
 
     def _timers(self) -> None:
         now = time.monotonic()
-        for peer in self.registry.expired(now):
-            self.counters["peers_expired"] += 1
-            self._forget(peer, f"went silent (no traffic for {self.config.expiry:g}s)")
         for identity in self._unroutable:
             peer = self.registry.by_identity.get(identity)
             if peer is not None:
                 self._forget(peer, "disconnected")
         self._unroutable.clear()
         self.deliveries.expire(now)
+        if now >= self._next_scan:  # walking every peer on every pass would not scale to 1,000s
+            self._next_scan = now + self.config.heartbeat / 4
+            self._scan_peers(now)
+
+    def _scan_peers(self, now: float) -> None:
+        for peer in self.registry.expired(now):
+            self.counters["peers_expired"] += 1
+            self._forget(peer, f"went silent (no traffic for {self.config.expiry:g}s)")
         for peer in list(self.registry.by_identity.values()):
             if now - peer.last_sent >= self.config.heartbeat:
                 self._transmit(peer, Command.HEARTBEAT, {}, b"")
