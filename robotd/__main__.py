@@ -1,4 +1,4 @@
-"""``robotd``: host one bus member in this process (``--handler MODULE:FUNCTION``)."""
+"""``robotd``: host one robot (``--template``/``--system-prompt``) or any handler in this process."""
 
 from __future__ import annotations
 
@@ -15,26 +15,42 @@ from robotlab.cli.errors import exits_on_error
 from robotlab.errors import ConfigError
 
 from .daemon import Daemon, DaemonConfig
+from .hosting import RobotSpec, host
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--name", required=True, help="Robot name to receive messages for.")
 @click.option("--broker", "url", default=None, help="Broker address (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555).")
+@click.option("--template", default=None, help="Template of the hosted robot (a name or a .md path).")
+@click.option("--system-prompt", default=None, help="Inline system prompt of the hosted robot.")
+@click.option("--model", default=None, help="Model of the hosted robot (default: the global configuration's).")
+@click.option("--provider", default=None, help="Provider (anthropic, openai, ollama, ...).")
+@click.option("--api-base", default=None, help="Server URL for OpenAI-compatible or local providers.")
+@click.option("--prompts-dir", default=None, help="Folder searched first for templates.")
+@click.option("--serve", is_flag=True, help="Answer every inbound task with run() and send the reply back.")
 @click.option("--handler", "handler_path", default=None, help="MODULE:FUNCTION called with each inbound message.")
 @click.option("--instance", default=None, help="Stable instance id (default: a fresh one per process).")
 @click.option("--parent", default=None, help="Name of the robot that spawned this one (shown by `robotlab ps`).")
 @click.option("--connect-timeout", type=float, default=10.0, show_default=True, help="Seconds to wait for the broker at start.")
 @click.option("--log-level", default="WARNING", show_default=True)
 @exits_on_error
-def main(name: str, url: str | None, handler_path: str | None, instance: str | None, parent: str | None,
-         connect_timeout: float, log_level: str) -> None:
+def main(name: str, url: str | None, template: str | None, system_prompt: str | None, model: str | None,
+         provider: str | None, api_base: str | None, prompts_dir: str | None, serve: bool, handler_path: str | None,
+         instance: str | None, parent: str | None, connect_timeout: float, log_level: str) -> None:
     """Host one robot (or any callable) as its own process on the bus."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if handler_path is None:
-        raise ConfigError("robotd needs something to host: --handler MODULE:FUNCTION")
     config = DaemonConfig(name=name, broker=broker_url(url), instance=instance, parent=parent,
                           connect_timeout=connect_timeout)
-    sys.exit(Daemon(config, load_handler(handler_path)).run())
+    robot_options = (template, system_prompt, model, provider, api_base, prompts_dir)
+    if handler_path is not None:
+        if any(robot_options) or serve:
+            raise ConfigError("--handler hosts a function; it does not combine with the robot options")
+        sys.exit(Daemon(config, load_handler(handler_path)).run())
+    if not template and not system_prompt:
+        raise ConfigError("robotd needs something to host: --template, --system-prompt or --handler")
+    spec = RobotSpec(template=template, system_prompt=system_prompt, model=model, provider=provider,
+                     api_base=api_base, prompts_dir=prompts_dir, serve=serve)
+    sys.exit(host(config, spec))
 
 
 def load_handler(path: str) -> Callable[..., Any]:

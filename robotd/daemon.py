@@ -2,7 +2,8 @@
 
 The first SIGTERM (or SIGINT) lets the delivery in hand finish, acks it, says BYE and exits 0;
 deliveries still queued are left unacked, so the broker fails them over or dead-letters them
-(the sender is told). A second signal exits at once.
+(the sender is told). A second signal exits at once. A spawned robotd also stops, the same
+graceful way, when the process that spawned it is gone (``watch_pid``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any
 
 from robotlab import bus
 from robotlab.errors import ConfigError, PeerUnavailable
+
+from .supervision import watch_process
 
 log = logging.getLogger("robotlab.robotd")
 
@@ -37,38 +40,39 @@ class DaemonConfig:
     """Seconds to wait for the broker at start before exiting with the configuration code."""
     max_inflight: int = 16
     """Deliveries the broker may queue here; they are still handled one at a time."""
+    watch_pid: int | None = None
+    """Stop when this process exits (the spawning process of a robot spawned without detach)."""
+    ready_fd: int | None = None
+    """A pipe to write ``ready <instance>`` to once the broker has welcomed us (the fork server reads it)."""
+    quiet: bool = False
+    """Skip the ready line on stderr (spawned robots share their parent's terminal)."""
 
 
 class Daemon:
-    """Hosts one handler (a callable, or a robot's serve function) on the bus."""
+    """Hosts one handler (a callable), or whatever ``attach`` installs on the client (a robot)."""
 
-    def __init__(self, config: DaemonConfig, handler: Callable[[bus.Message], Any]) -> None:
+    def __init__(self, config: DaemonConfig, handler: Callable[[bus.Message], Any] | None = None, *,
+                 attach: Callable[[bus.BusClient], Any] | None = None) -> None:
+        if (handler is None) == (attach is None):
+            raise ValueError("give the Daemon either a handler or an attach function")
         self.config = config
-        self.handler = handler
+        self.attach = attach or (lambda client: client.on_message(handler))
         self.client: bus.BusClient | None = None
         self._stop = threading.Event()
         self._signals = 0
 
     def run(self) -> int:
-        """Serve until signalled; return the exit code.
+        """Serve until signalled (or the watched process is gone); return the exit code.
 
         Raises:
             ConfigError: the broker did not answer at start (exit 78, so systemd does not loop).
         """
         self._install_signals()
-        client = bus.BusClient(
-            self.config.broker, name=self.config.name, instance=self.config.instance,
-            role="robot", parent=self.config.parent, max_inflight=self.config.max_inflight,
-        )
-        client.on_message(self.handler)
-        try:
-            client.start(timeout=self.config.connect_timeout)
-        except PeerUnavailable as exc:
-            client.close(bye=False)
-            raise ConfigError(f"robotd {self.config.name}: {exc}") from exc
+        client = self._connect()
         self.client = client
-        print(f"robotd {self.config.name} ready (instance {client.instance}, pid {os.getpid()}) on {self.config.broker}",
-              file=sys.stderr, flush=True)
+        self._announce(client)
+        if self.config.watch_pid is not None:
+            watch_process(self.config.watch_pid, self.stop)
         # A timed wait: a signal delivered to another thread only runs its Python handler once
         # the main thread executes bytecode again, which an untimed wait would never do.
         while not self._stop.wait(0.2):
@@ -80,6 +84,29 @@ class Daemon:
     def stop(self) -> None:
         """Finish the delivery in hand, then leave."""
         self._stop.set()
+
+    def _connect(self) -> bus.BusClient:
+        config = self.config
+        client = bus.BusClient(
+            config.broker, name=config.name, instance=config.instance,
+            role="robot", parent=config.parent, max_inflight=config.max_inflight,
+        )
+        self.attach(client)  # before start: nothing may arrive before the handler is in place
+        try:
+            client.start(timeout=config.connect_timeout)
+        except PeerUnavailable as exc:
+            client.close(bye=False)
+            raise ConfigError(f"robotd {config.name}: {exc}") from exc
+        return client
+
+    def _announce(self, client: bus.BusClient) -> None:
+        config = self.config
+        if config.ready_fd is not None:
+            os.write(config.ready_fd, f"ready {client.instance}\n".encode())
+            os.close(config.ready_fd)
+        if not config.quiet:
+            print(f"robotd {config.name} ready (instance {client.instance}, pid {os.getpid()}) on {config.broker}",
+                  file=sys.stderr, flush=True)
 
     def _install_signals(self) -> None:
         if threading.current_thread() is threading.main_thread():

@@ -27,6 +27,7 @@ from robotlab.learnings import Learnings, record_learning
 from robotlab.llm import LLM
 from robotlab.mcp import MCPConnections
 from robotlab.result import RobotResult
+from robotlab.robot_bus import BusMethods
 from robotlab.robot_setup import RobotSetup, validate_tool_names
 from robotlab.run_config import RunConfig
 from robotlab.run_memory import active_memory
@@ -50,7 +51,7 @@ _LLM_KWARGS = (
 )
 
 
-class Robot(Runnable, ChatMethods):
+class Robot(Runnable, ChatMethods, BusMethods):
     """An LLM agent. Every parameter is keyword-only and keeps its Ruby name (``docs/robots.md``).
 
     Args:
@@ -97,7 +98,6 @@ class Robot(Runnable, ChatMethods):
         self.skills = [str(s) for s in skills] if skills else None
         self.enable_cache = enable_cache
         self.mcp_discovery = mcp_discovery
-        self.bus = settings.get("bus")
         self.hooks = HookRegistry()
         self.total_input_tokens = 0
         self.total_output_tokens = 0
@@ -111,6 +111,7 @@ class Robot(Runnable, ChatMethods):
         self._setup = RobotSetup(self, template, system_prompt, context or {}, local_tools, llm)
         self._setup.apply(RunConfig.of(config).merge(RunConfig.of(explicit)), named=name != "robot")
         self._budget = RobotBudget(self.config.token_budget, self.config.cost_budget)
+        self._init_bus(settings.get("bus"))
 
     config: RunConfig
     """The effective config: front matter, then ``config=``, then keyword arguments."""
@@ -320,9 +321,9 @@ class Robot(Runnable, ChatMethods):
             record_learning(self, self._learnings, text)
         return self
 
-    def delegate(self, to: Robot, task: str, *, async_: bool = False, **kwargs: Any) -> Any:
-        """Run ``task`` on ``to``: its result (``delegated_by`` set), or a future when ``async_``."""
-        return _delegate(self, to, task, async_=async_, **kwargs)
+    def delegate(self, to: Any, task: str, *, async_: bool = False, **kwargs: Any) -> Any:
+        """Run ``task`` on ``to`` (robot, spawn handle or bus name): its result, or a future if ``async_``."""
+        return _delegate(self, self._delegatee(to), task, async_=async_, **kwargs)
 
     def update(self, **changes: Any) -> Robot:
         """Re-apply settings (``template``, ``context``, ``system_prompt``, ``model``, ...); returns self."""

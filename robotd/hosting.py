@@ -1,0 +1,109 @@
+"""robotd hosting a ``Robot``: build it from the command line (or a fork request), join, serve.
+
+Bad settings (no such template, an unknown provider, a prompts folder that does not exist)
+raise :class:`~robotlab.errors.ConfigError` before anything connects, so the daemon exits 78
+and systemd does not restart-loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robotlab.errors import ConfigError
+
+from .daemon import Daemon, DaemonConfig
+
+__all__ = ["RobotSpec", "build_robot", "check_provider", "host"]
+
+
+@dataclass(frozen=True)
+class RobotSpec:
+    """What robot a robotd hosts (the robot half of ``robotd``'s options)."""
+
+    template: str | None = None
+    system_prompt: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    api_base: str | None = None
+    prompts_dir: str | None = None
+    """A folder searched first for templates."""
+    serve: bool = False
+    """Answer every inbound task with ``run`` and send the reply back."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """More ``Robot`` keyword settings (temperature, max_tokens, budgets...)."""
+    fork_server: str | None = None
+    """The fork server socket this robot's own ``spawn`` calls reuse."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (a fork request carries it as JSON)."""
+        return asdict(self)
+
+
+def check_provider(provider: str) -> None:
+    """Refuse a provider litellm does not know.
+
+    Raises:
+        ConfigError: naming the provider and a few that exist.
+    """
+    warm_llm()
+    import litellm
+
+    known = {str(getattr(p, "value", p)) for p in litellm.provider_list}
+    if provider not in known:
+        examples = ", ".join(sorted(known & {"anthropic", "openai", "ollama", "gemini", "openrouter", "groq"}))
+        raise ConfigError(f"unknown provider {provider!r} (known ones include {examples})")
+
+
+def warm_llm() -> None:
+    """Import the LLM client now, so the first task does not wait for it (seconds, cold)."""
+    from robotlab.config import prepare_litellm_environment
+
+    prepare_litellm_environment()
+    import litellm  # noqa: F401
+
+
+def build_robot(name: str, spec: RobotSpec) -> Any:
+    """Make the hosted robot.
+
+    Raises:
+        ConfigError: no such template or prompts folder, an unknown provider, or a setting
+            ``Robot`` does not take.
+    """
+    import robotlab
+    from robotlab.robot import Robot
+
+    if spec.provider:
+        check_provider(spec.provider)
+    if spec.prompts_dir:
+        if not Path(spec.prompts_dir).is_dir():
+            raise ConfigError(f"--prompts-dir {spec.prompts_dir!r} is not a folder")
+        robotlab.configure(prompts_dir=spec.prompts_dir)
+    chosen = {"model": spec.model, "provider": spec.provider, "api_base": spec.api_base}
+    settings = {**{k: v for k, v in chosen.items() if v}, **spec.settings}
+    try:
+        return Robot(name=name, template=spec.template, system_prompt=spec.system_prompt, **settings)
+    except TypeError as exc:
+        raise ConfigError(f"robot {name}: {exc}") from exc
+
+
+def host(config: DaemonConfig, spec: RobotSpec) -> int:
+    """Build the robot, join the bus as it, serve if asked, and run until stopped.
+
+    Raises:
+        ConfigError: see :func:`build_robot`; or the broker did not answer at start.
+    """
+    robot = build_robot(config.name, spec)
+    warm_llm()
+    if spec.fork_server:
+        from robotlab.spawn import use_fork_server
+
+        use_fork_server(spec.fork_server)
+
+    def attach(client: Any) -> None:
+        robot.with_bus(client)
+        if spec.serve:
+            robot.serve()
+
+    return Daemon(config, attach=attach).run()
