@@ -81,11 +81,12 @@ def test_a_handler_that_raises_comes_back_nacked(broker: str, start_robotd) -> N
             alice.send("grumpy", "x").wait(5)
 
 
-def test_sigterm_finishes_the_delivery_in_hand_then_exits_0(broker: str, start_robotd) -> None:
+def test_sigterm_finishes_the_delivery_in_hand_then_exits_0(broker: str, start_robotd, tmp_path) -> None:
     bob = start_robotd("bob", "handlers:slow")
+    started = tmp_path / "started"
     with bus.connect(broker, name="alice") as alice:
-        tracker = alice.send_request("bob", "0.5")
-        wait_until(lambda: in_flight(broker, "bob") == 1, message="delivery in flight")
+        tracker = alice.send_request("bob", f"0.5:{started}")
+        wait_until(started.exists, message="the handler started")
         bob.popen.send_signal(signal.SIGTERM)
         assert tracker.reply(10).content == "slept 0.5"
     assert bob.popen.wait(10) == 0
@@ -98,18 +99,20 @@ def test_fuzzed_frames_never_stop_the_broker(broker: str) -> None:
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(broker)
-    sent = 0
-    for _ in range(3000):
+    sent = 3000
+    for _ in range(sent):
         sock.send_multipart(_random_frames(rng))
-        sent += 1
-    sock.close()
+    sock.close(linger=5000)  # deliver everything queued before closing
+
+    def rejected(stats: dict) -> int:
+        return sum(v for k, v in stats.items() if k.startswith(("error_", "dropped_")))
+
     with bus.connect(broker, name="alice") as alice:
-        wait_until(lambda: alice.admin("stats")["frames_in"] >= sent, timeout=20, message="all fuzz frames read")
+        # Every fuzzed message is refused with an error reply or counted as dropped.
+        wait_until(lambda: rejected(alice.admin("stats")) >= sent, timeout=30, message="all fuzz frames refused")
         stats = alice.admin("stats")
         assert alice.admin("ping")["peers"] >= 1
     assert stats.get("internal_errors", 0) == 0
-    rejected = sum(v for k, v in stats.items() if k.startswith(("error_", "dropped_")))
-    assert rejected >= sent * 0.9
 
 
 def _random_frames(rng: random.Random) -> list[bytes]:

@@ -19,9 +19,12 @@ def refuse(message: Message) -> None:
 
 
 def slow(message: Message) -> str:
-    """Take the number of seconds in the content, then reply."""
-    threading.Event().wait(float(message.content))
-    return f"slept {message.content}"
+    """Content "SECONDS[:MARKER]": touch MARKER (the test knows the handler started), wait, reply."""
+    seconds, _, marker = str(message.content).partition(":")
+    if marker:
+        open(marker, "w").close()
+    threading.Event().wait(float(seconds))
+    return f"slept {seconds}"
 
 
 def hang(message: Message) -> None:
