@@ -7,6 +7,7 @@ and systemd does not restart-loop.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from robotlab.errors import ConfigError
 
 from .daemon import Daemon, DaemonConfig
 
-__all__ = ["RobotSpec", "build_robot", "check_provider", "host"]
+__all__ = ["RobotSpec", "build_robot", "check_broker", "check_provider", "host", "warm_llm"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,21 @@ def build_robot(name: str, spec: RobotSpec) -> Any:
         raise ConfigError(f"robot {name}: {exc}") from exc
 
 
+def check_broker(config: DaemonConfig) -> None:
+    """Fail fast when the broker does not answer, before seconds go into importing the LLM client.
+
+    Raises:
+        ConfigError: no broker answered within ``config.connect_timeout``.
+    """
+    from robotlab import bus
+    from robotlab.errors import PeerUnavailable
+
+    try:
+        bus.connect(config.broker, name=f"{config.name}-probe", timeout=config.connect_timeout).close()
+    except PeerUnavailable as exc:
+        raise ConfigError(f"robotd {config.name}: {exc}") from exc
+
+
 def host(config: DaemonConfig, spec: RobotSpec) -> int:
     """Build the robot, join the bus as it, serve if asked, and run until stopped.
 
@@ -95,6 +111,10 @@ def host(config: DaemonConfig, spec: RobotSpec) -> int:
         ConfigError: see :func:`build_robot`; or the broker did not answer at start.
     """
     robot = build_robot(config.name, spec)
+    if "litellm" not in sys.modules:
+        check_broker(config)
+    # Import the LLM client before joining (seconds, cold): a robot that shows up on the bus is
+    # ready to work, and its first task does not run into the broker's ack timeout.
     warm_llm()
     if spec.fork_server:
         from robotlab.spawn import use_fork_server

@@ -1,0 +1,146 @@
+"""``Robot.spawn``: children forked as robotds by the warm fork server, supervised by their parent.
+
+The fork server is started once per test session (by the first spawn in this process) and
+reused by every test after that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import psutil
+import pytest
+from click.testing import CliRunner
+
+from robotlab import BoundaryError, ConfigError, Robot, bus
+from robotlab.cli.robotlab_cli import main as robotlab_main
+from robotlab.testing import serve_script
+from tests.process.conftest import Processes, live
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.process
+
+
+def stop_children(url: str, parent: str) -> None:
+    """SIGTERM every robot on the broker whose parent is ``parent``, and wait until they are gone."""
+    pids = [row["pid"] for row in _ps(url) if row.get("parent") == parent]
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    wait_until(lambda: not any(_alive(pid) for pid in pids), timeout=10, message=f"children of {parent} stopped")
+
+
+@pytest.fixture
+def api() -> Iterator[str]:
+    """A script server with plenty of plain answers."""
+    with serve_script([{"content": f"answer {i}"} for i in range(20)]) as url:
+        yield url
+
+
+@pytest.fixture
+def boss(broker: str, api: str) -> Iterator[Robot]:
+    """A parent robot in the test process: a local model on the script server."""
+    robot = Robot(name="boss", bus=broker, model="llama3.2", provider="ollama", api_base=api)
+    yield robot
+    stop_children(broker, "boss")
+    robot.leave_bus()
+
+
+def test_a_child_inherits_model_provider_and_api_base_and_an_override_wins(boss: Robot, broker: str,
+                                                                           api: str) -> None:
+    kid = boss.spawn(name="kid", system_prompt="You help.")
+    other = boss.spawn(name="other", model="x")
+    assert _settings(kid.info()) == ("llama3.2", "ollama", api, "You help.")
+    assert _settings(other.info()) == ("x", "ollama", api, None)
+    result = CliRunner().invoke(robotlab_main, ["ps", "--broker", broker, "--json"])
+    parents = {row["name"]: row["parent"] for row in json.loads(result.output)}
+    assert parents == {"boss": None, "kid": "boss", "other": "boss"}
+
+
+def test_the_handle_runs_asks_messages_and_stops_the_child(broker: str, api: str) -> None:
+    boss = Robot(name="boss", bus=broker, model="openai/scripted", api_base=api)
+    try:
+        kid = boss.spawn(name="kid", system_prompt="You help.")
+        assert kid.run("first").reply == "answer 0"
+        assert kid.ask("second", timeout=10).content == "answer 1"
+        sent = kid.send_message("third")
+        wait_until(lambda: boss.outbox[sent.key]["status"] == "replied", timeout=10, message="kid replied")
+        assert boss.outbox[sent.key]["replies"][0].content == "answer 2"
+        assert kid.stop() and not kid.alive()
+        wait_until(lambda: not live(broker, "kid"), message="kid left the bus")
+    finally:
+        stop_children(broker, "boss")
+        boss.leave_bus()
+
+
+def test_a_parent_without_a_bus_gets_one_its_children_join(api: str) -> None:
+    solo = Robot(name="solo", model="openai/scripted", api_base=api)
+    try:
+        kid = solo.spawn(name="kid")
+        assert solo.bus.url.startswith("ipc://")
+        assert kid.run("hello").reply == "answer 0"
+        kid.stop()
+    finally:
+        solo.leave_bus()
+
+
+def test_bad_spawns_are_refused_with_the_reason(boss: Robot) -> None:
+    with pytest.raises(ConfigError, match="template 'no_such_template' not found"):
+        boss.spawn(name="kid", template="no_such_template")
+    with pytest.raises(BoundaryError, match="local_tools cannot cross"):
+        boss.spawn(name="kid", local_tools=[object()])
+    inproc = Robot(name="inproc").with_bus(bus.EmbeddedBroker().start())
+    with pytest.raises(ConfigError, match="inproc:// bus"):
+        inproc.spawn(name="kid")
+    inproc.leave_bus()
+
+
+def parent_main() -> None:
+    """The parent process of the supervision test: spawn two children, print their pids, wait."""
+    parent = Robot(name="mortal", bus=os.environ["TEST_BROKER"], model="openai/scripted")
+    kid = parent.spawn(name="kid")
+    loner = parent.spawn(name="loner", detach=True)
+    print(json.dumps({"kid": kid.pid, "loner": loner.pid}), flush=True)
+    signal.sigwait({signal.SIGTERM})
+
+
+def test_killing_the_parent_ends_its_children_but_not_a_detached_one(processes: Processes, broker: str) -> None:
+    argv = [sys.executable, "-c", "from tests.process.test_spawn_processes import parent_main; parent_main()"]
+    parent = processes.start(argv, env={"TEST_BROKER": broker}, name="parent")
+    pids = wait_until(lambda: _json_line(parent.output()), timeout=120, message="the parent spawned its children")
+    try:
+        os.kill(parent.pid, signal.SIGKILL)
+        wait_until(lambda: not _alive(pids["kid"]), timeout=10, message="the child exited with its parent")
+        assert _alive(pids["loner"]) and live(broker, "loner")
+    finally:
+        stop_children(broker, "mortal")
+
+
+def _settings(info: dict[str, Any]) -> tuple[Any, ...]:
+    return info["model"], info["provider"], info["api_base"], info["system_prompt"]
+
+
+def _ps(url: str) -> list[dict[str, Any]]:
+    with bus.connect(url, name="fixture-ps", timeout=2) as client:
+        return client.admin("ps")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _json_line(text: str) -> dict[str, int] | None:
+    for line in text.splitlines():
+        if line.startswith("{"):
+            return json.loads(line)
+    return None
