@@ -69,7 +69,7 @@ def warm() -> None:
     from robotlab.config import prepare_litellm_environment
 
     prepare_litellm_environment()
-    import litellm  # noqa: F401  (the point is the import: 3-4 s paid once, not per child)
+    import litellm  # the point is the import: 3-4 s paid once, not per child
 
     import robotlab.network_member  # noqa: F401
     import robotlab.robot  # noqa: F401
@@ -85,6 +85,10 @@ def warm() -> None:
         module, _, attr = path.partition(":")
         with contextlib.suppress(Exception):
             getattr(importlib.import_module(module), attr).model_rebuild()
+    with contextlib.suppress(Exception):
+        # Built lazily by the first price lookup, by walking the whole price table: each child
+        # doing it itself would also un-share every key it touches.
+        litellm.utils._rebuild_model_cost_lowercase_map()
     gc.collect()
     gc.freeze()
 
