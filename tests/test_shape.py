@@ -1,6 +1,7 @@
 """The shape of the code base, checked: the rules in CONTRIBUTING.md that a reviewer would
 otherwise have to remember (import direction, size budgets, no grab-bag modules, no sleeping or
-mocking in tests, the package list, the error tree, a quiet import, no magic dispatch).
+mocking in tests, the package list, the error tree, a quiet import, no magic dispatch, and
+documentation whose links resolve and whose every page is reachable).
 
 Each check names the offending file and line. A file that breaks a rule while someone is
 reshaping it goes in that check's allowlist with the reason; the entry comes out when the
@@ -10,6 +11,7 @@ refactor lands.
 from __future__ import annotations
 
 import ast
+import re
 import stat
 import subprocess
 import sys
@@ -18,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 # Top-level source folders and the import name each installs as (package-dir in pyproject.toml).
@@ -307,3 +310,45 @@ def test_the_import_walk_resolves_relative_and_function_local_imports(tmp_path: 
     module.write_text("from . import a\nfrom ..b import c\n\ndef f():\n    import os\n")
     found = list(imports(module, "robotlab.bus.mod"))
     assert found == [(1, "robotlab.bus.a", False), (2, "robotlab.b.c", False), (5, "os", True)]
+
+
+# ---------------------------------------------------------------- documentation
+
+
+def _links(path: Path) -> Iterator[tuple[int, str]]:
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        for target in re.findall(r"\]\(([^)\s]+)\)", line):
+            if "://" not in target and not target.startswith(("#", "mailto:")):
+                yield number, target.split("#", 1)[0]
+
+
+def _nav_pages(node: object) -> Iterator[str]:
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, list):
+        for item in node:
+            yield from _nav_pages(item)
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from _nav_pages(value)
+
+
+def test_relative_links_in_the_docs_resolve() -> None:
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "deploy" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    bad = [
+        f"{rel(page)}:{number} links to {target}"
+        for page in pages if page.exists()
+        for number, target in _links(page)
+        if target and not (page.parent / target).exists()
+    ]
+    assert not bad, "broken links:\n" + "\n".join(bad)
+
+
+def test_every_docs_page_is_in_the_index_and_the_nav() -> None:
+    docs = ROOT / "docs"
+    pages = {path.relative_to(docs).as_posix() for path in docs.rglob("*.md")}
+    linked = {target for _, target in _links(docs / "index.md")} | {"index.md"}
+    nav = set(_nav_pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]))
+    assert not pages - linked, f"docs/index.md: link these pages: {sorted(pages - linked)}"
+    assert not pages - nav, f"mkdocs.yml: add these pages to the nav: {sorted(pages - nav)}"
+    assert not nav - pages, f"mkdocs.yml: the nav names pages that do not exist: {sorted(nav - pages)}"
