@@ -184,6 +184,38 @@ def echo_handler(message):  # hosted by robotd in the robotlab run
     return message.content
 
 
+# -- robot to robot: Robot.ask to a robot in another process, through the broker ---------------
+
+
+def robot_echo(url: str) -> None:
+    """A Robot named 'robot-echo' whose responder sends each message's content back."""
+    import threading
+
+    from robotlab import Robot
+
+    Robot(name="robot-echo", bus=url).respond_to_tasks(lambda message: message.content)
+    threading.Event().wait()
+
+
+def run_robot_ask(n: int) -> dict[str, float]:
+    """p50/p99 of ``Robot.ask`` (the robot API: outbox, RobotMessage) to a robot in another process."""
+    from robotlab import Robot
+
+    url = f"tcp://127.0.0.1:{free_port()}"
+    procs = [spawn([sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level", "WARNING"]),
+             spawn([sys.executable, __file__, "--role", "robot-echo", "--url", url])]
+    try:
+        wait_robot(url, "robot-echo")
+        asker = Robot(name="robot-asker", bus=url)
+        p50, p99 = latency(lambda i: asker.ask("robot-echo", PAYLOAD, timeout=10), n)
+        asker.leave_bus()
+        return {"p50": p50, "p99": p99}
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+
+
 def alternate(rounds: int, *runs: Callable[[], dict[str, float]]) -> list[dict[str, float]]:
     """Run each measurement ``rounds`` times, interleaved (A B A B ...), and keep the medians.
 
@@ -223,7 +255,7 @@ def write_section(title: str, body: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--role", choices=["raw-broker", "raw-echo"])
+    parser.add_argument("--role", choices=["raw-broker", "raw-echo", "robot-echo"])
     parser.add_argument("--url")
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--seconds", type=float, default=3.0)
@@ -234,6 +266,8 @@ def main() -> None:
         return raw_broker(args.url)
     if args.role == "raw-echo":
         return raw_echo(args.url)
+    if args.role == "robot-echo":
+        return robot_echo(args.url)
     raw, ours = alternate(args.rounds, lambda: run_raw(args.n, args.seconds), lambda: run_robotlab(args.n, args.seconds))
     table = report(raw, ours)
     print(table)
@@ -243,6 +277,16 @@ def main() -> None:
                 f"{os.cpu_count()} cores. Targets (DESIGN.md section 7): p50 within 1.5x of the raw broker "
                 "(never worse than 2x), throughput at least half of it.")
         write_section("Bus round trip (robot to robot through the broker)", f"{note}\n\n{table}")
+    ask = run_robot_ask(args.n)
+    ask_table = ("| measure | BusClient.request | Robot.ask | ratio |\n| --- | ---: | ---: | ---: |\n"
+                 f"| round trip p50 (ms) | {ours['p50']:,.3f} | {ask['p50']:,.3f} | {ask['p50'] / ours['p50']:.2f}x |\n"
+                 f"| round trip p99 (ms) | {ours['p99']:,.3f} | {ask['p99']:,.3f} | {ask['p99'] / ours['p99']:.2f}x |")
+    print(ask_table)
+    if args.write:
+        write_section("Robot.ask round trip (a robot in another process)",
+                      f"`Robot.ask` to a robot whose `respond_to_tasks` echoes, one at a time, {args.n} round "
+                      f"trips after the bus numbers above (same command); BusClient.request is the median "
+                      f"from the section above.\n\n{ask_table}")
 
 
 if __name__ == "__main__":
