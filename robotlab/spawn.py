@@ -33,7 +33,9 @@ from robotlab.result import RobotResult
 from robotlab.robot_message import RobotMessage
 from robotlab.robot_requests import INFO_TYPE, RUN_TYPE
 
-__all__ = ["ForkServerClient", "RemoteRobot", "SpawnHandle", "spawn", "start_fork_server", "use_fork_server"]
+__all__ = [
+    "ForkServerClient", "RemoteRobot", "SpawnHandle", "spawn", "start_fork_server", "stop_fork_server", "use_fork_server",
+]
 
 FORK_SERVER_START_TIMEOUT = 120.0
 """Seconds to wait for a new fork server to import everything (litellm alone takes 3-10 s)."""
@@ -251,6 +253,15 @@ def fork_server() -> ForkServerClient:
 def start_fork_server() -> ForkServerClient:
     """Start the fork server now, so the first ``spawn`` does not pay for its warm-up."""
     return fork_server()
+
+
+def stop_fork_server() -> None:
+    """Stop this process's fork server if it started one (spawned robots keep running)."""
+    global _server
+    with _server_lock:
+        if _server is not None:
+            _server.close()
+        _server = None
 
 
 def use_fork_server(path: str) -> None:
