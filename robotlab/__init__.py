@@ -24,6 +24,7 @@ from robotlab.errors import (
     DependencyError,
     InferenceError,
     MCPError,
+    RemoteError,
     RobotlabError,
     ToolError,
     ToolLoopError,
@@ -35,6 +36,7 @@ from robotlab.hooks import Hook, clear_hooks, hooks, on
 from robotlab.llm import LLM, LiteLLM, LLMReply
 from robotlab.result import RobotResult
 from robotlab.robot import Robot, build
+from robotlab.robot_message import RobotMessage
 from robotlab.run_config import RunConfig
 from robotlab.runnable import Runnable
 from robotlab.templates import render_template
@@ -58,7 +60,9 @@ __all__ = [
     "Ledger",
     "LiteLLM",
     "MCPError",
+    "RemoteError",
     "Robot",
+    "RobotMessage",
     "RobotResult",
     "RobotlabError",
     "RunConfig",
