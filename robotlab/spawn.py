@@ -28,7 +28,13 @@ from typing import Any
 
 from robotlab.bus import to_plain
 from robotlab.errors import BoundaryError, ConfigError, PeerUnavailable, RobotlabError
-from robotlab.network_member import DEFAULT_TASK_TIMEOUT, result_from_reply
+from robotlab.network_member import (
+    DEFAULT_TASK_TIMEOUT,
+    TASK_TYPE,
+    BusMember,
+    result_from_reply,
+    task_content,
+)
 from robotlab.result import RobotResult
 from robotlab.robot_message import RobotMessage
 from robotlab.robot_requests import INFO_TYPE, RUN_TYPE
@@ -43,8 +49,11 @@ FORK_SERVER_START_TIMEOUT = 120.0
 _INHERITED = ("model", "provider", "api_base")
 
 
-class RemoteRobot:
+class RemoteRobot(BusMember):
     """A robot serving on the bus under ``name``, reached through robot ``via``'s connection.
+
+    As a network member it is a :class:`~robotlab.network_member.BusMember`: the network serves
+    its memory on the bus, and the task runs remotely with that memory.
 
     Args:
         name: the robot's bus name.
@@ -59,15 +68,23 @@ class RemoteRobot:
         self.instance = instance
         self.timeout = timeout
 
+    @property
+    def bus(self) -> Any:
+        """The connection used: ``via``'s, at the time of the call."""
+        return self.via._require_bus()
+
     def run(self, message: Any = None, *, timeout: float | None = None, **kwargs: Any) -> RobotResult:
-        """Run the remote robot and return its result.
+        """Run the remote robot and return its result (a network's task runs with its memory).
 
         Raises:
             RemoteError: the remote run raised (its class name attached).
             BoundaryError: ``message`` or ``kwargs`` cannot cross a process boundary.
             DeliveryFailed, ReplyTimeout: the bus could not get an answer.
         """
-        reply = self._request(RUN_TYPE, {"message": message, "kwargs": kwargs}, timeout or self.timeout)
+        if "network" in kwargs:
+            reply = self._request(TASK_TYPE, task_content(message, kwargs), timeout or self.timeout)
+        else:
+            reply = self._request(RUN_TYPE, {"message": message, "kwargs": kwargs}, timeout or self.timeout)
         return result_from_reply(self.name, reply.content)
 
     def info(self, timeout: float = 10.0) -> dict[str, Any]:
@@ -83,7 +100,7 @@ class RemoteRobot:
         return self.via.send_message(to=self.name, content=content)
 
     def _request(self, type: str, content: Any, timeout: float) -> Any:
-        client = self.via._require_bus()
+        client = self.bus
         options = {"to_instance": self.instance} if self.instance else {}
         return client.request(self.name, content, timeout=timeout, type=type, **options)
 

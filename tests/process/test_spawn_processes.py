@@ -17,7 +17,7 @@ import psutil
 import pytest
 from click.testing import CliRunner
 
-from robotlab import BoundaryError, ConfigError, Robot, bus
+from robotlab import BoundaryError, ConfigError, Robot, RunConfig, bus, create_network
 from robotlab.cli.robotlab_cli import main as robotlab_main
 from robotlab.testing import serve_script
 from tests.process.conftest import Processes, live
@@ -100,6 +100,23 @@ def test_bad_spawns_are_refused_with_the_reason(boss: Robot) -> None:
     with pytest.raises(ConfigError, match="inproc:// bus"):
         inproc.spawn(name="kid")
     inproc.leave_bus()
+
+
+def test_a_handle_is_a_network_member_that_shares_the_network_memory(broker: str, api: str) -> None:
+    lead = Robot(name="lead", bus=broker, model="openai/scripted", api_base=api)
+    net = create_network(name="crew", config=RunConfig(bus=lead.bus))
+    changes: list[Any] = []
+    net.memory.subscribe("brief", callback=changes.append)
+    try:
+        net.task("draft", lead.spawn(name="kid"), memory={"brief": "short"})
+        result = net.run("Draft it.")
+        net.memory.flush(2)
+    finally:
+        net.close()
+        stop_children(broker, "lead")
+        lead.leave_bus()
+    assert result.reply == "answer 0"
+    assert [(change.value, change.writer) for change in changes] == [("short", "kid")]
 
 
 def parent_main() -> None:
