@@ -72,8 +72,8 @@ def _takes_delivery(handler: Callable[..., Any]) -> bool:
         params = inspect.signature(handler).parameters.values()
     except (TypeError, ValueError):
         return False
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
+    required = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    return len(required) >= 2
 
 
 class BusMethods:
