@@ -49,7 +49,7 @@ def test_a_delegatee_error_is_raised_in_the_delegator_every_time(robot) -> None:
 
 
 def test_a_slow_delegatee_times_out(robot) -> None:
-    robot("bob", [{"content": "late", "delay": 2}]).serve()
+    robot("bob", [{"content": "late", "delay": 0.6}]).serve()
     future = robot("manager").delegate(to="bob", task="do it", async_=True)
     with pytest.raises(DelegationTimeout, match="Delegation to 'bob' timed out after 0.1s"):
         future.value(timeout=0.1)
