@@ -137,7 +137,10 @@ def main() -> None:
 
         note = (f"`python bench/spawn.py --children {args.children} --cold {args.cold} --write`, "
                 f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared with other work. "
-                "Targets from DESIGN.md section 7.")
+                "Targets from DESIGN.md section 7. An idle child holds little of its own; its first model "
+                "call (litellm's code path, the HTTP client) touches objects of the shared heap, and CPython "
+                "writes a reference count into each object it touches, so those pages are copied and count "
+                "as the child's: the figure after one run.")
         write_section("Spawn (fork server) vs a cold robotd", f"{note}\n\n{table}")
 
 
