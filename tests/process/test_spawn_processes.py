@@ -94,6 +94,8 @@ def test_a_parent_without_a_bus_gets_one_its_children_join(api: str) -> None:
 def test_bad_spawns_are_refused_with_the_reason(boss: Robot) -> None:
     with pytest.raises(ConfigError, match="template 'no_such_template' not found"):
         boss.spawn(name="kid", template="no_such_template")
+    with pytest.raises(ConfigError, match="unexpected keyword arguments: no_such_setting"):
+        boss.spawn(name="kid", no_such_setting=1)
     with pytest.raises(BoundaryError, match="local_tools cannot cross"):
         boss.spawn(name="kid", local_tools=[object()])
     inproc = Robot(name="inproc").with_bus(bus.EmbeddedBroker().start())
