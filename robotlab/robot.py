@@ -62,7 +62,7 @@ class Robot(Runnable, ChatMethods, BusMethods):
         config: a ``RunConfig`` (or dict) under the keyword settings: ``model``, ``provider``,
             ``api_base``, ``api_key``, request parameters (``temperature``...), callbacks
             (``on_content``, ``on_tool_call``, ``on_tool_result``), ``max_tool_rounds``,
-            ``token_budget``, ``cost_budget``, ``doom_loop_threshold``, ``bus`` (stored as given).
+            ``token_budget``, ``cost_budget``, ``doom_loop_threshold``, ``bus`` (joined: ``docs/messaging.md``).
         llm: the ``LLM`` to call (default ``LiteLLM``; tests pass ``robotlab.testing.ScriptedLLM``).
 
     Raises:
