@@ -102,8 +102,12 @@ class Daemon:
     def _announce(self, client: bus.BusClient) -> None:
         config = self.config
         if config.ready_fd is not None:
-            os.write(config.ready_fd, f"ready {client.instance}\n".encode())
-            os.close(config.ready_fd)
+            try:
+                os.write(config.ready_fd, f"ready {client.instance}\n".encode())
+            except OSError:
+                log.warning("robotd %s: nobody reads the ready pipe (the fork server is gone)", config.name)
+            finally:
+                os.close(config.ready_fd)
         if not config.quiet:
             print(f"robotd {config.name} ready (instance {client.instance}, pid {os.getpid()}) on {config.broker}",
                   file=sys.stderr, flush=True)
