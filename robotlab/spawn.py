@@ -207,12 +207,17 @@ class ForkServerClient:
             argv.append("--pdeathsig")  # the kernel ties it to this thread; see robotd/supervision.py
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
         server = cls(path, process, folder)
-        ready, _, _ = select.select([process.stdout], [], [], timeout)
-        line = process.stdout.readline() if ready else b""
+        deadline = time.monotonic() + timeout
+        line = b""
+        # Anything an import prints before READY is skipped; EOF means the server died.
+        while line.strip() != b"READY" and select.select([process.stdout], [], [], max(deadline - time.monotonic(), 0))[0]:
+            line = process.stdout.readline()
+            if not line:
+                break
         process.stdout.close()
         if line.strip() != b"READY":
             server.close()
-            raise PeerUnavailable(f"the fork server did not start within {timeout:g}s")
+            raise PeerUnavailable(f"the fork server did not start within {timeout:g}s (exit code {process.poll()})")
         return server
 
     def alive(self) -> bool:
