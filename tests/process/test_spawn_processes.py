@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +20,7 @@ from click.testing import CliRunner
 
 from robotlab import BoundaryError, ConfigError, Robot, RunConfig, bus, create_network
 from robotlab.cli.robotlab_cli import main as robotlab_main
+from robotlab.spawn import fork_server
 from robotlab.testing import serve_script
 from tests.process.conftest import Processes, live
 from tests.waiting import wait_until
@@ -119,6 +121,17 @@ def test_a_handle_is_a_network_member_that_shares_the_network_memory(broker: str
         lead.leave_bus()
     assert result.reply == "answer 0"
     assert [(change.value, change.writer) for change in changes] == [("short", "kid")]
+
+
+def test_the_fork_server_answers_a_malformed_request_and_keeps_serving(boss: Robot) -> None:
+    boss.spawn(name="first")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(10)
+        conn.connect(fork_server().path)
+        conn.sendall(b"not json\n")
+        answer = json.loads(conn.makefile("rb").readline())
+    assert answer["ok"] is False and "bad fork request" in answer["error"]
+    assert boss.spawn(name="second").info()["name"] == "second"
 
 
 def parent_main() -> None:
