@@ -55,6 +55,7 @@ class Broker:
             Command.SEND: self.on_send,
             Command.ACK: self.on_ack,
             Command.NACK: self.on_nack,
+            Command.TOUCH: self.on_touch,
             Command.HEARTBEAT: self.on_heartbeat,
             Command.BYE: self.on_bye,
             Command.REQUEST: self.on_request,
@@ -246,6 +247,10 @@ class Broker:
     def on_nack(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """NACK {delivery, reason}: settle as refused (retried first when idempotent)."""
         self.deliveries.nack(peer, frame.header["delivery"], str(frame.header.get("reason", "")))
+
+    def on_touch(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """TOUCH {deliveries: [ids]}: the peer is still working on these; push their deadlines."""
+        self.deliveries.touch(peer, frame.header["deliveries"], time.monotonic(), time.time())
 
     def on_heartbeat(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """HEARTBEAT {}: nothing beyond the liveness refresh every message gets."""

@@ -126,13 +126,28 @@ class Deliveries:
         self.counters["nacked"] += 1
         self._fail(delivery, Status.NACKED, reason or "nacked without a reason")
 
+    def touch(self, peer: Peer, delivery_ids: list[int], now: float, wall_now: float) -> None:
+        """Extend the ack deadline of deliveries ``peer`` still holds, up to each message's deadline."""
+        for delivery_id in delivery_ids:
+            delivery = self.inflight.get(delivery_id) if isinstance(delivery_id, int) else None
+            if delivery is None or delivery.instance != peer.instance:
+                continue
+            extended = now + self.ack_timeout
+            deadline = delivery.record.header.get("deadline")
+            if isinstance(deadline, (int, float)):
+                extended = min(extended, now + max(deadline - wall_now, 0.0))
+            if extended > delivery.deadline:
+                delivery.deadline = extended
+                heapq.heappush(self._deadlines, (extended, delivery_id))
+
     def expire(self, now: float) -> None:
         """Time out deliveries whose ack deadline has passed."""
         while self._deadlines and self._deadlines[0][0] <= now:
-            _, delivery_id = heapq.heappop(self._deadlines)
-            delivery = self.inflight.pop(delivery_id, None)
-            if delivery is None:
-                continue
+            due, delivery_id = heapq.heappop(self._deadlines)
+            delivery = self.inflight.get(delivery_id)
+            if delivery is None or delivery.deadline > due:
+                continue  # settled, or touched since: a later heap entry stands for it
+            del self.inflight[delivery_id]
             peer = self.registry.by_instance.get(delivery.instance)
             if peer is not None:
                 peer.inflight.discard(delivery_id)

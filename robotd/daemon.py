@@ -77,7 +77,7 @@ class Daemon:
         # the main thread executes bytecode again, which an untimed wait would never do.
         while not self._stop.wait(0.2):
             pass
-        client.close(bye=True)
+        client.close(bye=True, drain=None)  # finish the delivery in hand, however long it takes
         log.info("robotd %s stopped", self.config.name)
         return EXIT_OK
 

@@ -20,6 +20,7 @@ import itertools
 import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -74,6 +75,7 @@ class BusClient:
         if max_inflight:
             hello["max_inflight"] = max_inflight
         self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome)
+        self._link.holding = self.dispatcher.holding
         self._embedded: Any = None
         self._closed = False
 
@@ -101,12 +103,14 @@ class BusClient:
         """Block until (re)connected; False on timeout."""
         return self._link.welcomed.wait(timeout)
 
-    def close(self, bye: bool = True) -> None:
-        """Leave the bus: say BYE, stop the threads, fail what is still waiting."""
+    def close(self, bye: bool = True, drain: float | None = 5.0) -> None:
+        """Leave the bus: let the handler finish (up to ``drain`` seconds; None waits as long as
+        it takes), say BYE, stop the threads, and fail what is still waiting. Messages still
+        queued here are not handled: the broker fails them over or dead-letters them."""
         if self._closed:
             return
         self._closed = True
-        self.dispatcher.stop()
+        self.dispatcher.stop(drain)
         self._link.close(bye=bye)
         with self._lock:
             pending = [t for _, t in self._unsettled.values()] + list(self._admin.values())
@@ -181,6 +185,7 @@ class BusClient:
             DeliveryFailed: the request could not be delivered (reason attached).
             ReplyTimeout: no reply in ``timeout`` seconds; the message says what became of it.
         """
+        options.setdefault("deadline", time.time() + timeout)  # the broker waits no longer either
         tracker = self.send_request(to, content, type=type, **options)
         try:
             return tracker.reply(timeout)

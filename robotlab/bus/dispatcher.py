@@ -30,6 +30,17 @@ def _ignore(message: Message) -> None:
     return None
 
 
+def _drop_queued(old: queue.SimpleQueue) -> queue.SimpleQueue:
+    """Empty ``old`` and post the stop marker, so the handler thread stops after its current message."""
+    while True:
+        try:
+            old.get_nowait()
+        except queue.Empty:
+            break
+    old.put(None)
+    return old
+
+
 class Dispatcher:
     """The handler thread of one BusClient."""
 
@@ -42,6 +53,7 @@ class Dispatcher:
         # for it while it was still queued or running (acked together when it finishes).
         self._seen: OrderedDict[tuple[str, str], list[int] | None] = OrderedDict()
         self._unacked: set[int] = set()
+        self._working: set[int] = set()  # queued or in a running handler: touched while so
         self._replies: OrderedDict[tuple[str, str], tuple[Any, str]] = OrderedDict()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"robotlab-handler-{client.name}", daemon=True)
@@ -50,11 +62,13 @@ class Dispatcher:
         """Start the handler thread."""
         self._thread.start()
 
-    def stop(self) -> None:
-        """Finish the message in hand, then stop (queued messages stay unacked for redelivery)."""
-        self._queue.put(None)
+    def stop(self, drain: float | None = 5.0) -> None:
+        """Finish the message in hand (waiting up to ``drain`` s), skip the queued ones, stop."""
+        with self._lock:
+            self._working.clear()  # queued messages will not run: stop asking the broker to wait
+        self._queue = _drop_queued(self._queue)
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=drain)
 
     def submit(self, message: Message) -> None:
         """Queue an inbound message (called by the I/O thread); answer duplicates from the cache."""
@@ -67,6 +81,7 @@ class Dispatcher:
                     self._seen.popitem(last=False)
                 if message.delivery:  # 0: an untracked delivery (a reply), nothing to ack
                     self._unacked.add(message.delivery)
+                    self._working.add(message.delivery)
             elif extras is not None and message.delivery != extras[0]:
                 extras.append(message.delivery)
             cached = self._replies.get(key) if extras is None else None
@@ -92,6 +107,15 @@ class Dispatcher:
         else:
             self.client.reply(message, cached[0], type=cached[1])
 
+    def holding(self) -> list[int]:
+        """Deliveries queued or in a running handler, not yet settled: the broker is told to wait.
+
+        A manual handler that returns without settling stops being touched: from then on the
+        broker's ack timeout applies, as it does to a receiver that went quiet.
+        """
+        with self._lock:
+            return list(self._working & self._unacked)
+
     def claim_ack(self, message: Message) -> int | None:
         """Take over acking ``message`` (a reply carries the ack); None if already acked."""
         with self._lock:
@@ -109,6 +133,7 @@ class Dispatcher:
             else:
                 self._handle_auto(message)
             with self._lock:
+                self._working.discard(message.delivery)
                 extras = self._seen.get((message.sender_instance, message.id)) or []
                 self._seen[(message.sender_instance, message.id)] = None
             for delivery in extras[1:]:

@@ -67,6 +67,10 @@ class Link:
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
         self._running = True
+        self.holding: Callable[[], list[int]] = list
+        """Deliveries this member holds unacked (queued or running); touched while held."""
+        self.ack_timeout = 30.0
+        self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
         self._last_recv = self._last_sent = self._attempt_at = 0.0
         self._hello_sent = False
@@ -164,7 +168,7 @@ class Link:
     def _poll_ms(self) -> int:
         if not self.welcomed.is_set():
             return 10 if time.monotonic() - self._attempt_at < 1 else 100
-        wait = self.heartbeat / 2
+        wait = min(self.heartbeat / 2, self.ack_timeout / 3)
         if self._later:
             wait = min(wait, self._later[0][0] - time.monotonic())
         return max(int(wait * 1000), 1)
@@ -202,6 +206,7 @@ class Link:
         self.welcome = header
         self.heartbeat = float(header["heartbeat"])
         self.liveness = int(header["liveness"])
+        self.ack_timeout = float(header.get("ack_timeout", self.ack_timeout))
         self._backoff = self._retry_in = BACKOFF_START
         self.welcomed.set()
         self.on_welcome(header)
@@ -218,6 +223,15 @@ class Link:
             self._reconnect()
         elif now - self._last_sent >= self.heartbeat:
             self._send(protocol.encode(Command.HEARTBEAT))
+        if self.welcomed.is_set() and now - self._last_touch >= self.ack_timeout / 3:
+            self._touch(now)
+
+    def _touch(self, now: float) -> None:
+        held = self.holding()
+        if held and self._send(protocol.encode(Command.TOUCH, {"deliveries": held})):
+            self._last_touch = now
+        elif not held:
+            self._last_touch = now
 
     def _retry_hello(self, now: float) -> None:
         if now - self._attempt_at >= self._retry_in:

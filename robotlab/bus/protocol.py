@@ -14,6 +14,7 @@ Peer -> broker:
     SEND       {id, to, type, to_instance?, reply_to?, ack?, deadline?,
                 any?, idempotent?, receipt?, untracked?}              body = payload
     ACK        {deliveries: [delivery ids]}                           batched acks
+    TOUCH      {deliveries: [delivery ids]}                           still working on these
     NACK       {delivery, reason}
     HEARTBEAT  {}
     BYE        {}
@@ -31,7 +32,9 @@ Broker -> peer:
 ``SEND.ack`` lets a reply carry the ack of the delivery it answers, saving a round trip.
 ``SEND.receipt = false`` asks only for failure receipts; ``SEND.untracked`` (replies) is
 delivered with ``delivery = 0``, held in no in-flight table and never acked: the requester's
-own resend is a reply's retry.
+own resend is a reply's retry. TOUCH pushes the ack deadline of deliveries a live receiver
+still holds (queued or running) by another ack timeout, never past the message's ``deadline``:
+the ack timeout catches silent receivers, not long tasks.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ class Command(IntEnum):
     REQUEST = 10
     REPLY = 11
     ERROR = 12
+    TOUCH = 13
 
 
 class ErrorCode:
@@ -96,6 +100,7 @@ REQUIRED: dict[Command, dict[str, type | tuple[type, ...]]] = {
     Command.HELLO: {"name": str, "instance": str},
     Command.SEND: {"id": str, "to": str},
     Command.ACK: {"deliveries": list},
+    Command.TOUCH: {"deliveries": list},
     Command.NACK: {"delivery": int},
     Command.REQUEST: {"id": str, "op": str},
     Command.WELCOME: {"heartbeat": (int, float), "liveness": int},

@@ -21,6 +21,7 @@ HEADERS = {
     Command.REQUEST: {"id": "e.a2", "op": "ps", "args": {}},
     Command.REPLY: {"id": "e.a2", "ok": True, "result": []},
     Command.ERROR: {"code": "malformed", "detail": "x"},
+    Command.TOUCH: {"deliveries": [4]},
 }
 
 
