@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import signal
 
 import zmq
 
+from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig, is_loopback
+from robotlab.bus.protocol import Command
 from robotlab.errors import ConfigError
 
 from .broker import Broker
@@ -26,6 +29,31 @@ def check_bind(config: BrokerConfig) -> None:
         )
 
 
+def check_ipc_free(config: BrokerConfig) -> None:
+    """Refuse an ipc:// path where a live broker already listens.
+
+    ZeroMQ binds an ipc path by unlinking whatever socket file is there, so a second broker
+    would silently take the path from the first. A stale file (no one answering) is fine.
+    """
+    if not config.bind.startswith("ipc://"):
+        return
+    path = config.bind[len("ipc://"):]
+    if not os.path.exists(path):
+        return
+    probe = zmq.Context.instance().socket(zmq.DEALER)
+    probe.setsockopt(zmq.LINGER, 0)
+    try:
+        probe.connect(config.bind)
+        probe.send_multipart(protocol.encode(Command.REQUEST, {"id": "probe", "op": "ping"}), zmq.NOBLOCK)
+        answered = probe.poll(500, zmq.POLLIN)
+    except zmq.ZMQError:
+        answered = False
+    finally:
+        probe.close()
+    if answered:
+        raise ConfigError(f"cannot bind {config.bind}: another broker is listening there")
+
+
 def serve(config: BrokerConfig, *, on_ready=None) -> int:
     """Bind, serve until SIGTERM or SIGINT, and return the exit code (0 on a clean stop).
 
@@ -37,6 +65,7 @@ def serve(config: BrokerConfig, *, on_ready=None) -> int:
         ConfigError: an unsafe or unusable bind address (exit code 78).
     """
     check_bind(config)
+    check_ipc_free(config)
     broker = Broker(config)
     try:
         endpoint = broker.bind()

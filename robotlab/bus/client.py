@@ -144,6 +144,7 @@ class BusClient:
         busy_retry: float = 10.0,
         receipt: bool = True,
         untracked: bool = False,
+        expect_reply: bool = False,
     ) -> Tracker:
         """Send ``content`` to every live robot named ``to`` (one of them with ``any=True``).
 
@@ -152,7 +153,8 @@ class BusClient:
         up to ``busy_retry`` seconds before the tracker fails with :class:`Busy`. With
         ``receipt=False`` the broker reports only failures (to the DLQ and the log) and the
         tracker never settles: fire and forget. ``untracked=True`` (used for replies) also skips
-        the receiver's ack: nothing is held in flight for it.
+        the receiver's ack: nothing is held in flight for it. ``expect_reply=True`` (what
+        :meth:`send_request` uses) hands the reply to ``tracker.reply()`` instead of the handler.
 
         Raises:
             BoundaryError: ``content`` is not plain data; nothing was sent.
@@ -171,9 +173,11 @@ class BusClient:
         if untracked:
             header["untracked"] = True
         frames = protocol.encode(Command.SEND, header, body)
-        if receipt:
-            with self._lock:
+        with self._lock:
+            if receipt:
                 self._unsettled[message_id] = (frames, tracker)
+            if expect_reply:  # registered before sending: a fast reply finds its waiter
+                self._requests[message_id] = tracker
         tracker.sent = self.connected
         self._link.post(frames)
         return tracker
@@ -195,10 +199,7 @@ class BusClient:
 
     def send_request(self, to: str, content: Any, *, type: str = "request", **options: Any) -> Tracker:
         """Send a request and return its Tracker at once; ``tracker.reply(timeout)`` waits."""
-        tracker = self.send(to, content, type=type, **options)
-        with self._lock:
-            self._requests[tracker.id] = tracker
-        return tracker
+        return self.send(to, content, type=type, expect_reply=True, **options)
 
     def reply(self, message: Message, content: Any, *, type: str = "reply") -> Tracker:
         """Answer ``message``, to exactly the instance that sent it; the reply carries its ack.

@@ -97,3 +97,9 @@ def test_robotd_with_an_unreachable_broker_exits_78(tmp_path) -> None:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     assert done.returncode == 78
     assert "no broker answered" in done.stderr
+
+
+def test_a_second_broker_on_a_live_ipc_path_is_refused(runner: CliRunner, broker: str) -> None:
+    result = runner.invoke(main, ["broker", "--bind", broker])
+    assert result.exit_code == 78
+    assert "another broker is listening there" in result.output
