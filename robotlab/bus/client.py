@@ -164,23 +164,25 @@ class BusClient:
         if len(body) > self.max_message_bytes:
             raise BusError(f"message of {len(body)} bytes exceeds the broker's limit of {self.max_message_bytes} bytes")
         message_id = f"{self._epoch}.{next(self._ids)}"
-        header: dict[str, Any] = {"id": message_id, "to": to, "type": type}
-        optional = {"any": any, "idempotent": idempotent, "to_instance": to_instance, "reply_to": reply_to, "ack": ack, "deadline": deadline}
-        header.update({k: v for k, v in optional.items() if v})
-        tracker = Tracker(message_id, to, busy_retry)
+        flags = {"any": any, "idempotent": idempotent, "untracked": untracked, "to_instance": to_instance,
+                 "reply_to": reply_to, "ack": ack, "deadline": deadline}
+        header = {"id": message_id, "to": to, "type": type}
+        header.update((k, v) for k, v in flags.items() if v)
         if not receipt:
             header["receipt"] = False
-        if untracked:
-            header["untracked"] = True
+        tracker = Tracker(message_id, to, busy_retry)
         frames = protocol.encode(Command.SEND, header, body)
-        with self._lock:
-            if receipt:
-                self._unsettled[message_id] = (frames, tracker)
-            if expect_reply:  # registered before sending: a fast reply finds its waiter
-                self._requests[message_id] = tracker
-        tracker.sent = self.connected
+        self._register(tracker, frames, receipt, expect_reply)
         self._link.post(frames)
         return tracker
+
+    def _register(self, tracker: Tracker, frames: list[bytes], receipt: bool, expect_reply: bool) -> None:
+        with self._lock:
+            if receipt:
+                self._unsettled[tracker.id] = (frames, tracker)
+            if expect_reply:  # registered before sending: a fast reply finds its waiter
+                self._requests[tracker.id] = tracker
+        tracker.sent = self.connected
 
     def request(self, to: str, content: Any, *, timeout: float = 30.0, type: str = "request", **options: Any) -> Message:
         """Send and wait for the reply.
