@@ -27,6 +27,7 @@ from .hosting import RobotSpec, host
 @click.option("--provider", default=None, help="Provider (anthropic, openai, ollama, ...).")
 @click.option("--api-base", default=None, help="Server URL for OpenAI-compatible or local providers.")
 @click.option("--prompts-dir", default=None, help="Folder searched first for templates.")
+@click.option("--history-file", default=None, help="Conversation log of the hosted robot: loaded if it exists, saved after every step.")
 @click.option("--serve", is_flag=True, help="Answer every inbound task with run() and send the reply back.")
 @click.option("--handler", "handler_path", default=None, help="MODULE:FUNCTION called with each inbound message.")
 @click.option("--instance", default=None, help="Stable instance id (default: a fresh one per process).")
@@ -35,13 +36,13 @@ from .hosting import RobotSpec, host
 @click.option("--log-level", default="WARNING", show_default=True)
 @exits_on_error
 def main(name: str, url: str | None, template: str | None, system_prompt: str | None, model: str | None,
-         provider: str | None, api_base: str | None, prompts_dir: str | None, serve: bool, handler_path: str | None,
-         instance: str | None, parent: str | None, connect_timeout: float, log_level: str) -> None:
+         provider: str | None, api_base: str | None, prompts_dir: str | None, history_file: str | None, serve: bool,
+         handler_path: str | None, instance: str | None, parent: str | None, connect_timeout: float, log_level: str) -> None:
     """Host one robot (or any callable) as its own process on the bus."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     config = DaemonConfig(name=name, broker=broker_url(url), instance=instance, parent=parent,
                           connect_timeout=connect_timeout)
-    robot_options = (template, system_prompt, model, provider, api_base, prompts_dir)
+    robot_options = (template, system_prompt, model, provider, api_base, prompts_dir, history_file)
     if handler_path is not None:
         if any(robot_options) or serve:
             raise ConfigError("--handler hosts a function; it does not combine with the robot options")
@@ -49,7 +50,7 @@ def main(name: str, url: str | None, template: str | None, system_prompt: str | 
     if not template and not system_prompt:
         raise ConfigError("robotd needs something to host: --template, --system-prompt or --handler")
     spec = RobotSpec(template=template, system_prompt=system_prompt, model=model, provider=provider,
-                     api_base=api_base, prompts_dir=prompts_dir, serve=serve)
+                     api_base=api_base, prompts_dir=prompts_dir, serve=serve, history_file=history_file)
     sys.exit(host(config, spec))
 
 

@@ -36,6 +36,8 @@ class RobotSpec:
     """More ``Robot`` keyword settings (temperature, max_tokens, budgets...)."""
     fork_server: str | None = None
     """The fork server socket this robot's own ``spawn`` calls reuse."""
+    history_file: str | None = None
+    """The robot's conversation log: loaded if it exists, saved after every step."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a fork request carries it as JSON)."""
@@ -81,7 +83,8 @@ def build_robot(name: str, spec: RobotSpec) -> Any:
         if not Path(spec.prompts_dir).is_dir():
             raise ConfigError(f"--prompts-dir {spec.prompts_dir!r} is not a folder")
         robotlab.configure(prompts_dir=spec.prompts_dir)
-    chosen = {"model": spec.model, "provider": spec.provider, "api_base": spec.api_base}
+    chosen = {"model": spec.model, "provider": spec.provider, "api_base": spec.api_base,
+              "history_path": spec.history_file}
     settings = {**{k: v for k, v in chosen.items() if v}, **spec.settings}
     try:
         return Robot(name=name, template=spec.template, system_prompt=spec.system_prompt, **settings)

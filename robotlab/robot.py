@@ -14,7 +14,8 @@ from typing import Any
 from robotlab.budget import RobotBudget
 from robotlab.chat_methods import ChatMethods
 from robotlab.delegation import delegate as _delegate
-from robotlab.history import HistoryResult, compress_history, maybe_compact, search_history
+from robotlab.history import maybe_compact
+from robotlab.history_log import TaskEntry
 from robotlab.hooks import (
     Hook,
     HookRegistry,
@@ -28,6 +29,7 @@ from robotlab.llm import LLM
 from robotlab.mcp import MCPConnections
 from robotlab.result import RobotResult
 from robotlab.robot_bus import BusMethods
+from robotlab.robot_conversation import ConversationMethods
 from robotlab.robot_setup import RobotSetup, validate_tool_names
 from robotlab.run_config import RunConfig
 from robotlab.run_memory import active_memory
@@ -47,11 +49,11 @@ __all__ = ["Robot", "build"]
 _LLM_KWARGS = (
     "model", "temperature", "top_p", "top_k", "max_tokens", "presence_penalty", "frequency_penalty", "stop",
     "provider", "api_base", "api_key", "on_tool_call", "on_tool_result", "on_content", "bus", "max_tool_rounds",
-    "token_budget", "cost_budget", "doom_loop_threshold",
+    "token_budget", "cost_budget", "doom_loop_threshold", "history_path",
 )
 
 
-class Robot(Runnable, ChatMethods, BusMethods):
+class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
     """An LLM agent. Every parameter is keyword-only and keeps its Ruby name (``docs/robots.md``).
 
     Args:
@@ -62,7 +64,8 @@ class Robot(Runnable, ChatMethods, BusMethods):
         config: a ``RunConfig`` (or dict) under the keyword settings: ``model``, ``provider``,
             ``api_base``, ``api_key``, request parameters (``temperature``...), callbacks
             (``on_content``, ``on_tool_call``, ``on_tool_result``), ``max_tool_rounds``,
-            ``token_budget``, ``cost_budget``, ``doom_loop_threshold``, ``bus`` (joined: ``docs/messaging.md``).
+            ``token_budget``, ``cost_budget``, ``doom_loop_threshold``, ``bus`` (joined: ``docs/messaging.md``),
+            ``history_path`` (the conversation log, loaded if it exists and saved after every step).
         llm: the ``LLM`` to call (default ``LiteLLM``; tests pass ``robotlab.testing.ScriptedLLM``).
 
     Raises:
@@ -104,13 +107,13 @@ class Robot(Runnable, ChatMethods, BusMethods):
         self._learnings = Learnings()
         self._memory: Any = None
         self._mcp = MCPConnections()
-        self._history: list[dict[str, Any]] = []
         explicit = {k: v for k, v in settings.items() if v is not None}
         chosen_mcp = mcp if not (mcp in (None, "none") and mcp_servers) else list(mcp_servers)
         explicit.update({k: v for k, v in (("mcp", chosen_mcp), ("tools", tools)) if not is_none_value(v)})
         self._setup = RobotSetup(self, template, system_prompt, context or {}, local_tools, llm)
         self._setup.apply(RunConfig.of(config).merge(RunConfig.of(explicit)), named=name != "robot")
         self._budget = RobotBudget(self.config.token_budget, self.config.cost_budget)
+        self._open_history()
         self._init_bus(settings.get("bus"))
 
     config: RunConfig
@@ -188,11 +191,6 @@ class Robot(Runnable, ChatMethods, BusMethods):
         return self._memory
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
-        """The conversation: the system message (if any), then every turn so far."""
-        return self._setup.system_messages() + [dict(m) for m in self._history]
-
-    @property
     def crew(self) -> list[Robot]:
         """``[self]`` (the Runnable protocol)."""
         return [self]
@@ -251,10 +249,12 @@ class Robot(Runnable, ChatMethods, BusMethods):
         reservation = self._budget.reserve()
         try:
             outcome = self._generate(message, sent_tools, on_content, network_config, scope, ctx)
-        except BaseException:
+        except BaseException as exc:
             self._budget.release(reservation)
+            self._log.end_run(exc)
             raise
         result = self._build_result(outcome, started)
+        self._log.end_run(None, result.reply)
         self._budget.settle(reservation, result.input_tokens + result.output_tokens, result.cost,
                             self.total_input_tokens + self.total_output_tokens)
         return result
@@ -277,23 +277,20 @@ class Robot(Runnable, ChatMethods, BusMethods):
                                        memory=run_ctx.memory, config=self.config, request=message)
 
         def core() -> LoopOutcome:
-            compacted = maybe_compact(self, self._history, self._setup.params()["model"], scope)
+            compacted = maybe_compact(self, self._log.messages(), self._setup.params()["model"], scope)
             if compacted is not None:
-                self._history = compacted
-            messages = self.messages
-            turn_start = len(messages)
+                self._log.rewrite(compacted, "compaction")
+            self._log.begin_run(self._setup.system_text)
             text = self._learnings.inject(message)
             if text is not None:
-                messages.append({"role": "user", "content": text})
+                self._log.append(TaskEntry(content=text))
             loop = ToolLoop(
                 self.llm, self._setup.params(network_config), sent_tools, scope, self,
                 on_chunk=chain_callbacks(self.config.on_content, on_content), on_tool_call=self.config.on_tool_call,
                 on_tool_result=self.config.on_tool_result, max_tool_rounds=self.config.max_tool_rounds,
                 doom_loop_threshold=self.config.doom_loop_threshold,
             )
-            outcome = loop.run(messages, turn_start)
-            self._history = outcome.messages[len(self._setup.system_messages()):]
-            return outcome
+            return loop.run(self._log, self._setup.system_messages())
 
         return scope.run("llm_generation", ctx, core)
 
@@ -337,31 +334,6 @@ class Robot(Runnable, ChatMethods, BusMethods):
         self.total_output_tokens = 0
         self._budget.reset()
         return self
-
-    def clear_messages(self, keep_system: bool = True) -> Robot:
-        """Forget the conversation; with ``keep_system=False`` the system message goes too."""
-        self._history = []
-        if not keep_system:
-            self._setup.system_text = None
-        return self
-
-    def replace_messages(self, messages: list[dict[str, Any]]) -> Robot:
-        """Replace the conversation (a leading system message replaces the system prompt)."""
-        messages = [dict(m) for m in messages]
-        if messages and messages[0].get("role") == "system":
-            self._setup.system_text = messages.pop(0).get("content")
-        self._history = messages
-        return self
-
-    def compress_history(self, recent_turns: int = 3, keep_threshold: float = 0.6, drop_threshold: float = 0.2,
-                         summarizer: Callable[[str], str] | None = None) -> Robot:
-        """Keep, summarise or drop older turns by relevance to the recent ones (``docs/robots.md``)."""
-        self._history = compress_history(self._history, recent_turns, keep_threshold, drop_threshold, summarizer)
-        return self
-
-    def search_history(self, query: str, limit: int = 5) -> list[HistoryResult]:
-        """Conversation messages most similar to ``query``, best first."""
-        return search_history(self.messages, query, limit)
 
     def reset_memory(self) -> Robot:
         """Clear the robot's own memory."""

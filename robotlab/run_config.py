@@ -8,6 +8,7 @@ side's set (non-None) values win.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -42,7 +43,8 @@ class RunConfig:
     Callbacks: ``on_tool_call``, ``on_tool_result``, ``on_content``. Infrastructure: ``bus``,
     ``enable_cache``, ``max_tool_rounds``, ``token_budget``, ``cost_budget``,
     ``ractor_pool_size``, ``max_concurrent_robots``, ``doom_loop_threshold``, ``auto_compact``,
-    ``compact_threshold``, ``max_tools``.
+    ``compact_threshold``, ``max_tools``. History: ``history_path`` (the file the
+    conversation log is saved to after every step; see ``robotlab.history_log``).
 
     ``RunConfig(foo=1)`` raises ``TypeError`` (Python's own unknown-keyword error);
     ``RunConfig.of({"foo": 1})`` raises ``ConfigError("Unknown RunConfig field: foo")``.
@@ -75,6 +77,11 @@ class RunConfig:
     auto_compact: Any = None
     compact_threshold: float | None = None
     max_tools: int | None = None
+    history_path: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.history_path is not None and not isinstance(self.history_path, str):
+            object.__setattr__(self, "history_path", os.fspath(self.history_path))
 
     @classmethod
     def of(cls, values: RunConfig | dict[str, Any] | None = None, **more: Any) -> RunConfig:

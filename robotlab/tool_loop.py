@@ -4,6 +4,9 @@ Usage and cost are summed over every round trip. The circuit breaker (``max_tool
 raises ``ToolLoopError`` before the extra tool runs; doom-loop detection only warns the model
 inside the tool result. A tool failure becomes ``Error (<name>): <message>`` for the model,
 unless the tool has ``raise_on_error``.
+
+Every step goes into the robot's ``HistoryLog`` as it happens (the reply with its tool calls,
+then each tool result), and each request is rendered from that log.
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ from typing import Any
 
 from robotlab.doom_loop import DoomLoopDetector, annotate
 from robotlab.errors import ToolError, ToolLoopError, retryable
+from robotlab.history_log import HistoryLog, ReplyEntry, ToolCallEntry, ToolResultEntry
 from robotlab.hooks import HookScope, ToolCallHookContext
 from robotlab.llm import LLM, ChunkCallback, LLMReply, ToolCall
 from robotlab.text_tool_calls import parse_text_tool_calls
 from robotlab.tool import Tool
 
-__all__ = ["LoopOutcome", "ToolLoop", "chain_callbacks", "tool_error_text"]
+__all__ = ["LoopOutcome", "ToolLoop", "chain_callbacks", "reply_entries", "tool_error_text"]
 
 log = logging.getLogger("robotlab.tool")
 
@@ -56,23 +60,22 @@ def _as_text(result: Any) -> str:
     return str(result)
 
 
-def _assistant_message(reply: LLMReply) -> dict[str, Any]:
-    if reply.tool_calls:
-        return {
-            "role": "assistant",
-            "content": reply.content,
-            "tool_calls": [call.to_message() for call in reply.tool_calls],
-        }
-    return {"role": "assistant", "content": reply.content or ""}
+def reply_entries(reply: LLMReply) -> list[ReplyEntry | ToolCallEntry]:
+    """The history entries of one model answer: the reply, then each tool call it asks for."""
+    entries: list[ReplyEntry | ToolCallEntry] = [ReplyEntry(
+        content=reply.content, reasoning=reply.reasoning, model=reply.model, input_tokens=reply.usage.input_tokens,
+        output_tokens=reply.usage.output_tokens, cost=reply.cost,
+    )]
+    entries += [ToolCallEntry(id=call.id, name=call.name, arguments=dict(call.arguments)) for call in reply.tool_calls]
+    return entries
 
 
 @dataclass
 class LoopOutcome:
-    """What the loop produced: the last reply, the transcript, and the summed usage."""
+    """What the loop produced: the last reply, this turn's last assistant text, and the summed usage."""
 
     reply: LLMReply
-    messages: list[dict[str, Any]]
-    turn_start: int
+    last_text: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     cost: float = 0.0
@@ -84,10 +87,7 @@ class LoopOutcome:
             return self.reply.content
         if self.reply.reasoning and self.reply.reasoning.strip():
             return self.reply.reasoning
-        for message in reversed(self.messages[self.turn_start:]):
-            if message["role"] == "assistant" and (message.get("content") or "").strip():
-                return message["content"]
-        return None
+        return self.last_text
 
 
 @dataclass
@@ -111,17 +111,18 @@ class ToolLoop:
         self._doom = DoomLoopDetector(self.doom_loop_threshold)
         self._calls_made = 0
 
-    def run(self, messages: list[dict[str, Any]], turn_start: int) -> LoopOutcome:
-        """Drive the loop over ``messages`` (appended to in place) until a reply has no tool calls."""
+    def run(self, history: HistoryLog, system: list[dict[str, Any]]) -> LoopOutcome:
+        """Ask the model with ``system`` plus the rendered ``history``, record and run its tool calls,
+        and repeat until a reply has no tool calls."""
         outcome: LoopOutcome | None = None
         while True:
-            reply = self._ask(messages)
-            outcome = self._account(outcome, reply, messages, turn_start)
-            messages.append(_assistant_message(reply))
+            reply = self._ask(system + history.messages())
+            outcome = self._account(outcome, reply)
+            history.append(*reply_entries(reply))
             if not reply.tool_calls:
                 return outcome
             for call in reply.tool_calls:
-                messages.append(self._dispatch(call, outcome))
+                history.append(self._dispatch(call, outcome))
 
     def _ask(self, messages: list[dict[str, Any]]) -> LLMReply:
         reply = self.llm.complete(messages, self._schemas, self.params, self.on_chunk)
@@ -133,18 +134,18 @@ class ToolLoop:
         return LLMReply(None, calls, reply.reasoning, reply.usage, reply.cost, reply.model)
 
     @staticmethod
-    def _account(
-        outcome: LoopOutcome | None, reply: LLMReply, messages: list[dict[str, Any]], turn_start: int
-    ) -> LoopOutcome:
+    def _account(outcome: LoopOutcome | None, reply: LLMReply) -> LoopOutcome:
         if outcome is None:
-            outcome = LoopOutcome(reply, messages, turn_start)
+            outcome = LoopOutcome(reply)
         outcome.reply = reply
+        if (reply.content or "").strip():
+            outcome.last_text = reply.content
         outcome.input_tokens += reply.usage.input_tokens
         outcome.output_tokens += reply.usage.output_tokens
         outcome.cost += reply.cost
         return outcome
 
-    def _dispatch(self, call: ToolCall, outcome: LoopOutcome) -> dict[str, Any]:
+    def _dispatch(self, call: ToolCall, outcome: LoopOutcome) -> ToolResultEntry:
         self._calls_made += 1
         if self.max_tool_rounds is not None and self._calls_made > self.max_tool_rounds:
             raise ToolLoopError(
@@ -161,8 +162,9 @@ class ToolLoop:
             self._doom.reset()
         if self.on_tool_result is not None:
             self.on_tool_result(result)
-        outcome.tool_calls.append({"name": call.name, "arguments": call.arguments, "result": _as_text(result)})
-        return {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": _as_text(result)}
+        text = _as_text(result)
+        outcome.tool_calls.append({"name": call.name, "arguments": call.arguments, "result": text})
+        return ToolResultEntry(id=call.id, name=call.name, content=text)
 
     def _execute(self, call: ToolCall) -> Any:
         tool = self._by_name.get(call.name)
