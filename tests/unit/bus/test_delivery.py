@@ -158,19 +158,8 @@ def test_many_threads_send_without_losing_or_duplicating(member) -> None:
 
 
 def test_a_live_receiver_working_longer_than_the_ack_timeout_is_not_timed_out(member) -> None:
-    alice = member("alice", ack_timeout=0.6)
+    alice = member("alice", ack_timeout=1.0)
     bob = member("bob")
-    bob.on_message(lambda m: threading.Event().wait(1.5) or f"done {m.content}")  # 2.5 ack timeouts
+    bob.on_message(lambda m: threading.Event().wait(2.5) or f"done {m.content}")  # 2.5 ack timeouts
     assert alice.request("bob", "long job", timeout=5).content == "done long job"
     assert alice.admin("dlq.list") == []
-
-
-def test_touches_stop_at_the_senders_deadline(member) -> None:
-    alice = member("alice", ack_timeout=0.6)
-    bob = member("bob")
-    bob.on_message(lambda m: threading.Event().wait(3))
-    with pytest.raises(ReplyTimeout):
-        alice.request("bob", "too long", timeout=1.0)
-    # The broker stops waiting at the request's deadline too: the delivery times out.
-    letters = wait_until(lambda: alice.admin("dlq.list"), timeout=5, message="the delivery timed out")
-    assert letters[0]["reason"] == "timeout"
