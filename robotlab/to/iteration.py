@@ -11,9 +11,10 @@ import time
 from typing import Any
 
 from robotlab.to import prompt
-from robotlab.to.child import AttemptReport, ChildPlan, RobotChild, describe_error
+from robotlab.to.child import AttemptReport, ChildPlan, RobotChild
 from robotlab.to.evals.registry import is_scored
 from robotlab.to.evals.score import Context, Score
+from robotlab.to.forked import describe_error
 from robotlab.to.guards.chain import GuardSettings
 from robotlab.to.guards.grader_lock import GraderLock
 from robotlab.to.session import Session
@@ -65,15 +66,13 @@ class Attempts:
         self.s = s
         self.child = child
         self.result: IterationResult | None = None
-        timeout = s.settings.iteration_timeout
-        self.deadline = time.monotonic() + timeout if timeout else None
 
     def run(self, message: str) -> AttemptReport:
         """One robot run (first message, nudge or repair)."""
         s = self.s
         s.log.event("agent:run:start", iteration=s.run.iteration)
         s.status.update(phase="robot")
-        report = self.child.run(message, self.deadline)
+        report = self.child.run(message)
         s.log.event("agent:run:end", iteration=s.run.iteration)
         s.add_tokens(report.input_tokens, report.output_tokens)
         if report.result:
@@ -98,7 +97,10 @@ def run_iteration(s: Session) -> Outcome:
     """Run one iteration up to (not including) commit or rollback."""
     lock = lock_for(s)
     before = lock.snapshot()
-    child = RobotChild(_plan(s, lock), s.supervisor, s.stop)
+    timeout = s.settings.iteration_timeout
+    # The deadline bounds everything the iteration forks: the robot's child and the judge's.
+    s.watch.deadline = time.monotonic() + timeout if timeout else None
+    child = RobotChild(_plan(s, lock), s.supervisor, s.watch)
     child.start()
     try:
         attempts = Attempts(s, child)
@@ -108,6 +110,7 @@ def run_iteration(s: Session) -> Outcome:
         return _gate(s, attempts, lock, before)
     finally:
         child.close()
+        s.watch.deadline = None
 
 
 def _ended(report: AttemptReport, attempts: Attempts) -> Outcome | None:
@@ -163,6 +166,8 @@ def _gate(s: Session, attempts: Attempts, lock: GraderLock, before: dict[str, st
         try:
             score = evaluate(s)
         except Exception as exc:  # an eval failure takes the same retry path as a robot error
+            if s.stopping:
+                return Outcome("interrupted", result)
             return Outcome("error", result, error=describe_error(exc))
         if s.stopping:
             return Outcome("interrupted", result, score)

@@ -22,8 +22,10 @@ from robotlab.to.backoff import Backoff
 from robotlab.to.decisions import DecisionStore
 from robotlab.to.evals.registry import EvalRegistry, build
 from robotlab.to.evals.score import Context
+from robotlab.to.forked import Watch
 from robotlab.to.git import Git
 from robotlab.to.jsonl_log import JsonlLog, stderr_echo
+from robotlab.to.judge_child import SupervisedJudge
 from robotlab.to.loop import run_loop
 from robotlab.to.notes import Notes
 from robotlab.to.process_groups import Supervisor
@@ -70,14 +72,15 @@ def _repository(work_dir: str | os.PathLike[str] | None) -> Git:
 
 
 def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegistry, streams: Streams) -> Session:
-    supervisor = Supervisor()
+    supervisor, watch = Supervisor(), Watch()
     model = ModelSettings(settings.eval_judge_model or settings.model, settings.provider, settings.api_base, False)
-    evaluator = build(settings, registry, judge(model), supervisor)
+    evaluator = build(settings, registry, SupervisedJudge(judge(model), supervisor, watch), supervisor)
     return Session(
         run=run, settings=settings, root=git.work_dir, git=git, log=JsonlLog(stderr_echo(settings.debug)),
         notes=Notes(Path(git.work_dir) / run.notes_path), evaluator=evaluator,
         backoff=Backoff(settings.backoff_base), decisions=DecisionStore(Path(git.work_dir) / run.decisions_path),
         supervisor=supervisor, status=Status(streams.err, streams.live), lock_patterns=list(settings.protect_paths),
+        watch=watch,
     )
 
 

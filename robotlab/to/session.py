@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import threading
 from typing import Any
 
 from robotlab.to.backoff import Backoff
 from robotlab.to.config import Settings
 from robotlab.to.decisions import DecisionStore
+from robotlab.to.forked import Watch
 from robotlab.to.git import Git
 from robotlab.to.jsonl_log import JsonlLog
 from robotlab.to.notes import Notes
@@ -33,7 +33,7 @@ class Session:
     decisions: DecisionStore
     supervisor: Supervisor
     status: Status
-    stop: threading.Event = dataclasses.field(default_factory=threading.Event)
+    watch: Watch = dataclasses.field(default_factory=Watch)
     signal_name: str | None = None
     commit_failure: str | None = None
     lock_patterns: list[str] = dataclasses.field(default_factory=list)
@@ -46,14 +46,14 @@ class Session:
 
     @property
     def stopping(self) -> bool:
-        """True once a signal (or the token budget) asked the run to stop."""
-        return self.stop.is_set()
+        """True once a signal asked the run to stop."""
+        return self.watch.stop.is_set()
 
     def request_stop(self, signal_name: str | None = None) -> None:
         """Stop at the next boundary; kill what runs now; end every wait."""
         if signal_name and not self.signal_name:
             self.signal_name = signal_name
-        self.stop.set()
+        self.watch.stop.set()
         self.backoff.interrupt()
 
     def rollback(self) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -115,3 +117,29 @@ def names(events: list[dict[str, Any]]) -> list[str]:
 
 
 Turns = Callable[..., list[dict[str, Any]]]
+
+
+@contextlib.contextmanager
+def script_server_process(tmp_path: Path, turns: list[dict[str, Any]]) -> Iterator[str]:
+    """A script server in its own process (a signal sent to robot-to must not reach it)."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(turns))
+    server = subprocess.Popen([sys.executable, "-m", "robotlab.testing.llm_server", "--script", str(script),
+                               "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        assert line.startswith("LISTENING "), line
+        yield line.split()[1]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def robot_to_process(repo: Path, url: str, *args: str) -> subprocess.Popen[str]:
+    """``robot-to work --model openai/scripted --api-base URL ARGS`` as a child process in ``repo``."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "from robotlab.cli.robot_to import main; main()", "work",
+         "--model", "openai/scripted", "--api-base", url, *args],
+        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ},
+    )

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +12,15 @@ from click.testing import CliRunner
 from robotlab.cli.robot_to import decisions, main, robot_to
 from robotlab.testing import serve_script
 from robotlab.to import config
-from tests.to.conftest import DONE, call, git, submit, write_and_submit
+from tests.to.conftest import (
+    DONE,
+    call,
+    git,
+    robot_to_process,
+    script_server_process,
+    submit,
+    write_and_submit,
+)
 from tests.waiting import wait_until
 
 
@@ -124,35 +129,16 @@ def test_main_routes_the_decisions_word(repo: Path, capsys: pytest.CaptureFixtur
     assert exited.value.code == 1 and "No runs found" in capsys.readouterr().err
 
 
-def _script_server(tmp_path: Path, turns: list) -> tuple[subprocess.Popen[str], str]:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(turns))
-    server = subprocess.Popen([sys.executable, "-m", "robotlab.testing.llm_server", "--script", str(script),
-                               "--port", "0"], stdout=subprocess.PIPE, text=True)
-    assert server.stdout is not None
-    line = server.stdout.readline()
-    assert line.startswith("LISTENING "), line
-    return server, line.split()[1]
-
-
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_mid_iteration_rolls_back_prints_the_summary_and_exits_130(
     repo: Path, tmp_path: Path, signum: signal.Signals
 ) -> None:
     turns = [call("write", path="half.txt", content="half done\n"), {"content": "slow", "delay": 60}]
-    server, url = _script_server(tmp_path, turns)
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", "from robotlab.cli.robot_to import main; main()", "work",
-             "--model", "openai/scripted", "--api-base", url, "--local-guards"],
-            cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ},
-        )
+    with script_server_process(tmp_path, turns) as url:
+        proc = robot_to_process(repo, url, "--local-guards")
         wait_until(lambda: (repo / "half.txt").exists(), timeout=60, message="the robot wrote half.txt")
         proc.send_signal(signum)
         out, err = proc.communicate(timeout=30)
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
     assert proc.returncode == 130, err
     assert f"Reason: interrupted by {signum.name}" in out and "Branch: robot-to/work-" in out
     assert not (repo / "half.txt").exists()
