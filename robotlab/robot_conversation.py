@@ -6,9 +6,10 @@ Everything that changes the transcript as a whole (``clear_messages``, ``replace
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from robotlab.history import HistoryResult, compress_history, search_history
 from robotlab.history_log import HistoryLog
@@ -17,12 +18,15 @@ __all__ = ["ConversationMethods"]
 
 
 class ConversationMethods:
-    """Mixin for ``Robot``: ``messages``, ``history``, and the methods that rewrite the transcript."""
+    """Mixin for ``Robot``: ``messages``, ``history``, the methods that rewrite the transcript,
+    and the ``input``/``output`` streams a robot talks to a person through (``AskUser``)."""
 
     _setup: Any
     _log: HistoryLog
     name: str
     config: Any
+    _input: TextIO | None = None
+    _output: TextIO | None = None
 
     def _open_history(self) -> None:
         """Open the log at ``config.history_path`` (loading a saved one); a robot with no system
@@ -30,6 +34,24 @@ class ConversationMethods:
         self._log = HistoryLog.open(self.config.history_path, self.name)
         if self._setup.system_text is None:
             self._setup.system_text = self._log.last_system()
+
+    @property
+    def input(self) -> TextIO:
+        """Where ``AskUser`` reads the person's answers (stdin unless set)."""
+        return self._input or sys.stdin
+
+    @input.setter
+    def input(self, stream: TextIO | None) -> None:
+        self._input = stream
+
+    @property
+    def output(self) -> TextIO:
+        """Where ``AskUser`` writes its questions (stdout unless set)."""
+        return self._output or sys.stdout
+
+    @output.setter
+    def output(self, stream: TextIO | None) -> None:
+        self._output = stream
 
     @property
     def history(self) -> HistoryLog:
