@@ -34,6 +34,7 @@ from robotlab.errors import (
 )
 from robotlab.hooks import Hook, clear_hooks, hooks, on
 from robotlab.llm import LLM, LiteLLM, LLMReply
+from robotlab.narrator import Narrator
 from robotlab.result import RobotResult
 from robotlab.robot import Robot, build
 from robotlab.robot_message import RobotMessage
@@ -60,6 +61,7 @@ __all__ = [
     "Ledger",
     "LiteLLM",
     "MCPError",
+    "Narrator",
     "RemoteError",
     "Robot",
     "RobotMessage",

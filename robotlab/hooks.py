@@ -136,6 +136,13 @@ class HookRegistry:
         """The registered handler objects, in order."""
         return [entry.handler for entry in self.entries()]
 
+    def remove(self, matches: Callable[[Any], bool]) -> int:
+        """Remove the handlers for which ``matches(handler)`` is true; how many went."""
+        with self._lock:
+            kept = [entry for entry in self._entries if not matches(entry.handler)]
+            removed, self._entries[:] = len(self._entries) - len(kept), kept
+        return removed
+
     def clear(self) -> None:
         """Remove every handler."""
         with self._lock:
