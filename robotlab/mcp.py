@@ -5,11 +5,10 @@ each resolved server for tools through a ``ToolSource``. Connection failures are
 ``failed_mcp_server_names`` and never raised; later runs retry only the failed servers.
 
 A server config is ``{"name": ..., "transport": {"type": "stdio", "command": ..., "args": [...],
-"env": {...}}, "timeout": seconds}``. The stdio transport is served by
-``robotlab.mcp_client.StdioToolSource`` (the official ``mcp`` SDK); the remote transports
-(``sse``, ``ws``, ``websocket``, ``streamable-http``, ``http``) are recognised but not built
-yet, and fail with "MCP support is not built yet". ``inject`` adopts sources connected
-elsewhere.
+"env": {...}}, "timeout": seconds}``, or for a remote server ``{"type": "streamable-http"
+(or "http", "sse", "ws", "websocket"), "url": ..., "headers": {...}}``. Every transport is
+served by ``robotlab.mcp_client.MCPClient`` over the official ``mcp`` SDK. ``inject`` adopts
+sources connected elsewhere.
 """
 
 from __future__ import annotations
@@ -18,13 +17,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from robotlab.errors import MCPError
+from robotlab.errors import DependencyError, MCPError
 from robotlab.tool import Tool
 
 __all__ = ["DISCOVERY_THRESHOLD", "MCPConnections", "ToolSource", "connect_source", "discover", "server_name"]
 
 log = logging.getLogger("robotlab.mcp")
-NOT_BUILT = "MCP support is not built yet"
 DISCOVERY_THRESHOLD = 0.05
 
 
@@ -54,21 +52,17 @@ def connect_source(server: Any) -> ToolSource:
 
     Raises:
         MCPError: the config is invalid, or the server cannot be reached.
+        DependencyError: the transport needs a client the installed ``mcp`` SDK lacks.
     """
-    from robotlab.mcp_client import TRANSPORTS, StdioToolSource
+    from robotlab.mcp_client import MCPClient, server_timeout, transport_opener
 
     if not isinstance(server, dict) or "name" not in server or not isinstance(server.get("transport"), dict):
         raise MCPError(f"Invalid server config: {server!r}")
-    transport = server["transport"]
-    kind = transport.get("type")
-    if kind not in TRANSPORTS:
-        raise MCPError(f"Invalid transport type: {kind}. Must be one of: {', '.join(TRANSPORTS)}")
-    if kind != "stdio":
-        raise MCPError(f"{NOT_BUILT} for the {kind} transport")
-    if not transport.get("command"):
-        raise MCPError(f"Invalid server config: stdio transport of {server['name']} needs a command")
-    return StdioToolSource(str(server["name"]), str(transport["command"]), transport.get("args"),
-                           transport.get("env"), server.get("timeout")).connect()
+    name, transport, timeout = str(server["name"]), server["transport"], server.get("timeout")
+    opener = transport_opener(name, transport, server_timeout(timeout))
+    remote = transport.get("type") != "stdio"
+    target = str(transport.get("url") if remote else transport.get("command"))
+    return MCPClient(name, opener, timeout, target=target, remote=remote).connect()
 
 
 def discover(servers: list[Any], message: str | None, threshold: float = DISCOVERY_THRESHOLD) -> list[Any]:
@@ -120,7 +114,7 @@ class MCPConnections:
             try:
                 self.sources[name] = connect_source(server)
                 self.failures.pop(name, None)
-            except MCPError as exc:
+            except (MCPError, DependencyError) as exc:
                 log.warning("MCP server %s failed to connect: %s", name, exc)
                 self.failures[name] = str(exc)
 

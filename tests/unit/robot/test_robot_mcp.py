@@ -14,6 +14,9 @@ from robotlab.mcp import connect_source
 from robotlab.mcp_client import server_timeout
 from robotlab.testing import ScriptedLLM
 
+CLOSED = "http://127.0.0.1:9/sse"
+"""A local port nothing listens on: connecting is refused at once."""
+
 SERVER = '''
 from mcp.server.mcpserver import MCPServer
 
@@ -73,27 +76,25 @@ def test_invalid_configs_are_errors_naming_the_problem() -> None:
     with pytest.raises(MCPError, match="Invalid server config"):
         connect_source("none")
     with pytest.raises(MCPError, match="Invalid transport type: streamable_http"):
-        connect_source({"name": "x", "transport": {"type": "streamable_http", "url": "http://h"}})
-    with pytest.raises(MCPError, match="not built yet"):
-        connect_source({"name": "x", "transport": {"type": "sse", "url": "http://h"}})
+        connect_source({"name": "x", "transport": {"type": "streamable_http", "url": CLOSED}})
     with pytest.raises(MCPError, match="command not found"):
         connect_source({"name": "x", "transport": {"type": "stdio", "command": "no-such-command-here"}})
 
 
 def test_failed_servers_are_retried_on_later_runs_and_new_ones_are_not_added(tmp_path: Path) -> None:
-    robot = robotlab.build(mcp=[{"name": "bad", "transport": {"type": "sse", "url": "http://h"}}],
+    robot = robotlab.build(mcp=[{"name": "bad", "transport": {"type": "sse", "url": CLOSED}}],
                            llm=ScriptedLLM([{"content": "1"}, {"content": "2"}, {"content": "3"}]))
     robot.run("one")
     assert robot.failed_mcp_server_names() == []
     robot.run("two", mcp="inherit")
     assert robot.failed_mcp_server_names() == ["bad"]
-    robot.run("three", mcp=[{"name": "late", "transport": {"type": "sse", "url": "http://h"}}])
+    robot.run("three", mcp=[{"name": "late", "transport": {"type": "sse", "url": CLOSED}}])
     assert robot.failed_mcp_server_names() == ["bad"]
 
 
 def test_discovery_connects_only_the_relevant_servers() -> None:
-    fs = {"name": "fs", "description": "read write files", "transport": {"type": "sse", "url": "http://h"}}
-    brew = {"name": "brew", "description": "install macOS packages", "transport": {"type": "sse", "url": "http://h"}}
+    fs = {"name": "fs", "description": "read write files", "transport": {"type": "sse", "url": CLOSED}}
+    brew = {"name": "brew", "description": "install macOS packages", "transport": {"type": "sse", "url": CLOSED}}
     robot = robotlab.build(mcp=[fs, brew], mcp_discovery=True, llm=ScriptedLLM([{"content": "ok"}]))
     robot.run("install imagemagick", mcp="inherit")
     assert robot.failed_mcp_server_names() == ["brew"]
