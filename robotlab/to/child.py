@@ -14,11 +14,12 @@ import json
 import socket
 from typing import Any
 
+from robotlab.errors import BudgetExceeded, InferenceError
 from robotlab.to.forked import ForkedChild, Watch, describe_error, send_line
 from robotlab.to.guards.chain import GuardChain, GuardSettings
 from robotlab.to.guards.grader_lock import GraderLock
 from robotlab.to.process_groups import Supervisor
-from robotlab.to.robot_factory import ModelSettings, build_robot, run_robot
+from robotlab.to.robot_factory import ModelSettings, Oversight, build_robot, metered_llm, run_robot
 from robotlab.to.tools import submit, toolset
 
 
@@ -32,11 +33,16 @@ class ChildPlan:
     guard: GuardSettings
     lock_patterns: list[str]
     decisions: bool
+    token_budget: int | None = None
 
 
 @dataclasses.dataclass
 class AttemptReport:
-    """What one robot run in the child produced."""
+    """What one robot run in the child produced.
+
+    ``budget_stop`` is set when the run's token budget ended the attempt (not an error);
+    ``quality`` holds the quality monitor's warnings (reasons below their limits).
+    """
 
     ok: bool
     input_tokens: int = 0
@@ -44,16 +50,26 @@ class AttemptReport:
     result: dict[str, Any] | None = None
     decisions: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     error: dict[str, Any] | None = None
+    budget_stop: bool = False
+    quality: list[str] = dataclasses.field(default_factory=list)
 
 
-def _attempt(robot: Any, message: str, capture: submit.Capture) -> AttemptReport:
+def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, oversight: Oversight) -> AttemptReport:
+    meter = oversight.meter
+    meter.start(command.get("budget"))
     try:
-        result = run_robot(robot, message)
-        report = AttemptReport(True, int(result.input_tokens or 0), int(result.output_tokens or 0))
+        run_robot(robot, command["message"])
+        report = AttemptReport(True)
+    except (BudgetExceeded, InferenceError) as exc:
+        # Refused by the meter, or the core's own check after a run that crossed the budget.
+        report = AttemptReport(True, budget_stop=True) if meter.exhausted else AttemptReport(
+            False, error=describe_error(exc))
     except Exception as exc:  # every failure crosses to the orchestrator as data
         report = AttemptReport(False, error=describe_error(exc))
+    report.input_tokens, report.output_tokens = meter.input_tokens, meter.output_tokens
     report.result = dataclasses.asdict(capture.result) if capture.result else None
     report.decisions, capture.decisions = capture.decisions, []
+    report.quality = oversight.monitor.drain()
     return report
 
 
@@ -61,14 +77,15 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     capture = submit.Capture()
     chain = GuardChain(plan.guard, GraderLock(plan.guard.root, plan.lock_patterns))
     specs = toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor())
-    robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None)
+    oversight = Oversight(chain.monitor, lambda: capture.result is not None, metered_llm(), plan.token_budget)
+    robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,
+                        oversight=oversight)
     with sock.makefile("rb") as commands:
         for line in commands:
             command = json.loads(line)
             if command.get("cmd") != "run":
                 return
-            report = _attempt(robot, command["message"], capture)
-            send_line(sock, dataclasses.asdict(report))
+            send_line(sock, dataclasses.asdict(_attempt(robot, command, capture, oversight)))
 
 
 class RobotChild:
@@ -88,9 +105,12 @@ class RobotChild:
         plan = self.plan
         self._child.start(lambda sock: _serve(plan, sock))
 
-    def run(self, message: str) -> AttemptReport:
-        """Ask the robot to run ``message``; ends early on the deadline or a stop request."""
-        return AttemptReport(**self._child.request({"cmd": "run", "message": message}))
+    def run(self, message: str, budget: int | None = None) -> AttemptReport:
+        """Ask the robot to run ``message`` using at most ``budget`` tokens (None: no limit).
+
+        Ends early on the deadline or a stop request.
+        """
+        return AttemptReport(**self._child.request({"cmd": "run", "message": message, "budget": budget}))
 
     def kill(self) -> None:
         """Kill the child's process group and its descendants' groups, then reap it."""

@@ -17,6 +17,7 @@ from robotlab.to.evals.score import Context, Score
 from robotlab.to.forked import describe_error
 from robotlab.to.guards.chain import GuardSettings
 from robotlab.to.guards.grader_lock import GraderLock
+from robotlab.to.guards.quality import correction_message
 from robotlab.to.session import Session
 from robotlab.to.stop_conditions import tokens_exhausted
 from robotlab.to.tools.submit import IterationResult
@@ -27,7 +28,7 @@ class Outcome:
     """How an iteration ended, before git is touched.
 
     ``kind`` is one of: failure, gate_failure, no_improvement, commit, tampered,
-    interrupted, error.
+    interrupted, error, budget (the token budget ran out before the robot submitted).
     """
 
     kind: str
@@ -56,7 +57,8 @@ def _plan(s: Session, lock: GraderLock) -> ChildPlan:
     )
     guard = GuardSettings(s.root, s.settings.local_guards, s.settings.write_guard, f"{s.run.run_dir}/checkpoints")
     name = f"robot-to-{s.run.run_id}-{s.run.iteration}"
-    return ChildPlan(name, prompt.system_prompt(inputs), s.model, guard, lock.patterns, s.settings.decisions_enabled)
+    return ChildPlan(name, prompt.system_prompt(inputs), s.model, guard, lock.patterns, s.settings.decisions_enabled,
+                     remaining_tokens(s))
 
 
 class Attempts:
@@ -66,19 +68,29 @@ class Attempts:
         self.s = s
         self.child = child
         self.result: IterationResult | None = None
+        self.corrections: list[str] = []
 
     def run(self, message: str) -> AttemptReport:
-        """One robot run (first message, nudge or repair)."""
+        """One robot run (first message, nudge or repair), within what is left of the token budget.
+
+        The quality monitor's corrections from the previous run go in front of ``message``.
+        """
         s = self.s
         s.log.event("agent:run:start", iteration=s.run.iteration)
         s.status.update(phase="robot")
-        report = self.child.run(message)
+        message, self.corrections = "\n\n".join([*self.corrections, message]), []
+        report = self.child.run(message, remaining_tokens(s))
         s.log.event("agent:run:end", iteration=s.run.iteration)
         s.add_tokens(report.input_tokens, report.output_tokens)
         if report.result:
             self.result = IterationResult(**report.result)
         for request in report.decisions:
             self._record_decision(request)
+        for reason in report.quality:
+            s.log.event("quality:warning", iteration=s.run.iteration, reason=reason)
+            self.corrections.append(correction_message(reason))
+        if report.budget_stop:
+            s.log.event("budget:stop", iteration=s.run.iteration, total_tokens=s.run.total_tokens)
         return report
 
     def _record_decision(self, request: dict[str, Any]) -> None:
@@ -113,10 +125,18 @@ def run_iteration(s: Session) -> Outcome:
         s.watch.deadline = None
 
 
+def remaining_tokens(s: Session) -> int | None:
+    """What is left of ``--max-tokens`` (None without a limit)."""
+    limit = s.settings.max_tokens
+    return None if limit is None else max(limit - s.run.total_tokens, 0)
+
+
 def _ended(report: AttemptReport, attempts: Attempts) -> Outcome | None:
+    result = attempts.result or IterationResult.missing()
+    if report.budget_stop and attempts.result is None:
+        return Outcome("budget", result)
     if report.error is None:
         return None
-    result = attempts.result or IterationResult.missing()
     if report.error["class"] == "Interrupted":
         return Outcome("interrupted", result)
     return Outcome("error", result, error=report.error)

@@ -89,6 +89,13 @@ class Notes:
         """A signal stopped the run mid-iteration; its changes were rolled back."""
         self._entry(iteration, "[INTERRUPTED]", [f"**Summary:** stopped by {signal_name}; the iteration was rolled back"])
 
+    def budget_stop(self, iteration: int, total_tokens: int) -> None:
+        """``[BUDGET]``: the token budget ran out before the robot submitted."""
+        self._entry(iteration, "[BUDGET]", [
+            f"**Summary:** the run's token budget ran out mid-iteration ({total_tokens:,} tokens used) before a "
+            "result was submitted; the iteration was rolled back",
+        ])
+
     def error(self, iteration: int, error_class: str, message: str) -> None:
         """An exception ended the attempt."""
         self._entry(iteration, "[ERROR]", [f"**Error:** {error_class}: {message}"])

@@ -9,6 +9,7 @@
 | tampered       | rollback         | +1                   | +1                |
 | failure        | rollback         | +1                   | +1                |
 | interrupted    | rollback         | unchanged            | unchanged         |
+| budget         | rollback         | unchanged            | unchanged         |
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ def apply(s: Session, outcome: Outcome) -> None:
         s.notes.interrupted(n, s.signal_name or "a signal")
         s.log.event("iteration:interrupted", iteration=n)
         s.status.say(f"iteration {n} interrupted — rolled back")
+    elif outcome.kind == "budget":
+        s.notes.budget_stop(n, s.run.total_tokens)
+        s.log.event("iteration:budget_stop", iteration=n)
+        s.status.say(f"iteration {n} stopped by the token budget before submitting — rolled back")
     elif outcome.kind == "no_improvement":
         detail = outcome.score.detail if outcome.score else ""
         s.notes.no_improvement(n, result.summary, detail)

@@ -3,6 +3,11 @@
 Tools reach the model under their spec names (``submit_iteration_result``,
 ``request_decision``, ``read``...). Their failures propagate out of ``run`` (so a
 QualityError ends the attempt); the guard chain turns ordinary tool failures into text.
+
+An iteration's robot is overseen from inside its child: its model calls go through a
+``MeteredLLM`` (the run's token budget, checked before every call), every tool name it asks
+for reaches the quality monitor through ``on_tool_call``, and how each run ended reaches it
+through an ``after_llm_generation`` hook.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 from robotlab.to.evals.prose import JudgeReply
+from robotlab.to.guards.quality import QualityMonitor
+from robotlab.to.token_meter import MeteredLLM
 from robotlab.to.tools import ToolSpec
 
 
@@ -52,14 +59,58 @@ def _tool_class() -> type:
     return SpecTool
 
 
+@dataclasses.dataclass
+class Oversight:
+    """What watches an iteration's robot from inside its child process.
+
+    Attributes:
+        monitor: the quality monitor of the iteration.
+        submitted: whether the robot has submitted its result (an empty reply after that is fine).
+        meter: the metered LLM the robot calls (built by ``metered_llm``).
+        token_budget: the robot's own ``token_budget`` (what was left of the run's at the start).
+    """
+
+    monitor: QualityMonitor
+    submitted: Callable[[], bool]
+    meter: MeteredLLM
+    token_budget: int | None = None
+
+
+def metered_llm() -> MeteredLLM:
+    """The robot library's default LLM (global timeout and retries), behind a token meter."""
+    from robotlab.config import config
+    from robotlab.llm import LiteLLM
+
+    settings = config().ruby_llm
+    return MeteredLLM(LiteLLM(max_retries=settings.max_retries, timeout=settings.request_timeout))
+
+
+def _quality_hook(oversight: Oversight) -> Any:
+    import robotlab
+
+    class QualityHook(robotlab.Hook):  # type: ignore[name-defined,misc]
+        """Tells the quality monitor how each run of the robot ended."""
+
+        namespace = "robot_to_quality"
+
+        def after_llm_generation(self, ctx: Any) -> None:
+            reply = getattr(ctx.generation_response, "reply", None)
+            content = getattr(reply, "content", None)
+            calls = len(getattr(reply, "tool_calls", ()) or ())
+            oversight.monitor.run_ended(content, calls, oversight.submitted())
+
+    return QualityHook()
+
+
 def build_robot(
     name: str,
     system_prompt: str,
     model: ModelSettings,
     tools: list[ToolSpec],
     on_content: Callable[[str], Any] | None = None,
+    oversight: Oversight | None = None,
 ) -> Any:
-    """A fresh robot with ``tools`` as its local tools."""
+    """A fresh robot with ``tools`` as its local tools (overseen when ``oversight`` is given)."""
     import robotlab
 
     tool_class = _tool_class()
@@ -76,7 +127,12 @@ def build_robot(
         options["api_base"] = model.api_base
     if model.stream and on_content is not None:
         options["on_content"] = on_content
-    return robotlab.build(**options)
+    if oversight is None:
+        return robotlab.build(**options)
+    known = {spec.name for spec in tools}
+    options.update(llm=oversight.meter, token_budget=oversight.token_budget,
+                   on_tool_call=lambda call: oversight.monitor.tool_called(call.name, known))
+    return robotlab.build(**options).on(_quality_hook(oversight))
 
 
 def run_robot(robot: Any, message: str) -> Any:

@@ -139,14 +139,6 @@ def test_an_unknown_eval_is_a_usage_error(runner: Runner) -> None:
     assert submit(True)["tool_calls"][0]["name"] == "submit_iteration_result"
 
 
-def test_max_tokens_stops_the_run(runner: Runner) -> None:
-    turns = write_and_submit("a.txt", "x\n") + write_and_submit("b.txt", "y\n")
-    report = runner.run(turns, max_tokens=20, local_guards=True)
-
-    assert report.reason == "max tokens reached (20)"
-    assert report.run is not None and report.run.iteration == 1 and report.run.commits == 1
-
-
 def test_a_callable_eval_and_a_custom_run_dir(runner: Runner, repo: Path) -> None:
     from robotlab.to import Score
 
