@@ -2,7 +2,8 @@
 
 Precedence, lowest first: template (and skill) front matter, the ``config=`` given to the
 robot, the robot's keyword arguments; then, per run, a network config fills LLM fields the
-robot leaves unset; the global configuration supplies the model when nothing else does.
+robot leaves unset; the global configuration supplies the model when nothing else does, and
+``chat.with_temperature`` when nothing sets a temperature.
 """
 
 from __future__ import annotations
@@ -94,16 +95,18 @@ class RobotSetup:
         config = self.config
         self.model = config.model or ""
         self.provider = config.provider
-        api_base = config.api_base
-        if not self.model or api_base is None:
-            from robotlab.config import config as global_config
+        from robotlab.config import config as global_config
 
-            settings = global_config().ruby_llm
-            if not self.model:
-                self.model = settings.model
-                self.provider = self.provider or settings.provider
-            api_base = api_base or settings.api_base
+        settings = global_config()
+        if not self.model:
+            self.model = settings.ruby_llm.model
+            self.provider = self.provider or settings.ruby_llm.provider
+        api_base = config.api_base or settings.ruby_llm.api_base
         self._params = self._build_params(config, api_base)
+        if config.temperature is None and settings.chat.with_temperature is not None:
+            # The global default is a preference, not a demand: a model that takes no
+            # temperature (OpenAI's reasoning models) gets the request without it.
+            self._params.update(temperature=settings.chat.with_temperature, drop_params=True)
 
     def _build_params(self, config: RunConfig, api_base: str | None) -> dict[str, Any]:
         params: dict[str, Any] = {"model": model_id(self.model, self.provider), **config.llm_params()}

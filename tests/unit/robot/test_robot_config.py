@@ -129,3 +129,14 @@ def test_async_delegation_error_is_raised_on_every_wait() -> None:
     for _ in range(2):
         with pytest.raises(robotlab.InferenceError, match="broken"):
             future.value(timeout=5)
+
+
+def test_chat_with_temperature_is_the_temperature_of_robots_that_set_none() -> None:
+    llm = ScriptedLLM([{"content": "a"}, {"content": "b"}, {"content": "c"}])
+    robotlab.build(llm=llm).run("hi")
+    assert (llm.requests[0].params["temperature"], llm.requests[0].params["drop_params"]) == (0.7, True)
+    robotlab.configure(chat={"with_temperature": 0.2})
+    robotlab.build(llm=llm).run("hi")
+    assert llm.requests[1].params["temperature"] == 0.2
+    robotlab.build(llm=llm, temperature=0.9).run("hi")
+    assert llm.requests[2].params["temperature"] == 0.9 and "drop_params" not in llm.requests[2].params

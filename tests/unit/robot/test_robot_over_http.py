@@ -149,3 +149,10 @@ def test_delayed_turns_make_slow_models(no_retries: None) -> None:
         started = time.monotonic()
         assert http_robot(url).run("hi").reply == "late"
         assert time.monotonic() - started >= 0.3
+
+
+def test_the_default_temperature_reaches_the_server_and_drop_params_does_not(no_retries: None) -> None:
+    with serve_script([{"content": "ok"}]) as url:
+        http_robot(url).run("hi")
+        [body] = requests_seen(url)
+    assert body["temperature"] == 0.7 and "drop_params" not in body
