@@ -28,6 +28,7 @@ from robotlab.hooks import Hook, HookRegistry, HookScope, NetworkRunHookContext,
 from robotlab.memory import Memory
 from robotlab.memory_service import MemoryService, service_name
 from robotlab.network_flow import FlowResult, WaveRunner, effective_dependencies, plan_waves
+from robotlab.network_graph import TaskGraph, ascii_tree, dot, mermaid
 from robotlab.network_member import BusMember, resolve_member
 from robotlab.network_task import Activation, Member, Task
 from robotlab.run_config import RunConfig
@@ -284,12 +285,35 @@ class Network(Runnable):
 
     def execution_plan(self) -> str:
         """The waves, one line each, optional tasks marked with ``?``."""
-        waves = self._waves or plan_waves(self._dependencies(), self.name)
+        waves = self._plan()
         lines = []
         for number, wave in enumerate(waves, 1):
             names = [f"{n}?" if self._tasks[n].optional else n for n in wave]
             lines.append(f"wave {number}: {', '.join(names)}")
         return "\n".join(lines)
+
+    def _plan(self) -> list[list[str]]:
+        return self._waves or plan_waves(self._dependencies(), self.name)
+
+    def _graph(self) -> TaskGraph:
+        optional = frozenset(n for n, t in self._tasks.items() if t.optional)
+        return TaskGraph(self.name, self._dependencies(), optional, self._plan())
+
+    def visualize(self) -> str:
+        """The dependency graph as ASCII: the waves, each task with what it waits for.
+
+        Raises:
+            ConfigError: an unknown dependency or a cycle (as for ``build``).
+        """
+        return ascii_tree(self._graph())
+
+    def to_mermaid(self) -> str:
+        """The dependency graph as a Mermaid flowchart (optional tasks rounded, dashed edges)."""
+        return mermaid(self._graph())
+
+    def to_dot(self) -> str:
+        """The dependency graph as Graphviz DOT (optional tasks and their edges dashed)."""
+        return dot(self._graph())
 
     def to_dict(self) -> dict[str, Any]:
         """``{name, robots, tasks, optional_tasks, config}`` as plain data (Ruby ``to_h``)."""
