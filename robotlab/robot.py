@@ -28,6 +28,7 @@ from robotlab.learnings import Learnings, record_learning
 from robotlab.llm import LLM
 from robotlab.mcp import MCPConnections
 from robotlab.result import RobotResult
+from robotlab.robot_attachments import content_with, pop_attachments
 from robotlab.robot_bus import BusMethods
 from robotlab.robot_conversation import ConversationMethods
 from robotlab.robot_setup import RobotSetup, validate_tool_names
@@ -223,8 +224,9 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
         """Send ``message`` and return the result (see ``docs/robots.md``).
 
         A bare ``run(msg)`` sends no tools: pass ``tools="inherit"`` for every attached tool,
-        a list of names for some, or None for all without any allowlist. Extra keyword
-        arguments re-render the template.
+        a list of names for some, or None for all without any allowlist. ``with_=`` (a path, an
+        image URL, or a list) attaches files to the message (``robotlab.robot_attachments``).
+        Other keyword arguments re-render the template.
 
         Raises:
             BudgetExceeded: a budget was already used up (nothing was spent).
@@ -244,11 +246,12 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
              ctx: RunHookContext) -> RobotResult:
         started = time.monotonic()
         sent_tools = self._prepare_tools(message, tools, mcp, network_config)
+        attachments = pop_attachments(template_context)
         if template_context and self._setup.prompt.has_template():
             self._setup.rerender(template_context)
         reservation = self._budget.reserve()
         try:
-            outcome = self._generate(message, sent_tools, on_content, network_config, scope, ctx)
+            outcome = self._generate(message, attachments, sent_tools, on_content, network_config, scope, ctx)
         except BaseException as exc:
             self._budget.release(reservation)
             self._log.end_run(exc)
@@ -271,7 +274,7 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
         return select_tools([*self._setup.local_tools, *self._mcp.tools], tools, self.config.tools, parent,
                             max_tools=self.config.max_tools, robot_name=self.name)
 
-    def _generate(self, message: str | None, sent_tools: list[Tool], on_content: Callable[[str], Any] | None,
+    def _generate(self, message: str | None, attachments: list[Any], sent_tools: list[Tool], on_content: Callable[[str], Any] | None,
                   network_config: RunConfig | None, scope: HookScope, run_ctx: RunHookContext) -> LoopOutcome:
         ctx = LlmGenerationHookContext(robot=self, network=run_ctx.network, task=run_ctx.task,
                                        memory=run_ctx.memory, config=self.config, request=message)
@@ -283,7 +286,7 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
             self._log.begin_run(self._setup.system_text)
             text = self._learnings.inject(message)
             if text is not None:
-                self._log.append(TaskEntry(content=text))
+                self._log.append(TaskEntry(content=content_with(text, attachments)))
             loop = ToolLoop(
                 self.llm, self._setup.params(network_config), sent_tools, scope, self,
                 on_chunk=chain_callbacks(self.config.on_content, on_content), on_tool_call=self.config.on_tool_call,
