@@ -212,6 +212,10 @@ def render(entries: Iterable[Entry]) -> list[dict[str, Any]]:
     return messages
 
 
+def _line(entry: Entry) -> str:
+    return json.dumps(entry.to_dict(), ensure_ascii=False, default=str)
+
+
 def exit_status(error: BaseException | None) -> str:
     """``completed`` without an error, ``failed`` for an ``Exception``, else ``interrupted``."""
     if error is None:
@@ -240,6 +244,8 @@ class HistoryLog:
         if self._runs and self._runs not in ended:
             self._entries.append(ExitEntry(run=self._runs, status=INTERRUPTED,
                                            error="the process ended before the run did"))
+        # Entries are frozen, so each is serialised once: a save only joins the lines.
+        self._lines = [_line(e) for e in self._entries]
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None, robot: str = "robot") -> HistoryLog:
@@ -301,13 +307,15 @@ class HistoryLog:
             self._runs += 1
             self._open = self._runs
             if system and system != self.last_system():
-                self._entries.append(SystemEntry(run=self._open, content=system))
+                self.append(SystemEntry(content=system))
             return self._open
 
     def append(self, *entries: Entry) -> None:
         """Add entries (stamped with the open run) and save."""
         with self._lock:
-            self._entries.extend(dataclasses.replace(e, run=self._open) if e.run is None else e for e in entries)
+            stamped = [dataclasses.replace(e, run=self._open) if e.run is None else e for e in entries]
+            self._entries.extend(stamped)
+            self._lines.extend(_line(e) for e in stamped)
             self._save_quietly()
 
     def end_run(self, error: BaseException | None = None, reply: str | None = None) -> None:
@@ -332,7 +340,7 @@ class HistoryLog:
         if self.path is None:
             return
         with self._lock:
-            body = ",\n".join(json.dumps(e.to_dict(), ensure_ascii=False, default=str) for e in self._entries)
+            body = ",\n".join(self._lines)
             head = json.dumps({"format": FORMAT, "robot": self.robot})[:-1]
         text = f'{head}, "entries": [\n{body}\n]}}\n'
         self.path.parent.mkdir(parents=True, exist_ok=True)
