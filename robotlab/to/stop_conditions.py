@@ -29,5 +29,5 @@ def check_after(run: Run, settings: Settings) -> None:
 
 
 def tokens_exhausted(run: Run, settings: Settings) -> bool:
-    """True once the token budget is used up (checked while a robot streams)."""
+    """True once the token budget is used up (then no nudge or repair is started)."""
     return settings.max_tokens is not None and run.total_tokens >= settings.max_tokens
