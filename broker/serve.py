@@ -21,10 +21,10 @@ log = logging.getLogger("robotlab.broker")
 
 def check_bind(config: BrokerConfig) -> None:
     """Refuse to listen beyond loopback without keys unless ``insecure`` was asked for."""
-    if not is_loopback(config.bind) and not config.insecure:
+    if not is_loopback(config.bind) and not config.insecure and not config.keys_dir:
         raise ConfigError(
             f"refusing to bind {config.bind}: it is reachable beyond this machine and no CURVE keys "
-            "are configured. Bind a loopback address, or pass --insecure to accept unauthenticated "
+            "are configured. Pass --keys DIR (see `robotlab keys`), bind a loopback address, or pass --insecure to accept unauthenticated "
             "peers on a network you trust."
         )
 

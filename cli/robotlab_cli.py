@@ -14,6 +14,7 @@ from robotlab.bus.config import BrokerConfig
 from robotlab.bus.protocol import unpack
 
 from .errors import exits_on_error
+from .keys import client_keys, key_options, keys_group
 from .output import print_rows
 
 BROKER_HELP = "Broker address (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555)."
@@ -25,6 +26,13 @@ def main() -> None:
     """robotlab: LLM robots, each in its own process, on a ZeroMQ bus."""
 
 
+main.add_command(keys_group)
+
+
+def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str | None) -> bus.BusClient:
+    return bus.connect(bus.broker_url(url), name=name, keys=client_keys(keys_folder, key_file))
+
+
 @main.command("broker")
 @click.option("--bind", default=None, help="Endpoint to listen on (tcp://, ipc://). Default tcp://127.0.0.1:5555.")
 @click.option("--heartbeat", type=float, default=1.0, show_default=True, help="Seconds between heartbeats.")
@@ -33,10 +41,12 @@ def main() -> None:
 @click.option("--max-message-bytes", type=int, default=16 * 1024 * 1024, show_default=True)
 @click.option("--max-inflight", type=int, default=64, show_default=True, help="Unacked deliveries per robot before 'busy'.")
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback bind without CURVE keys.")
+@click.option("--keys", "keys_folder", default=None,
+              help="CURVE keys folder: DIR/broker.key_secret, clients in DIR/authorized/ (default: $ROBOTLAB_KEYS).")
 @click.option("--log-level", default="INFO", show_default=True)
 @exits_on_error
-def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float,
-                   max_message_bytes: int, max_inflight: int, insecure: bool, log_level: str) -> None:
+def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float, max_message_bytes: int,
+                   max_inflight: int, insecure: bool, keys_folder: str | None, log_level: str) -> None:
     """Run the broker until SIGTERM or Ctrl-C."""
     from robotlab.broker.serve import serve
 
@@ -44,6 +54,7 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
     config = BrokerConfig(
         bind=bind or bus.config.DEFAULT_URL, heartbeat=heartbeat, liveness=liveness, ack_timeout=ack_timeout,
         max_message_bytes=max_message_bytes, max_inflight=max_inflight, insecure=insecure,
+        keys_dir=bus.config.keys_dir(keys_folder),
     )
     sys.exit(serve(config, on_ready=lambda url: click.echo(f"robotlab broker listening on {url}", err=True)))
 
@@ -52,10 +63,11 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
 @click.option("--broker", "url", default=None, help=BROKER_HELP)
 @click.option("--all", "show_all", is_flag=True, help="Include clients, not only robots.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@key_options
 @exits_on_error
-def ps_command(url: str | None, show_all: bool, as_json: bool) -> None:
+def ps_command(url: str | None, show_all: bool, as_json: bool, keys_folder: str | None, key_file: str | None) -> None:
     """List live robots: name, instance, state, in flight, delivered, nacked, parent."""
-    with bus.connect(bus.broker_url(url), name="robotlab-ps") as client:
+    with _connect(url, "robotlab-ps", keys_folder, key_file) as client:
         rows = client.admin("ps", all=show_all)
     columns = ["name", "instance", "state", "in_flight", "delivered", "nacked", "parent", "pid"]
     print_rows(rows, columns, as_json=as_json, empty="no robots on the bus")
@@ -69,11 +81,13 @@ def ps_command(url: str | None, show_all: bool, as_json: bool) -> None:
 @click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds to wait.")
 @click.option("--json", "as_json", is_flag=True, help="CONTENT is JSON.")
 @click.argument("content")
+@key_options
 @exits_on_error
-def send_command(to: str, url: str | None, any_: bool, wait: bool, timeout: float, as_json: bool, content: str) -> None:
+def send_command(to: str, url: str | None, any_: bool, wait: bool, timeout: float, as_json: bool, content: str,
+                 keys_folder: str | None, key_file: str | None) -> None:
     """Send CONTENT to a robot. Exit 0 delivered (or replied), 69 undeliverable, 75 timeout."""
     payload: Any = _parse_content(content) if as_json else content
-    with bus.connect(bus.broker_url(url), name="robotlab-send") as client:
+    with _connect(url, "robotlab-send", keys_folder, key_file) as client:
         if wait:
             reply = client.request(to, payload, timeout=timeout, any=any_)
             click.echo(reply.content if isinstance(reply.content, str) else json.dumps(reply.content))
@@ -90,10 +104,11 @@ def dlq_group() -> None:
 @dlq_group.command("list")
 @click.option("--broker", "url", default=None, help=BROKER_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@key_options
 @exits_on_error
-def dlq_list_command(url: str | None, as_json: bool) -> None:
+def dlq_list_command(url: str | None, as_json: bool, keys_folder: str | None, key_file: str | None) -> None:
     """List dead letters, oldest first."""
-    with bus.connect(bus.broker_url(url), name="robotlab-dlq") as client:
+    with _connect(url, "robotlab-dlq", keys_folder, key_file) as client:
         rows = client.admin("dlq.list")
     for row in rows:
         row["content"] = _decode(row.pop("body", b""))
@@ -105,10 +120,11 @@ def dlq_list_command(url: str | None, as_json: bool) -> None:
 @click.argument("dlq_id")
 @click.option("--broker", "url", default=None, help=BROKER_HELP)
 @click.option("--timeout", type=float, default=30.0, show_default=True)
+@key_options
 @exits_on_error
-def dlq_replay_command(dlq_id: str, url: str | None, timeout: float) -> None:
+def dlq_replay_command(dlq_id: str, url: str | None, timeout: float, keys_folder: str | None, key_file: str | None) -> None:
     """Route a dead letter again; exit as `send` does with its outcome."""
-    with bus.connect(bus.broker_url(url), name="robotlab-dlq") as client:
+    with _connect(url, "robotlab-dlq", keys_folder, key_file) as client:
         tracker = client.replay(dlq_id).wait(timeout)
     click.echo(f"{dlq_id} delivered to {', '.join(tracker.instances) or tracker.to}")
 
@@ -117,12 +133,14 @@ def dlq_replay_command(dlq_id: str, url: str | None, timeout: float) -> None:
 @click.argument("dlq_id", required=False)
 @click.option("--all", "purge_all", is_flag=True, help="Purge every dead letter.")
 @click.option("--broker", "url", default=None, help=BROKER_HELP)
+@key_options
 @exits_on_error
-def dlq_purge_command(dlq_id: str | None, purge_all: bool, url: str | None) -> None:
+def dlq_purge_command(dlq_id: str | None, purge_all: bool, url: str | None, keys_folder: str | None,
+                      key_file: str | None) -> None:
     """Drop one dead letter, or all of them with --all."""
     if not dlq_id and not purge_all:
         raise click.UsageError("name a DLQ_ID, or pass --all")
-    with bus.connect(bus.broker_url(url), name="robotlab-dlq") as client:
+    with _connect(url, "robotlab-dlq", keys_folder, key_file) as client:
         result = client.admin("dlq.purge", **({"dlq_id": dlq_id} if dlq_id else {}))
     click.echo(f"purged {result['purged']}")
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from robotlab.bus.config import broker_url
+from robotlab.bus.config import broker_url, keys_dir
 from robotlab.cli.errors import exits_on_error
 from robotlab.errors import ConfigError
 
@@ -32,16 +32,22 @@ from .hosting import RobotSpec, host
 @click.option("--handler", "handler_path", default=None, help="MODULE:FUNCTION called with each inbound message.")
 @click.option("--instance", default=None, help="Stable instance id (default: a fresh one per process).")
 @click.option("--parent", default=None, help="Name of the robot that spawned this one (shown by `robotlab ps`).")
+@click.option("--keys", "keys_folder", default=None,
+              help="CURVE keys folder, for a broker run with --keys (default: $ROBOTLAB_KEYS).")
+@click.option("--key", "key_file", default=None, help="Secret key file of this robot (default: DIR/NAME.key_secret).")
 @click.option("--connect-timeout", type=float, default=10.0, show_default=True, help="Seconds to wait for the broker at start.")
 @click.option("--log-level", default="WARNING", show_default=True)
 @exits_on_error
 def main(name: str, url: str | None, template: str | None, system_prompt: str | None, model: str | None,
          provider: str | None, api_base: str | None, prompts_dir: str | None, history_file: str | None, serve: bool,
-         handler_path: str | None, instance: str | None, parent: str | None, connect_timeout: float, log_level: str) -> None:
+         handler_path: str | None, instance: str | None, parent: str | None, keys_folder: str | None,
+         key_file: str | None, connect_timeout: float, log_level: str) -> None:
     """Host one robot (or any callable) as its own process on the bus."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     config = DaemonConfig(name=name, broker=broker_url(url), instance=instance, parent=parent,
-                          connect_timeout=connect_timeout)
+                          connect_timeout=connect_timeout, keys_dir=keys_dir(keys_folder), key_file=key_file)
+    if key_file and config.keys_dir is None:
+        raise ConfigError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public key")
     robot_options = (template, system_prompt, model, provider, api_base, prompts_dir, history_file)
     if handler_path is not None:
         if any(robot_options) or serve:

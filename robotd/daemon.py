@@ -46,6 +46,20 @@ class DaemonConfig:
     """A pipe to write ``ready <instance>`` to once the broker has welcomed us (the fork server reads it)."""
     quiet: bool = False
     """Skip the ready line on stderr (spawned robots share their parent's terminal)."""
+    keys_dir: str | None = None
+    """CURVE keys folder, for a broker run with ``--keys`` (``broker.key`` is read from it)."""
+    key_file: str | None = None
+    """This robot's secret key file (default: ``keys_dir/<name>.key_secret``)."""
+
+    def keys(self) -> bus.KeyConfig | None:
+        """The client keys this robotd connects with, or None without a keys folder.
+
+        Raises:
+            ConfigError: a key file is missing or unreadable.
+        """
+        if self.keys_dir is None:
+            return None
+        return bus.KeyConfig.load(self.keys_dir, self.name, self.key_file)
 
 
 class Daemon:
@@ -89,7 +103,7 @@ class Daemon:
         config = self.config
         client = bus.BusClient(
             config.broker, name=config.name, instance=config.instance,
-            role="robot", parent=config.parent, max_inflight=config.max_inflight,
+            role="robot", parent=config.parent, max_inflight=config.max_inflight, keys=config.keys(),
         )
         self.attach(client)  # before start: nothing may arrive before the handler is in place
         try:

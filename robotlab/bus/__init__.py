@@ -11,6 +11,7 @@ from .boundary import to_plain
 from .client import BusClient
 from .config import BrokerConfig, broker_url
 from .embedded import EmbeddedBroker
+from .keys import KeyConfig
 from .message import Delivery, Message
 from .tracking import Tracker
 
@@ -19,6 +20,7 @@ __all__ = [
     "BusClient",
     "Delivery",
     "EmbeddedBroker",
+    "KeyConfig",
     "Message",
     "Tracker",
     "broker_url",
@@ -38,10 +40,12 @@ def connect(url: str | None = None, *, name: str | None = None, timeout: float |
         url: the broker endpoint (tcp://, ipc:// or inproc://), or None for an embedded broker.
         name: the robot name to receive messages for (default ``client-<id>``).
         timeout: seconds to wait for the broker's WELCOME; None to return at once.
-        **options: passed to :class:`BusClient` (instance, role, parent, max_inflight, context).
+        **options: passed to :class:`BusClient` (instance, role, parent, max_inflight, context,
+            keys: a :class:`KeyConfig` for a broker that requires CURVE keys).
 
     Raises:
-        PeerUnavailable: no broker answered within ``timeout``.
+        PeerUnavailable: no broker answered within ``timeout`` (or it did not accept ``keys``).
+        ConfigError: the broker refused ``name`` for this key.
     """
     embedded = None
     if url is None:

@@ -27,11 +27,12 @@ from typing import Any
 
 import zmq
 
-from robotlab.errors import BusError, PeerUnavailable
+from robotlab.errors import BusError, ConfigError, PeerUnavailable
 
 from . import protocol
 from .boundary import pack_plain
 from .dispatcher import Dispatcher
+from .keys import KeyConfig
 from .message import Message
 from .protocol import Command, Frame, Status
 from .tracking import Tracker
@@ -54,6 +55,7 @@ class BusClient:
         parent: str | None = None,
         max_inflight: int | None = None,
         context: zmq.Context | None = None,
+        keys: KeyConfig | None = None,
     ) -> None:
         from .link import Link  # kept local: Link is an implementation detail of the client
 
@@ -74,7 +76,7 @@ class BusClient:
             hello["parent"] = parent
         if max_inflight:
             hello["max_inflight"] = max_inflight
-        self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome)
+        self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome, keys)
         self._link.holding = self.dispatcher.holding
         self._embedded: Any = None
         self._closed = False
@@ -87,12 +89,26 @@ class BusClient:
         Raises:
             PeerUnavailable: no WELCOME within ``timeout`` (the client keeps trying in the
                 background if you catch this).
+            ConfigError: the broker refused this client's name for its key (``forbidden``).
         """
         self._link.start()
         self.dispatcher.start()
-        if timeout is not None and not self._link.welcomed.wait(timeout):
-            raise PeerUnavailable(f"no broker answered at {self.url} within {timeout:g}s; is `robotlab broker` running there?")
+        if timeout is None:
+            return self
+        self._link.answered.wait(timeout)
+        if self._link.refused is not None:
+            raise ConfigError(f"the broker at {self.url} refused {self.name!r} (forbidden): {self._link.refused}")
+        if not self._link.welcomed.is_set():
+            raise PeerUnavailable(self._no_answer(timeout))
         return self
+
+    def _no_answer(self, timeout: float) -> str:
+        if self._link.keys is None:
+            return f"no broker answered at {self.url} within {timeout:g}s; is `robotlab broker` running there?"
+        # A CURVE handshake the broker rejects looks, from here, exactly like no broker.
+        return (f"no broker answered at {self.url} within {timeout:g}s: the broker did not accept this client's key "
+                "(is its public key in the broker's authorized/ folder, and is broker.key the broker's?), "
+                "or no `robotlab broker --keys` runs there")
 
     @property
     def connected(self) -> bool:

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from robotlab.errors import ConfigError
 
 DEFAULT_URL = "tcp://127.0.0.1:5555"
 ENV_BROKER = "ROBOTLAB_BROKER"
+ENV_KEYS = "ROBOTLAB_KEYS"
+ANY_NAME = "*"
+BROKER_KEY = "broker"
+AUTHORIZED = "authorized"
+_ROBOTS_LINE = re.compile(r'^\s+robots\s*=\s*"?([^"\n]*)"?\s*$', re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,9 @@ class BrokerConfig:
     """Dead letters kept; the oldest are evicted (and counted) past this."""
     insecure: bool = False
     """Allow binding beyond loopback without CURVE keys."""
+    keys_dir: str | None = None
+    """CURVE keys folder: ``broker.key_secret`` is the broker's key, ``authorized/*.key`` the
+    keys it accepts. None: no authentication (loopback, or ``insecure``)."""
 
     def __post_init__(self) -> None:
         if self.heartbeat <= 0:
@@ -64,6 +74,11 @@ def broker_url(explicit: str | None = None) -> str:
     return url
 
 
+def keys_dir(explicit: str | None = None) -> str | None:
+    """The CURVE keys folder a member should use: ``explicit``, else $ROBOTLAB_KEYS, else None."""
+    return explicit or os.environ.get(ENV_KEYS) or None
+
+
 def check_endpoint(url: str) -> None:
     """Raise ConfigError unless ``url`` is a tcp://, ipc:// or inproc:// endpoint."""
     scheme = url.split("://", 1)[0] if "://" in url else ""
@@ -86,3 +101,36 @@ def is_loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+# -- CURVE keys: the layout both the broker and robotlab keys read (docs/broker.md) --
+
+_PUBLIC_LINE = re.compile(r'^\s+public-key\s*=\s*"([^"]{40})"', re.MULTILINE)
+
+
+def key_robots(path: str | os.PathLike[str]) -> frozenset[str]:
+    """The robot names the certificate at ``path`` may use (empty when it names none)."""
+    match = _ROBOTS_LINE.search(Path(path).read_text(encoding="utf-8"))
+    if match is None:
+        return frozenset()
+    return frozenset(n.strip() for n in match.group(1).split(",") if n.strip())
+
+
+def authorized_robots(folder: str | os.PathLike[str]) -> dict[str, frozenset[str]]:
+    """Map each authorized public key (z85 text, as ZAP reports it in User-Id) to its robot names.
+
+    The robot names come from the authorized public file's metadata; ``robotlab keys new``
+    writes them into both files.
+    """
+    table: dict[str, frozenset[str]] = {}
+    for path in sorted((Path(folder) / AUTHORIZED).glob("*.key")):
+        match = _PUBLIC_LINE.search(path.read_text(encoding="utf-8"))
+        if match is None:
+            raise ConfigError(f"{path} is not a CURVE public key file")
+        table[match.group(1)] = key_robots(path)
+    return table
+
+
+def allows(robots: frozenset[str], name: str) -> bool:
+    """True when a key with these robot names may HELLO as ``name``."""
+    return ANY_NAME in robots or name in robots

@@ -29,6 +29,7 @@ from typing import Any
 import zmq
 
 from . import protocol
+from .keys import KeyConfig
 from .protocol import Command, ErrorCode, Frame
 
 log = logging.getLogger("robotlab.bus")
@@ -49,8 +50,14 @@ class Link:
         hello: dict[str, Any],
         on_frame: Callable[[Frame], None],
         on_welcome: Callable[[dict[str, Any]], None],
+        keys: KeyConfig | None = None,
     ) -> None:
         self.context = context
+        self.keys = keys
+        self.refused: str | None = None
+        """Why the broker refused our HELLO (ERROR forbidden); we stop trying once set."""
+        self.answered = threading.Event()
+        """Set by a WELCOME or a refusal: either way, waiting longer changes nothing."""
         self.url = url
         self.hello = hello
         self.on_frame = on_frame
@@ -199,6 +206,11 @@ class Link:
             self.welcomed.clear()  # the broker restarted and forgot us: introduce ourselves again
             self._attempt_at = time.monotonic()
             self._hello_sent = self._send_hello()
+        elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.FORBIDDEN:
+            self.refused = str(frame.header.get("detail", "forbidden"))
+            self.welcomed.clear()
+            self.answered.set()
+            log.error("bus: the broker at %s refused us: %s", self.url, self.refused)
         elif frame.command != Command.HEARTBEAT:
             self.on_frame(frame)
 
@@ -209,12 +221,15 @@ class Link:
         self.ack_timeout = float(header.get("ack_timeout", self.ack_timeout))
         self._backoff = self._retry_in = BACKOFF_START
         self.welcomed.set()
+        self.answered.set()
         self.on_welcome(header)
 
     def _timers(self) -> None:
         now = time.monotonic()
         while self._later and self._later[0][0] <= now and self.welcomed.is_set():
             self._send(heapq.heappop(self._later)[2])
+        if self.refused is not None:
+            return  # retrying a HELLO the broker forbids would only be refused again
         if not self.welcomed.is_set():
             self._retry_hello(now)
         elif now - self._last_recv > self.heartbeat * self.liveness:
@@ -249,6 +264,8 @@ class Link:
         sock.setsockopt(zmq.IMMEDIATE, 1)  # never queue on a dead connection; we resend ourselves
         sock.setsockopt(zmq.SNDHWM, 100_000)
         sock.setsockopt(zmq.RCVHWM, 100_000)
+        if self.keys is not None:
+            self.keys.apply(sock)
         sock.connect(self.url)
         self._socket = sock
         self._attempt_at = time.monotonic()

@@ -1,0 +1,76 @@
+"""CURVE on the broker's ROUTER: who may connect, and which robot names each key may use.
+
+pyzmq's ZAP authenticator (a thread on the broker's context) admits only the public keys in
+``KEYS/authorized``; the handshake of any other key fails before a single frame reaches the
+loop. ZAP then tags every message of an admitted connection with the key (``User-Id``), and
+:meth:`KeyGuard.refusal` checks a HELLO's name against that key's ``robots`` metadata.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import zmq
+from zmq.auth.thread import ThreadAuthenticator
+
+from robotlab.bus.config import AUTHORIZED, BROKER_KEY, allows, authorized_robots
+from robotlab.errors import ConfigError
+
+log = logging.getLogger("robotlab.broker")
+
+_LAST = int(zmq.NOBLOCK)
+_RCVMORE = int(zmq.RCVMORE)
+
+
+class KeyGuard:
+    """The broker's key pair, the authorized keys with their robot names, and the ZAP thread."""
+
+    def __init__(self, keys_dir: str, context: zmq.Context) -> None:
+        folder = Path(keys_dir)
+        secret_file = folder / f"{BROKER_KEY}.key_secret"
+        if not secret_file.is_file():
+            raise ConfigError(f"no broker key at {secret_file}; make one with `robotlab keys new broker --dir {keys_dir}`")
+        self.public, self.secret = _load_pair(secret_file)
+        self.robots = authorized_robots(folder)
+        if not self.robots:
+            log.warning("no keys in %s: every client will be refused", folder / AUTHORIZED)
+        self.authenticator = ThreadAuthenticator(context)
+        self.authenticator.start()
+        self.authenticator.configure_curve(domain="*", location=str(folder / AUTHORIZED))
+
+    def secure(self, socket: zmq.Socket) -> None:
+        """Make ``socket`` a CURVE server (call before bind)."""
+        socket.curve_server = True
+        socket.curve_secretkey = self.secret
+        socket.curve_publickey = self.public
+
+    def refusal(self, user_id: str | None, name: str) -> str | None:
+        """Why a connection authenticated as ``user_id`` may not HELLO as ``name``; None if it may."""
+        robots = self.robots.get(user_id or "")
+        if robots is None:
+            return "the connection carries no authorized key"
+        if allows(robots, name):
+            return None
+        allowed = ", ".join(sorted(robots)) or "no robot names"
+        return f"this key may not use the robot name {name!r} (it may use: {allowed})"
+
+    def stop(self) -> None:
+        """Stop the ZAP thread."""
+        self.authenticator.stop()
+
+
+def _load_pair(secret_file: Path) -> tuple[bytes, bytes]:
+    public, secret = zmq.auth.load_certificate(secret_file)
+    if secret is None:
+        raise ConfigError(f"{secret_file} holds no secret key")
+    return public, secret
+
+
+def recv_with_key(socket: zmq.Socket) -> tuple[list[bytes], str | None]:
+    """Receive one message without blocking, and the authenticated key ZAP attached to it."""
+    first = socket.recv(_LAST, copy=False)
+    frames = [first.bytes]
+    while socket.get(_RCVMORE):
+        frames.append(socket.recv(_LAST))
+    return frames, first.get("User-Id")

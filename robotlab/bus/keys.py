@@ -1,0 +1,121 @@
+"""CURVE keys of the bus: make them, list them, load a client's, read which robot names a key may use.
+
+Layout of a keys folder (see docs/broker.md, "Security")::
+
+    broker.key             the broker's public key (clients need it)
+    broker.key_secret      the broker's secret key (only the broker reads it)
+    NAME.key, NAME.key_secret
+                           a member's key pair; its metadata says which robot names it may use
+    authorized/NAME.key    the public keys the broker accepts
+
+A key's robot names are the ``robots`` metadata of its certificate: ``robots = "bob,alice"``,
+or ``"*"`` for any name (the CLI and admin clients).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import zmq
+import zmq.auth
+
+from robotlab.errors import ConfigError
+
+from .config import AUTHORIZED, BROKER_KEY, key_robots
+
+_KEY_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+@dataclass(frozen=True)
+class KeyConfig:
+    """A client's CURVE key pair and the broker's public key (all z85 bytes)."""
+
+    public: bytes
+    secret: bytes
+    server: bytes
+
+    @classmethod
+    def load(cls, keys_dir: str | os.PathLike[str], name: str, key_file: str | os.PathLike[str] | None = None) -> KeyConfig:
+        """Read ``key_file`` (default ``keys_dir/NAME.key_secret``) and ``keys_dir/broker.key``.
+
+        Raises:
+            ConfigError: a file is missing or is not a CURVE certificate.
+        """
+        folder = Path(keys_dir)
+        secret_file = Path(key_file) if key_file else folder / f"{name}.key_secret"
+        public, secret = read_certificate(secret_file)
+        if secret is None:
+            raise ConfigError(f"{secret_file} holds no secret key; give the .key_secret file")
+        server, _ = read_certificate(folder / f"{BROKER_KEY}.key")
+        return cls(public=public, secret=secret, server=server)
+
+    def apply(self, socket: zmq.Socket) -> None:
+        """Make ``socket`` a CURVE client of the broker (call before connect)."""
+        socket.curve_secretkey = self.secret
+        socket.curve_publickey = self.public
+        socket.curve_serverkey = self.server
+
+
+def read_certificate(path: Path) -> tuple[bytes, bytes | None]:
+    """The (public, secret) keys of a certificate file; secret is None in a public file.
+
+    Raises:
+        ConfigError: the file is missing or is not a CURVE certificate.
+    """
+    if not path.is_file():
+        raise ConfigError(f"no CURVE key at {path}; make one with `robotlab keys new`")
+    try:
+        return zmq.auth.load_certificate(path)
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"{path} is not a CURVE certificate: {exc}") from exc
+
+
+def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], authorize: bool = True) -> tuple[Path, Path]:
+    """Write ``NAME.key`` and ``NAME.key_secret`` (mode 0600) into ``keys_dir``; return both paths.
+
+    Args:
+        keys_dir: the keys folder (created if missing).
+        name: the key's file name; ``broker`` makes the broker's own key.
+        robots: robot names this key may HELLO as (``["*"]`` for any).
+        authorize: also copy the public key to ``authorized/`` so a broker reading this
+            folder accepts it (never done for the broker's own key).
+
+    Raises:
+        ConfigError: a bad name, or a key of that name already exists.
+    """
+    if not _KEY_NAME.match(name):
+        raise ConfigError(f"key name {name!r} may hold only letters, digits, '_', '-' and '.'")
+    folder = Path(keys_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    if (folder / f"{name}.key_secret").exists():
+        raise ConfigError(f"{folder / name}.key_secret exists; remove it first to replace the key")
+    old_umask = os.umask(0o077)  # the secret file must never exist with wider permissions
+    try:
+        robots_line = f'robots = "{",".join(robots)}"'
+        public, secret = zmq.auth.create_certificates(folder, name, metadata={"robots": robots_line[9:]})
+    finally:
+        os.umask(old_umask)
+    # pyzmq writes metadata into the secret file only; the broker reads the public one.
+    text = Path(public).read_text(encoding="utf-8")
+    Path(public).write_text(text.replace("metadata\n", f"metadata\n    {robots_line}\n", 1), encoding="utf-8")
+    os.chmod(secret, 0o600)
+    os.chmod(public, 0o644)
+    if authorize and name != BROKER_KEY:
+        (folder / AUTHORIZED).mkdir(exist_ok=True)
+        shutil.copyfile(public, folder / AUTHORIZED / f"{name}.key")
+    return Path(public), Path(secret)
+
+
+def list_keys(keys_dir: str | os.PathLike[str]) -> list[dict[str, str]]:
+    """One row per key pair in ``keys_dir``: name, robot names, and whether it is authorized."""
+    folder = Path(keys_dir)
+    rows = []
+    for secret in sorted(folder.glob("*.key_secret")):
+        name = secret.name[: -len(".key_secret")]
+        authorized = "broker" if name == BROKER_KEY else ("yes" if (folder / AUTHORIZED / f"{name}.key").is_file() else "no")
+        rows.append({"name": name, "robots": ",".join(sorted(key_robots(secret))), "authorized": authorized})
+    return rows

@@ -1,0 +1,89 @@
+"""CURVE end to end: a `robotlab broker --keys` process, robotds and CLI commands with keys."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from robotlab.cli.robotlab_cli import main
+from tests.process.conftest import Processes, broker_argv
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.process
+
+
+def free_tcp_url() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+
+
+@pytest.fixture
+def keys_dir(tmp_path: Path) -> Path:
+    """Keys made with the CLI: the broker's, bob's (only bob) and the CLI's own (any name)."""
+    folder = tmp_path / "keys"
+    runner = CliRunner()
+    for argv in (["broker"], ["bob", "--robot", "bob"], ["robotlab", "--robot", "*"]):
+        result = runner.invoke(main, ["keys", "new", *argv, "--dir", str(folder)])
+        assert result.exit_code == 0, result.output
+    return folder
+
+
+@pytest.fixture
+def keyed_broker(processes: Processes, keys_dir: Path) -> str:
+    """A broker process run with --keys on loopback TCP; its URL."""
+    url = free_tcp_url()
+    proc = processes.start(broker_argv(url, "--keys", str(keys_dir)), name="broker")
+    wait_until(lambda: "listening on" in proc.output() or proc.popen.poll() is not None, timeout=15,
+               message="the keyed broker listens")
+    assert proc.popen.poll() is None, proc.output()
+    return url
+
+
+def robotd_argv(url: str, name: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", url, "--handler", "handlers:echo", *extra]
+
+
+def test_keys_cli_lists_what_it_made(keys_dir: Path) -> None:
+    result = CliRunner().invoke(main, ["keys", "list", "--dir", str(keys_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    assert {row["name"]: row["robots"] for row in json.loads(result.output)} == {"bob": "bob", "broker": "", "robotlab": "*"}
+    refused = CliRunner().invoke(main, ["keys", "new", "carol", "--dir", str(keys_dir)])
+    assert refused.exit_code == 2 and "--robot" in refused.output
+
+
+def test_an_authorized_client_talks_to_a_keyed_robotd(processes: Processes, keyed_broker: str, keys_dir: Path) -> None:
+    bob = processes.start(robotd_argv(keyed_broker, "bob", "--keys", str(keys_dir)), name="robotd-bob")
+    wait_until(lambda: "ready" in bob.output() or bob.popen.poll() is not None, timeout=15, message="bob is ready")
+    assert bob.popen.poll() is None, bob.output()
+    runner = CliRunner(env={"ROBOTLAB_KEYS": str(keys_dir)})
+    result = runner.invoke(main, ["send", "--to", "bob", "--broker", keyed_broker, "--wait", "hello"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"hello (from {bob.pid})"
+    ps = runner.invoke(main, ["ps", "--broker", keyed_broker, "--json"])
+    assert [row["name"] for row in json.loads(ps.output)] == ["bob"]
+
+
+def test_a_robotd_with_an_unknown_key_exits_78_saying_its_key_was_not_accepted(
+        processes: Processes, keyed_broker: str, keys_dir: Path, tmp_path: Path) -> None:
+    stranger = tmp_path / "stranger"
+    assert CliRunner().invoke(main, ["keys", "new", "bob", "--dir", str(stranger), "--robot", "bob"]).exit_code == 0
+    (stranger / "broker.key").write_bytes((keys_dir / "broker.key").read_bytes())
+    proc = processes.start(robotd_argv(keyed_broker, "bob", "--keys", str(stranger), "--connect-timeout", "1"))
+    assert proc.popen.wait(15) == 78
+    assert "did not accept this client's key" in proc.output()
+
+
+def test_a_key_for_bob_cannot_hello_as_alice(processes: Processes, keyed_broker: str, keys_dir: Path) -> None:
+    started = time.monotonic()
+    proc = processes.start(robotd_argv(keyed_broker, "alice", "--keys", str(keys_dir),
+                                       "--key", str(keys_dir / "bob.key_secret"), "--connect-timeout", "10"))
+    assert proc.popen.wait(15) == 78
+    assert time.monotonic() - started < 8  # refused at once, not after 10 s of retried HELLOs
+    assert "refused 'alice' (forbidden)" in proc.output() and "may use: bob" in proc.output()

@@ -1,0 +1,113 @@
+"""CURVE keys: making and listing them, the broker's key check, and what clients see when refused."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import zmq
+
+from robotlab import bus
+from robotlab.broker.serve import check_bind
+from robotlab.bus import BrokerConfig, EmbeddedBroker, KeyConfig
+from robotlab.bus.config import authorized_robots
+from robotlab.bus.keys import list_keys, new_key
+from robotlab.errors import ConfigError, PeerUnavailable
+
+
+@pytest.fixture
+def keys_dir(tmp_path: Path) -> Path:
+    """A keys folder: the broker's key, bob's (may be only bob) and an admin key (any name)."""
+    folder = tmp_path / "keys"
+    new_key(folder, "broker", [])
+    new_key(folder, "bob", ["bob"])
+    new_key(folder, "admin", ["*"])
+    return folder
+
+
+@pytest.fixture
+def keyed_broker(keys_dir: Path) -> Iterator[EmbeddedBroker]:
+    """A broker with --keys on loopback TCP (CURVE does not run over inproc), on its own context:
+    a context holds one ZAP handler."""
+    context = zmq.Context()
+    broker = EmbeddedBroker("tcp://127.0.0.1:0", BrokerConfig(heartbeat=0.2, keys_dir=str(keys_dir)), context).start()
+    yield broker
+    broker.stop()
+    context.term()
+
+
+def test_new_key_writes_a_pair_with_a_private_secret_and_authorizes_it(keys_dir: Path) -> None:
+    secret = keys_dir / "bob.key_secret"
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+    assert 'robots = "bob"' in secret.read_text()
+    assert (keys_dir / "authorized" / "bob.key").read_text() == (keys_dir / "bob.key").read_text()
+    assert not (keys_dir / "authorized" / "broker.key").exists()
+    public, _ = zmq.auth.load_certificate(keys_dir / "bob.key")
+    assert authorized_robots(keys_dir)[public.decode()] == frozenset({"bob"})
+
+
+def test_new_key_refuses_to_overwrite_and_odd_names(keys_dir: Path) -> None:
+    with pytest.raises(ConfigError, match="exists"):
+        new_key(keys_dir, "bob", ["bob"])
+    with pytest.raises(ConfigError, match="may hold only"):
+        new_key(keys_dir, "../evil", ["*"])
+
+
+def test_list_keys_shows_names_and_authorization(keys_dir: Path, tmp_path: Path) -> None:
+    new_key(keys_dir, "carol", ["carol", "dave"], authorize=False)
+    assert list_keys(keys_dir) == [
+        {"name": "admin", "robots": "*", "authorized": "yes"},
+        {"name": "bob", "robots": "bob", "authorized": "yes"},
+        {"name": "broker", "robots": "", "authorized": "broker"},
+        {"name": "carol", "robots": "carol,dave", "authorized": "no"},
+    ]
+
+
+def test_loading_a_missing_key_says_how_to_make_one(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="robotlab keys new"):
+        KeyConfig.load(tmp_path, "nobody")
+
+
+def test_a_non_loopback_bind_is_allowed_with_keys_only() -> None:
+    check_bind(BrokerConfig(bind="tcp://0.0.0.0:5555", keys_dir="/etc/robotlab/keys"))
+    check_bind(BrokerConfig(bind="tcp://10.0.0.5:5555", insecure=True))
+    with pytest.raises(ConfigError, match="--keys"):
+        check_bind(BrokerConfig(bind="tcp://10.0.0.5:5555"))
+
+
+def test_a_broker_with_keys_refuses_to_start_without_its_own_key(tmp_path: Path) -> None:
+    context = zmq.Context()
+    with pytest.raises(ConfigError, match="no broker key"):
+        EmbeddedBroker("tcp://127.0.0.1:0", BrokerConfig(keys_dir=str(tmp_path)), context).start()
+    context.term()
+
+
+def test_authorized_keys_talk_and_the_broker_stamps_the_sender(keyed_broker: EmbeddedBroker, keys_dir: Path) -> None:
+    with bus.connect(keyed_broker.url, name="bob", keys=KeyConfig.load(keys_dir, "bob")) as bob, \
+            bus.connect(keyed_broker.url, name="anyone", keys=KeyConfig.load(keys_dir, "admin")) as admin:
+        bob.on_message(lambda message: f"{message.sender} said {message.content}")
+        assert admin.request("bob", "hi", timeout=5).content == "anyone said hi"
+
+
+def test_a_name_the_key_does_not_allow_is_forbidden_at_once(keyed_broker: EmbeddedBroker, keys_dir: Path) -> None:
+    with pytest.raises(ConfigError, match=r"refused 'alice' \(forbidden\).*may use: bob"):
+        bus.connect(keyed_broker.url, name="alice", keys=KeyConfig.load(keys_dir, "bob"), timeout=5)
+    assert keyed_broker._broker.counters["error_forbidden"] == 1
+    assert keyed_broker._broker.registry.instances("alice") == []
+
+
+def test_an_unknown_key_never_gets_a_welcome(keyed_broker: EmbeddedBroker, keys_dir: Path, tmp_path: Path) -> None:
+    stranger = tmp_path / "elsewhere"
+    new_key(stranger, "eve", ["*"])
+    (stranger / "broker.key").write_bytes((keys_dir / "broker.key").read_bytes())
+    with pytest.raises(PeerUnavailable, match="did not accept this client's key"):
+        bus.connect(keyed_broker.url, name="eve", keys=KeyConfig.load(stranger, "eve"), timeout=0.5)
+    assert keyed_broker._broker.counters["frames_in"] == 0  # the handshake failed before any frame
+
+
+def test_a_client_without_keys_never_reaches_a_keyed_broker(keyed_broker: EmbeddedBroker) -> None:
+    with pytest.raises(PeerUnavailable, match="no broker answered"):
+        bus.connect(keyed_broker.url, name="bob", timeout=0.5)
+    assert keyed_broker._broker.counters["frames_in"] == 0
