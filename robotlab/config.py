@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +60,12 @@ def config_files() -> list[Path]:
     ]
 
 
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over`` merged into ``base``: nested dicts merge, anything else (lists too) is replaced."""
     merged = dict(base)
     for key, value in over.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = value
     return merged
@@ -84,14 +86,14 @@ def _file_layer(path: Path, env: str, *, bundled: bool) -> dict[str, Any]:
         raise ConfigError(f"{path}: expected a mapping at the top level")
     flat = {k: v for k, v in data.items() if k not in _ENVIRONMENTS and (bundled or k != "defaults")}
     section = data.get(env)
-    return _deep_merge(flat, section) if isinstance(section, dict) else flat
+    return deep_merge(flat, section) if isinstance(section, dict) else flat
 
 
 def _file_layers() -> dict[str, Any]:
     env = environment_name()
     merged: dict[str, Any] = {}
     for index, path in enumerate(config_files()):
-        merged = _deep_merge(merged, _file_layer(path, env, bundled=index == 0))
+        merged = deep_merge(merged, _file_layer(path, env, bundled=index == 0))
     return merged
 
 
@@ -119,9 +121,9 @@ def configure(**overrides: Any) -> Any:
     if "ruby_llm" in overrides:
         # ``llm`` (the alias) wins over ``ruby_llm`` inside a layer; mirror code values into it
         # so an environment ``ROBOT_LAB_LLM__*`` cannot beat what code sets.
-        overrides = {**overrides, "llm": _deep_merge(overrides.get("llm") or {}, overrides["ruby_llm"])}
+        overrides = {**overrides, "llm": deep_merge(overrides.get("llm") or {}, overrides["ruby_llm"])}
     with _lock:
-        _code_layer = _deep_merge(_code_layer, overrides)
+        _code_layer = deep_merge(_code_layer, overrides)
         _loaded = _load()
         return _loaded
 

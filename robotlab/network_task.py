@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from robotlab.config import deep_merge
 from robotlab.errors import RemoteError
 from robotlab.hooks import HookScope, TaskHookContext, global_hooks
 from robotlab.network_flow import FlowResult
@@ -41,17 +42,6 @@ class Member(Protocol):
 def is_none(value: Any) -> bool:
     """True for the "none" tool/MCP setting (the Ruby ``:none``), which a task does not write."""
     return isinstance(value, str) and value.lstrip(":") == "none"
-
-
-def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """``over`` merged into ``base``: nested dicts merge, anything else (lists too) is replaced."""
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 @dataclass
