@@ -30,15 +30,14 @@ def _ignore(message: Message) -> None:
     return None
 
 
-def _drop_queued(old: queue.SimpleQueue) -> queue.SimpleQueue:
-    """Empty ``old`` and post the stop marker, so the handler thread stops after its current message."""
+def _drop_queued(pending: queue.SimpleQueue) -> None:
+    """Empty ``pending`` and post the stop marker: the handler thread stops after its current message."""
     while True:
         try:
-            old.get_nowait()
+            pending.get_nowait()
         except queue.Empty:
             break
-    old.put(None)
-    return old
+    pending.put(None)
 
 
 class Dispatcher:
@@ -66,7 +65,7 @@ class Dispatcher:
         """Finish the message in hand (waiting up to ``drain`` s), skip the queued ones, stop."""
         with self._lock:
             self._working.clear()  # queued messages will not run: stop asking the broker to wait
-        self._queue = _drop_queued(self._queue)
+        _drop_queued(self._queue)
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=drain)
 
