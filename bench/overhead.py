@@ -37,7 +37,7 @@ def start_server(turns: int) -> tuple[subprocess.Popen[str], str]:
 
 
 def measure(calls: int, url: str) -> tuple[list[float], list[float]]:
-    from robotlab.config import prepare_litellm_environment
+    from robotlab.config.cascade import prepare_litellm_environment
 
     prepare_litellm_environment()  # before litellm is imported, so it never fetches prices
     import litellm

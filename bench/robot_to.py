@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import robotlab.to
+from robotlab.demo.robot_to import commit_scratch_repo
 from robotlab.testing import serve_script
-from robotlab.to.demo import commit_scratch_repo
-from robotlab.to.orchestrator import Streams
+from robotlab.to.runner.orchestrator import Streams
 
 
 def make_repo(root: Path, files: int) -> Path:

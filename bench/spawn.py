@@ -59,7 +59,7 @@ def measure_spawns(parent, count: int) -> dict[str, float]:
 
 def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
     """Start ``robotd --serve`` by hand ``rounds`` times; time each until it answers; its USS."""
-    from robotlab.spawn import RemoteRobot
+    from robotlab.robot.spawn import RemoteRobot
 
     times, memory = [], []
     for i in range(rounds):
@@ -80,7 +80,7 @@ def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
 
 def run(children: int, cold: int) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
     from robotlab import Robot
-    from robotlab.spawn import start_fork_server
+    from robotlab.robot.spawn import start_fork_server
     from robotlab.testing import serve_script
 
     sys.path.insert(0, str(ROOT / "bench"))

@@ -4,18 +4,33 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .broker import Broker
-    from .registry import Peer
+from robotlab.bus.config import BrokerConfig
+
+from .deliveries import Deliveries
+from .dlq import DeadLetterQueue
+from .registry import Peer, Registry
+
+
+class BrokerState(Protocol):
+    """What the admin ops read and act on (``Broker`` is one); a protocol, so no import cycle."""
+
+    id: str
+    config: BrokerConfig
+    started: float
+    registry: Registry
+    counters: Counter[str]
+    deliveries: Deliveries
+    dlq: DeadLetterQueue
 
 
 class Admin:
     """Answers REQUEST frames. Each op is a method named in the literal table below."""
 
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: BrokerState) -> None:
         self.broker = broker
         self.ops: dict[str, Callable[[Peer, dict[str, Any]], Any]] = {
             "ping": self.ping,

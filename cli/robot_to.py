@@ -110,7 +110,7 @@ def robot_to(words: tuple[str, ...], resume_id: str | None, **options: Any) -> N
 def decisions(run_id: str | None, run_dir: str | None) -> None:
     """List a run's open decisions (default: the newest run)."""
     from robotlab.to import config
-    from robotlab.to.decisions import report
+    from robotlab.to.record.decisions import report
 
     text, code = report(Path(run_dir or config.load().run_dir) / "runs", run_id)
     click.echo(text, err=code != 0)

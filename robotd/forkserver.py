@@ -1,6 +1,6 @@
 """The fork server behind ``Robot.spawn``: a warm process that forks new robotds in milliseconds.
 
-``robotlab.spawn`` starts it on the first spawn in a process as
+``robotlab.robot.spawn`` starts it on the first spawn in a process as
 ``python -m robotlab.robotd.forkserver --socket PATH --parent-pid PID``. It imports robotlab,
 litellm and the daemon once, calls ``gc.freeze()`` (so children share those pages instead of
 copying them at their first collection), prints ``READY`` and then serves fork requests on a
@@ -42,7 +42,7 @@ REQUEST_TIMEOUT = 5.0
 # response schemas): paid once here instead of in every child. Best effort: names that a
 # litellm version lacks are skipped.
 WARM_MODULES = (
-    "httpcore", "h11", "h2.connection", "robotlab.settings", "litellm.proxy._types", "litellm._service_logger",
+    "httpcore", "h11", "h2.connection", "robotlab.config.settings", "litellm.proxy._types", "litellm._service_logger",
     "litellm.integrations.generic_api.generic_api_callback", "litellm.integrations.prometheus_services",
     "litellm.litellm_core_utils.logging_callback_manager", "litellm.llms.github_copilot.authenticator",
     "litellm.llms.github_copilot.per_user_auth", "litellm.llms.litellm_proxy.chat.transformation",
@@ -66,14 +66,14 @@ def warm() -> None:
     Nothing here may start a thread (a fork keeps only the forking thread), which is why
     litellm is warmed by imports and schema builds rather than by a real completion.
     """
-    from robotlab.config import prepare_litellm_environment
+    from robotlab.config.cascade import prepare_litellm_environment
 
     prepare_litellm_environment()
     import litellm  # the point is the import: 3-4 s paid once, not per child
 
-    import robotlab.network_member  # noqa: F401
-    import robotlab.robot  # noqa: F401
-    import robotlab.spawn  # noqa: F401
+    import robotlab.network.member  # noqa: F401
+    import robotlab.robot.robot  # noqa: F401
+    import robotlab.robot.spawn  # noqa: F401
     from robotlab import bus  # noqa: F401
 
     from . import hosting  # noqa: F401

@@ -61,7 +61,7 @@ def check_provider(provider: str) -> None:
 
 def warm_llm() -> None:
     """Import the LLM client now, so the first task does not wait for it (seconds, cold)."""
-    from robotlab.config import prepare_litellm_environment
+    from robotlab.config.cascade import prepare_litellm_environment
 
     prepare_litellm_environment()
     import litellm  # noqa: F401
@@ -75,7 +75,7 @@ def build_robot(name: str, spec: RobotSpec) -> Any:
             ``Robot`` does not take.
     """
     import robotlab
-    from robotlab.robot import Robot
+    from robotlab.robot.robot import Robot
 
     if spec.provider:
         check_provider(spec.provider)
@@ -124,7 +124,7 @@ def host(config: DaemonConfig, spec: RobotSpec) -> int:
     # ready to work, and its first task does not run into the broker's ack timeout.
     warm_llm()
     if spec.fork_server:
-        from robotlab.spawn import use_fork_server
+        from robotlab.robot.spawn import use_fork_server
 
         use_fork_server(spec.fork_server)
 

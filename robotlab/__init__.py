@@ -10,9 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from robotlab.budget import Ledger
-from robotlab.config import config, configure, reload_config
-from robotlab.delegation import DelegationFuture
-from robotlab.doom_loop import DoomLoopDetector
+from robotlab.config.cascade import config, configure, reload_config
+from robotlab.config.run_config import RunConfig
 from robotlab.errors import (
     AwaitTimeout,
     BoundaryError,
@@ -32,16 +31,17 @@ from robotlab.errors import (
     retryable,
     retryable_classes,
 )
-from robotlab.hooks import Hook, clear_hooks, hooks, on
+from robotlab.hooks.hooks import Hook, clear_hooks, hooks, on
+from robotlab.hooks.narrator import Narrator
 from robotlab.llm import LLM, LiteLLM, LLMReply
-from robotlab.narrator import Narrator
-from robotlab.result import RobotResult
-from robotlab.robot import Robot, build
-from robotlab.robot_message import RobotMessage
-from robotlab.run_config import RunConfig
-from robotlab.runnable import Runnable
-from robotlab.templates import render_template
-from robotlab.tool import Tool, tool
+from robotlab.prompt.templates import render_template
+from robotlab.robot.delegation import DelegationFuture
+from robotlab.robot.doom_loop import DoomLoopDetector
+from robotlab.robot.message import RobotMessage
+from robotlab.robot.result import RobotResult
+from robotlab.robot.robot import Robot, build
+from robotlab.robot.runnable import Runnable
+from robotlab.tools.tool import Tool, tool
 
 __all__ = [
     "LLM",
@@ -91,13 +91,13 @@ __all__ = [
 
 def create_network(name: str, concurrency: str = "auto", config: Any = None, **kwargs: Any) -> Any:
     """Make a ``Network`` (see ``docs/networks.md``); only ``name``, ``concurrency``, ``config``."""
-    from robotlab.network import create_network as _create
+    from robotlab.network.network import create_network as _create
 
     return _create(name, concurrency, config, **kwargs)
 
 
 def create_memory(data: dict[str, Any] | None = None, enable_cache: bool = True, **opts: Any) -> Any:
     """Make a reactive ``Memory`` (see ``docs/memory.md``)."""
-    from robotlab.memory import Memory
+    from robotlab.memory.memory import Memory
 
     return Memory(data=data, enable_cache=enable_cache, **opts)

@@ -87,7 +87,7 @@ def model_id(model: str, provider: str | None) -> str:
 
 
 def _litellm() -> Any:
-    from robotlab.config import prepare_litellm_environment
+    from robotlab.config.cascade import prepare_litellm_environment
 
     prepare_litellm_environment()
     import litellm

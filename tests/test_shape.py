@@ -11,6 +11,7 @@ refactor lands.
 from __future__ import annotations
 
 import ast
+import graphlib
 import re
 import stat
 import subprocess
@@ -131,6 +132,103 @@ def test_broker_imports_only_the_wire_protocol_config_and_errors() -> None:
             if not allowed:
                 bad.append(f"{rel(path)}:{line} imports {name}")
     assert not bad, "the broker may import only robotlab.bus.protocol, robotlab.bus.config and robotlab.errors:\n" + "\n".join(bad)
+
+
+# Folder layers, lowest first: a module may import its own folder and any folder of a lower
+# rank, never a higher or equal one. Package __init__ files are facades (re-exports only) and
+# are not ranked. Change a rank only with the reason in docs/architecture.md.
+LAYERS: dict[str, int] = {
+    "robotlab.errors": 0, "robotlab.text": 0,
+    "robotlab.config": 1, "robotlab.bus": 1, "robotlab.hooks": 1, "robotlab.budget": 1,
+    "robotlab.llm": 2, "robotlab.memory": 2, "robotlab.tools": 2,
+    "robotlab.history": 3, "robotlab.prompt": 3, "robotlab.testing": 3,
+    "robotlab.robot": 4,
+    "robotlab.network": 5,
+    "robotlab.to": 1, "robotlab.to.process": 1, "robotlab.to.guards": 1,
+    "robotlab.to.record": 2, "robotlab.to.tools": 2, "robotlab.to.evals": 2,
+    "robotlab.to.child": 3, "robotlab.to.runner": 4,
+    "robotlab.broker": 2, "robotlab.cli": 6, "robotlab.robotd": 7, "robotlab.demo": 8,
+}
+# The one upward import, documented in robotlab/bus/embedded.py: a script with no broker
+# address runs the real Broker class on a thread (imported inside EmbeddedBroker.start).
+LAYER_EXCEPTIONS = {("robotlab.bus.embedded", "robotlab.broker")}
+
+
+def folder_of(module: str) -> str | None:
+    """The ranked folder a module belongs to (its longest prefix in LAYERS)."""
+    parts = module.split(".")
+    while parts:
+        name = ".".join(parts)
+        if name in LAYERS:
+            return name
+        parts.pop()
+    return None
+
+
+def module_graph(include_local: bool) -> dict[str, set[str]]:
+    """module -> the project modules it imports (function-local imports only if asked)."""
+    files = dict((module, path) for path, module in source_files())
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        targets = set()
+        for _, name, in_function in imports(path, module):
+            if in_function and not include_local:
+                continue
+            while name and name not in files:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def test_every_folder_has_a_rank() -> None:
+    unranked = sorted({m for _, m in source_files() if folder_of(m) is None and m != "robotlab"})
+    assert not unranked, "give these modules' folders a rank in LAYERS:\n" + "\n".join(unranked)
+
+
+def test_imports_point_down_the_folder_layers() -> None:
+    bad = []
+    files = dict((module, path) for path, module in source_files())
+    for module, targets in module_graph(include_local=True).items():
+        if files[module].name == "__init__.py":
+            continue
+        mine = folder_of(module)
+        for target in targets:
+            theirs = folder_of(target)
+            if mine is None or theirs is None or theirs == mine:
+                continue
+            if LAYERS[theirs] >= LAYERS[mine] and (module, theirs) not in LAYER_EXCEPTIONS:
+                bad.append(f"{rel(files[module])} ({mine}, rank {LAYERS[mine]}) imports {target} (rank {LAYERS[theirs]})")
+    assert not bad, "imports must point down the layers in LAYERS:\n" + "\n".join(sorted(bad))
+
+
+def test_no_import_cycles_between_modules() -> None:
+    """Module-level imports, TYPE_CHECKING ones included, form no cycle."""
+    try:
+        tuple(graphlib.TopologicalSorter(module_graph(include_local=False)).static_order())
+    except graphlib.CycleError as exc:
+        pytest.fail("import cycle (use a Protocol for type hints, or move the shared piece): "
+                    + " -> ".join(exc.args[1]))
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    with pytest.raises(graphlib.CycleError):
+        tuple(graphlib.TopologicalSorter({"a": {"b"}, "b": {"a"}}).static_order())
+
+
+def test_every_package_has_a_readme_naming_each_file() -> None:
+    bad = []
+    for init in sorted(p for folder in SOURCE_ROOTS for p in (ROOT / folder).rglob("__init__.py")):
+        folder = init.parent
+        readme = folder / "README.md"
+        if not readme.exists():
+            bad.append(f"{rel(folder)}/README.md is missing")
+            continue
+        text = readme.read_text()
+        names = [p.name for p in folder.glob("*.py")] + [f"{p.parent.name}/" for p in folder.glob("*/__init__.py")]
+        bad += [f"{rel(readme)} does not name {name}" for name in sorted(names) if f"`{name}`" not in text]
+    assert not bad, "each package folder has a README with one line per file:\n" + "\n".join(bad)
 
 
 # ---------------------------------------------------------------- size budgets and names

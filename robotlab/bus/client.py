@@ -231,6 +231,13 @@ class BusClient:
         self.dispatcher.remember_reply(message, content, type)
         return tracker
 
+    def settle_delivery(self, delivery: int, nack_reason: str | None = None) -> None:
+        """ACK ``delivery`` to the broker, or NACK it with ``nack_reason`` (the dispatcher's call)."""
+        if nack_reason is None:
+            self._link.ack(delivery)
+        else:
+            self._link.post(protocol.encode(Command.NACK, {"delivery": delivery, "reason": nack_reason}))
+
     # -- receiving ----------------------------------------------------------------------------
 
     def on_message(self, handler: Callable[..., Any], *, manual: bool = False) -> BusClient:

@@ -10,15 +10,21 @@ import logging
 import queue
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
-
-from robotlab.bus import protocol
-from robotlab.bus.protocol import Command
+from typing import Any, Protocol
 
 from .message import Delivery, Message
 
-if TYPE_CHECKING:
-    from .client import BusClient
+
+class Owner(Protocol):
+    """What a dispatcher uses of the client that owns it (``BusClient`` is one)."""
+
+    name: str
+
+    def reply(self, message: Message, content: Any, *, type: str = "reply") -> Any:
+        """Answer ``message`` to its sender."""
+
+    def settle_delivery(self, delivery: int, nack_reason: str | None = None) -> None:
+        """ACK ``delivery`` to the broker, or NACK it with ``nack_reason``."""
 
 log = logging.getLogger("robotlab.bus")
 
@@ -43,7 +49,7 @@ def _drop_queued(pending: queue.SimpleQueue) -> None:
 class Dispatcher:
     """The handler thread of one BusClient."""
 
-    def __init__(self, client: BusClient) -> None:
+    def __init__(self, client: Owner) -> None:
         self.client = client
         self.handler: Any = _ignore
         self.manual = False
@@ -102,7 +108,7 @@ class Dispatcher:
         """A duplicate of a handled message: re-send its cached reply, or just ack it."""
         if cached is None:
             if message.delivery:
-                self.client._link.ack(message.delivery)
+                self.client.settle_delivery(message.delivery)
         else:
             self.client.reply(message, cached[0], type=cached[1])
 
@@ -137,7 +143,7 @@ class Dispatcher:
                 self._seen[(message.sender_instance, message.id)] = None
             for delivery in extras[1:]:
                 if delivery != message.delivery:
-                    self.client._link.ack(delivery)
+                    self.client.settle_delivery(delivery)
 
     def _handle_auto(self, message: Message) -> None:
         try:
@@ -173,8 +179,8 @@ class Dispatcher:
 
     def _ack(self, message: Message) -> None:
         if self.claim_ack(message) is not None:
-            self.client._link.ack(message.delivery)
+            self.client.settle_delivery(message.delivery)
 
     def _nack(self, message: Message, reason: str) -> None:
         if self.claim_ack(message) is not None:
-            self.client._link.post(protocol.encode(Command.NACK, {"delivery": message.delivery, "reason": reason}))
+            self.client.settle_delivery(message.delivery, reason)

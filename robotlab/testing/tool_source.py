@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from robotlab.tool import Tool
+from robotlab.tools.tool import Tool
 
 __all__ = ["DictToolSource"]
 

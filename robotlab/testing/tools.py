@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from robotlab.tool import Tool
+from robotlab.tools.tool import Tool
 
 __all__ = ["EchoTool"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from robotlab.to.evals.registry import EvalRegistry
 from robotlab.to.evals.score import Context, Eval, Score
-from robotlab.to.orchestrator import RunReport
+from robotlab.to.runner.orchestrator import RunReport
 
 __all__ = ["Context", "Eval", "EvalRegistry", "RunReport", "Score", "evals", "register_eval", "resume", "run"]
 
@@ -50,7 +50,8 @@ def run(objective: str, *, work_dir: str | None = None, registry: EvalRegistry |
         RunReport: ``exit_code`` (0 stopped by a stop condition, 1 aborted, 2 could not start,
         130 interrupted), ``reason``, the ``run`` state and the printed ``summary``.
     """
-    from robotlab.to import config, orchestrator
+    from robotlab.to import config
+    from robotlab.to.runner import orchestrator
 
     streams = streams or orchestrator.Streams()
     try:
@@ -65,7 +66,7 @@ def run(objective: str, *, work_dir: str | None = None, registry: EvalRegistry |
 def resume(run_id: str, *, work_dir: str | None = None, registry: EvalRegistry | None = None,
            streams: Any = None, **settings: Any) -> Any:
     """Continue a paused run on its branch, with its stored settings (``settings`` override them)."""
-    from robotlab.to import orchestrator
+    from robotlab.to.runner import orchestrator
 
     streams = streams or orchestrator.Streams()
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from robotlab.tool import Tool
+from robotlab.tools.tool import Tool
 
 __all__ = ["AskUser"]
 

@@ -18,7 +18,7 @@ def test_the_demo_runs_every_part_and_leaves_no_process_behind() -> None:
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     assert re.search(r"robotlab broker pid \d+ listening on ipc://", out)
-    assert out.count("--handler robotlab.demo_handlers:clerk: pid") == 2
+    assert out.count("--handler robotlab.demo.handlers:clerk: pid") == 2
     assert "delivered and acked by 2 instances (fan-out)" in out
     assert len(set(re.findall(r"clerk pid (\d+) filed 'roll call'", out))) == 2, out
     assert "send     demo -> nobody: undeliverable" in out

@@ -20,8 +20,8 @@ import pytest
 from robotlab import Robot, RunConfig, bus, create_network
 from robotlab.bus import Message
 from robotlab.errors import ConfigError
-from robotlab.hooks import Hook
-from robotlab.network_member import TaskServer, is_network_task
+from robotlab.hooks.hooks import Hook
+from robotlab.robot.remote_tasks import TaskServer, is_network_task
 from robotlab.testing import ScriptedLLM
 from tests.process.conftest import live
 from tests.waiting import wait_until
@@ -185,7 +185,7 @@ def test_an_unreachable_member_name_fails_the_step_not_the_run(client) -> None:
 
 
 def test_the_demo_pipeline_runs_across_processes(broker: str) -> None:
-    from robotlab.network_demo import run_demo
+    from robotlab.demo.network import run_demo
 
     lines: list[str] = []
     result = run_demo(broker, say=lines.append, step=0.3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import psutil
 import pytest
 
-from robotlab.crew_demo import run_demo
+from robotlab.demo.crew import run_demo
 from tests.process.conftest import live
 
 pytestmark = pytest.mark.process

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from robotlab import Robot, bus
-from robotlab.history_log import HistoryLog
+from robotlab.history.log import HistoryLog
 from robotlab.testing import ScriptedLLM, requests_seen, serve_script
 from tests.process.conftest import Proc, Processes, live
 from tests.waiting import wait_until

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from robotlab import BoundaryError, ConfigError, Robot, RunConfig, bus, create_network
 from robotlab.cli.robotlab_cli import main as robotlab_main
-from robotlab.spawn import fork_server
+from robotlab.robot.spawn import fork_server
 from robotlab.testing import serve_script
 from tests.process.conftest import Processes, live
 from tests.waiting import wait_until

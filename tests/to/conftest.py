@@ -16,7 +16,7 @@ import pytest
 
 import robotlab.to
 from robotlab.testing import serve_script
-from robotlab.to.orchestrator import RunReport, Streams
+from robotlab.to.runner.orchestrator import RunReport, Streams
 
 
 def git(repo: Path, *args: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from robotlab.to.demo import run_demo
+from robotlab.demo.robot_to import run_demo
 
 
 def test_the_demo_fixes_the_test(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,11 +11,11 @@ import pytest
 
 from robotlab.errors import RemoteError
 from robotlab.testing import requests_seen, serve_script
+from robotlab.to.child.judge import SupervisedJudge
+from robotlab.to.child.robot_factory import ModelSettings, judge, warm_up
 from robotlab.to.evals.prose import JudgeReply
-from robotlab.to.forked import Watch
-from robotlab.to.judge_child import SupervisedJudge
-from robotlab.to.process_groups import Supervisor
-from robotlab.to.robot_factory import ModelSettings, judge, warm_up
+from robotlab.to.process.forked import Watch
+from robotlab.to.process.groups import Supervisor
 from tests.to.conftest import (
     DONE,
     Runner,

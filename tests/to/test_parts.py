@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from robotlab.errors import QualityError
-from robotlab.to import atomic_file, notes, prompt, summary
-from robotlab.to.backoff import Backoff
-from robotlab.to.decisions import DecisionStore, parse
 from robotlab.to.guards import GraderLock, GuardChain, GuardSettings, QualityMonitor
-from robotlab.to.run_state import slugify
+from robotlab.to.process.command import run_command
+from robotlab.to.record import atomic_file, notes, summary
+from robotlab.to.record.decisions import DecisionStore, parse
+from robotlab.to.runner import prompt
+from robotlab.to.runner.backoff import Backoff
+from robotlab.to.runner.state import slugify
 from robotlab.to.tools import bash, files
-from robotlab.to.verifier import run_command
 from tests.waiting import wait_until
 
 

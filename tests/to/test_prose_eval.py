@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from robotlab.testing import requests_seen, serve_script
+from robotlab.to.child.robot_factory import ModelSettings, judge
 from robotlab.to.evals import Context, ProseEval
 from robotlab.to.evals.prose import parse_verdict
-from robotlab.to.robot_factory import ModelSettings, judge
 from tests.to.conftest import Runner, git, write_and_submit
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from robotlab.to.evals.score import Context, Eval, Score
 from robotlab.to.git import Git
-from robotlab.to.process_groups import Supervisor
-from robotlab.to.verifier import DEFAULT_TIMEOUT, run_command
+from robotlab.to.process.command import DEFAULT_TIMEOUT, run_command
+from robotlab.to.process.groups import Supervisor
 
 JUDGE_SYSTEM = (
     "You are a meticulous editor. You compare VERSION A (the accepted text) with VERSION B "

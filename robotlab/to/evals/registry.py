@@ -16,7 +16,7 @@ from robotlab.to.evals.code import CodeEval
 from robotlab.to.evals.null import NullEval
 from robotlab.to.evals.prose import Judge, ProseEval
 from robotlab.to.evals.score import Context, Eval, Score
-from robotlab.to.process_groups import Supervisor
+from robotlab.to.process.groups import Supervisor
 
 Factory = Callable[[Settings], Any]
 BUNDLED = ("code", "null", "prose")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from robotlab.to.guards.chain import GuardChain
-from robotlab.to.process_groups import Supervisor
+from robotlab.to.process.groups import Supervisor
 from robotlab.to.tools import bash, files, submit
 
 

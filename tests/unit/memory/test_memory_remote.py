@@ -10,9 +10,9 @@ import pytest
 
 from robotlab import bus
 from robotlab.errors import AwaitTimeout, BusError, PeerUnavailable, RemoteError
-from robotlab.memory import Memory, MemoryChange, MemoryStore
-from robotlab.memory_remote import RemoteMemory
-from robotlab.memory_service import MemoryService
+from robotlab.memory.memory import Memory, MemoryChange, MemoryStore
+from robotlab.memory.remote import RemoteMemory
+from robotlab.memory.service import MemoryService
 from tests.waiting import wait_until
 
 

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-import robotlab.memory as memory_mod
+import robotlab.memory.memory as memory_mod
 from robotlab.errors import AwaitTimeout
-from robotlab.memory import RESERVED_KEYS, Memory, MemoryStore, create_memory
-from robotlab.memory_state import ResponseCache, StateProxy
+from robotlab.memory.memory import RESERVED_KEYS, Memory, MemoryStore, create_memory
+from robotlab.memory.state import ResponseCache, StateProxy
 
 
 def test_set_returns_value_and_get_reads_it() -> None:

@@ -7,8 +7,8 @@ from datetime import datetime
 
 import pytest
 
-from robotlab.memory import Memory, MemoryChange
-from robotlab.memory_change import compile_pattern
+from robotlab.memory.change import compile_pattern
+from robotlab.memory.memory import Memory, MemoryChange
 from tests.waiting import wait_until
 
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from robotlab.errors import ConfigError
-from robotlab.network import create_network
-from robotlab.network_flow import plan_waves
-from robotlab.result import RobotResult
+from robotlab.network.flow import plan_waves
+from robotlab.network.network import create_network
+from robotlab.robot.result import RobotResult
 
 
 class Member:

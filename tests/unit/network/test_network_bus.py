@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from robotlab import Robot, RunConfig, bus, create_network, tool
-from robotlab.hooks import Hook
-from robotlab.network_member import TaskServer, is_network_task
+from robotlab.hooks.hooks import Hook
+from robotlab.robot.remote_tasks import TaskServer, is_network_task
 from robotlab.testing import ScriptedLLM
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from robotlab.hooks import Hook
-from robotlab.network import create_network
-from robotlab.network_flow import FlowResult, WaveRunner, plan_waves
-from robotlab.result import RobotResult
+from robotlab.hooks.hooks import Hook
+from robotlab.network.flow import FlowResult, WaveRunner, plan_waves
+from robotlab.network.network import create_network
+from robotlab.robot.result import RobotResult
 
 
 class Member:

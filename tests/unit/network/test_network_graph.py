@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from robotlab.errors import ConfigError
-from robotlab.network import Network, create_network
+from robotlab.network.network import Network, create_network
 from tests.unit.network.test_network_build import Member
 
 

@@ -6,8 +6,8 @@ import time
 from typing import Any
 
 from robotlab import Robot, RunConfig, create_network, tool
-from robotlab.hooks import Hook
-from robotlab.memory import MemoryChange
+from robotlab.hooks.hooks import Hook
+from robotlab.memory.memory import MemoryChange
 from robotlab.testing import ScriptedLLM
 
 

@@ -6,8 +6,9 @@ import pytest
 
 import robotlab
 from robotlab import ConfigError, Hook
-from robotlab.history import compress_history, cosine, search_history, term_vector
+from robotlab.history.compaction import compress_history, search_history
 from robotlab.testing import ScriptedLLM
+from robotlab.text.similarity import cosine, term_vector
 
 REVENUE = [
     ("How did quarterly revenue grow this year?", "Quarterly revenue grew eight percent, revenue from services led."),

@@ -10,7 +10,7 @@ import pytest
 
 import robotlab
 from robotlab import ConfigError, Robot, RunConfig, ToolLoopError
-from robotlab.history_log import FORMAT, KINDS, HistoryLog, TaskEntry, entry_from_dict, render
+from robotlab.history.log import FORMAT, KINDS, HistoryLog, TaskEntry, entry_from_dict, render
 from robotlab.testing import ScriptedLLM
 
 

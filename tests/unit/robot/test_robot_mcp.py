@@ -10,9 +10,9 @@ import pytest
 
 import robotlab
 from robotlab import MCPError
-from robotlab.mcp import connect_source
-from robotlab.mcp_client import server_timeout
 from robotlab.testing import ScriptedLLM
+from robotlab.tools.mcp import connect_source
+from robotlab.tools.mcp_client import server_timeout
 
 CLOSED = "http://127.0.0.1:9/sse"
 """A local port nothing listens on: connecting is refused at once."""
@@ -101,7 +101,7 @@ def test_discovery_connects_only_the_relevant_servers() -> None:
 
 
 def test_discovery_leaves_the_list_alone_when_nothing_matches() -> None:
-    from robotlab.mcp import discover
+    from robotlab.tools.mcp import discover
 
     servers = [{"name": "fs", "description": "read write files"}, {"name": "web"}]
     assert discover(servers, "bake a cake") == servers

@@ -16,8 +16,8 @@ import pytest
 
 import robotlab
 from robotlab import DependencyError, MCPError
-from robotlab.mcp import connect_source
 from robotlab.testing import ScriptedLLM
+from robotlab.tools.mcp import connect_source
 from tests.waiting import wait_until
 
 SERVER = '''

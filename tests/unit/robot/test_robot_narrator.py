@@ -9,7 +9,7 @@ import pytest
 
 import robotlab
 from robotlab import Narrator, Robot
-from robotlab.narrator import clip
+from robotlab.hooks.narrator import clip
 from robotlab.testing import ScriptedLLM
 
 

@@ -9,8 +9,8 @@ import pytest
 
 import robotlab
 from robotlab import BudgetExceeded, InferenceError, Ledger, ToolLoopError
-from robotlab.doom_loop import DoomLoopDetector
 from robotlab.llm import LLMReply, Usage
+from robotlab.robot.doom_loop import DoomLoopDetector
 from robotlab.testing import ScriptedLLM
 
 SIXTY = {"content": "x", "usage": {"prompt_tokens": 40, "completion_tokens": 20}}

@@ -111,7 +111,7 @@ def test_skills_compose_depth_first(template: Write) -> None:
 def test_skill_cycles_are_skipped_with_one_warning(template: Write, caplog: pytest.LogCaptureFixture) -> None:
     template("A", "A body", skills=["B"])
     template("B", "B body", skills=["A"])
-    with caplog.at_level(logging.WARNING, logger="robotlab.skills"):
+    with caplog.at_level(logging.WARNING, logger="robotlab.prompt.skills"):
         robot = robotlab.build(skills=["A"])
     assert robot.system_prompt == "B body\n\nA body"
     assert len([r for r in caplog.records if "already included" in r.getMessage()]) == 1

@@ -60,7 +60,7 @@ def test_tool_list_is_replaced_every_turn() -> None:
 
 def test_cap_of_128_with_one_warning(caplog: pytest.LogCaptureFixture) -> None:
     many = [make_tool(f"t{i}") for i in range(150)]
-    with caplog.at_level(logging.WARNING, logger="robotlab.robot"):
+    with caplog.at_level(logging.WARNING, logger="robotlab.robot.robot"):
         sent = tools_sent(many, tools="inherit", build={"config": {"max_tools": 0}})
     assert len(sent) == 128
     warnings = [r.getMessage() for r in caplog.records if "max_tools" in r.getMessage()]

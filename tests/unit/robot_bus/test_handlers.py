@@ -8,7 +8,7 @@ import pytest
 
 from robotlab import bus
 from robotlab.errors import Nacked
-from robotlab.robot_bus import flatten_content
+from robotlab.robot.messaging import flatten_content
 from tests.waiting import wait_until
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from robotlab import Robot, bus
-from robotlab.delegation import DelegationFuture
 from robotlab.errors import DelegationTimeout, RemoteError
-from robotlab.spawn import RemoteRobot
+from robotlab.robot.delegation import DelegationFuture
+from robotlab.robot.spawn import RemoteRobot
 
 
 def test_a_serving_robot_runs_a_request_and_returns_its_result(robot) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from robotlab.robot_message import RobotMessage
+from robotlab.robot.message import RobotMessage
 
 
 def test_key_names_the_sender_and_id_and_a_reply_knows_it_is_one() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from robotlab import BoundaryError, BusError, Robot, bus
 from robotlab.errors import ReplyTimeout, Undeliverable
-from robotlab.robot_message import RobotMessage
+from robotlab.robot.message import RobotMessage
 from tests.waiting import wait_until
 
 

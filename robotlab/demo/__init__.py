@@ -1,0 +1,1 @@
+"""The offline demo behind ``make demo`` (``python -m robotlab.demo``) and its parts."""

@@ -1,0 +1,373 @@
+"""``Robot``: an LLM agent with a system prompt, tools, budgets, hooks and a conversation.
+
+Read ``docs/robots.md`` first. The pieces live beside this module: ``system_prompt`` (template
+and skills), ``tool_config`` (which tools a run sends), ``tool_loop`` (the round trips),
+``budget``, ``learnings``, ``delegation``, ``hooks`` and ``llm`` (the provider seam).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from robotlab.budget import RobotBudget
+from robotlab.config.run_config import RunConfig
+from robotlab.history.compaction import maybe_compact
+from robotlab.history.log import TaskEntry
+from robotlab.hooks.hooks import (
+    Hook,
+    HookRegistry,
+    HookScope,
+    LlmGenerationHookContext,
+    RunHookContext,
+    global_hooks,
+)
+from robotlab.llm import LLM
+from robotlab.robot.attachments import content_with, pop_attachments
+from robotlab.robot.chat_methods import ChatMethods
+from robotlab.robot.conversation import ConversationMethods
+from robotlab.robot.delegation import delegate as _delegate
+from robotlab.robot.learnings import Learnings, record_learning
+from robotlab.robot.messaging import BusMethods
+from robotlab.robot.result import RobotResult
+from robotlab.robot.run_memory import active_memory
+from robotlab.robot.runnable import Runnable
+from robotlab.robot.setup import RobotSetup, validate_tool_names
+from robotlab.robot.tool_loop import LoopOutcome, ToolLoop, chain_callbacks
+from robotlab.tools.mcp import MCPConnections
+from robotlab.tools.selection import (
+    is_explicit_none,
+    is_none_value,
+    parent_value,
+    resolve,
+    select_tools,
+)
+from robotlab.tools.tool import Tool
+
+__all__ = ["Robot", "build"]
+
+_LLM_KWARGS = (
+    "model", "temperature", "top_p", "top_k", "max_tokens", "presence_penalty", "frequency_penalty", "stop",
+    "provider", "api_base", "api_key", "on_tool_call", "on_tool_result", "on_content", "bus", "max_tool_rounds",
+    "token_budget", "cost_budget", "doom_loop_threshold", "history_path",
+)
+
+
+class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
+    """An LLM agent. Every parameter is keyword-only and keeps its Ruby name (``docs/robots.md``).
+
+    Args:
+        name: default "robot" (a template's ``robot_name`` then wins).
+        template, context, skills, system_prompt: the system message (``docs/templates.md``).
+        local_tools: ``Tool`` instances or subclasses; ``tools``: allowed *names*, or
+            "inherit"/"none"; ``mcp`` (legacy ``mcp_servers``): MCP servers (``docs/tools.md``).
+        config: a ``RunConfig`` (or dict) under the keyword settings: ``model``, ``provider``,
+            ``api_base``, ``api_key``, request parameters (``temperature``...), callbacks
+            (``on_content``, ``on_tool_call``, ``on_tool_result``), ``max_tool_rounds``,
+            ``token_budget``, ``cost_budget``, ``doom_loop_threshold``, ``bus`` (joined: ``docs/messaging.md``),
+            ``history_path`` (the conversation log, loaded if it exists and saved after every step).
+        llm: the ``LLM`` to call (default ``LiteLLM``; tests pass ``robotlab.testing.ScriptedLLM``).
+
+    Raises:
+        TypeError: ``tools=`` holds tool objects rather than names (use ``local_tools=``), or an
+            unknown keyword was given.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str = "robot",
+        template: str | None = None,
+        system_prompt: str | None = None,
+        context: dict[str, Any] | Callable[..., dict[str, Any]] | None = None,
+        description: str | None = None,
+        local_tools: Sequence[Tool | type[Tool]] = (),
+        mcp_servers: Sequence[Any] = (),
+        mcp: Any = "none",
+        tools: Any = "none",
+        enable_cache: bool = True,
+        skills: Sequence[str] | None = None,
+        mcp_discovery: bool = False,
+        config: RunConfig | dict[str, Any] | None = None,
+        llm: LLM | None = None,
+        **settings: Any,
+    ) -> None:
+        validate_tool_names(tools)
+        unknown = sorted(set(settings) - set(_LLM_KWARGS))
+        if unknown:
+            raise TypeError(f"Robot() got unexpected keyword arguments: {', '.join(unknown)}")
+        self.name = str(name)
+        self.description = description
+        self.skills = [str(s) for s in skills] if skills else None
+        self.enable_cache = enable_cache
+        self.mcp_discovery = mcp_discovery
+        self.hooks = HookRegistry()
+        self.total_input_tokens = 0
+        self.total_output_tokens = 0
+        self._learnings = Learnings()
+        self._memory: Any = None
+        self._mcp = MCPConnections()
+        explicit = {k: v for k, v in settings.items() if v is not None}
+        chosen_mcp = mcp if not (mcp in (None, "none") and mcp_servers) else list(mcp_servers)
+        explicit.update({k: v for k, v in (("mcp", chosen_mcp), ("tools", tools)) if not is_none_value(v)})
+        self._setup = RobotSetup(self, template, system_prompt, context or {}, local_tools, llm)
+        self._setup.apply(RunConfig.of(config).merge(RunConfig.of(explicit)), named=name != "robot")
+        self._budget = RobotBudget(self.config.token_budget, self.config.cost_budget)
+        self._open_history()
+        self._init_bus(settings.get("bus"))
+
+    config: RunConfig
+    """The effective config: front matter, then ``config=``, then keyword arguments."""
+
+    # -- readers ---------------------------------------------------------------------------
+
+    @property
+    def model(self) -> str:
+        """The model id as configured (without the provider prefix)."""
+        return self._setup.model
+
+    @property
+    def provider(self) -> str | None:
+        """The provider, if one was named."""
+        return self._setup.provider
+
+    @property
+    def api_base(self) -> str | None:
+        """The server URL model calls go to, if not the provider's default."""
+        return self.config.api_base
+
+    @property
+    def template(self) -> str | None:
+        """The main template's name."""
+        return self._setup.prompt.template
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The combined system message (rendered template, skills, inline prompt), or None."""
+        return self._setup.system_text
+
+    @property
+    def local_tools(self) -> list[Tool]:
+        """Attached tool instances."""
+        return list(self._setup.local_tools)
+
+    @property
+    def mcp_tools(self) -> list[Tool]:
+        """Tools discovered on connected MCP servers."""
+        return self._mcp.tools
+
+    @property
+    def tools_config(self) -> Any:
+        """The build-time ``tools`` value (None when unset)."""
+        return self.config.tools
+
+    @property
+    def mcp_config(self) -> Any:
+        """The build-time ``mcp`` value (None when unset)."""
+        return self.config.mcp
+
+    @property
+    def llm(self) -> LLM:
+        """The model seam this robot calls."""
+        return self._setup.llm
+
+    @property
+    def budget_ledger(self) -> Any:
+        """The budget ledger, or None when neither budget is set."""
+        return self._budget.ledger
+
+    @property
+    def learnings(self) -> list[str]:
+        """Lessons learned, in insertion order."""
+        return list(self._learnings.items)
+
+    @property
+    def memory(self) -> Any:
+        """The robot's own reactive memory (created on first use)."""
+        if self._memory is None:
+            from robotlab.memory.memory import Memory
+
+            self._memory = Memory(enable_cache=self.enable_cache)
+        return self._memory
+
+    @property
+    def crew(self) -> list[Robot]:
+        """``[self]`` (the Runnable protocol)."""
+        return [self]
+
+    def failed_mcp_server_names(self) -> list[str]:
+        """MCP servers that could not be connected."""
+        return self._mcp.failed_names()
+
+    def effective_config(self) -> dict[str, Any]:
+        """The set fields of the robot's config."""
+        return self.config.to_dict()
+
+    # -- running ---------------------------------------------------------------------------
+
+    def run(
+        self,
+        message: str | None = None,
+        *,
+        tools: Any = "none",
+        mcp: Any = "none",
+        memory: Any = None,
+        on_content: Callable[[str], Any] | None = None,
+        hooks: type[Hook] | Hook | Sequence[type[Hook] | Hook] | None = None,
+        network: Any = None,
+        task: Any = None,
+        network_memory: Any = None,
+        network_config: RunConfig | None = None,
+        **template_context: Any,
+    ) -> RobotResult:
+        """Send ``message`` and return the result (see ``docs/robots.md``).
+
+        A bare ``run(msg)`` sends no tools: pass ``tools="inherit"`` for every attached tool,
+        a list of names for some, or None for all without any allowlist. ``with_=`` (a path, an
+        image URL, or a list) attaches files to the message (``robotlab.robot.attachments``).
+        Other keyword arguments re-render the template.
+
+        Raises:
+            BudgetExceeded: a budget was already used up (nothing was spent).
+            InferenceError: the provider failed, or this run crossed a budget.
+            ToolLoopError: more tool calls than ``max_tool_rounds``.
+        """
+        per_run = [] if hooks is None else list(hooks) if isinstance(hooks, (list, tuple)) else [hooks]
+        scope = HookScope(global_hooks(), getattr(network, "hooks", None), self.hooks, per_run)
+        with active_memory(self, memory, network, network_memory) as active:
+            ctx = RunHookContext(robot=self, network=network, task=task, memory=active, config=self.config,
+                                 request=message)
+            return scope.run("run", ctx, lambda: self._run(
+                message, tools, mcp, on_content, network_config, template_context, scope, ctx))
+
+    def _run(self, message: str | None, tools: Any, mcp: Any, on_content: Callable[[str], Any] | None,
+             network_config: RunConfig | None, template_context: dict[str, Any], scope: HookScope,
+             ctx: RunHookContext) -> RobotResult:
+        started = time.monotonic()
+        sent_tools = self._prepare_tools(message, tools, mcp, network_config)
+        attachments = pop_attachments(template_context)
+        if template_context and self._setup.prompt.has_template():
+            self._setup.rerender(template_context)
+        reservation = self._budget.reserve()
+        try:
+            outcome = self._generate(message, attachments, sent_tools, on_content, network_config, scope, ctx)
+        except BaseException as exc:
+            self._budget.release(reservation)
+            self._log.end_run(exc)
+            raise
+        result = self._build_result(outcome, started)
+        self._log.end_run(None, result.reply)
+        self._budget.settle(reservation, result.input_tokens + result.output_tokens, result.cost,
+                            self.total_input_tokens + self.total_output_tokens)
+        return result
+
+    def _prepare_tools(self, message: str | None, tools: Any, mcp: Any,
+                       network_config: RunConfig | None) -> list[Tool]:
+        if not is_explicit_none(mcp):
+            build = self.config.mcp
+            parent = parent_value("mcp", network_config) if build == "inherit" else None
+            servers = resolve(mcp, resolve(build, parent))
+            if servers:
+                self._mcp.ensure(servers, message, discovery=self.mcp_discovery)
+        parent = parent_value("tools", network_config) if self.config.tools == "inherit" else None
+        return select_tools([*self._setup.local_tools, *self._mcp.tools], tools, self.config.tools, parent,
+                            max_tools=self.config.max_tools, robot_name=self.name)
+
+    def _generate(self, message: str | None, attachments: list[Any], sent_tools: list[Tool], on_content: Callable[[str], Any] | None,
+                  network_config: RunConfig | None, scope: HookScope, run_ctx: RunHookContext) -> LoopOutcome:
+        ctx = LlmGenerationHookContext(robot=self, network=run_ctx.network, task=run_ctx.task,
+                                       memory=run_ctx.memory, config=self.config, request=message)
+
+        def core() -> LoopOutcome:
+            compacted = maybe_compact(self, self._log.messages(), self._setup.params()["model"], scope)
+            if compacted is not None:
+                self._log.rewrite(compacted, "compaction")
+            self._log.begin_run(self._setup.system_text)
+            text = self._learnings.inject(message)
+            if text is not None:
+                self._log.append(TaskEntry(content=content_with(text, attachments)))
+            loop = ToolLoop(
+                self.llm, self._setup.params(network_config), sent_tools, scope, self,
+                on_chunk=chain_callbacks(self.config.on_content, on_content), on_tool_call=self.config.on_tool_call,
+                on_tool_result=self.config.on_tool_result, max_tool_rounds=self.config.max_tool_rounds,
+                doom_loop_threshold=self.config.doom_loop_threshold,
+            )
+            return loop.run(self._log, self._setup.system_messages())
+
+        return scope.run("llm_generation", ctx, core)
+
+    def _build_result(self, outcome: LoopOutcome | None, started: float) -> RobotResult:
+        if outcome is None:
+            return RobotResult(self.name, duration=time.monotonic() - started)
+        self.total_input_tokens += outcome.input_tokens
+        self.total_output_tokens += outcome.output_tokens
+        return RobotResult(
+            self.name, reply=outcome.text(), input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
+            cost=outcome.cost, duration=time.monotonic() - started, tool_calls=outcome.tool_calls, raw=outcome.reply,
+        )
+
+    # -- other actions ---------------------------------------------------------------------
+
+    def on(self, handler: type[Hook] | Hook, context: dict[str, Any] | None = None) -> Robot:
+        """Register a hook for this robot's runs."""
+        self.hooks.on(handler, context)
+        return self
+
+    def learn(self, text: str) -> Robot:
+        """Keep a lesson for later runs (blank text does nothing); see ``docs/robots.md``."""
+        text = (text or "").strip()
+        if text:
+            record_learning(self, self._learnings, text)
+        return self
+
+    def delegate(self, to: Any, task: str, *, async_: bool = False, **kwargs: Any) -> Any:
+        """Run ``task`` on ``to`` (robot, spawn handle or bus name): its result, or a future if ``async_``."""
+        return _delegate(self, self._delegatee(to), task, async_=async_, **kwargs)
+
+    def update(self, **changes: Any) -> Robot:
+        """Re-apply settings (``template``, ``context``, ``system_prompt``, ``model``, ...); returns self."""
+        self._setup.update(changes)
+        self._budget = RobotBudget(self.config.token_budget, self.config.cost_budget)
+        return self
+
+    def reset_token_totals(self) -> Robot:
+        """Zero the token counters and start the budget ledger over."""
+        self.total_input_tokens = 0
+        self.total_output_tokens = 0
+        self._budget.reset()
+        return self
+
+    def reset_memory(self) -> Robot:
+        """Clear the robot's own memory."""
+        if self._memory is not None:
+            self._memory.reset()
+        return self
+
+    def inject_mcp(self, sources: Sequence[Any]) -> Robot:
+        """Adopt MCP tool sources connected elsewhere (``robotlab.tools.mcp.ToolSource``)."""
+        self._mcp.inject(list(sources))
+        return self
+
+    def disconnect(self) -> Robot:
+        """Close MCP connections."""
+        self._mcp.close()
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data describing the robot."""
+        return {
+            "name": self.name, "description": self.description, "template": self.template,
+            "system_prompt": self.system_prompt, "model": self.model, "provider": self.provider,
+            "local_tools": [t.name for t in self._setup.local_tools], "config": self.config.to_json_dict(),
+            "learnings": self.learnings,
+        }
+
+    def __repr__(self) -> str:
+        return f"<Robot {self.name} model={self.model}>"
+
+
+def build(name: str = "robot", template: str | None = None, system_prompt: str | None = None,
+          **opts: Any) -> Robot:
+    """Make a robot: ``robotlab.build(name="bob", template="comedian", model=...)``."""
+    return Robot(name=name, template=template, system_prompt=system_prompt, **opts)

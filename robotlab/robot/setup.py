@@ -1,0 +1,160 @@
+"""How a robot's settings become its system message, config, tools and request parameters.
+
+Precedence, lowest first: template (and skill) front matter, the ``config=`` given to the
+robot, the robot's keyword arguments; then, per run, a network config fills LLM fields the
+robot leaves unset; the global configuration supplies the model when nothing else does, and
+``chat.with_temperature`` when nothing sets a temperature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from robotlab.config.run_config import LLM_FIELDS, RunConfig
+from robotlab.llm import LLM, LiteLLM, model_id
+from robotlab.prompt.system_prompt import Composition, SystemPrompt, import_tools
+from robotlab.tools.selection import is_none_value
+from robotlab.tools.tool import Tool
+
+__all__ = ["RobotSetup", "validate_tool_names"]
+
+_PROMPT_KEYS = ("template", "context", "system_prompt", "skills")
+
+
+def validate_tool_names(tools: Any) -> None:
+    """Reject tool objects in ``tools=`` (it takes names), pointing to ``local_tools=``.
+
+    Raises:
+        TypeError: an entry is not a string.
+    """
+    if not isinstance(tools, (list, tuple)):
+        return
+    bad = [entry for entry in tools if not isinstance(entry, str)]
+    if bad:
+        kinds = ", ".join(sorted({e.__name__ if isinstance(e, type) else type(e).__name__ for e in bad}))
+        raise TypeError(
+            f"`tools=` expects tool names (str) to allow, but received {kinds}. "
+            "To attach tool instances or classes, pass them as `local_tools=` instead."
+        )
+
+
+class RobotSetup:
+    """The robot's composed prompt, effective config, attached tools, model and LLM."""
+
+    def __init__(self, robot: Any, template: str | None, inline: str | None, context: Any,
+                 local_tools: Sequence[Tool | type[Tool]], llm: LLM | None) -> None:
+        self.robot = robot
+        self.prompt = SystemPrompt(template, list(robot.skills or []), context, inline)
+        self.local_tools: list[Tool] = [t() if isinstance(t, type) else t for t in local_tools]
+        self._llm = llm
+        self.own = RunConfig()
+        self.config = RunConfig()
+        self.system_text: str | None = None
+        self.model = ""
+        self.provider: str | None = None
+        self._params: dict[str, Any] = {}
+
+    @property
+    def llm(self) -> LLM:
+        """The robot's LLM (a ``LiteLLM`` with the global timeout and retries by default)."""
+        if self._llm is None:
+            from robotlab.config.cascade import config
+
+            settings = config().ruby_llm
+            self._llm = LiteLLM(max_retries=settings.max_retries, timeout=settings.request_timeout)
+        return self._llm
+
+    def apply(self, own: RunConfig, *, named: bool) -> None:
+        """Compose the prompt and settle the config (the robot's own config is ``own``)."""
+        self.own = own
+        if self.prompt.template or self.prompt.skills:
+            composition = self.prompt.compose()
+        else:
+            composition = Composition(self.prompt.inline)
+        base = self._apply_extras(composition, named)
+        self.config = base.merge(own)
+        self.robot.config = self.config
+        self.system_text = composition.text
+        self._settle_model()
+
+    def _apply_extras(self, composition: Composition, named: bool) -> RunConfig:
+        extras = composition.extras
+        if "robot_name" in extras and not named:
+            self.robot.name = str(extras["robot_name"])
+        if self.robot.description is None and "description" in extras:
+            self.robot.description = str(extras["description"])
+        if not self.local_tools and extras.get("tools"):
+            self.local_tools = import_tools(list(extras["tools"]))
+        base = composition.config
+        if "mcp" in extras and is_none_value(self.own.mcp):
+            base = base.with_values(mcp=extras["mcp"])
+        return base
+
+    def _settle_model(self) -> None:
+        config = self.config
+        self.model = config.model or ""
+        self.provider = config.provider
+        from robotlab.config.cascade import config as global_config
+
+        settings = global_config()
+        if not self.model:
+            self.model = settings.ruby_llm.model
+            self.provider = self.provider or settings.ruby_llm.provider
+        api_base = config.api_base or settings.ruby_llm.api_base
+        self._params = self._build_params(config, api_base)
+        if config.temperature is None and settings.chat.with_temperature is not None:
+            # The global default is a preference, not a demand: a model that takes no
+            # temperature (OpenAI's reasoning models) gets the request without it.
+            self._params.update(temperature=settings.chat.with_temperature, drop_params=True)
+
+    def _build_params(self, config: RunConfig, api_base: str | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": model_id(self.model, self.provider), **config.llm_params()}
+        if api_base:
+            params["api_base"] = api_base
+        api_key = config.api_key
+        if api_key is None and api_base:
+            from robotlab.config.cascade import dummy_api_key_needed
+
+            # OpenAI-compatible local servers ignore the key, but the client refuses to send
+            # a request without one.
+            api_key = "not-needed" if dummy_api_key_needed(self.provider) else None
+        if api_key:
+            params["api_key"] = api_key
+        return params
+
+    def params(self, network_config: RunConfig | None = None) -> dict[str, Any]:
+        """Request parameters; a network config fills the LLM fields the robot leaves unset."""
+        if network_config is None:
+            return self._params
+        inherited = {k: getattr(network_config, k) for k in (*LLM_FIELDS[1:], "api_base", "api_key")
+                     if getattr(network_config, k) is not None and getattr(self.config, k) is None}
+        params = {**self._params, **inherited}
+        if self.own.model is None and self.config.model is None and network_config.model:
+            params["model"] = model_id(network_config.model, network_config.provider or self.config.provider)
+        return params
+
+    def system_messages(self) -> list[dict[str, Any]]:
+        """The system message as a one-element list (empty when there is none)."""
+        return [{"role": "system", "content": self.system_text}] if self.system_text else []
+
+    def rerender(self, run_context: dict[str, Any]) -> None:
+        """Render the template again with the run's context over the build context."""
+        self.system_text = self.prompt.compose(run_context).text
+
+    def update(self, changes: dict[str, Any]) -> None:
+        """Apply ``Robot.update`` changes and settle everything again."""
+        for key in _PROMPT_KEYS:
+            if key in changes:
+                value = changes.pop(key)
+                if key == "system_prompt":
+                    self.prompt.inline = value
+                elif key == "skills":
+                    self.prompt.skills = list(value or [])
+                else:
+                    setattr(self.prompt, key, value if key != "context" else value or {})
+        if "local_tools" in changes:
+            self.local_tools = [t() if isinstance(t, type) else t for t in changes.pop("local_tools")]
+        if "llm" in changes:
+            self._llm = changes.pop("llm")
+        self.apply(self.own.merge(RunConfig.of(changes)), named=self.robot.name != "robot")

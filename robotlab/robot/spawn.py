@@ -1,0 +1,293 @@
+"""``Robot.spawn``: a child robot in its own robotd process, forked from a warm fork server.
+
+Read ``docs/spawn.md``. The first spawn in a process starts the fork server
+(``python -m robotlab.robotd.forkserver``: a process, not an import, so ``robotlab`` still
+imports nothing from ``robotlab.robotd``); later spawns only ask it to fork. The child joins
+the parent's broker, serves, and stops when the spawning process exits unless ``detach=True``.
+
+The parent talks to a child through a :class:`SpawnHandle` (``run``, ``ask``, ``send_message``,
+``info``, ``stop``); a :class:`RemoteRobot` reaches any serving robot by name the same way.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from typing import Any
+
+from robotlab.bus import to_plain
+from robotlab.errors import BoundaryError, ConfigError, PeerUnavailable, RobotlabError
+from robotlab.robot.message import RobotMessage
+from robotlab.robot.remote_tasks import (
+    DEFAULT_TASK_TIMEOUT,
+    TASK_TYPE,
+    BusMember,
+    result_from_reply,
+    task_content,
+)
+from robotlab.robot.requests import INFO_TYPE, RUN_TYPE
+from robotlab.robot.result import RobotResult
+
+__all__ = [
+    "ForkServerClient", "RemoteRobot", "SpawnHandle", "spawn", "start_fork_server", "stop_fork_server", "use_fork_server",
+]
+
+FORK_SERVER_START_TIMEOUT = 120.0
+"""Seconds to wait for a new fork server to import everything (litellm alone takes 3-10 s)."""
+
+_INHERITED = ("model", "provider", "api_base")
+
+
+class RemoteRobot(BusMember):
+    """A robot serving on the bus under ``name``, reached through robot ``via``'s connection.
+
+    As a network member it is a :class:`~robotlab.robot.remote_tasks.BusMember`: the network serves
+    its memory on the bus, and the task runs remotely with that memory.
+
+    Args:
+        name: the robot's bus name.
+        via: the local robot whose bus connection (and outbox) is used.
+        instance: one instance to address; None reaches every robot with that name.
+        timeout: seconds ``run`` waits for the result.
+    """
+
+    def __init__(self, name: str, via: Any, instance: str | None = None, timeout: float = DEFAULT_TASK_TIMEOUT) -> None:
+        self.name = name
+        self.via = via
+        self.instance = instance
+        self.timeout = timeout
+
+    @property
+    def bus(self) -> Any:
+        """The connection used: ``via``'s, at the time of the call."""
+        return self.via._require_bus()
+
+    def run(self, message: Any = None, *, timeout: float | None = None, **kwargs: Any) -> RobotResult:
+        """Run the remote robot and return its result (a network's task runs with its memory).
+
+        Raises:
+            RemoteError: the remote run raised (its class name attached).
+            BoundaryError: ``message`` or ``kwargs`` cannot cross a process boundary.
+            DeliveryFailed, ReplyTimeout: the bus could not get an answer.
+        """
+        if "network" in kwargs:
+            reply = self._request(TASK_TYPE, task_content(message, kwargs), timeout or self.timeout)
+        else:
+            reply = self._request(RUN_TYPE, {"message": message, "kwargs": kwargs}, timeout or self.timeout)
+        return result_from_reply(self.name, reply.content)
+
+    def info(self, timeout: float = 10.0) -> dict[str, Any]:
+        """The remote robot's name, model, provider, api_base, template, system prompt, serving."""
+        return dict(self._request(INFO_TYPE, None, timeout).content)
+
+    def ask(self, content: Any, timeout: float = 30.0) -> RobotMessage:
+        """``via.ask(name, content, timeout)``: the reply, correlated in ``via``'s outbox."""
+        return self.via.ask(self.name, content, timeout=timeout)
+
+    def send_message(self, content: Any) -> RobotMessage:
+        """``via.send_message(to=name, content=...)``."""
+        return self.via.send_message(to=self.name, content=content)
+
+    def _request(self, type: str, content: Any, timeout: float) -> Any:
+        client = self.bus
+        options = {"to_instance": self.instance} if self.instance else {}
+        return client.request(self.name, content, timeout=timeout, type=type, **options)
+
+    def __repr__(self) -> str:
+        return f"<RemoteRobot {self.name!r}>"
+
+
+class SpawnHandle(RemoteRobot):
+    """A spawned child: its process id and instance, and the bus calls of :class:`RemoteRobot`."""
+
+    def __init__(self, name: str, via: Any, pid: int, instance: str, detach: bool) -> None:
+        super().__init__(name, via, instance)
+        self.pid = pid
+        self.detach = detach
+        self.parent = via.name
+
+    def alive(self) -> bool:
+        """True while the child process runs."""
+        import psutil
+
+        try:
+            return psutil.Process(self.pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        """SIGTERM the child (it finishes the task in hand and leaves); True once it is gone."""
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return True
+        deadline = time.monotonic() + timeout
+        while self.alive():
+            if time.monotonic() > deadline:
+                return False
+            threading.Event().wait(0.01)
+        return True
+
+    def __repr__(self) -> str:
+        return f"<SpawnHandle {self.name!r} pid={self.pid} parent={self.parent!r}>"
+
+
+def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, template: str | None = None,
+          **options: Any) -> SpawnHandle:
+    """Start ``name`` as its own robotd on ``parent``'s bus and return its handle (``Robot.spawn``).
+
+    Options: ``model``, ``provider``, ``api_base`` (inherited from ``parent`` unless given),
+    ``prompts_dir``, ``detach`` (outlive this process), ``timeout`` (seconds to wait until the
+    child is on the bus, default 30), and any plain ``Robot`` setting (``temperature``...).
+
+    Raises:
+        BoundaryError: ``local_tools`` or a setting cannot cross to the child's process.
+        ConfigError: the child refused its settings (no such template, unknown provider), or
+            the parent's bus is ``inproc://`` (unreachable from another process).
+        PeerUnavailable: the child did not come up in time.
+    """
+    if options.pop("local_tools", None):
+        raise BoundaryError("local_tools cannot cross to a spawned process; give the child a template whose "
+                            "front matter lists its tools", type_name="Tool", path="local_tools")
+    detach = bool(options.pop("detach", False))
+    timeout = float(options.pop("timeout", 30.0))
+    robot = {key: options.pop(key, getattr(parent, key)) for key in _INHERITED}
+    robot.update(template=template, system_prompt=system_prompt, prompts_dir=options.pop("prompts_dir", None),
+                 serve=True, settings=to_plain(options, "settings"))
+    client = parent.with_bus()._require_bus()
+    if client.url.startswith("inproc://"):
+        raise ConfigError(f"robot '{parent.name}' is on an inproc:// bus, which other processes cannot reach; "
+                          "join an ipc:// or tcp:// broker (or let spawn start one: with_bus())")
+    instance = uuid.uuid4().hex[:12]
+    daemon = {"name": name, "broker": client.url, "instance": instance, "parent": parent.name,
+              "watch_pid": None if detach else os.getpid(), "connect_timeout": min(timeout, 10.0)}
+    server = fork_server()
+    robot["fork_server"] = server.path
+    answer = server.fork({"daemon": daemon, "robot": robot}, timeout)
+    if not answer.get("ok"):
+        raise _spawn_error(name, answer)
+    return SpawnHandle(name, parent, int(answer["pid"]), instance, detach)
+
+
+def _spawn_error(name: str, answer: dict[str, Any]) -> RobotlabError:
+    text = f"spawned robot '{name}' did not start: {answer.get('error', 'no reason given')}"
+    return ConfigError(text) if answer.get("exit_code") == ConfigError.exit_code else RobotlabError(text)
+
+
+class ForkServerClient:
+    """The spawning side of a fork server: its socket, and its process when we started it."""
+
+    def __init__(self, path: str, process: subprocess.Popen | None = None, folder: str | None = None) -> None:
+        self.path = path
+        self.process = process
+        self.folder = folder
+
+    @classmethod
+    def start(cls, timeout: float = FORK_SERVER_START_TIMEOUT) -> ForkServerClient:
+        """Start a fork server for this process and wait until it is warm.
+
+        Raises:
+            PeerUnavailable: it did not report ready within ``timeout``.
+        """
+        folder = tempfile.mkdtemp(prefix="rl-fork-")
+        path = os.path.join(folder, "fork.sock")
+        argv = [sys.executable, "-m", "robotlab.robotd.forkserver", "--socket", path, "--parent-pid", str(os.getpid())]
+        if threading.current_thread() is threading.main_thread():
+            argv.append("--pdeathsig")  # the kernel ties it to this thread; see robotd/supervision.py
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+        server = cls(path, process, folder)
+        deadline = time.monotonic() + timeout
+        line = b""
+        # Anything an import prints before READY is skipped; EOF means the server died.
+        while line.strip() != b"READY" and select.select([process.stdout], [], [], max(deadline - time.monotonic(), 0))[0]:
+            line = process.stdout.readline()
+            if not line:
+                break
+        process.stdout.close()
+        if line.strip() != b"READY":
+            server.close()
+            raise PeerUnavailable(f"the fork server did not start within {timeout:g}s (exit code {process.poll()})")
+        return server
+
+    def alive(self) -> bool:
+        """True while the server can take requests."""
+        if self.process is not None:
+            return self.process.poll() is None
+        return os.path.exists(self.path)
+
+    def fork(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send one fork request and wait for the answer (the child is on the bus when ok).
+
+        Raises:
+            PeerUnavailable: no answer within ``timeout``.
+        """
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            try:
+                conn.connect(self.path)
+                conn.sendall(json.dumps(request).encode() + b"\n")
+                line = conn.makefile("rb").readline()
+            except (OSError, TimeoutError) as exc:
+                raise PeerUnavailable(f"the fork server did not answer within {timeout:g}s: {exc}") from exc
+        if not line:
+            raise PeerUnavailable("the fork server closed the connection without an answer")
+        return json.loads(line)
+
+    def close(self) -> None:
+        """Stop the server if we started it (children keep running: they are in their own sessions)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+# One fork server per process: it is a property of the process (its parent pid is ours), so it
+# lives at module level, created on first use under a lock and stopped at exit.
+_server: ForkServerClient | None = None
+_server_lock = threading.Lock()
+
+
+def fork_server() -> ForkServerClient:
+    """This process's fork server, started (or restarted) when needed."""
+    global _server
+    with _server_lock:
+        if _server is None or not _server.alive():
+            _server = ForkServerClient.start()
+            atexit.register(_server.close)
+        return _server
+
+
+def start_fork_server() -> ForkServerClient:
+    """Start the fork server now, so the first ``spawn`` does not pay for its warm-up."""
+    return fork_server()
+
+
+def stop_fork_server() -> None:
+    """Stop this process's fork server if it started one (spawned robots keep running)."""
+    global _server
+    with _server_lock:
+        if _server is not None:
+            _server.close()
+        _server = None
+
+
+def use_fork_server(path: str) -> None:
+    """Spawn through an existing fork server (a spawned robot reuses its parent's)."""
+    global _server
+    with _server_lock:
+        _server = ForkServerClient(path)

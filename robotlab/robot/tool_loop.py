@@ -1,0 +1,188 @@
+"""The tool loop of one run: ask the model, run the tools it asks for, repeat until it answers.
+
+Usage and cost are summed over every round trip. The circuit breaker (``max_tool_rounds``)
+raises ``ToolLoopError`` before the extra tool runs; doom-loop detection only warns the model
+inside the tool result. A tool failure becomes ``Error (<name>): <message>`` for the model,
+unless the tool has ``raise_on_error``.
+
+Every step goes into the robot's ``HistoryLog`` as it happens (the reply with its tool calls,
+then each tool result), and each request is rendered from that log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from robotlab.errors import ToolError, ToolLoopError, retryable
+from robotlab.history.log import HistoryLog, ReplyEntry, ToolCallEntry, ToolResultEntry
+from robotlab.hooks.hooks import HookScope, ToolCallHookContext
+from robotlab.llm import LLM, ChunkCallback, LLMReply, ToolCall
+from robotlab.robot.doom_loop import DoomLoopDetector, annotate
+from robotlab.robot.text_tool_calls import parse_text_tool_calls
+from robotlab.tools.tool import Tool
+
+__all__ = ["LoopOutcome", "ToolLoop", "chain_callbacks", "reply_entries", "tool_error_text"]
+
+log = logging.getLogger("robotlab.tool")
+
+
+def tool_error_text(name: str, error: BaseException) -> str:
+    """What the model reads when a tool fails: ``Error (<name>): <msg>[ (retryable)]``."""
+    suffix = " (retryable)" if retryable(error) else ""
+    return f"Error ({name}): {error}{suffix}"
+
+
+def chain_callbacks(
+    stored: Callable[[str], Any] | None, per_call: Callable[[str], Any] | None
+) -> Callable[[str], Any] | None:
+    """One content callback calling the stored one, then the per-call one (None if neither)."""
+    if stored is None or per_call is None:
+        return stored or per_call
+
+    def both(chunk: str) -> None:
+        stored(chunk)
+        per_call(chunk)
+
+    return both
+
+
+def _as_text(result: Any) -> str:
+    if isinstance(result, str):
+        return result
+    if result is None:
+        return ""
+    if isinstance(result, (dict, list, int, float, bool)):
+        return json.dumps(result, default=str)
+    return str(result)
+
+
+def reply_entries(reply: LLMReply) -> list[ReplyEntry | ToolCallEntry]:
+    """The history entries of one model answer: the reply, then each tool call it asks for."""
+    entries: list[ReplyEntry | ToolCallEntry] = [ReplyEntry(
+        content=reply.content, reasoning=reply.reasoning, model=reply.model, input_tokens=reply.usage.input_tokens,
+        output_tokens=reply.usage.output_tokens, cost=reply.cost,
+    )]
+    entries += [ToolCallEntry(id=call.id, name=call.name, arguments=dict(call.arguments)) for call in reply.tool_calls]
+    return entries
+
+
+@dataclass
+class LoopOutcome:
+    """What the loop produced: the last reply, this turn's last assistant text, and the summed usage."""
+
+    reply: LLMReply
+    last_text: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def text(self) -> str | None:
+        """Content, else thinking text, else this turn's last non-empty assistant text, else None."""
+        if self.reply.content and self.reply.content.strip():
+            return self.reply.content
+        if self.reply.reasoning and self.reply.reasoning.strip():
+            return self.reply.reasoning
+        return self.last_text
+
+
+@dataclass
+class ToolLoop:
+    """One run's round trips against ``llm`` with ``tools`` (see the module docstring)."""
+
+    llm: LLM
+    params: dict[str, Any]
+    tools: Sequence[Tool]
+    scope: HookScope
+    robot: Any = None
+    on_chunk: ChunkCallback | None = None
+    on_tool_call: Callable[[ToolCall], Any] | None = None
+    on_tool_result: Callable[[Any], Any] | None = None
+    max_tool_rounds: int | None = None
+    doom_loop_threshold: int | None = None
+
+    def __post_init__(self) -> None:
+        self._by_name = {tool.name: tool for tool in self.tools}
+        self._schemas = [tool.to_json_schema() for tool in self.tools]
+        self._doom = DoomLoopDetector(self.doom_loop_threshold)
+        self._calls_made = 0
+
+    def run(self, history: HistoryLog, system: list[dict[str, Any]]) -> LoopOutcome:
+        """Ask the model with ``system`` plus the rendered ``history``, record and run its tool calls,
+        and repeat until a reply has no tool calls."""
+        outcome: LoopOutcome | None = None
+        while True:
+            reply = self._ask(system + history.messages())
+            outcome = self._account(outcome, reply)
+            history.append(*reply_entries(reply))
+            if not reply.tool_calls:
+                return outcome
+            for call in reply.tool_calls:
+                history.append(self._dispatch(call, outcome))
+
+    def _ask(self, messages: list[dict[str, Any]]) -> LLMReply:
+        reply = self.llm.complete(messages, self._schemas, self.params, self.on_chunk)
+        if reply.tool_calls or not self._schemas:
+            return reply
+        calls = parse_text_tool_calls(reply.content, self._by_name)
+        if not calls:
+            return reply
+        return LLMReply(None, calls, reply.reasoning, reply.usage, reply.cost, reply.model)
+
+    @staticmethod
+    def _account(outcome: LoopOutcome | None, reply: LLMReply) -> LoopOutcome:
+        if outcome is None:
+            outcome = LoopOutcome(reply)
+        outcome.reply = reply
+        if (reply.content or "").strip():
+            outcome.last_text = reply.content
+        outcome.input_tokens += reply.usage.input_tokens
+        outcome.output_tokens += reply.usage.output_tokens
+        outcome.cost += reply.cost
+        return outcome
+
+    def _dispatch(self, call: ToolCall, outcome: LoopOutcome) -> ToolResultEntry:
+        self._calls_made += 1
+        if self.max_tool_rounds is not None and self._calls_made > self.max_tool_rounds:
+            raise ToolLoopError(
+                f"Circuit breaker triggered: {self._calls_made} tool calls exceeded "
+                f"max_tool_rounds ({self.max_tool_rounds})"
+            )
+        if self.on_tool_call is not None:
+            self.on_tool_call(call)
+        result = self._execute(call)
+        self._doom.track(call.name)
+        warning = self._doom.warning()
+        if warning is not None:
+            result = annotate(result, warning)
+            self._doom.reset()
+        if self.on_tool_result is not None:
+            self.on_tool_result(result)
+        text = _as_text(result)
+        outcome.tool_calls.append({"name": call.name, "arguments": call.arguments, "result": text})
+        return ToolResultEntry(id=call.id, name=call.name, content=text)
+
+    def _execute(self, call: ToolCall) -> Any:
+        tool = self._by_name.get(call.name)
+        if tool is None:
+            return f"Error ({call.name}): no tool named {call.name!r} is available"
+        tool.robot = self.robot
+        ctx = ToolCallHookContext(tool=tool, tool_name=call.name, tool_args=call.arguments, robot=self.robot)
+
+        def core() -> Any:
+            try:
+                ctx.tool_result = tool.call(call.arguments)
+            except Exception as exc:  # a failed tool is an observation for the model
+                if tool.raises_on_error():
+                    raise
+                ctx.tool_error = exc
+                ctx.tool_result = tool_error_text(call.name, exc)
+                if not isinstance(exc, ToolError):
+                    log.warning("tool %s failed: %s: %s", call.name, type(exc).__name__, exc)
+            return ctx.tool_result
+
+        return self.scope.run("tool_call", ctx, core)

@@ -1,0 +1,127 @@
+"""An iteration's robot in its own child process, supervised by the orchestrator.
+
+The child (``forked.ForkedChild``) builds the iteration's robot and then serves commands,
+one JSON object per line: ``{"cmd": "run", "message": ...}`` answered by an attempt report,
+``{"cmd": "exit"}``. The same robot (same chat, same guard state) serves the first run, the
+nudges and the repairs. On a timeout or a signal the orchestrator kills the child's whole
+process group, and its descendants' groups.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+from typing import Any
+
+from robotlab.errors import BudgetExceeded, InferenceError
+from robotlab.to.child.robot_factory import (
+    ModelSettings,
+    Oversight,
+    build_robot,
+    metered_llm,
+    run_robot,
+)
+from robotlab.to.guards.chain import GuardChain, GuardSettings
+from robotlab.to.guards.grader_lock import GraderLock
+from robotlab.to.process.forked import ForkedChild, Watch, describe_error, send_line
+from robotlab.to.process.groups import Supervisor
+from robotlab.to.tools import submit, toolset
+
+
+@dataclasses.dataclass(frozen=True)
+class ChildPlan:
+    """Everything the child needs to build its robot."""
+
+    name: str
+    system_prompt: str
+    model: ModelSettings
+    guard: GuardSettings
+    lock_patterns: list[str]
+    decisions: bool
+    token_budget: int | None = None
+
+
+@dataclasses.dataclass
+class AttemptReport:
+    """What one robot run in the child produced.
+
+    ``budget_stop`` is set when the run's token budget ended the attempt (not an error);
+    ``quality`` holds the quality monitor's warnings (reasons below their limits).
+    """
+
+    ok: bool
+    input_tokens: int = 0
+    output_tokens: int = 0
+    result: dict[str, Any] | None = None
+    decisions: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    error: dict[str, Any] | None = None
+    budget_stop: bool = False
+    quality: list[str] = dataclasses.field(default_factory=list)
+
+
+def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, oversight: Oversight) -> AttemptReport:
+    meter = oversight.meter
+    meter.start(command.get("budget"))
+    try:
+        run_robot(robot, command["message"])
+        report = AttemptReport(True)
+    except (BudgetExceeded, InferenceError) as exc:
+        # Refused by the meter, or the core's own check after a run that crossed the budget.
+        report = AttemptReport(True, budget_stop=True) if meter.exhausted else AttemptReport(
+            False, error=describe_error(exc))
+    except Exception as exc:  # every failure crosses to the orchestrator as data
+        report = AttemptReport(False, error=describe_error(exc))
+    report.input_tokens, report.output_tokens = meter.input_tokens, meter.output_tokens
+    report.result = dataclasses.asdict(capture.result) if capture.result else None
+    report.decisions, capture.decisions = capture.decisions, []
+    report.quality = oversight.monitor.drain()
+    return report
+
+
+def _serve(plan: ChildPlan, sock: socket.socket) -> None:
+    capture = submit.Capture()
+    chain = GuardChain(plan.guard, GraderLock(plan.guard.root, plan.lock_patterns))
+    specs = toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor())
+    oversight = Oversight(chain.monitor, lambda: capture.result is not None, metered_llm(), plan.token_budget)
+    robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,
+                        oversight=oversight)
+    with sock.makefile("rb") as commands:
+        for line in commands:
+            command = json.loads(line)
+            if command.get("cmd") != "run":
+                return
+            send_line(sock, dataclasses.asdict(_attempt(robot, command, capture, oversight)))
+
+
+class RobotChild:
+    """The parent's handle on one iteration's child process."""
+
+    def __init__(self, plan: ChildPlan, supervisor: Supervisor, watch: Watch) -> None:
+        self.plan = plan
+        self._child = ForkedChild(supervisor, watch)
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while it runs."""
+        return self._child.pid
+
+    def start(self) -> None:
+        """Fork the child (its own process group)."""
+        plan = self.plan
+        self._child.start(lambda sock: _serve(plan, sock))
+
+    def run(self, message: str, budget: int | None = None) -> AttemptReport:
+        """Ask the robot to run ``message`` using at most ``budget`` tokens (None: no limit).
+
+        Ends early on the deadline or a stop request.
+        """
+        return AttemptReport(**self._child.request({"cmd": "run", "message": message, "budget": budget}))
+
+    def kill(self) -> None:
+        """Kill the child's process group and its descendants' groups, then reap it."""
+        self._child.kill()
+
+    def close(self) -> None:
+        """Tell the child to exit, reap it (killing it if it lingers) and forget it."""
+        self._child.close()

@@ -1,0 +1,174 @@
+"""The only place robot-to touches the robot library: build an iteration's robot or a judge.
+
+Tools reach the model under their spec names (``submit_iteration_result``,
+``request_decision``, ``read``...). Their failures propagate out of ``run`` (so a
+QualityError ends the attempt); the guard chain turns ordinary tool failures into text.
+
+An iteration's robot is overseen from inside its child: its model calls go through a
+``MeteredLLM`` (the run's token budget, checked before every call), every tool name it asks
+for reaches the quality monitor through ``on_tool_call``, and how each run ended reaches it
+through an ``after_llm_generation`` hook.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import gc
+from collections.abc import Callable
+from typing import Any
+
+from robotlab.to.child.token_meter import MeteredLLM
+from robotlab.to.evals.prose import JudgeReply
+from robotlab.to.guards.quality import QualityMonitor
+from robotlab.to.tools import ToolSpec
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSettings:
+    """How to reach the model."""
+
+    model: str
+    provider: str | None = None
+    api_base: str | None = None
+    stream: bool = True
+    max_tool_rounds: int = 100
+
+
+def _tool_class() -> type:
+    import robotlab
+
+    class SpecTool(robotlab.Tool):  # type: ignore[name-defined,misc]
+        """A ToolSpec as a robot tool whose failures end the run."""
+
+        raise_on_error = True
+
+        def __init__(self, spec: ToolSpec) -> None:
+            self.name = spec.name
+            super().__init__()
+            self.description = spec.description
+            self.parameters = spec.parameters
+            self._handler = spec.handler
+
+        def call(self, arguments: dict[str, Any]) -> Any:
+            return self._handler(arguments)
+
+        def execute(self, **kwargs: Any) -> Any:
+            return self._handler(kwargs)
+
+    return SpecTool
+
+
+@dataclasses.dataclass
+class Oversight:
+    """What watches an iteration's robot from inside its child process.
+
+    Attributes:
+        monitor: the quality monitor of the iteration.
+        submitted: whether the robot has submitted its result (an empty reply after that is fine).
+        meter: the metered LLM the robot calls (built by ``metered_llm``).
+        token_budget: the robot's own ``token_budget`` (what was left of the run's at the start).
+    """
+
+    monitor: QualityMonitor
+    submitted: Callable[[], bool]
+    meter: MeteredLLM
+    token_budget: int | None = None
+
+
+def metered_llm() -> MeteredLLM:
+    """The robot library's default LLM (global timeout and retries), behind a token meter."""
+    from robotlab.config.cascade import config
+    from robotlab.llm import LiteLLM
+
+    settings = config().ruby_llm
+    return MeteredLLM(LiteLLM(max_retries=settings.max_retries, timeout=settings.request_timeout))
+
+
+def _quality_hook(oversight: Oversight) -> Any:
+    import robotlab
+
+    class QualityHook(robotlab.Hook):  # type: ignore[name-defined,misc]
+        """Tells the quality monitor how each run of the robot ended."""
+
+        namespace = "robot_to_quality"
+
+        def after_llm_generation(self, ctx: Any) -> None:
+            reply = getattr(ctx.generation_response, "reply", None)
+            content = getattr(reply, "content", None)
+            calls = len(getattr(reply, "tool_calls", ()) or ())
+            oversight.monitor.run_ended(content, calls, oversight.submitted())
+
+    return QualityHook()
+
+
+def build_robot(
+    name: str,
+    system_prompt: str,
+    model: ModelSettings,
+    tools: list[ToolSpec],
+    on_content: Callable[[str], Any] | None = None,
+    oversight: Oversight | None = None,
+) -> Any:
+    """A fresh robot with ``tools`` as its local tools (overseen when ``oversight`` is given)."""
+    import robotlab
+
+    tool_class = _tool_class()
+    options: dict[str, Any] = {
+        "name": name,
+        "system_prompt": system_prompt,
+        "model": model.model,
+        "local_tools": [tool_class(spec) for spec in tools],
+        "max_tool_rounds": model.max_tool_rounds,
+    }
+    if model.provider:
+        options["provider"] = model.provider
+    if model.api_base:
+        options["api_base"] = model.api_base
+    if model.stream and on_content is not None:
+        options["on_content"] = on_content
+    if oversight is None:
+        return robotlab.build(**options)
+    known = {spec.name for spec in tools}
+    options.update(llm=oversight.meter, token_budget=oversight.token_budget,
+                   on_tool_call=lambda call: oversight.monitor.tool_called(call.name, known))
+    return robotlab.build(**options).on(_quality_hook(oversight))
+
+
+def run_robot(robot: Any, message: str) -> Any:
+    """One ``run`` with the robot's own tools."""
+    return robot.run(message, tools="inherit")
+
+
+def judge(model: ModelSettings) -> Callable[[str, str], JudgeReply]:
+    """A prose judge on the run's provider: ``judge(system, message) -> JudgeReply``."""
+
+    def ask(system: str, message: str) -> JudgeReply:
+        robot = build_robot("prose-judge", system, dataclasses.replace(model, stream=False), [])
+        result = robot.run(message)
+        return JudgeReply(result.reply or "", int(result.input_tokens or 0), int(result.output_tokens or 0))
+
+    return ask
+
+
+@functools.cache
+def warm_up() -> None:
+    """Import the robot library and litellm once in the orchestrator, so every forked
+    iteration child starts with them loaded (a fork then costs milliseconds, not seconds)."""
+    import robotlab  # noqa: F401
+    from robotlab.config.cascade import prepare_litellm_environment
+
+    prepare_litellm_environment()
+    import litellm
+
+    # A mocked completion (no network) pulls in what litellm imports lazily on its first call.
+    messages = [{"role": "user", "content": "warm-up"}]
+    try:
+        for stream in (False, True):
+            litellm.completion(model="openai/warm-up", messages=messages, mock_response="ok", stream=stream,
+                               api_key="none", api_base="http://127.0.0.1:9/v1")
+    except Exception:  # warming is an optimisation; the real call reports real errors
+        pass
+    # Everything imported so far is shared copy-on-write with every forked child; freezing it
+    # keeps the children's garbage collections from touching (and so copying) those pages.
+    gc.freeze()

@@ -1,0 +1,1 @@
+"""Processes under supervision: process groups killed whole, gate commands, forked children."""

@@ -1,0 +1,186 @@
+"""A forked child process the orchestrator supervises, and what ends it early.
+
+The orchestrator (which has imported robotlab and litellm once) forks a child; the child makes
+itself a process-group leader and serves the parent over a socket pair, one JSON object per
+line. The parent waits for each reply while watching a ``Watch``: a stop request (a signal)
+or the iteration's deadline kills the child's whole process group, and its descendants'
+groups, and the wait ends with a failure report. The iteration's robot (``child.py``) and the
+prose judge (``judge_child.py``) both run this way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import select
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from robotlab.errors import RemoteError
+from robotlab.to.process.groups import Supervisor, kill_tree
+
+POLL_SECONDS = 0.05
+_AUTH = re.compile(r"invalid api key|unauthorized|authentication failed", re.IGNORECASE)
+
+Serve = Callable[[socket.socket], None]
+"""What the child runs: it reads commands from and writes replies to the socket."""
+
+
+@dataclasses.dataclass
+class Watch:
+    """What ends a supervised child early: a stop request, or the iteration's deadline.
+
+    ``deadline`` is a ``time.monotonic()`` value, set while an iteration runs (None: no limit).
+    """
+
+    stop: threading.Event = dataclasses.field(default_factory=threading.Event)
+    deadline: float | None = None
+
+    def ended(self) -> dict[str, Any] | None:
+        """The failure to report when the wait must end now, else None."""
+        if self.stop.is_set():
+            return failure("Interrupted", "stopped by a signal")
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return failure("IterationTimeout", "the iteration ran past --iteration-timeout")
+        return None
+
+
+def failure(error_class: str, message: str, **extra: Any) -> dict[str, Any]:
+    """A reply for work the orchestrator ended (timeout, signal, crash)."""
+    return {"ok": False, "error": {"class": error_class, "message": message, **extra}}
+
+
+def describe_error(exc: BaseException) -> dict[str, Any]:
+    """An exception as plain data: class, message, auth flag, Retry-After seconds.
+
+    A ``RemoteError`` (raised when a supervised child failed) is described by the class it names.
+    """
+    if isinstance(exc, RemoteError):
+        auth = "Unauthorized" in exc.type_name or "Authentication" in exc.type_name or bool(_AUTH.search(exc.detail))
+        return {"class": exc.type_name, "message": exc.detail, "auth": auth, "retry_after": None}
+    cause = exc.__cause__ or exc.__context__
+    names = f"{type(exc).__name__} {type(cause).__name__ if cause else ''}"
+    status = getattr(exc, "status", None) or getattr(exc, "status_code", None) or getattr(cause, "status_code", None)
+    auth = "Unauthorized" in names or "Authentication" in names or status == 401 or bool(_AUTH.search(str(exc)))
+    retry_after = getattr(exc, "retry_after", None) or getattr(cause, "retry_after", None)
+    return {
+        "class": type(exc).__name__,
+        "message": str(exc),
+        "auth": auth,
+        "retry_after": float(retry_after) if isinstance(retry_after, int | float) else None,
+    }
+
+
+def send_line(sock: socket.socket, payload: dict[str, Any]) -> None:
+    """Write one JSON object as one line."""
+    sock.sendall(json.dumps(payload, default=str).encode() + b"\n")
+
+
+def _child_main(serve: Serve, sock: socket.socket) -> None:
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.setpgid(0, 0)
+        serve(sock)
+    except BaseException as exc:  # the child must never fall back into the parent's stack
+        code = 1
+        try:
+            send_line(sock, {"ok": False, "error": describe_error(exc)})
+        except BaseException:
+            pass
+    finally:
+        os._exit(code)
+
+
+class ForkedChild:
+    """The parent's handle on one supervised child process."""
+
+    def __init__(self, supervisor: Supervisor, watch: Watch) -> None:
+        self.supervisor = supervisor
+        self.watch = watch
+        self.pid: int | None = None
+        self._sock: socket.socket | None = None
+        self._buffer = b""
+
+    def start(self, serve: Serve) -> None:
+        """Fork a child (its own process group) that runs ``serve``."""
+        parent, child = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            parent.close()
+            _child_main(serve, child)
+        child.close()
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass  # the child already did it (or already exited)
+        self.pid, self._sock = pid, parent
+        self.supervisor.add(pid)
+
+    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Send ``payload`` and wait for the child's reply (or for the watch to end the wait)."""
+        if self._sock is None or self.pid is None:
+            return failure("ChildExited", "the child process is not running")
+        try:
+            send_line(self._sock, payload)
+        except OSError:
+            pass  # the child already failed; its error report is waiting in the socket
+        return self.receive()
+
+    def receive(self) -> dict[str, Any]:
+        """The child's next reply; a failure reply when the watch ends the wait or the child dies."""
+        if self._sock is None:
+            return failure("ChildExited", "the child process is not running")
+        while b"\n" not in self._buffer:
+            ended = self.watch.ended()
+            if ended is not None:
+                self.kill()
+                return ended
+            ready, _, _ = select.select([self._sock], [], [], POLL_SECONDS)
+            if ready:
+                chunk = self._sock.recv(65536)
+                if not chunk:
+                    self.close()
+                    return failure("ChildExited", "the child process exited unexpectedly")
+                self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def kill(self) -> None:
+        """Kill the child's process group and its descendants' groups, then reap it."""
+        if self.pid is not None:
+            kill_tree(self.pid)
+        self.close()
+
+    def close(self) -> None:
+        """Tell the child to exit, reap it (killing it if it lingers) and forget it."""
+        if self._sock is not None:
+            try:
+                self._sock.sendall(b'{"cmd": "exit"}\n')
+            except OSError:
+                pass
+            self._sock.close()
+            self._sock = None
+        if self.pid is not None:
+            _reap(self.pid)
+            self.supervisor.discard(self.pid)
+            self.pid = None
+
+
+def _reap(pid: int) -> None:
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return
+        time.sleep(0.01)
+    kill_tree(pid, grace=0.5)
+    os.waitpid(pid, 0)

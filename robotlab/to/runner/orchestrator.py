@@ -1,0 +1,210 @@
+"""Setting a run up (fresh or resumed), running the loop, and ending it with a summary.
+
+Exit codes: 0 when the run ended on one of its stop conditions, 1 when it aborted
+(consecutive failures, a permanent or fatal error), 2 when it could not start (usage,
+configuration, no commit, dirty tree), 130 after Ctrl-C or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any, TextIO
+
+from robotlab.errors import AbortError, ConfigError, PermanentError, SetupError
+from robotlab.to import config
+from robotlab.to.child.judge import SupervisedJudge
+from robotlab.to.child.robot_factory import ModelSettings, judge, warm_up
+from robotlab.to.evals.registry import EvalRegistry, build
+from robotlab.to.evals.score import Context
+from robotlab.to.git import Git
+from robotlab.to.process.forked import Watch
+from robotlab.to.process.groups import Supervisor
+from robotlab.to.record import summary
+from robotlab.to.record.decisions import DecisionStore
+from robotlab.to.record.notes import Notes
+from robotlab.to.record.run_log import JsonlLog, stderr_echo
+from robotlab.to.record.status import Status
+from robotlab.to.runner.backoff import Backoff
+from robotlab.to.runner.loop import run_loop
+from robotlab.to.runner.session import Session
+from robotlab.to.runner.state import Run, branch_name, new_run_id
+
+NO_COMMITS = "No commits found. robot-to requires at least one commit. Run: git commit --allow-empty -m 'initial'"
+
+
+@dataclasses.dataclass
+class RunReport:
+    """How a run ended."""
+
+    exit_code: int
+    reason: str | None
+    run: Run | None = None
+    summary: str = ""
+
+
+@dataclasses.dataclass
+class Streams:
+    """Where the summary (stdout) and progress lines (stderr) go."""
+
+    out: TextIO = dataclasses.field(default_factory=lambda: sys.stdout)
+    err: TextIO = dataclasses.field(default_factory=lambda: sys.stderr)
+    live: bool | None = None
+
+
+def _repository(work_dir: str | os.PathLike[str] | None) -> Git:
+    git = Git(work_dir or os.getcwd())
+    root = git.toplevel()
+    if root is None:
+        raise SetupError("not a git repository (run robot-to inside one)")
+    git = Git(root)
+    if not git.head_exists():
+        raise SetupError(NO_COMMITS)
+    dirty = git.dirty_files()
+    if dirty:
+        shown = ", ".join(dirty[:20]) + (f" (and {len(dirty) - 20} more)" if len(dirty) > 20 else "")
+        raise SetupError(f"the working tree has uncommitted changes: {shown}. Commit or stash them first.")
+    return git
+
+
+def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegistry, streams: Streams) -> Session:
+    supervisor, watch = Supervisor(), Watch()
+    model = ModelSettings(settings.eval_judge_model or settings.model, settings.provider, settings.api_base, False)
+    evaluator = build(settings, registry, SupervisedJudge(judge(model), supervisor, watch), supervisor)
+    return Session(
+        run=run, settings=settings, root=git.work_dir, git=git, log=JsonlLog(stderr_echo(settings.debug)),
+        notes=Notes(Path(git.work_dir) / run.notes_path), evaluator=evaluator,
+        backoff=Backoff(settings.backoff_base), decisions=DecisionStore(Path(git.work_dir) / run.decisions_path),
+        supervisor=supervisor, status=Status(streams.err, streams.live), lock_patterns=list(settings.protect_paths),
+        watch=watch,
+    )
+
+
+def start(objective: str, settings: config.Settings, registry: EvalRegistry, streams: Streams,
+          work_dir: str | None = None) -> Session:
+    """Check the repository, create the branch and the run directory; return the session."""
+    git = _repository(work_dir)
+    now = dt.datetime.now()
+    run_id = new_run_id(now)
+    run = Run(run_id, objective, branch_name(objective, now), git.head_sha(), f"{settings.run_dir}/runs/{run_id}",
+              settings=settings.persisted())
+    s = _session(git, run, settings, registry, streams)
+    if git.branch_exists(run.branch):  # two runs of one objective within a second
+        run.branch = f"{run.branch}-{run_id[-6:]}"
+    git.create_branch(run.branch)
+    git.add_to_local_exclude(settings.run_dir)
+    (Path(git.work_dir) / run.run_dir).mkdir(parents=True, exist_ok=True)
+    s.log.open(Path(git.work_dir) / run.log_path)
+    s.notes.write_header(run_id, objective)
+    s.decisions.directory.mkdir(parents=True, exist_ok=True)
+    _baseline(s)
+    s.save()
+    s.log.event("orchestrator:start", run_id=run_id, objective=objective, branch=run.branch, model=settings.model)
+    s.status.say(f"run {run_id} → branch {run.branch}")
+    return s
+
+
+def _baseline(s: Session) -> None:
+    measure = getattr(s.evaluator, "baseline", None)
+    if measure is None:
+        return
+    value = measure(Context(s.root, s.run.base_commit, None, s.run.objective, 0))
+    if value is not None:
+        s.run.last_score_value = value
+        s.log.event("eval:baseline", value=value)
+        s.status.say(f"base score: {value}")
+
+
+def reopen(run_id: str, overrides: dict[str, Any], registry: EvalRegistry, streams: Streams,
+           work_dir: str | None = None) -> Session:
+    """Check out a paused run's branch and restore its state and settings."""
+    git = _repository(work_dir)
+    run_dir = config.load(overrides).run_dir
+    path = Path(git.work_dir) / run_dir / "runs" / run_id / "run.json"
+    if not path.is_file():
+        raise SetupError(f"no resumable run at {path}")
+    run = Run.load(path)
+    settings = config.load(overrides, base=run.settings)
+    run.settings = settings.persisted()
+    s = _session(git, run, settings, registry, streams)
+    git.checkout_branch(run.branch)
+    s.log.open(Path(git.work_dir) / run.log_path)
+    s.log.event("orchestrator:resume", run_id=run_id, iteration=run.iteration, branch=run.branch, model=settings.model)
+    s.status.say(f"resumed run {run_id} at iteration {run.iteration} → branch {run.branch}")
+    return s
+
+
+def _install_signals(s: Session) -> dict[int, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def handler(signum: int, _frame: Any) -> None:
+        s.request_stop(signal.Signals(signum).name)
+        s.supervisor.kill_all()
+
+    return {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+
+def execute(s: Session, streams: Streams) -> RunReport:
+    """Run the loop, turn how it ended into a reason and an exit code, print the summary."""
+    previous = _install_signals(s)
+    warm_up()
+    s.status.start()
+    reason, code = None, 0
+    try:
+        run_loop(s)
+    except AbortError as exc:
+        reason, code = exc.reason, exc.exit_code
+        s.log.event("orchestrator:abort", reason=reason)
+    except PermanentError as exc:
+        reason, code = f"permanent error: {exc}", 1
+        s.git.reset_hard() if s.commit_failure is None else None
+        s.log.event("orchestrator:abort", reason=reason, permanent=True)
+    except Exception as exc:  # the run's one boundary: any other error ends it as fatal
+        reason, code = f"fatal: {exc}", 1
+        s.rollback()
+        s.log.event("orchestrator:fatal", error=type(exc).__name__, message=str(exc))
+    finally:
+        s.status.stop()
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+    if s.signal_name and (reason is None or not reason.startswith("awaiting")):
+        reason, code = f"interrupted by {s.signal_name}", 130
+    return finish(s, reason, code, streams)
+
+
+def finish(s: Session, reason: str | None, code: int, streams: Streams) -> RunReport:
+    """Log the end, save ``run.json``, print the summary to stdout."""
+    run = s.run
+    elapsed = (dt.datetime.now().astimezone() - run.started()).total_seconds()
+    s.log.event("orchestrator:end", iterations=run.iteration, commits=run.commits, input_tokens=run.input_tokens,
+                output_tokens=run.output_tokens, abort_reason=reason, elapsed=round(elapsed, 1))
+    s.log.close()
+    s.save()
+    ins, dels, files = s.git.diff_stat(run.base_commit)
+    facts = summary.SummaryFacts(
+        model=s.settings.model, elapsed=elapsed, reason=reason, branch=run.branch, run_id=run.run_id,
+        run_dir=run.run_dir, base_commit=run.base_commit, iterations=run.iteration, commits=run.commits,
+        rolled_back=max(run.iteration - run.commits - run.no_change, 0), no_change=run.no_change,
+        input_tokens=run.input_tokens, output_tokens=run.output_tokens, insertions=ins, deletions=dels,
+        files=files, resumable=code in (0, 130) and not (reason or "").startswith(summary.COMPLETE_PREFIXES),
+    )
+    text = summary.render(facts)
+    streams.out.write(text)
+    streams.out.flush()
+    return RunReport(code, reason, run, text)
+
+
+def setup_failure(exc: Exception, streams: Streams) -> RunReport:
+    """A run that never started: ``robot-to: <reason>`` on stderr, exit 2."""
+    streams.err.write(f"robot-to: {exc}\n")
+    streams.err.flush()
+    return RunReport(2, str(exc))
+
+
+SETUP_ERRORS = (SetupError, ConfigError, PermanentError)

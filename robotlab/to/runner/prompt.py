@@ -1,0 +1,173 @@
+"""The per-iteration system prompt, and the nudge and repair messages.
+
+Sections, in order: role, prior work (bounded notes), project files, answered decisions,
+task, score feedback, verification, decisions, required submit, commit failure, stop
+condition. Headings are stable: tests and users key off them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from robotlab.to.record.decisions import Decision
+from robotlab.to.record.notes import bounded
+
+FILE_LIST_LIMIT = 200
+
+NUDGE = (
+    "You ended without calling submit_iteration_result. Call it now: success=true with a "
+    "one-sentence summary and key_changes if you made progress, or success=false with what "
+    "blocked you. Do no further work first."
+)
+
+
+@dataclasses.dataclass
+class PromptInputs:
+    """Everything the prompt of one iteration depends on."""
+
+    objective: str
+    iteration: int
+    notes_path: str
+    notes: str
+    files: list[str] = dataclasses.field(default_factory=list)
+    decisions: list[Decision] = dataclasses.field(default_factory=list)
+    scored: bool = False
+    last_score_value: float | None = None
+    target: float | None = None
+    iterations_since_improvement: int = 0
+    verify_command: str | None = None
+    decisions_enabled: bool = True
+    commit_failure: str | None = None
+    stop_when: str | None = None
+    locked: list[str] = dataclasses.field(default_factory=list)
+
+
+def _role(p: PromptInputs) -> str:
+    return (
+        f"You are an autonomous software engineer working on this objective: **{p.objective}**\n\n"
+        f"You are on iteration {p.iteration}. Make ONE focused improvement per iteration."
+    )
+
+
+def _prior_work(p: PromptInputs) -> str:
+    notes = bounded(p.notes).strip() or "(no iterations yet)"
+    return (
+        "## Prior Work (notes.md)\n\nRead these notes from earlier iterations first. Do NOT modify "
+        f"notes.md; the orchestrator writes it.\n\nFile path: {p.notes_path}\n\n```\n{notes}\n```"
+    )
+
+
+def _files(p: PromptInputs) -> str:
+    if not p.files:
+        return ""
+    listed = "\n".join(f"- {name}" for name in p.files[:FILE_LIST_LIMIT])
+    more = f"\n- ... and {len(p.files) - FILE_LIST_LIMIT} more" if len(p.files) > FILE_LIST_LIMIT else ""
+    return (
+        "## Project Files\n\nRead these files directly instead of rediscovering them; files you "
+        f"create show up here next iteration.\n\n{listed}{more}"
+    )
+
+
+def _answered(p: PromptInputs) -> str:
+    if not p.decisions:
+        return ""
+    lines = ["## Answered Decisions", "", "Act on these answers and do not raise them again.", ""]
+    for decision in p.decisions:
+        answer = decision.resolution or f"(resolved — see {decision.path})"
+        lines += [f"- **{decision.question}**", f"  → Human decision: {answer}"]
+    return "\n".join(lines)
+
+
+def _task(p: PromptInputs) -> str:
+    locked = ""
+    if p.locked:
+        locked = "\n5. These grader files are locked (read and run them, never change them): " + ", ".join(p.locked)
+    return (
+        "## Your Task\n\n1. Make one focused change toward the objective.\n2. Stop any background "
+        "process you started.\n3. Run the project's tests, build and linters if they exist.\n4. A "
+        "complete no-op (no file changes and no new learnings) is not success." + locked
+    )
+
+
+def _score(p: PromptInputs) -> str:
+    if not p.scored:
+        return ""
+    body = []
+    if p.last_score_value is not None:
+        target = f" (target: {float(p.target)})" if p.target is not None else ""
+        body.append(f"Best score committed so far: {p.last_score_value}{target}.")
+    if p.iterations_since_improvement > 0:
+        body.append(
+            f"The last {p.iterations_since_improvement} iteration(s) did not improve and were rolled back. "
+            "A similar change will be rolled back again — try a DIFFERENT approach now."
+        )
+    elif p.iteration > 1:
+        body.append("Your last change improved the result and was committed. Build on it.")
+    return "## Score Feedback\n\n" + "\n".join(body) if body else ""
+
+
+def _verification(p: PromptInputs) -> str:
+    if not p.verify_command:
+        return ""
+    return (
+        "## Verification — how this iteration is judged\n\nAfter your change the orchestrator runs this "
+        "EXACT command and commits only if it exits 0; otherwise everything is rolled back:\n\n"
+        f"    {p.verify_command}\n\nRun it yourself and make it pass BEFORE calling submit_iteration_result."
+    )
+
+
+def _ask(p: PromptInputs) -> str:
+    if not p.decisions_enabled:
+        return ""
+    return (
+        "## When to Ask for a Human Decision\n\nYou have a `request_decision` tool. Use it only for "
+        "choices that are irreversible or hard to reverse, set a public contract, are genuinely "
+        "ambiguous about intent, or fall outside the objective's scope. Always include your "
+        "recommendation (your lean). Set blocking=true only when work cannot continue without the "
+        "answer. Do not use it for routine engineering choices; prefer progress over asking."
+    )
+
+
+def _submit(p: PromptInputs) -> str:
+    return (
+        "## Required: Submit Your Result\n\nYou MUST call `submit_iteration_result` as your FINAL "
+        "action, with success, a one-sentence summary, key_changes and key_learnings (and, for "
+        "conventional commits, a type such as feat/fix/docs/refactor/test/chore and an optional scope)."
+    )
+
+
+def _commit_failure(p: PromptInputs) -> str:
+    if not p.commit_failure:
+        return ""
+    return (
+        "## ⚠ Previous Commit Failure — Repair Required\n\nThe previous iteration succeeded but git "
+        f"commit failed with:\n\n```\n{p.commit_failure}\n```\n\nFix the uncommitted changes first, then "
+        "submit with success=true."
+    )
+
+
+def _stop(p: PromptInputs) -> str:
+    if not p.stop_when:
+        return ""
+    return (
+        f'## Stop Condition\n\nAfter your work, check whether this condition is met: "{p.stop_when}". '
+        "If it is met AND this iteration was successful, set should_fully_stop=true."
+    )
+
+
+_SECTIONS = (_role, _prior_work, _files, _answered, _task, _score, _verification, _ask, _submit, _commit_failure, _stop)
+
+
+def system_prompt(inputs: PromptInputs) -> str:
+    """The whole system prompt of one iteration."""
+    return "\n\n".join(part for part in (section(inputs) for section in _SECTIONS) if part)
+
+
+def repair_message(verify_command: str | None, output: str | None) -> str:
+    """What the same robot is told when its claimed success failed the gate."""
+    what = f"running `{verify_command}`" if verify_command else "the verification gate"
+    return (
+        f"Your changes did not pass verification: {what} failed.\n\n```\n{output or ''}\n```\n\n"
+        "Fix the code so it passes, then call submit_iteration_result again. Build on your existing "
+        "work instead of starting over."
+    )

@@ -1,0 +1,75 @@
+"""The collaborators of one run, passed explicitly to the loop and its steps."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from robotlab.to.child.robot_factory import ModelSettings
+from robotlab.to.config import Settings
+from robotlab.to.git import Git
+from robotlab.to.process.forked import Watch
+from robotlab.to.process.groups import Supervisor
+from robotlab.to.record.decisions import DecisionStore
+from robotlab.to.record.notes import Notes
+from robotlab.to.record.run_log import JsonlLog
+from robotlab.to.record.status import Status
+from robotlab.to.runner.backoff import Backoff
+from robotlab.to.runner.state import Run
+
+
+@dataclasses.dataclass
+class Session:
+    """One run's state and the objects that act on it."""
+
+    run: Run
+    settings: Settings
+    root: str
+    git: Git
+    log: JsonlLog
+    notes: Notes
+    evaluator: Any
+    backoff: Backoff
+    decisions: DecisionStore
+    supervisor: Supervisor
+    status: Status
+    watch: Watch = dataclasses.field(default_factory=Watch)
+    signal_name: str | None = None
+    commit_failure: str | None = None
+    lock_patterns: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def model(self) -> ModelSettings:
+        """How the iteration's robot reaches its model."""
+        s = self.settings
+        return ModelSettings(s.model, s.provider, s.api_base, s.stream, s.max_tool_rounds)
+
+    @property
+    def stopping(self) -> bool:
+        """True once a signal asked the run to stop."""
+        return self.watch.stop.is_set()
+
+    def request_stop(self, signal_name: str | None = None) -> None:
+        """Stop at the next boundary; kill what runs now; end every wait."""
+        if signal_name and not self.signal_name:
+            self.signal_name = signal_name
+        self.watch.stop.set()
+        self.backoff.interrupt()
+
+    def rollback(self) -> None:
+        """Throw away the iteration's changes, unless a failed commit awaits repair."""
+        if self.commit_failure is None:
+            self.git.reset_hard()
+
+    def save(self) -> None:
+        """Write ``run.json``; a failed write is logged and the run goes on."""
+        try:
+            self.run.save(self.root)
+        except OSError as exc:
+            self.log.event("run_state:write_failed", message=str(exc))
+
+    def add_tokens(self, input_tokens: int, output_tokens: int) -> None:
+        """Count tokens toward the run (robot and judge alike)."""
+        self.run.input_tokens += input_tokens
+        self.run.output_tokens += output_tokens
+        self.status.update(tokens=self.run.total_tokens)
