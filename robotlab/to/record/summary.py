@@ -47,6 +47,7 @@ class SummaryFacts:
     deletions: int = 0
     files: int = 0
     resumable: bool = False
+    returned_to: str | None = None
 
 
 def format_elapsed(seconds: float) -> str:
@@ -73,7 +74,7 @@ def render(f: SummaryFacts) -> str:
     if f.reason:
         lines.append(f"Reason: {f.reason}")
     lines += [
-        f"Branch: {f.branch}",
+        f"Branch: {f.branch}" + (f" (deleted: nothing was committed; back on {f.returned_to})" if f.returned_to else ""),
         "",
         _iterations_line(f),
         f"  Changes:      +{f.insertions:,} / -{f.deletions:,} across {f.files:,} files",

@@ -12,6 +12,7 @@ from robotlab.to.runner import outcomes
 from robotlab.to.runner.decision_wait import wait_for_decisions
 from robotlab.to.runner.iteration import run_iteration
 from robotlab.to.runner.outcome_types import Outcome, OutcomeKind
+from robotlab.to.runner.preflight import explain
 from robotlab.to.runner.session import Session
 from robotlab.to.runner.stop_conditions import check_after, check_limits
 
@@ -38,34 +39,47 @@ def run_loop(session: Session) -> None:
 
 
 def run_with_retries(session: Session) -> Outcome:
-    """Run the iteration; after an error, back off and retry the same iteration number."""
+    """Run the iteration; after a transient error, back off and retry the same iteration number.
+
+    A permanent error (authentication, DNS, model not found, a 4xx other than 408 and 429)
+    ends the run at once: waiting cannot fix it.
+    """
     while True:
         outcome = run_iteration(session)
         if outcome.kind != OutcomeKind.ERROR or outcome.error is None:
             return outcome
         error = outcome.error
-        if error.auth:
-            raise PermanentError(f"API authentication failed: {error.message}")
         _record_error(session, error)
+        if error.permanent:
+            prefix = "API authentication failed: " if error.auth else ""
+            raise PermanentError(prefix + explain(error, session.settings))
         if session.run.consecutive_errors > session.settings.max_retries:
             raise ToError(error.message)
         if session.stopping:
             return Outcome(OutcomeKind.INTERRUPTED, outcome.result)
-        session.log.event("backoff:start", consecutive_errors=session.run.consecutive_errors)
-        session.status.update(phase="backoff")
-        session.backoff.sleep_for(session.run.consecutive_errors, error.retry_after)
-        session.log.event("backoff:end")
+        _back_off(session, error)
         if session.stopping:
             return Outcome(OutcomeKind.INTERRUPTED, outcome.result)
 
 
+def _back_off(session: Session, error: Failure) -> None:
+    run = session.run
+    seconds = session.backoff.delay(run.consecutive_errors, error.retry_after)
+    session.log.event("backoff:start", consecutive_errors=run.consecutive_errors, seconds=seconds, cause=str(error.cause))
+    session.status.update(phase=f"waiting {seconds:g}s to retry")
+    session.status.say(f"iteration {run.iteration}: {error.cause.replace('_', ' ')} error — retrying in {seconds:g}s "
+                       f"(retry {run.consecutive_errors}/{session.settings.max_retries})")
+    session.backoff.sleep_for(run.consecutive_errors, error.retry_after)
+    session.log.event("backoff:end")
+
+
 def _record_error(session: Session, error: Failure) -> None:
     run = session.run
-    session.log.event("agent:run:error", iteration=run.iteration, error=error.error_class, message=error.message)
+    session.log.event("agent:run:error", iteration=run.iteration, error=error.error_class, message=error.message,
+                      cause=str(error.cause), permanent=error.permanent)
     session.rollback()
     session.notes.error(run.iteration, error.error_class, error.message)
     run.consecutive_failures += 1
     run.consecutive_errors += 1
     run.iterations_since_improvement += 1
     session.status.say(f"iteration {run.iteration} error: {error.error_class}: {error.message}")
-

@@ -30,6 +30,7 @@ from robotlab.to.record.decisions import DecisionStore
 from robotlab.to.record.notes import Notes
 from robotlab.to.record.run_log import JsonlLog, stderr_echo
 from robotlab.to.record.status import Status
+from robotlab.to.runner import empty_branch, preflight
 from robotlab.to.runner.backoff import Backoff
 from robotlab.to.runner.loop import run_loop
 from robotlab.to.runner.session import Session
@@ -89,10 +90,12 @@ def start(objective: str, settings: config.Settings, registry: EvalRegistry, str
           work_dir: str | None = None) -> Session:
     """Check the repository, create the branch and the run directory; return the session."""
     git = _repository(work_dir)
+    if settings.preflight:
+        preflight.check(settings)
     now = dt.datetime.now()
     run_id = new_run_id(now)
     run = Run(run_id, objective, branch_name(objective, now), git.head_sha(), f"{settings.run_dir}/runs/{run_id}",
-              settings=settings.persisted())
+              start_branch=git.current_branch(), settings=settings.persisted())
     session = _session(git, run, settings, registry, streams)
     if git.branch_exists(run.branch):  # two runs of one objective within a second
         run.branch = f"{run.branch}-{run_id[-6:]}"
@@ -130,9 +133,11 @@ def reopen(run_id: str, overrides: dict[str, Any], registry: EvalRegistry, strea
         raise SetupError(f"no resumable run at {path}")
     run = Run.load(path)
     settings = config.load(overrides, base=run.settings)
+    if settings.preflight:
+        preflight.check(settings)
     run.settings = settings.persisted()
     session = _session(git, run, settings, registry, streams)
-    git.checkout_branch(run.branch)
+    empty_branch.restore(session)
     session.log.open(Path(git.work_dir) / run.log_path)
     session.log.event("orchestrator:resume", run_id=run_id, iteration=run.iteration, branch=run.branch, model=settings.model)
     session.status.say(f"resumed run {run_id} at iteration {run.iteration} → branch {run.branch}")
@@ -182,6 +187,7 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
     """Log the end, save ``run.json``, print the summary to stdout."""
     run = session.run
     elapsed = (dt.datetime.now().astimezone() - run.started()).total_seconds()
+    returned_to = empty_branch.leave_if_empty(session)
     session.log.event("orchestrator:end", iterations=run.iteration, commits=run.commits, input_tokens=run.input_tokens,
                 output_tokens=run.output_tokens, abort_reason=reason, elapsed=round(elapsed, 1))
     session.log.close()
@@ -192,7 +198,7 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
         run_dir=run.run_dir, base_commit=run.base_commit, iterations=run.iteration, commits=run.commits,
         rolled_back=max(run.iteration - run.commits - run.no_change, 0), no_change=run.no_change,
         input_tokens=run.input_tokens, output_tokens=run.output_tokens, insertions=ins, deletions=dels,
-        files=files, resumable=code in (RunExit.STOPPED, RunExit.INTERRUPTED) and not (reason or "").startswith(summary.COMPLETE_PREFIXES),
+        files=files, returned_to=returned_to, resumable=code in (RunExit.STOPPED, RunExit.INTERRUPTED) and not (reason or "").startswith(summary.COMPLETE_PREFIXES),
     )
     text = summary.render(facts)
     streams.out.write(text)

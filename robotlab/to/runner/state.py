@@ -66,6 +66,7 @@ class Run:
     iterations_since_improvement: int = 0
     no_change: int = 0
     rolled_back: int = 0
+    start_branch: str | None = None
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
@@ -120,6 +121,7 @@ class Run:
             run_dir=data.get("run_dir") or str(Path(path).parent),
             started_at=data.get("started_at") or dt.datetime.now().astimezone().isoformat(),
             last_score_value=data.get("last_score_value"),
+            start_branch=data.get("start_branch"),
             settings=data.get("settings") or {},
         )
         for key in _COUNTERS:
