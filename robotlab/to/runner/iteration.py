@@ -34,7 +34,7 @@ def _plan(session: Session, lock: GraderLock) -> ChildPlan:
     inputs = prompt.PromptInputs(
         objective=session.run.objective, iteration=session.run.iteration, notes_path=session.run.notes_path,
         notes=session.notes.read(), files=session.git.tracked_files(), decisions=decisions,
-        scored=is_scored(session.evaluator, session.settings), last_score_value=session.run.last_score_value,
+        scored=is_scored(session.evaluator, session.settings), last_score_value=session.run.best_score_value,
         target=session.settings.eval_target, iterations_since_improvement=session.run.iterations_since_improvement,
         verify_command=session.settings.verify_command, decisions_enabled=session.settings.decisions_enabled,
         commit_failure=session.commit_failure, stop_when=session.settings.stop_when,
@@ -150,7 +150,10 @@ def evaluate(session: Session) -> Score:
     """Score the working tree against HEAD and log the ``eval`` event."""
     session.status.update(phase="eval")
     run = session.run
-    context = Context(session.root, session.git.head_sha(), run.last_score_value, run.objective, run.iteration)
+    # --require-improvement means "beat the best committed score", not only the parent's (which
+    # may be lower after a commit made with --no-require-improvement).
+    previous = run.best_score_value if session.settings.require_improvement else run.last_score_value
+    context = Context(session.root, session.git.head_sha(), previous, run.objective, run.iteration)
     score = session.evaluator.score(context)
     if not isinstance(score, Score):
         raise TypeError(f"eval returned {type(score).__name__}, not Score")

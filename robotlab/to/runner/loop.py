@@ -14,11 +14,12 @@ from robotlab.to.runner.iteration import run_iteration
 from robotlab.to.runner.outcome_types import Outcome, OutcomeKind
 from robotlab.to.runner.preflight import explain
 from robotlab.to.runner.session import Session
-from robotlab.to.runner.stop_conditions import check_after, check_limits
+from robotlab.to.runner.stop_conditions import check_after, check_limits, check_target
 
 
 def run_loop(session: Session) -> None:
     """Iterate until a stop condition raises or a signal stops the run."""
+    check_target(session.run, session.settings)
     while not session.stopping:
         wait_for_decisions(session)
         if session.stopping:

@@ -118,7 +118,7 @@ def _baseline(session: Session) -> None:
         return
     value = measure(Context(session.root, session.run.base_commit, None, session.run.objective, 0))
     if value is not None:
-        session.run.last_score_value = value
+        session.run.record_score(value)
         session.log.event("eval:baseline", value=value)
         session.status.say(f"base score: {value}")
 

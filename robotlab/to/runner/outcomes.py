@@ -1,7 +1,7 @@
 """What each iteration outcome does to git, the notes, the counters and the event log.
 
 | outcome        | git              | consecutive failures | since improvement |
-| commit         | commit           | 0                    | 0                 |
+| commit         | commit           | 0                    | 0 (+1 unimproved) |
 | no change      | (nothing staged) | unchanged            | +1                |
 | commit failed  | kept for repair  | +1                   | 0                 |
 | no improvement | rollback         | unchanged            | +1                |
@@ -91,17 +91,17 @@ def _commit_path(session: Session, outcome: Outcome) -> None:
         session.run.consecutive_errors = 0
         session.log.event("commit:no_change", iteration=n)
         session.status.say(f"iteration {n}: success claimed but nothing changed — no commit")
-    elif not _commit(session, commit_message(session, result)):
+    elif not _commit(session, commit_message(session, result), score is None or score.improved):
         return
     elif score is not None and score.value is not None:
-        session.run.last_score_value = score.value
+        session.run.record_score(score.value)
     if score is not None and score.met_target:
         raise StopRun(f"target met: {score.detail}")
     if session.settings.stop_when and result.should_fully_stop:
         raise StopRun(f"stop condition met: {session.settings.stop_when}")
 
 
-def _commit(session: Session, message: str) -> bool:
+def _commit(session: Session, message: str, improved: bool) -> bool:
     n, run = session.run.iteration, session.run
     try:
         session.git.commit(message)
@@ -114,7 +114,10 @@ def _commit(session: Session, message: str) -> bool:
         return False
     run.commits += 1
     session.commit_failure = None
-    run.iterations_since_improvement = run.consecutive_failures = run.consecutive_errors = 0
+    run.consecutive_failures = run.consecutive_errors = 0
+    # A commit that did not beat the best score (--no-require-improvement) is no progress
+    # toward --stop-on-plateau: a measure that cannot rise must still end the run.
+    run.iterations_since_improvement = 0 if improved else run.iterations_since_improvement + 1
     session.log.event("commit:success", iteration=n, message=message)
     session.status.say(f"iteration {n} committed: {message}")
     for decision in session.decisions.resolved():

@@ -63,6 +63,7 @@ class Run:
     input_tokens: int = 0
     output_tokens: int = 0
     last_score_value: float | None = None
+    best_score_value: float | None = None
     iterations_since_improvement: int = 0
     no_change: int = 0
     rolled_back: int = 0
@@ -94,6 +95,11 @@ class Run:
         """Input plus output tokens so far."""
         return self.input_tokens + self.output_tokens
 
+    def record_score(self, value: float) -> None:
+        """A committed (or the base commit's) score: the newest, and the best so far."""
+        self.last_score_value = value
+        self.best_score_value = value if self.best_score_value is None else max(self.best_score_value, value)
+
     def started(self) -> dt.datetime:
         """``started_at`` parsed (elapsed time includes paused time across resumes)."""
         return dt.datetime.fromisoformat(self.started_at)
@@ -121,6 +127,7 @@ class Run:
             run_dir=data.get("run_dir") or str(Path(path).parent),
             started_at=data.get("started_at") or dt.datetime.now().astimezone().isoformat(),
             last_score_value=data.get("last_score_value"),
+            best_score_value=data.get("best_score_value", data.get("last_score_value")),
             start_branch=data.get("start_branch"),
             settings=data.get("settings") or {},
         )
