@@ -87,13 +87,16 @@ INT, FLOAT = click.IntRange(min=0), click.FloatRange(min=0)
 @opt("--decision-timeout", type=FLOAT, metavar="SECONDS", help="Give up waiting for a decision after SECONDS.")
 @opt("--no-preflight", is_flag=True, help="Skip the credentials check and the one model call made before the branch.")
 @opt("--preflight-timeout", type=FLOAT, metavar="SECONDS", help="Time-out of the preflight model call (default 20).")
+@opt("--json", "summary_json", is_flag=True, help="Print the exit summary as one JSON object.")
 @opt("--resume", "resume_id", metavar="RUN_ID", help="Continue a paused run (its settings are stored).")
 @click.version_option(message="%(prog)s %(version)s", version=None, package_name="robotlab", prog_name="robot-to")
-def robot_to(words: tuple[str, ...], resume_id: str | None, **options: Any) -> None:
+def robot_to(words: tuple[str, ...], resume_id: str | None, summary_json: bool, **options: Any) -> None:
     """Run the loop (parse, build settings, call robotlab.to, exit with its code)."""
     import robotlab.to
+    from robotlab.to.runner.orchestrator import Streams
 
     settings = _settings(options)
+    settings["streams"] = Streams(summary_json=summary_json)
     if resume_id:
         report = robotlab.to.resume(resume_id, **settings)
     else:

@@ -122,3 +122,15 @@ def test_a_run_that_commits_nothing_returns_to_the_start_and_deletes_its_branch(
     assert "(deleted: nothing was committed; back on feature)" in result.output
     (run_dir,) = (repo / ".robot_lab_to" / "runs").iterdir()
     assert (run_dir / "notes.md").is_file() and (run_dir / "run.log").is_file()
+
+
+def test_resume_recreates_a_deleted_empty_branch(repo: Path) -> None:
+    with serve_script([submit(False, "could not"), DONE, *write_and_submit("a.txt", "x\n")]) as url:
+        first = robot_to_cli("--api-base", url, "--max-iterations", "1", "--local-guards")
+        assert first.exit_code == 0 and branches(repo) == ["main"], first.output
+        (run_dir,) = (repo / ".robot_lab_to" / "runs").iterdir()
+        second = CliRunner().invoke(robot_to, ["--resume", run_dir.name, "--max-iterations", "2"])
+
+    assert second.exit_code == 0, second.output
+    assert git(repo, "log", "--format=%s").splitlines() == ["robot-to 2: did it", "initial"]
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip().startswith("robot-to/improve-the-project-")

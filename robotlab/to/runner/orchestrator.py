@@ -51,11 +51,17 @@ class RunReport:
 
 @dataclasses.dataclass
 class Streams:
-    """Where the summary (stdout) and progress lines (stderr) go."""
+    """Where the summary (stdout) and progress lines (stderr) go, and in what form.
+
+    ``live``: draw the live view (None: when ``err`` is a terminal); ``summary_json``: the
+    summary as one JSON object; ``quiet``: no progress at all, only the summary.
+    """
 
     out: TextIO = dataclasses.field(default_factory=lambda: sys.stdout)
     err: TextIO = dataclasses.field(default_factory=lambda: sys.stderr)
     live: bool | None = None
+    summary_json: bool = False
+    quiet: bool = False
 
 
 def _repository(work_dir: str | os.PathLike[str] | None) -> Git:
@@ -198,9 +204,9 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
         run_dir=run.run_dir, base_commit=run.base_commit, iterations=run.iteration, commits=run.commits,
         rolled_back=max(run.iteration - run.commits - run.no_change, 0), no_change=run.no_change,
         input_tokens=run.input_tokens, output_tokens=run.output_tokens, insertions=ins, deletions=dels,
-        files=files, returned_to=returned_to, resumable=code in (RunExit.STOPPED, RunExit.INTERRUPTED) and not (reason or "").startswith(summary.COMPLETE_PREFIXES),
+        files=files, returned_to=returned_to, resumable=not summary.is_complete(reason),
     )
-    text = summary.render(facts)
+    text = summary.as_json(facts, code) if streams.summary_json else summary.render(facts)
     streams.out.write(text)
     streams.out.flush()
     return RunReport(code, reason, run, text)

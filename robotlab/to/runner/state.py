@@ -36,9 +36,15 @@ def new_run_id(now: dt.datetime | None = None) -> str:
 
 
 def slugify(objective: str) -> str:
-    """Lowercase, runs of other characters to ``-``, trimmed, cut to 40, or ``takeover``."""
-    slug = re.sub(r"[^a-z0-9]+", "-", objective.lower()).strip("-")[:SLUG_LIMIT].rstrip("-")
-    return slug or "takeover"
+    """Lowercase, runs of other characters to ``-``, trimmed, cut to 40 at a word boundary, or ``takeover``.
+
+    A single word longer than the limit is cut at the limit.
+    """
+    slug = re.sub(r"[^a-z0-9]+", "-", objective.lower()).strip("-")
+    if len(slug) > SLUG_LIMIT:
+        cut = slug[: SLUG_LIMIT + 1]
+        slug = cut[: cut.rindex("-")] if "-" in cut else slug[:SLUG_LIMIT]
+    return slug.rstrip("-") or "takeover"
 
 
 def branch_name(objective: str, now: dt.datetime | None = None) -> str:
