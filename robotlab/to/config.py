@@ -71,6 +71,7 @@ class FileSettings(BaseSettings):
     decision_timeout: float | None = None
     preflight: bool
     preflight_timeout: float
+    max_cost: float | None = None
 
     @classmethod
     def settings_customise_sources(
@@ -111,6 +112,7 @@ class Settings(BaseModel):
     preflight_timeout: float = 20
     max_iterations: int | None = None
     max_tokens: int | None = None
+    max_cost: float | None = None
     stop_when: str | None = None
     verify_command: str | None = None
     eval: Any = None

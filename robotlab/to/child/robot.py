@@ -47,8 +47,9 @@ class ChildPlan:
 class AttemptReport:
     """What one robot run in the child produced.
 
-    ``budget_stop`` is set when the run's token budget ended the attempt (not an error);
-    ``quality`` holds the quality monitor's warnings (reasons below their limits).
+    ``budget_stop`` is set when the run's token or cost budget ended the attempt (not an error);
+    ``quality`` holds the quality monitor's warnings (reasons below their limits); ``cost``
+    is the attempt's dollars, None when the model has no price.
     """
 
     ok: bool
@@ -59,6 +60,7 @@ class AttemptReport:
     error: Failure | None = None
     budget_stop: bool = False
     quality: list[str] = dataclasses.field(default_factory=list)
+    cost: float | None = 0.0
 
     def to_wire(self) -> dict[str, Any]:
         """The report as one JSON-ready dict (the failure as plain data)."""
@@ -77,7 +79,7 @@ class AttemptReport:
 
 def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, oversight: Oversight) -> AttemptReport:
     meter = oversight.meter
-    meter.start(command.get("budget"))
+    meter.start(command.get("budget"), command.get("cost_budget"))
     try:
         run_robot(robot, command["message"])
         report = AttemptReport(True)
@@ -87,7 +89,7 @@ def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, overs
             False, error=describe_error(exc))
     except Exception as exc:  # every failure crosses to the orchestrator as data
         report = AttemptReport(False, error=describe_error(exc))
-    report.input_tokens, report.output_tokens = meter.input_tokens, meter.output_tokens
+    report.input_tokens, report.output_tokens, report.cost = meter.input_tokens, meter.output_tokens, meter.cost
     report.result = dataclasses.asdict(capture.result) if capture.result else None
     report.decisions, capture.decisions = capture.decisions, []
     report.quality = oversight.monitor.drain()
@@ -129,12 +131,14 @@ class RobotChild:
         plan = self.plan
         self._child.start(lambda sock: _serve(plan, sock))
 
-    def run(self, message: str, budget: int | None = None) -> AttemptReport:
-        """Ask the robot to run ``message`` using at most ``budget`` tokens (None: no limit).
+    def run(self, message: str, budget: int | None = None, cost_budget: float | None = None) -> AttemptReport:
+        """Ask the robot to run ``message`` using at most ``budget`` tokens and ``cost_budget``
+        dollars (None: no limit).
 
         Ends early on the deadline or a stop request.
         """
-        return AttemptReport.from_wire(self._child.request({"cmd": "run", "message": message, "budget": budget}))
+        command = {"cmd": "run", "message": message, "budget": budget, "cost_budget": cost_budget}
+        return AttemptReport.from_wire(self._child.request(command))
 
     def kill(self) -> None:
         """Kill the child's process group and its descendants' groups, then reap it."""

@@ -87,7 +87,7 @@ def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegist
         run=run, settings=settings, root=git.work_dir, git=git, log=JsonlLog(stderr_echo(settings.debug)),
         notes=Notes(Path(git.work_dir) / run.notes_path), evaluator=evaluator,
         backoff=Backoff(settings.backoff_base), decisions=DecisionStore(Path(git.work_dir) / run.decisions_path),
-        supervisor=supervisor, status=Status(streams.err, streams.live), lock_patterns=list(settings.protect_paths),
+        supervisor=supervisor, status=Status(streams.err, streams.live, streams.quiet), lock_patterns=list(settings.protect_paths),
         watch=watch,
     )
 
@@ -96,6 +96,7 @@ def start(objective: str, settings: config.Settings, registry: EvalRegistry, str
           work_dir: str | None = None) -> Session:
     """Check the repository, create the branch and the run directory; return the session."""
     git = _repository(work_dir)
+    preflight.check_cost_limit(settings)
     if settings.preflight:
         preflight.check(settings)
     now = dt.datetime.now()
@@ -139,6 +140,7 @@ def reopen(run_id: str, overrides: dict[str, Any], registry: EvalRegistry, strea
         raise SetupError(f"no resumable run at {path}")
     run = Run.load(path)
     settings = config.load(overrides, base=run.settings)
+    preflight.check_cost_limit(settings)
     if settings.preflight:
         preflight.check(settings)
     run.settings = settings.persisted()
@@ -164,6 +166,8 @@ def _install_signals(session: Session) -> dict[int, Any]:
 def execute(session: Session, streams: Streams) -> RunReport:
     """Run the loop, turn how it ended into a reason and an exit code, print the summary."""
     previous = _install_signals(session)
+    session.status.update(iteration=session.run.iteration, max_iterations=session.settings.max_iterations,
+                          tokens=session.run.total_tokens, cost=session.run.cost_usd)
     warm_up()
     session.status.start()
     reason, code = None, int(RunExit.STOPPED)
@@ -195,7 +199,7 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
     elapsed = (dt.datetime.now().astimezone() - run.started()).total_seconds()
     returned_to = empty_branch.leave_if_empty(session)
     session.log.event("orchestrator:end", iterations=run.iteration, commits=run.commits, input_tokens=run.input_tokens,
-                output_tokens=run.output_tokens, abort_reason=reason, elapsed=round(elapsed, 1))
+                output_tokens=run.output_tokens, cost_usd="unknown" if run.cost_usd is None else round(run.cost_usd, 6), abort_reason=reason, elapsed=round(elapsed, 1))
     session.log.close()
     session.save()
     ins, dels, files = session.git.diff_stat(run.base_commit)
@@ -203,7 +207,7 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
         model=session.settings.model, elapsed=elapsed, reason=reason, branch=run.branch, run_id=run.run_id,
         run_dir=run.run_dir, base_commit=run.base_commit, iterations=run.iteration, commits=run.commits,
         rolled_back=max(run.iteration - run.commits - run.no_change, 0), no_change=run.no_change,
-        input_tokens=run.input_tokens, output_tokens=run.output_tokens, insertions=ins, deletions=dels,
+        input_tokens=run.input_tokens, output_tokens=run.output_tokens, cost_usd=run.cost_usd, insertions=ins, deletions=dels,
         files=files, returned_to=returned_to, resumable=not summary.is_complete(reason),
     )
     text = summary.as_json(facts, code) if streams.summary_json else summary.render(facts)
