@@ -260,7 +260,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
         """
         per_run = [] if hooks is None else list(hooks) if isinstance(hooks, (list, tuple)) else [hooks]
         scope = HookScope(global_hooks(), getattr(network, "hooks", None), self.hooks, per_run)
-        with active_memory(self, memory, network, network_memory) as active:
+        with active_memory(self.name, self._memory, lambda: self.memory, memory, network, network_memory) as active:
             ctx = RunHookContext(robot=self, network=network, task=task, memory=active, config=self.config,
                                  request=message)
             return scope.run("run", ctx, lambda: self._run(
