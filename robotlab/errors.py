@@ -15,6 +15,7 @@ its ``exit_code`` (sysexits numbers: 64 usage, 65 data, 69 unavailable, 70 softw
     │   └── ToolLoopError              70  max_tool_rounds tripped (never retryable)
     ├── MCPError                       69  an MCP server failed (``retryable`` per instance)
     ├── ToolError                      70  a tool failed (``retryable`` per instance)
+    │   └── SandboxUnavailable         69  sandbox on, but nothing here can confine a script
     ├── BudgetExceeded                 75  refused before spending: the budget is used up
     ├── BoundaryError                  65  a payload cannot cross a process boundary
     ├── AwaitTimeout                   75  Memory.get(..., wait=N) ran out of time
@@ -65,6 +66,7 @@ __all__ = [
     "RemoteError",
     "ReplyTimeout",
     "RobotlabError",
+    "SandboxUnavailable",
     "SetupError",
     "ToError",
     "ToolError",
@@ -131,6 +133,15 @@ class MCPError(_MaybeRetryable):
 
 class ToolError(_MaybeRetryable):
     """A tool failed; the model sees ``Error (<tool>): <message>``."""
+
+
+class SandboxUnavailable(ToolError):
+    """``sandbox.enabled`` is true but nothing on this machine can enforce the ceiling.
+
+    The script was not run: a sandbox that cannot confine never runs a script unconfined.
+    """
+
+    exit_code = 69
 
 
 class BudgetExceeded(RobotlabError):

@@ -32,13 +32,20 @@ class LLMSettings(BaseModel):
 
 
 class SandboxSettings(BaseModel):
-    """Ceilings for skill scripts (used by the AgentSkills extension)."""
+    """Ceilings for skill scripts (``robotlab.skills``; docs/skills.md)."""
 
     enabled: bool = False
+    """Confine skill scripts; when nothing here can confine them, refuse to run them."""
     fs_read: list[str] = ["."]
+    """Ceiling: paths any skill script may read (relative ones against the working directory)."""
     fs_write: list[str] = []
+    """Ceiling: paths any skill script may write."""
     network: bool = False
+    """Ceiling: whether any skill script may use the network."""
     timeout: float = 60
+    """Ceiling: seconds a skill script may run before its process group is killed."""
+    strategy: str = "auto"
+    """``auto`` (bubblewrap, else Landlock), ``bubblewrap`` or ``landlock``."""
 
 
 class ChatSettings(BaseModel):
