@@ -3,7 +3,8 @@
 Run it as ``python -m robotlab.testing.llm_server --script FILE [--host H] [--port P]``; it
 prints ``LISTENING http://HOST:PORT/v1`` once ready. In tests, ``serve_script(turns)`` runs it
 in a thread. Endpoints: ``POST /v1/chat/completions`` (plain and streamed, with
-``stream_options.include_usage``), ``GET /v1/models``, and ``GET /_requests`` (every request
+``stream_options.include_usage``), ``POST /v1/embeddings`` (a deterministic vector of letter
+counts per input, taking no turn), ``GET /v1/models``, and ``GET /_requests`` (every request
 body received so far, as a JSON list). One server holds one script: every request, from any
 process, takes the next turn.
 """
@@ -24,7 +25,7 @@ from typing import Any
 from robotlab.errors import InferenceError
 from robotlab.testing.script import Script, Turn, load_script
 
-__all__ = ["ScriptServer", "main", "requests_seen", "serve_script"]
+__all__ = ["ScriptServer", "embedding_body", "main", "requests_seen", "serve_script"]
 
 
 def _message(turn: Turn) -> dict[str, Any]:
@@ -83,6 +84,18 @@ def stream_events(turn: Turn, model: str, number: int, include_usage: bool) -> I
         yield {**base, "choices": [], "usage": _usage(turn)}
 
 
+def embedding_body(body: dict[str, Any]) -> dict[str, Any]:
+    """An embeddings reply: for each input, how often each letter a-z occurs in it."""
+    inputs = body.get("input") or []
+    inputs = [inputs] if isinstance(inputs, str) else list(inputs)
+    data = [{"object": "embedding", "index": i,
+             "embedding": [float(str(text).lower().count(chr(97 + k))) for k in range(26)]}
+            for i, text in enumerate(inputs)]
+    tokens = sum(len(str(text).split()) for text in inputs)
+    return {"object": "list", "data": data, "model": body.get("model", "scripted"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+
 class ScriptServer(ThreadingHTTPServer):
     """The HTTP server plus the script it replays and the requests it has seen."""
 
@@ -133,11 +146,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no such path {self.path}"}})
 
     def do_POST(self) -> None:
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        path = self.path.rstrip("/")
+        if not path.endswith(("/chat/completions", "/embeddings")):
             self._send_json(404, {"error": {"message": f"no such path {self.path}"}})
             return
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         number = self.server.record(body)
+        if path.endswith("/embeddings"):
+            self._send_json(200, embedding_body(body))
+            return
         try:
             turn = self.server.script.next_turn()
         except InferenceError as exc:
