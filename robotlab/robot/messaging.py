@@ -355,6 +355,12 @@ class BusMethods:
 
         return spawn(self, name=name, system_prompt=system_prompt, template=template, **options)
 
+    def pool(self, name: str, size: int, **options: Any) -> Any:
+        """Spawn ``size`` instances of robot ``name`` as one :class:`~robotlab.robot.pool.RobotPool`."""
+        from robotlab.robot.pool import RobotPool
+
+        return RobotPool(self, name, size, **options)
+
     def _delegatee(self, to: Any) -> Any:
         """What ``delegate(to=...)`` runs: a robot or handle as it is, a name as a robot on the bus."""
         if isinstance(to, str):
