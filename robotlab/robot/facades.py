@@ -136,3 +136,9 @@ class BusFacade:
         from robotlab.robot.spawn import spawn
 
         return spawn(self, name=name, system_prompt=system_prompt, template=template, **options)
+
+    def pool(self, name: str, size: int, **options: Any) -> Any:
+        """Spawn ``size`` instances of robot ``name`` as one :class:`~robotlab.robot.pool.RobotPool`."""
+        from robotlab.robot.pool import RobotPool
+
+        return RobotPool(self, name, size, **options)

@@ -260,7 +260,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
         """
         per_run = [] if hooks is None else list(hooks) if isinstance(hooks, (list, tuple)) else [hooks]
         scope = HookScope(global_hooks(), getattr(network, "hooks", None), self.hooks, per_run)
-        with active_memory(self, memory, network, network_memory) as active:
+        with active_memory(self.name, self._memory, lambda: self.memory, memory, network, network_memory) as active:
             ctx = RunHookContext(robot=self, network=network, task=task, memory=active, config=self.config,
                                  request=message)
             return scope.run("run", ctx, lambda: self._run(
@@ -313,10 +313,10 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
             if text is not None:
                 self.conversation.log.append(TaskEntry(content=content_with(text, attachments)))
             loop = ToolLoop(
-                self.llm, self._setup.params(network_config), sent_tools, scope, self,
+                self.llm, {**self._setup.params(network_config), **self.chat_extras.params()}, sent_tools, scope, self,
                 on_chunk=chain_callbacks(self.config.on_content, on_content), on_tool_call=self.config.on_tool_call,
                 on_tool_result=self.config.on_tool_result, max_tool_rounds=self.config.max_tool_rounds,
-                doom_loop_threshold=self.config.doom_loop_threshold,
+                doom_loop_threshold=self.config.doom_loop_threshold, structured=self.chat_extras.structured,
             )
             return loop.run(self.conversation.log, self._setup.system_messages())
 
@@ -330,6 +330,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
         return RobotResult(
             self.name, reply=outcome.text(), input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
             cost=outcome.cost, duration=time.monotonic() - started, tool_calls=outcome.tool_calls, raw=outcome.reply,
+            parsed=outcome.parsed,
         )
 
     # -- other actions ---------------------------------------------------------------------
