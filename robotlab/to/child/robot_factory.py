@@ -68,12 +68,14 @@ class Oversight:
         submitted: whether the robot has submitted its result (an empty reply after that is fine).
         meter: the metered LLM the robot calls (built by ``metered_llm``).
         token_budget: the robot's own ``token_budget`` (what was left of the run's at the start).
+        last_reply: the text of the model's newest reply that had any.
     """
 
     monitor: QualityMonitor
     submitted: Callable[[], bool]
     meter: MeteredLLM
     token_budget: int | None = None
+    last_reply: str | None = None
 
 
 def metered_llm() -> MeteredLLM:
@@ -97,6 +99,8 @@ def _quality_hook(oversight: Oversight) -> Any:
             reply = getattr(ctx.generation_response, "reply", None)
             content = getattr(reply, "content", None)
             calls = len(getattr(reply, "tool_calls", ()) or ())
+            if content:
+                oversight.last_reply = content
             oversight.monitor.run_ended(content, calls, oversight.submitted())
 
     return QualityHook()

@@ -14,6 +14,7 @@ cost is None ("unknown"), never a made-up 0.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from robotlab.errors import BudgetExceeded
@@ -56,6 +57,7 @@ class MeteredLLM:
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost: float | None = 0.0
+        self.on_usage: Callable[[], None] | None = None
 
     @property
     def used(self) -> int:
@@ -95,4 +97,6 @@ class MeteredLLM:
         self.output_tokens += reply.usage.output_tokens
         self.cost = add_cost(self.cost, price(str(params.get("model")), reply.usage.input_tokens,
                                               reply.usage.output_tokens))
+        if self.on_usage is not None:
+            self.on_usage()
         return reply

@@ -47,9 +47,13 @@ class Notes:
         heading = f"### Iteration {iteration}" + (f" {marker}" if marker else "")
         atomic_file.append(self.path, "\n" + heading + "\n\n" + "\n".join(body) + "\n")
 
-    def success(self, iteration: int, summary: str, changes: list[str], learnings: list[str]) -> None:
-        """A committing iteration (written before the commit is attempted)."""
-        body = [f"**Summary:** {summary}", "", "**Changes:**", _bullets(changes), "", "**Learnings:**", _bullets(learnings)]
+    def success(self, iteration: int, summary: str, changes: list[str], learnings: list[str],
+                files: list[str] | None = None) -> None:
+        """A committing iteration (written before the commit is attempted); ``files`` as git staged them."""
+        body = [f"**Summary:** {summary}", "", "**Changes:**", _bullets(changes)]
+        if files is not None:
+            body += ["", "**Files changed (git):**", _bullets(files)]
+        body += ["", "**Learnings:**", _bullets(learnings)]
         self._entry(iteration, "", body)
 
     def failure(self, iteration: int, summary: str, learnings: list[str]) -> None:

@@ -20,6 +20,7 @@ from robotlab.to.guards.quality import correction_message
 from robotlab.to.process.failure import describe_error
 from robotlab.to.runner import prompt
 from robotlab.to.runner.outcome_types import Outcome, OutcomeKind
+from robotlab.to.runner.progress import ChildProgress, command_reporter
 from robotlab.to.runner.session import Session
 from robotlab.to.runner.stop_conditions import budget_spent
 from robotlab.to.tools.submit import IterationResult
@@ -66,8 +67,8 @@ class Attempts:
         session.log.event("agent:run:start", iteration=session.run.iteration)
         session.status.update(phase="robot")
         message, self.corrections = "\n\n".join([*self.corrections, message]), []
-        report = self.child.run(message, remaining_tokens(session), remaining_cost(session))
-        session.log.event("agent:run:end", iteration=session.run.iteration)
+        report = self.child.run(message, remaining_tokens(session), remaining_cost(session), ChildProgress(session))
+        session.log.event("agent:run:end", iteration=session.run.iteration, last_reply=report.last_reply)
         session.add_usage(report.input_tokens, report.output_tokens, report.cost)
         if report.result:
             self.result = IterationResult(**report.result)
@@ -161,7 +162,8 @@ def evaluate(session: Session) -> Score:
     # --require-improvement means "beat the best committed score", not only the parent's (which
     # may be lower after a commit made with --no-require-improvement).
     previous = run.best_score_value if session.settings.require_improvement else run.last_score_value
-    context = Context(session.root, session.git.head_sha(), previous, run.objective, run.iteration)
+    context = Context(session.root, session.git.head_sha(), previous, run.objective, run.iteration,
+                      on_command=command_reporter(session))
     score = session.evaluator.score(context)
     if not isinstance(score, Score):
         raise TypeError(f"eval returned {type(score).__name__}, not Score")
@@ -198,8 +200,9 @@ def _gate(session: Session, attempts: Attempts, lock: GraderLock, before: dict[s
             return Outcome(OutcomeKind.INTERRUPTED, result, score)
         if score.gate_ok or attempt == budget or not attempts.budget_left():
             break
-        session.log.event("eval:repair", iteration=session.run.iteration, attempt=attempt + 1)
-        session.status.say(f"iteration {session.run.iteration}: verification failed — repairing ({attempt + 1}/{budget})")
+        session.log.event("eval:repair", iteration=session.run.iteration, attempt=attempt + 1, reason=score.detail)
+        session.status.say(f"iteration {session.run.iteration}: verification failed ({score.detail}) — "
+                           f"repairing ({attempt + 1}/{budget})")
         report = attempts.run(prompt.repair_message(session.settings.verify_command, score.output))
         if report.error is not None:
             session.log.event("eval:repair_error", iteration=session.run.iteration, message=report.error.message)

@@ -33,6 +33,7 @@ from robotlab.to.record.status import Status
 from robotlab.to.runner import empty_branch, preflight
 from robotlab.to.runner.backoff import Backoff
 from robotlab.to.runner.loop import run_loop
+from robotlab.to.runner.progress import command_reporter
 from robotlab.to.runner.session import Session
 from robotlab.to.runner.state import Run, branch_name, new_run_id
 
@@ -123,7 +124,8 @@ def _baseline(session: Session) -> None:
     measure = getattr(session.evaluator, "baseline", None)
     if measure is None:
         return
-    value = measure(Context(session.root, session.run.base_commit, None, session.run.objective, 0))
+    value = measure(Context(session.root, session.run.base_commit, None, session.run.objective, 0,
+                            on_command=command_reporter(session)))
     if value is not None:
         session.run.record_score(value)
         session.log.event("eval:baseline", value=value)
