@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from robotlab.bus import keys
-from robotlab.bus.config import keys_dir
+from robotlab.bus.config import ROLE_ROBOT, ROLES, keys_dir
 
 from .errors import exits_on_error
 from .output import print_rows
@@ -45,13 +45,17 @@ def keys_group() -> None:
 @click.option("--dir", "folder", default=None, help="Keys folder (default: $ROBOTLAB_KEYS, else ./keys).")
 @click.option("--robot", "robots", multiple=True,
               help="A robot name this key may use (repeat it; '*' for any name, for CLI and admin keys).")
+@click.option("--role", "roles", multiple=True, type=click.Choice(ROLES),
+              help="robot (the default: HELLO as its names and send) or admin (also ps, stats, dlq); repeatable.")
 @click.option("--no-authorize", is_flag=True, help="Do not copy the public key to DIR/authorized/.")
 @exits_on_error
-def keys_new_command(name: str, folder: str | None, robots: tuple[str, ...], no_authorize: bool) -> None:
+def keys_new_command(name: str, folder: str | None, robots: tuple[str, ...], roles: tuple[str, ...],
+                     no_authorize: bool) -> None:
     """Write NAME.key and NAME.key_secret (mode 0600); `broker` makes the broker's own key."""
     if name != keys.BROKER_KEY and not robots:
         raise click.UsageError("say which robot names the key may use: --robot NAME (or --robot '*')")
-    public, secret = keys.new_key(keys_dir(folder) or "keys", name, list(robots), authorize=not no_authorize)
+    grant = sorted({ROLE_ROBOT, *roles})
+    public, secret = keys.new_key(keys_dir(folder) or "keys", name, list(robots), authorize=not no_authorize, roles=grant)
     click.echo(f"wrote {public} and {secret}")
 
 
@@ -62,4 +66,4 @@ def keys_new_command(name: str, folder: str | None, robots: tuple[str, ...], no_
 def keys_list_command(folder: str | None, as_json: bool) -> None:
     """List the key pairs in the folder, the robot names each may use, and whether the broker accepts it."""
     rows = keys.list_keys(keys_dir(folder) or "keys")
-    print_rows(rows, ["name", "robots", "authorized"], as_json=as_json, empty="no keys in this folder")
+    print_rows(rows, ["name", "robots", "roles", "authorized"], as_json=as_json, empty="no keys in this folder")

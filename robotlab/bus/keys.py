@@ -9,7 +9,7 @@ Layout of a keys folder (see docs/broker.md, "Security")::
     authorized/NAME.key    the public keys the broker accepts
 
 A key's robot names are the ``robots`` metadata of its certificate: ``robots = "bob,alice"``,
-or ``"*"`` for any name (the CLI and admin clients).
+or ``"*"`` for any name; its ``roles`` metadata is ``robot`` (the default) or ``robot,admin``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import zmq.auth
 
 from robotlab.errors import ConfigError
 
-from .config import AUTHORIZED, BROKER_KEY, key_robots
+from .config import AUTHORIZED, BROKER_KEY, ROLE_ROBOT, ROLES, key_robots, key_roles
 
 _KEY_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -74,7 +74,8 @@ def read_certificate(path: Path) -> tuple[bytes, bytes | None]:
         raise ConfigError(f"{path} is not a CURVE certificate: {exc}") from exc
 
 
-def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], authorize: bool = True) -> tuple[Path, Path]:
+def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], authorize: bool = True,
+            roles: list[str] | None = None) -> tuple[Path, Path]:
     """Write ``NAME.key`` and ``NAME.key_secret`` (mode 0600) into ``keys_dir``; return both paths.
 
     Args:
@@ -83,6 +84,8 @@ def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], auth
         robots: robot names this key may HELLO as (``["*"]`` for any).
         authorize: also copy the public key to ``authorized/`` so a broker reading this
             folder accepts it (never done for the broker's own key).
+        roles: ``robot`` (the default: HELLO as ``robots`` and send) and/or ``admin`` (also
+            ps, stats and the dead-letter queue).
 
     Raises:
         ConfigError: a bad name, or a key of that name already exists.
@@ -93,15 +96,20 @@ def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], auth
     folder.mkdir(parents=True, exist_ok=True)
     if (folder / f"{name}.key_secret").exists():
         raise ConfigError(f"{folder / name}.key_secret exists; remove it first to replace the key")
+    roles = list(roles or [ROLE_ROBOT])
+    unknown = sorted(set(roles) - set(ROLES))
+    if unknown:
+        raise ConfigError(f"unknown role {unknown[0]!r}; a key's roles are {' and '.join(ROLES)}")
     old_umask = os.umask(0o077)  # the secret file must never exist with wider permissions
     try:
-        robots_line = f'robots = "{",".join(robots)}"'
-        public, secret = zmq.auth.create_certificates(folder, name, metadata={"robots": robots_line[9:]})
+        metadata = {"robots": f'"{",".join(robots)}"', "roles": f'"{",".join(roles)}"'}
+        public, secret = zmq.auth.create_certificates(folder, name, metadata=metadata)
     finally:
         os.umask(old_umask)
     # pyzmq writes metadata into the secret file only; the broker reads the public one.
+    lines = "".join(f"    {key} = {value}\n" for key, value in metadata.items())
     text = Path(public).read_text(encoding="utf-8")
-    Path(public).write_text(text.replace("metadata\n", f"metadata\n    {robots_line}\n", 1), encoding="utf-8")
+    Path(public).write_text(text.replace("metadata\n", f"metadata\n{lines}", 1), encoding="utf-8")
     os.chmod(secret, 0o600)
     os.chmod(public, 0o644)
     if authorize and name != BROKER_KEY:
@@ -117,5 +125,6 @@ def list_keys(keys_dir: str | os.PathLike[str]) -> list[dict[str, str]]:
     for secret in sorted(folder.glob("*.key_secret")):
         name = secret.name[: -len(".key_secret")]
         authorized = "broker" if name == BROKER_KEY else ("yes" if (folder / AUTHORIZED / f"{name}.key").is_file() else "no")
-        rows.append({"name": name, "robots": ",".join(sorted(key_robots(secret))), "authorized": authorized})
+        roles = "" if name == BROKER_KEY else ",".join(sorted(key_roles(secret)))
+        rows.append({"name": name, "robots": ",".join(sorted(key_robots(secret))), "roles": roles, "authorized": authorized})
     return rows

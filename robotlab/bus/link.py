@@ -23,10 +23,13 @@ import random
 import select
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 import zmq
+
+from robotlab.errors import ProtocolError
 
 from . import protocol
 from .keys import KeyConfig
@@ -56,6 +59,10 @@ class Link:
         self.keys = keys
         self.refused: str | None = None
         """Why the broker refused our HELLO (ERROR forbidden); we stop trying once set."""
+        self.last_error: str | None = None
+        """The last ERROR the broker answered a HELLO with (e.g. ``conflict``), for messages."""
+        self.dropped: Counter[str] = Counter()
+        """Inbound frames dropped, by reason (an ErrorCode, or ``handler_error``)."""
         self.answered = threading.Event()
         """Set by a WELCOME or a refusal: either way, waiting longer changes nothing."""
         self.url = url
@@ -145,12 +152,18 @@ class Link:
     def _loop(self) -> None:
         try:
             while self._running:
-                with self._lock:
-                    self._drain_socket()
-                    self._flush_acks()
-                    self._timers()
-                    fd = self._socket.get(zmq.FD)
-                    timeout = self._poll_ms()
+                try:
+                    with self._lock:
+                        self._drain_socket()
+                        self._flush_acks()
+                        self._timers()
+                        fd = self._socket.get(zmq.FD)
+                        timeout = self._poll_ms()
+                except zmq.ContextTerminated:
+                    return
+                except Exception as exc:  # nothing may stop this thread: start over on a fresh socket
+                    self._recover(exc)
+                    continue
                 self._wait(fd, timeout)
             with self._lock:
                 self._flush_acks()
@@ -160,6 +173,18 @@ class Link:
                 self._socket = None
             os.close(self._wake_r)
             os.close(self._wake_w)
+
+    def _recover(self, exc: Exception) -> None:
+        self._note("io_error", f"bus: the I/O loop of {self.hello['name']} failed ({exc!r}); reconnecting")
+        self._wait(self._wake_r, 100)  # no busy loop if the fresh socket fails the same way
+        with self._lock:
+            self.welcomed.clear()
+            self._reconnect()
+
+    def _note(self, reason: str, text: str) -> None:
+        """Count a dropped frame or a failure; log the first of each reason as a warning."""
+        self.dropped[reason] += 1
+        log.log(logging.WARNING if self.dropped[reason] == 1 else logging.DEBUG, "%s", text)
 
     def _wait(self, fd: int, timeout_ms: int) -> None:
         poller = select.poll()
@@ -194,10 +219,16 @@ class Link:
             self._last_recv = time.monotonic()
             try:
                 frame = protocol.decode(frames)
-            except Exception as exc:  # a broken broker must not kill the client
-                log.warning("bus: dropped an unparseable frame from the broker: %s", exc)
+            except ProtocolError as exc:  # a broken broker (or a forged frame) must not kill the client
+                self._note(exc.code, f"bus: dropped a frame from the broker ({exc.code}): {exc}")
                 continue
-            self._handle(frame)
+            try:
+                self._handle(frame)
+            except Exception as exc:  # one bad frame costs that frame, never the connection
+                self._note("handler_error", f"bus: dropped a {frame.command.name} that failed: {exc!r}")
+                if frame.command == Command.DELIVER and frame.header["delivery"]:
+                    reason = f"the receiver could not take it: {exc!r}"[: protocol.TEXT_MAX]
+                    self._send(protocol.encode(Command.NACK, {"delivery": frame.header["delivery"], "reason": reason}))
 
     def _handle(self, frame: Frame) -> None:
         if frame.command == Command.WELCOME:
@@ -206,6 +237,9 @@ class Link:
             self.welcomed.clear()  # the broker restarted and forgot us: introduce ourselves again
             self._attempt_at = time.monotonic()
             self._hello_sent = self._send_hello()
+        elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.CONFLICT:
+            self.last_error = f"conflict: {frame.header.get('detail', '')}"
+            log.warning("bus: the broker at %s refused our HELLO for now: %s", self.url, self.last_error)
         elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.FORBIDDEN:
             self.refused = str(frame.header.get("detail", "forbidden"))
             self.welcomed.clear()
@@ -216,6 +250,7 @@ class Link:
 
     def _on_welcome(self, header: dict[str, Any]) -> None:
         self.welcome = header
+        self.last_error = None
         self.heartbeat = float(header["heartbeat"])
         self.liveness = int(header["liveness"])
         self.ack_timeout = float(header.get("ack_timeout", self.ack_timeout))

@@ -26,10 +26,10 @@ def free_tcp_url() -> str:
 
 @pytest.fixture
 def keys_dir(tmp_path: Path) -> Path:
-    """Keys made with the CLI: the broker's, bob's (only bob) and the CLI's own (any name)."""
+    """Keys made with the CLI: the broker's, bob's (only bob) and the CLI's own (any name, admin)."""
     folder = tmp_path / "keys"
     runner = CliRunner()
-    for argv in (["broker"], ["bob", "--robot", "bob"], ["robotlab", "--robot", "*"]):
+    for argv in (["broker"], ["bob", "--robot", "bob"], ["robotlab", "--robot", "*", "--role", "admin"]):
         result = runner.invoke(main, ["keys", "new", *argv, "--dir", str(folder)])
         assert result.exit_code == 0, result.output
     return folder
@@ -53,7 +53,8 @@ def robotd_argv(url: str, name: str, *extra: str) -> list[str]:
 def test_keys_cli_lists_what_it_made(keys_dir: Path) -> None:
     result = CliRunner().invoke(main, ["keys", "list", "--dir", str(keys_dir), "--json"])
     assert result.exit_code == 0, result.output
-    assert {row["name"]: row["robots"] for row in json.loads(result.output)} == {"bob": "bob", "broker": "", "robotlab": "*"}
+    rows = {row["name"]: (row["robots"], row["roles"]) for row in json.loads(result.output)}
+    assert rows == {"bob": ("bob", "robot"), "broker": ("", ""), "robotlab": ("*", "admin,robot")}
     refused = CliRunner().invoke(main, ["keys", "new", "carol", "--dir", str(keys_dir)])
     assert refused.exit_code == 2 and "--robot" in refused.output
 
