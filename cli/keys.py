@@ -13,7 +13,7 @@ from robotlab.bus.config import ROLE_ROBOT, ROLES, keys_dir
 from .errors import exits_on_error
 from .output import print_rows
 
-CLI_KEY = "robotlab"
+CLI_KEY = keys.CLIENT_KEY
 """The key the CLI's own commands use by default: ``KEYS/robotlab.key_secret``."""
 
 
@@ -26,13 +26,10 @@ def key_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def client_keys(keys_folder: str | None, key_file: str | None, name: str = CLI_KEY) -> keys.KeyConfig | None:
-    """The KeyConfig the options ask for, or None when no keys folder is given nor in the environment."""
-    folder = keys_dir(keys_folder)
-    if folder is None:
-        if key_file:
-            raise click.UsageError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public key")
-        return None
-    return keys.KeyConfig.load(folder, name, key_file)
+    """The KeyConfig the options ask for (:func:`robotlab.bus.keys.client_keys`), or None."""
+    if key_file and keys_dir(keys_folder) is None:
+        raise click.UsageError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public key")
+    return keys.client_keys(name, keys_folder, key_file)
 
 
 @click.group("keys")

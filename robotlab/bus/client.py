@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import zmq
 
@@ -33,7 +33,7 @@ from robotlab.errors import BusError, ConfigError, PeerUnavailable
 from . import protocol
 from .boundary import pack_plain
 from .dispatcher import Dispatcher
-from .keys import KeyConfig
+from .keys import KeyConfig, client_keys
 from .message import Message
 from .protocol import Command, Frame, Status
 from .tracking import Tracker
@@ -44,7 +44,12 @@ DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 
 
 class BusClient:
-    """A member of the bus: one DEALER connection to a broker, run by a background I/O thread."""
+    """A member of the bus: one DEALER connection to a broker, run by a background I/O thread.
+
+    ``keys``: a :class:`KeyConfig`; None (the default) finds them as every client does
+    (:func:`~robotlab.bus.keys.client_keys`: ``$ROBOTLAB_KEYS``, then ``NAME.key_secret`` or
+    ``robotlab.key_secret``); False joins without CURVE whatever the environment says.
+    """
 
     def __init__(
         self,
@@ -56,7 +61,7 @@ class BusClient:
         parent: str | None = None,
         max_inflight: int | None = None,
         context: zmq.Context | None = None,
-        keys: KeyConfig | None = None,
+        keys: KeyConfig | Literal[False] | None = None,
     ) -> None:
         from .link import Link  # kept local: Link is an implementation detail of the client
 
@@ -80,7 +85,9 @@ class BusClient:
             hello["parent"] = parent
         if max_inflight:
             hello["max_inflight"] = max_inflight
-        self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome, keys)
+        if keys is None and not url.startswith("inproc://"):  # CURVE never runs over inproc
+            keys = client_keys(self.name)
+        self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome, keys or None)
         self._link.holding = self.dispatcher.holding
         self._embedded: Any = None
         self._closed = False
@@ -109,12 +116,12 @@ class BusClient:
     def _no_answer(self, timeout: float) -> str:
         if self._link.last_error is not None:
             return f"the broker at {self.url} did not welcome {self.name!r} within {timeout:g}s: {self._link.last_error}"
-        if self._link.keys is None:
-            return f"no broker answered at {self.url} within {timeout:g}s; is `robotlab broker` running there?"
-        # A CURVE handshake the broker rejects looks, from here, exactly like no broker.
-        return (f"no broker answered at {self.url} within {timeout:g}s: the broker did not accept this client's key "
-                "(is its public key in the broker's authorized/ folder, and is broker.key the broker's?), "
-                "or no `robotlab broker --keys` runs there")
+        return f"no broker answered at {self.url} within {timeout:g}s: {self._link.why_not_welcomed()}"
+
+    @property
+    def keys(self) -> KeyConfig | None:
+        """The CURVE keys this client joins with (None: no CURVE)."""
+        return self._link.keys
 
     @property
     def connected(self) -> bool:

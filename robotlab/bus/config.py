@@ -6,6 +6,7 @@ Only entry points (the CLI, robotd, the broker's ``__main__``) read the environm
 
 from __future__ import annotations
 
+import fnmatch
 import ipaddress
 import os
 import re
@@ -164,5 +165,9 @@ def authorized_keys(folder: str | os.PathLike[str]) -> dict[str, Grant]:
 
 
 def allows(robots: frozenset[str], name: str) -> bool:
-    """True when a key with these robot names may HELLO as ``name``."""
-    return ANY_NAME in robots or name in robots
+    """True when a key with these robot names may HELLO as ``name``.
+
+    A name may be a shell pattern (``bob-*``): a parent's key that lists the names of the
+    children it spawns, which join with that key (docs/broker.md, "Keys of spawned robots").
+    """
+    return ANY_NAME in robots or name in robots or any(fnmatch.fnmatchcase(name, pattern) for pattern in robots)

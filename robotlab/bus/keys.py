@@ -25,7 +25,10 @@ import zmq.auth
 
 from robotlab.errors import ConfigError
 
-from .config import AUTHORIZED, BROKER_KEY, ROLE_ROBOT, ROLES, key_robots, key_roles
+from .config import AUTHORIZED, BROKER_KEY, ROLE_ROBOT, ROLES, key_robots, key_roles, keys_dir
+
+CLIENT_KEY = "robotlab"
+"""The key a member without a key of its own name uses: the CLI's (``robotlab.key_secret``)."""
 
 _KEY_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -53,11 +56,53 @@ class KeyConfig:
         server, _ = read_certificate(folder / f"{BROKER_KEY}.key")
         return cls(public=public, secret=secret, server=server)
 
+    @classmethod
+    def find(cls, keys_dir: str | os.PathLike[str], name: str, key_file: str | os.PathLike[str] | None = None) -> KeyConfig:
+        """Like :meth:`load`, but a member with no key of its own name uses the folder's client
+        key, ``robotlab.key_secret`` (the CLI's), when there is one.
+
+        Raises:
+            ConfigError: neither key exists, naming both files and how to make one.
+        """
+        folder = Path(keys_dir)
+        if key_file is None and not (folder / f"{name}.key_secret").is_file():
+            if not (folder / f"{CLIENT_KEY}.key_secret").is_file():
+                raise ConfigError(f"no CURVE key for {name!r} in {folder} (looked for {name}.key_secret and "
+                                  f"{CLIENT_KEY}.key_secret); make one with `robotlab keys new {name} --robot {name}`")
+            name = CLIENT_KEY
+        return cls.load(folder, name, key_file)
+
+    def to_plain(self) -> dict[str, str]:
+        """The three keys as z85 text, to hand to a spawned child (never written to disk)."""
+        return {"public": self.public.decode(), "secret": self.secret.decode(), "server": self.server.decode()}
+
+    @classmethod
+    def from_plain(cls, data: dict[str, str]) -> KeyConfig:
+        """The inverse of :meth:`to_plain`."""
+        return cls(public=data["public"].encode(), secret=data["secret"].encode(), server=data["server"].encode())
+
     def apply(self, socket: zmq.Socket) -> None:
         """Make ``socket`` a CURVE client of the broker (call before connect)."""
         socket.curve_secretkey = self.secret
         socket.curve_publickey = self.public
         socket.curve_serverkey = self.server
+
+
+def client_keys(name: str, keys_folder: str | None = None, key_file: str | None = None) -> KeyConfig | None:
+    """The keys a member named ``name`` joins with: the one rule every client follows.
+
+    The folder is ``keys_folder``, else ``$ROBOTLAB_KEYS``; without either, None (no CURVE).
+    In it, ``key_file`` if given, else ``NAME.key_secret``, else ``robotlab.key_secret``.
+
+    Raises:
+        ConfigError: a key file is given without a folder, or no key is found in the folder.
+    """
+    folder = keys_dir(keys_folder)
+    if folder is None:
+        if key_file:
+            raise ConfigError("a key file needs its keys folder (--keys DIR or $ROBOTLAB_KEYS) for the broker's public key")
+        return None
+    return KeyConfig.find(folder, name, key_file)
 
 
 def read_certificate(path: Path) -> tuple[bytes, bytes | None]:

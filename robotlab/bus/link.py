@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 from robotlab.errors import ProtocolError
 
@@ -37,6 +38,12 @@ from .protocol import Command, ErrorCode, Frame
 
 log = logging.getLogger("robotlab.bus")
 
+# A CURVE handshake that fails looks, from the frames, exactly like no broker; the socket's
+# monitor tells which it was, so the error can name the cause.
+HANDSHAKE_FAILED = (int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL) | int(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+                    | int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL))
+NO_KEYS = ("this broker requires CURVE keys and this client has none: give --keys DIR or set ROBOTLAB_KEYS "
+           "(`robotlab keys new NAME --robot NAME` makes one)")
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
 _POLLIN = int(zmq.POLLIN)
@@ -86,6 +93,8 @@ class Link:
         self.ack_timeout = 30.0
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
+        self._monitor: zmq.Socket | None = None
+        self._handshake: dict[str, Any] | None = None
         self._last_recv = self._last_sent = self._attempt_at = 0.0
         self._hello_sent = False
         self._backoff = BACKOFF_START
@@ -136,6 +145,25 @@ class Link:
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
 
+    def why_not_welcomed(self) -> str:
+        """The likeliest reason no WELCOME came, in one line (the handshake's fate when known)."""
+        with self._lock:
+            while self._monitor is not None and self._monitor.poll(0):
+                self._handshake = recv_monitor_message(self._monitor)
+        event = self._handshake
+        if event is None:
+            if self.keys is None:
+                return "is `robotlab broker` running there?"
+            return "is `robotlab broker --keys` running there (and is broker.key its public key)?"
+        if self.keys is None:  # a plain handshake fails only against a CURVE server
+            return NO_KEYS
+        if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+            return "the broker refused this client's CURVE key (is its public key in the broker's authorized/ folder?)"
+        if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
+            return "the broker does not use CURVE keys: drop --keys (or unset ROBOTLAB_KEYS)"
+        return ("the broker refused this client's CURVE key or its handshake (is its public key in the broker's "
+                "authorized/ folder, and is broker.key the broker's?)")
+
     def _wake(self) -> None:
         try:
             os.write(self._wake_w, b"x")
@@ -171,6 +199,7 @@ class Link:
             with self._lock:
                 self._socket.close(linger=100)
                 self._socket = None
+                self._close_monitor()
             os.close(self._wake_r)
             os.close(self._wake_w)
 
@@ -294,6 +323,7 @@ class Link:
     def _reconnect(self) -> None:
         if self._socket is not None:
             self._socket.close(linger=0)
+        self._close_monitor()
         sock = self.context.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.IMMEDIATE, 1)  # never queue on a dead connection; we resend ourselves
@@ -301,10 +331,19 @@ class Link:
         sock.setsockopt(zmq.RCVHWM, 100_000)
         if self.keys is not None:
             self.keys.apply(sock)
+        if not self.url.startswith("inproc://"):
+            self._monitor = sock.get_monitor_socket(HANDSHAKE_FAILED)
         sock.connect(self.url)
         self._socket = sock
         self._attempt_at = time.monotonic()
         self._hello_sent = self._send_hello()
+
+    def _close_monitor(self) -> None:
+        if self._monitor is not None:
+            while self._monitor.poll(0):  # keep the last verdict across reconnects
+                self._handshake = recv_monitor_message(self._monitor)
+            self._monitor.close(linger=0)
+            self._monitor = None
 
     def _send_hello(self) -> bool:
         self._last_recv = time.monotonic()
