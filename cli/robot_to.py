@@ -94,6 +94,14 @@ INT, FLOAT = click.IntRange(min=0), click.FloatRange(min=0)
 @click.version_option(message="%(prog)s %(version)s", version=None, package_name="robotlab", prog_name="robot-to")
 def robot_to(words: tuple[str, ...], resume_id: str | None, summary_json: bool, quiet: bool, **options: Any) -> None:
     """Run the loop (parse, build settings, call robotlab.to, exit with its code)."""
+    objective = None if resume_id else _objective(words)
+    if not resume_id and not objective:
+        click.echo("Error: objective required (pass as argument or via stdin)\n", err=True)
+        click.echo(click.get_current_context().get_help(), err=True)
+        sys.exit(2)
+    if not quiet:
+        # The first line, before the library and the model client load (seconds on a cold start).
+        click.echo("robot-to: starting…", err=True)
     import robotlab.to
     from robotlab.to.runner.orchestrator import Streams
 
@@ -102,12 +110,7 @@ def robot_to(words: tuple[str, ...], resume_id: str | None, summary_json: bool, 
     if resume_id:
         report = robotlab.to.resume(resume_id, **settings)
     else:
-        objective = _objective(words)
-        if not objective:
-            click.echo("Error: objective required (pass as argument or via stdin)\n", err=True)
-            click.echo(click.get_current_context().get_help(), err=True)
-            sys.exit(2)
-        report = robotlab.to.run(objective, **settings)
+        report = robotlab.to.run(str(objective), **settings)
     sys.exit(report.exit_code)
 
 

@@ -190,6 +190,14 @@ def ping(model: ModelSettings, timeout: float) -> None:
     LiteLLM(max_retries=0, timeout=timeout).complete([{"role": "user", "content": "Reply with OK."}], [], params)
 
 
+def load_model_client() -> None:
+    """Import litellm (seconds on a cold start; the caller shows a spinner meanwhile)."""
+    from robotlab.config.cascade import prepare_litellm_environment
+
+    prepare_litellm_environment()
+    import litellm  # noqa: F401
+
+
 @functools.cache
 def warm_up() -> None:
     """Import the robot library and litellm once in the orchestrator, so every forked

@@ -4,9 +4,11 @@ tokens, dollars, elapsed). ``quiet`` prints nothing at all (the summary still go
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from robotlab.to.record.summary import format_cost
@@ -69,6 +71,21 @@ class Status:
         else:
             self.stream.write(f"robot-to: {message}\n")
             self.stream.flush()
+
+    @contextlib.contextmanager
+    def working(self, message: str) -> Iterator[None]:
+        """A spinner with ``message`` while the block runs (a plain ``message…`` line off a terminal)."""
+        if self.quiet:
+            yield
+            return
+        if not self.live_enabled:
+            self.say(f"{message}…")
+            yield
+            return
+        from rich.console import Console
+
+        with Console(file=self.stream).status(f"robot-to: {message}…", spinner="dots"):
+            yield
 
     def update(self, **fields: Any) -> None:
         """Change what the live line shows (any ``LiveState`` field; ``phase`` clears ``activity``)."""

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from robotlab.errors import ConfigError, PermanentError, RunExit, SetupError, StopRun
 from robotlab.to import config
 from robotlab.to.child.judge import SupervisedJudge
-from robotlab.to.child.robot_factory import ModelSettings, judge, warm_up
+from robotlab.to.child.robot_factory import ModelSettings, judge, load_model_client, warm_up
 from robotlab.to.evals.registry import EvalRegistry, build
 from robotlab.to.evals.score import Context
 from robotlab.to.git import Git
@@ -80,7 +80,18 @@ def _repository(work_dir: str | os.PathLike[str] | None) -> Git:
     return git
 
 
-def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegistry, streams: Streams) -> Session:
+def _prepare(settings: config.Settings, status: Status) -> None:
+    """Load the model client and check the model before anything is created, under a spinner."""
+    with status.working("loading the model client"):
+        load_model_client()
+    preflight.check_cost_limit(settings)
+    if settings.preflight:
+        with status.working(f"checking {settings.model} (preflight: credentials and one call)"):
+            preflight.check(settings)
+    warm_up()
+
+
+def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegistry, status: Status) -> Session:
     supervisor, watch = Supervisor(), Watch()
     model = ModelSettings(settings.eval_judge_model or settings.model, settings.provider, settings.api_base, False)
     evaluator = build(settings, registry, SupervisedJudge(judge(model), supervisor, watch), supervisor)
@@ -88,7 +99,7 @@ def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegist
         run=run, settings=settings, root=git.work_dir, git=git, log=JsonlLog(stderr_echo(settings.debug)),
         notes=Notes(Path(git.work_dir) / run.notes_path), evaluator=evaluator,
         backoff=Backoff(settings.backoff_base), decisions=DecisionStore(Path(git.work_dir) / run.decisions_path),
-        supervisor=supervisor, status=Status(streams.err, streams.live, streams.quiet), lock_patterns=list(settings.protect_paths),
+        supervisor=supervisor, status=status, lock_patterns=list(settings.protect_paths),
         watch=watch,
     )
 
@@ -97,14 +108,13 @@ def start(objective: str, settings: config.Settings, registry: EvalRegistry, str
           work_dir: str | None = None) -> Session:
     """Check the repository, create the branch and the run directory; return the session."""
     git = _repository(work_dir)
-    preflight.check_cost_limit(settings)
-    if settings.preflight:
-        preflight.check(settings)
+    status = Status(streams.err, streams.live, streams.quiet)
+    _prepare(settings, status)
     now = dt.datetime.now()
     run_id = new_run_id(now)
     run = Run(run_id, objective, branch_name(objective, now), git.head_sha(), f"{settings.run_dir}/runs/{run_id}",
               start_branch=git.current_branch(), settings=settings.persisted())
-    session = _session(git, run, settings, registry, streams)
+    session = _session(git, run, settings, registry, status)
     if git.branch_exists(run.branch):  # two runs of one objective within a second
         run.branch = f"{run.branch}-{run_id[-6:]}"
     git.create_branch(run.branch)
@@ -142,11 +152,10 @@ def reopen(run_id: str, overrides: dict[str, Any], registry: EvalRegistry, strea
         raise SetupError(f"no resumable run at {path}")
     run = Run.load(path)
     settings = config.load(overrides, base=run.settings)
-    preflight.check_cost_limit(settings)
-    if settings.preflight:
-        preflight.check(settings)
+    status = Status(streams.err, streams.live, streams.quiet)
+    _prepare(settings, status)
     run.settings = settings.persisted()
-    session = _session(git, run, settings, registry, streams)
+    session = _session(git, run, settings, registry, status)
     empty_branch.restore(session)
     session.log.open(Path(git.work_dir) / run.log_path)
     session.log.event("orchestrator:resume", run_id=run_id, iteration=run.iteration, branch=run.branch, model=settings.model)
