@@ -64,10 +64,13 @@ def run_with_retries(session: Session) -> Outcome:
         error = outcome.error
         _record_error(session, error)
         if error.permanent:
+            session.notes.error(session.run.iteration, error.error_class, error.message)
             prefix = "API authentication failed: " if error.auth else ""
             raise PermanentError(prefix + explain(error, session.settings))
         if session.run.consecutive_errors > session.settings.max_retries:
+            session.notes.error(session.run.iteration, error.error_class, error.message)
             raise ToError(error.message)
+        session.notes.retry(error.error_class, error.message)
         if session.stopping:
             return Outcome(OutcomeKind.INTERRUPTED, outcome.result)
         _back_off(session, error)
@@ -91,7 +94,6 @@ def _record_error(session: Session, error: Failure) -> None:
     session.log.event("agent:run:error", iteration=run.iteration, error=error.error_class, message=error.message,
                       cause=str(error.cause), permanent=error.permanent)
     session.rollback()
-    session.notes.error(run.iteration, error.error_class, error.message)
     run.consecutive_failures += 1
     run.consecutive_errors += 1
     run.iterations_since_improvement += 1
