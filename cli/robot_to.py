@@ -90,6 +90,7 @@ INT, FLOAT = click.IntRange(min=0), click.FloatRange(min=0)
 @opt("--preflight-timeout", type=FLOAT, metavar="SECONDS", help="Time-out of the preflight model call (default 20).")
 @opt("--json", "summary_json", is_flag=True, help="Print the exit summary as one JSON object.")
 @opt("--quiet", "-q", is_flag=True, help="Print only the exit summary (no progress lines, no live view).")
+@opt("--broker", metavar="URL", help="Join the crew's bus at URL (ROBOTLAB_BROKER works too): answer status and decisions.")
 @opt("--resume", "resume_id", metavar="RUN_ID", help="Continue a paused run (its settings are stored).")
 @click.version_option(message="%(prog)s %(version)s", version=None, package_name="robotlab", prog_name="robot-to")
 def robot_to(words: tuple[str, ...], resume_id: str | None, summary_json: bool, quiet: bool, **options: Any) -> None:

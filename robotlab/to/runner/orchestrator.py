@@ -16,7 +16,14 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
-from robotlab.errors import ConfigError, PermanentError, RunExit, SetupError, StopRun
+from robotlab.errors import (
+    ConfigError,
+    PeerUnavailable,
+    PermanentError,
+    RunExit,
+    SetupError,
+    StopRun,
+)
 from robotlab.to import config
 from robotlab.to.child.judge import SupervisedJudge
 from robotlab.to.child.robot_factory import ModelSettings, judge, load_model_client, warm_up
@@ -33,6 +40,7 @@ from robotlab.to.record.status import Status
 from robotlab.to.runner import empty_branch, preflight
 from robotlab.to.runner.backoff import Backoff
 from robotlab.to.runner.loop import run_loop
+from robotlab.to.runner.on_the_bus import RunOnBus
 from robotlab.to.runner.progress import command_reporter
 from robotlab.to.runner.session import Session
 from robotlab.to.runner.state import Run, branch_name, new_run_id
@@ -174,6 +182,19 @@ def _install_signals(session: Session) -> dict[int, Any]:
     return {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
+def _join_bus(session: Session) -> RunOnBus | None:
+    """Join the crew when ``--broker`` (or ROBOTLAB_BROKER) names one."""
+    url = session.settings.broker
+    if not url:
+        return None
+    try:
+        membership = RunOnBus(session, url).start()
+    except PeerUnavailable as exc:
+        raise PermanentError(f"cannot join the bus at {url} ({exc}): start the broker, or drop --broker") from exc
+    session.status.say(f"on the bus at {url} as {membership.name}: robotlab send --to {membership.name} status --wait")
+    return membership
+
+
 def execute(session: Session, streams: Streams) -> RunReport:
     """Run the loop, turn how it ended into a reason and an exit code, print the summary."""
     previous = _install_signals(session)
@@ -182,7 +203,9 @@ def execute(session: Session, streams: Streams) -> RunReport:
     warm_up()
     session.status.start()
     reason, code = None, int(RunExit.STOPPED)
+    membership: RunOnBus | None = None
     try:
+        membership = _join_bus(session)
         run_loop(session)
     except StopRun as exc:
         reason, code = exc.reason, exc.exit_code
@@ -196,6 +219,8 @@ def execute(session: Session, streams: Streams) -> RunReport:
         session.rollback()
         session.log.event("orchestrator:fatal", error=type(exc).__name__, message=str(exc))
     finally:
+        if membership is not None:
+            membership.close()
         session.status.stop()
         for signum, old in previous.items():
             signal.signal(signum, old)
