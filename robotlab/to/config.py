@@ -71,6 +71,7 @@ class FileSettings(BaseSettings):
     decision_timeout: float | None = None
     preflight: bool
     preflight_timeout: float
+    max_output_tokens: int
     max_cost: float | None = None
 
     @classmethod
@@ -110,6 +111,7 @@ class Settings(BaseModel):
     decision_timeout: float | None = None
     preflight: bool = True
     preflight_timeout: float = 20
+    max_output_tokens: int = 8192
     max_iterations: int | None = None
     max_tokens: int | None = None
     max_cost: float | None = None

@@ -33,6 +33,8 @@ class ModelSettings:
     api_base: str | None = None
     stream: bool = True
     max_tool_rounds: int = 100
+    max_output_tokens: int | None = None
+    """The longest reply the model may write (``max_tokens`` of every call); None: the provider's."""
 
 
 def _tool_class() -> type:
@@ -129,6 +131,8 @@ def build_robot(
         options["provider"] = model.provider
     if model.api_base:
         options["api_base"] = model.api_base
+    if model.max_output_tokens:
+        options["max_tokens"] = model.max_output_tokens
     if model.stream and on_content is not None:
         options["on_content"] = on_content
     if oversight is None:

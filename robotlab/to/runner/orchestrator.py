@@ -101,7 +101,8 @@ def _prepare(settings: config.Settings, status: Status) -> None:
 
 def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegistry, status: Status) -> Session:
     supervisor, watch = Supervisor(), Watch()
-    model = ModelSettings(settings.eval_judge_model or settings.model, settings.provider, settings.api_base, False)
+    model = ModelSettings(settings.eval_judge_model or settings.model, settings.provider, settings.api_base, False,
+                          max_output_tokens=settings.max_output_tokens or None)
     evaluator = build(settings, registry, SupervisedJudge(judge(model), supervisor, watch), supervisor)
     return Session(
         run=run, settings=settings, root=git.work_dir, git=git, log=JsonlLog(stderr_echo(settings.debug)),
