@@ -20,19 +20,24 @@ from robotlab.to.child.robot_factory import (
     ModelSettings,
     Oversight,
     build_robot,
+    compact,
     metered_llm,
     run_robot,
 )
 from robotlab.to.child.token_meter import MeteredLLM
 from robotlab.to.guards.chain import GuardChain, GuardSettings
 from robotlab.to.guards.grader_lock import GraderLock
-from robotlab.to.process.failure import Failure, describe_error
+from robotlab.to.process.failure import Cause, Failure, describe_error
 from robotlab.to.process.forked import ForkedChild, Watch, send_line
 from robotlab.to.process.groups import Supervisor
 from robotlab.to.tools import submit, toolset
 
 REPLY_LIMIT = 2000
 """Characters of the model's last reply kept in ``run.log``."""
+CONTINUE_AFTER_COMPACTION = (
+    "The conversation no longer fit the model's context window, so older messages were "
+    "summarised or dropped. Continue the task from where you are."
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,21 +93,31 @@ def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, overs
     meter = oversight.meter
     meter.start(command.get("budget"), command.get("cost_budget"))
     oversight.last_reply = None
-    try:
-        run_robot(robot, command["message"])
-        report = AttemptReport(True)
-    except (BudgetExceeded, InferenceError) as exc:
-        # Refused by the meter, or the core's own check after a run that crossed the budget.
-        report = AttemptReport(True, budget_stop=True) if meter.exhausted else AttemptReport(
-            False, error=describe_error(exc))
-    except Exception as exc:  # every failure crosses to the orchestrator as data
-        report = AttemptReport(False, error=describe_error(exc))
+    report = _run_once(robot, command["message"], meter)
+    if report.error is not None and report.error.cause == Cause.CONTEXT_WINDOW:
+        # Retrying the same overflowing conversation cannot help: compact it and go on; the
+        # attempt ends with this error only when it still does not fit.
+        before, after = compact(robot)
+        oversight.tell({"event": "context:compacted", "messages_before": before, "messages_after": after})
+        report = _run_once(robot, CONTINUE_AFTER_COMPACTION, meter)
     report.input_tokens, report.output_tokens, report.cost = meter.input_tokens, meter.output_tokens, meter.cost
     report.result = dataclasses.asdict(capture.result) if capture.result else None
     report.decisions, capture.decisions = capture.decisions, []
     report.quality = oversight.monitor.drain()
     report.last_reply = clip(oversight.last_reply)
     return report
+
+
+def _run_once(robot: Any, message: str, meter: MeteredLLM) -> AttemptReport:
+    try:
+        run_robot(robot, message)
+        return AttemptReport(True)
+    except (BudgetExceeded, InferenceError) as exc:
+        # Refused by the meter, or the core's own check after a run that crossed the budget.
+        return AttemptReport(True, budget_stop=True) if meter.exhausted else AttemptReport(
+            False, error=describe_error(exc))
+    except Exception as exc:  # every failure crosses to the orchestrator as data
+        return AttemptReport(False, error=describe_error(exc))
 
 
 def clip(text: str | None, limit: int = REPLY_LIMIT) -> str | None:
@@ -128,7 +143,7 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     chain = GuardChain(plan.guard, GraderLock(plan.guard.root, plan.lock_patterns))
     specs = toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor())
     oversight = Oversight(chain.monitor, lambda: capture.result is not None, metered_llm(), plan.token_budget)
-    chain.observer = _tell_parent(sock, oversight.meter)
+    chain.observer = oversight.tell = _tell_parent(sock, oversight.meter)
     robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,
                         oversight=oversight)
     commands = json_lines.LineReader(sock)

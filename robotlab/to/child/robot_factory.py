@@ -71,6 +71,7 @@ class Oversight:
         meter: the metered LLM the robot calls (built by ``metered_llm``).
         token_budget: the robot's own ``token_budget`` (what was left of the run's at the start).
         last_reply: the text of the model's newest reply that had any.
+        tell: sends a progress event to the orchestrator.
     """
 
     monitor: QualityMonitor
@@ -78,6 +79,7 @@ class Oversight:
     meter: MeteredLLM
     token_budget: int | None = None
     last_reply: str | None = None
+    tell: Callable[[dict[str, Any]], None] = lambda _event: None
 
 
 def metered_llm() -> MeteredLLM:
@@ -141,6 +143,17 @@ def build_robot(
     options.update(llm=oversight.meter, token_budget=oversight.token_budget,
                    on_tool_call=lambda call: oversight.monitor.tool_called(call.name, known))
     return robotlab.build(**options).on(_quality_hook(oversight))
+
+
+def compact(robot: Any) -> tuple[int, int]:
+    """Shrink the robot's conversation with the library's compaction; (messages before, after)."""
+    from robotlab.history.compaction import compress_history
+
+    log = robot.conversation.log
+    before = log.messages()
+    after = compress_history(before, recent_turns=2)
+    log.rewrite(after, "context window exceeded")
+    return len(before), len(after)
 
 
 def run_robot(robot: Any, message: str) -> Any:
