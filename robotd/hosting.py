@@ -115,7 +115,7 @@ def check_broker(config: DaemonConfig) -> None:
         # connect reports an unreachable or refusing broker just as clearly.
         return
     try:
-        bus.connect(config.broker, name=f"{config.name}-probe", timeout=config.connect_timeout).close()
+        bus.connect(config.broker, name=f"{config.name}-probe", timeout=config.connect_timeout, keys=False).close()
     except PeerUnavailable as exc:
         raise ConfigError(f"robotd {config.name}: {exc}") from exc
 
