@@ -18,7 +18,7 @@ from typing import Any
 import zmq
 
 from robotlab.bus import protocol
-from robotlab.bus.config import BrokerConfig
+from robotlab.bus.config import BrokerConfig, is_ipv6
 from robotlab.bus.protocol import Command, ErrorCode, Frame
 from robotlab.errors import ProtocolError
 
@@ -47,6 +47,8 @@ class Broker:
         self.counters: Counter[str] = Counter()
         self.started = time.monotonic()
         self.socket: zmq.Socket | None = None
+        self.endpoint = config.bind
+        """Where the socket is bound (a tcp port of 0 resolved), once bound."""
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
         self._unroutable: set[bytes] = set()
@@ -75,11 +77,18 @@ class Broker:
         sock.setsockopt(zmq.SNDHWM, 100_000)
         sock.setsockopt(zmq.RCVHWM, 100_000)
         sock.setsockopt(zmq.LINGER, 0)
+        if is_ipv6(self.config.bind):
+            sock.setsockopt(zmq.IPV6, 1)  # without it ZeroMQ answers "No such device" for [::1]
         if self.guard is not None:
             self.guard.secure(sock)
-        sock.bind(self.config.bind)
+        try:
+            sock.bind(self.config.bind)
+        except zmq.ZMQError:
+            sock.close(linger=0)  # the caller may try again once the address exists
+            raise
         self.socket = sock
-        return sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        return self.endpoint
 
     def stop(self) -> None:
         """Ask the loop to finish its pass and return (safe from signal handlers and threads)."""
@@ -96,7 +105,7 @@ class Broker:
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
         poller.register(self._wake_r, zmq.POLLIN)
-        log.info("broker %s listening on %s", self.id, self.config.bind)
+        log.info("broker %s listening on %s", self.id, self.endpoint)
         try:
             while not self._stopping:
                 events = dict(poller.poll(self._poll_timeout_ms()))

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import logging
 import os
 import signal
+import threading
+import time
 
 import zmq
 
 from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig, is_loopback
 from robotlab.bus.protocol import Command
-from robotlab.errors import ConfigError
+from robotlab.errors import ConfigError, TemporarilyUnavailable
 
 from .broker import Broker
 
 log = logging.getLogger("robotlab.broker")
+
+# Bind errors that mean "not there yet": an address or interface still coming up (DHCP, a
+# late network-online.target). Anything else is a configuration to fix.
+_NOT_THERE_YET = frozenset({errno.EADDRNOTAVAIL, errno.ENODEV})
+_BIND_RETRY_MAX = 5.0
 
 
 def check_bind(config: BrokerConfig) -> None:
@@ -54,6 +62,41 @@ def check_ipc_free(config: BrokerConfig) -> None:
         raise ConfigError(f"cannot bind {config.bind}: another broker is listening there")
 
 
+def bind_when_available(broker: Broker, stopping: threading.Event) -> str | None:
+    """Bind, waiting up to ``bind_timeout`` for an address that does not exist yet; None if stopped first.
+
+    Raises:
+        ConfigError: the address can never work as given (in use, a missing folder, refused).
+        TemporarilyUnavailable: the address did not appear in time (exit 75: a restart may find it).
+    """
+    config = broker.config
+    deadline = time.monotonic() + config.bind_timeout
+    delay = 0.25
+    while True:
+        try:
+            return broker.bind()
+        except zmq.ZMQError as exc:
+            if exc.errno not in _NOT_THERE_YET:
+                raise ConfigError(f"cannot bind {config.bind}: {exc}{_bind_hint(exc)}") from exc
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TemporarilyUnavailable(
+                    f"cannot bind {config.bind} after waiting {config.bind_timeout:g}s: {exc}; "
+                    "is that address configured on this host?") from exc
+            delay = min(delay * 2, _BIND_RETRY_MAX, left)
+            log.warning("cannot bind %s yet (%s); trying again in %.1fs", config.bind, exc, delay)
+            if stopping.wait(delay):
+                return None
+
+
+def _bind_hint(exc: zmq.ZMQError) -> str:
+    if exc.errno == errno.ENOENT:
+        return " (its folder does not exist: create it, or let systemd's RuntimeDirectory= make it)"
+    if exc.errno == errno.EADDRINUSE:
+        return " (another process listens there: stop it or choose another port)"
+    return ""
+
+
 def serve(config: BrokerConfig, *, on_ready=None) -> int:
     """Bind, serve until SIGTERM or SIGINT, and return the exit code (0 on a clean stop).
 
@@ -63,16 +106,23 @@ def serve(config: BrokerConfig, *, on_ready=None) -> int:
 
     Raises:
         ConfigError: an unsafe or unusable bind address (exit code 78).
+        TemporarilyUnavailable: the bind address did not appear within ``bind_timeout`` (75).
     """
     check_bind(config)
     check_ipc_free(config)
     broker = Broker(config)
-    try:
-        endpoint = broker.bind()
-    except zmq.ZMQError as exc:
-        raise ConfigError(f"cannot bind {config.bind}: {exc}") from exc
+    stopping = threading.Event()
+
+    def on_signal(*_: object) -> None:
+        stopping.set()
+        broker.stop()
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: broker.stop())
+        signal.signal(signum, on_signal)
+    endpoint = bind_when_available(broker, stopping)
+    if endpoint is None:
+        log.info("broker stopped before it could bind")
+        return 0
     if on_ready is not None:
         on_ready(endpoint)
     # Everything allocated so far lives for the whole run: keep the collector off it, and

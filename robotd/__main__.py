@@ -35,8 +35,9 @@ from .hosting import RobotSpec, host
 @click.option("--keys", "keys_folder", default=None,
               help="CURVE keys folder, for a broker run with --keys (default: $ROBOTLAB_KEYS).")
 @click.option("--key", "key_file", default=None, help="Secret key file of this robot (default: DIR/NAME.key_secret).")
-@click.option("--connect-timeout", type=float, default=10.0, show_default=True, help="Seconds to wait for the broker at start.")
-@click.option("--log-level", default="WARNING", show_default=True)
+@click.option("--connect-timeout", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Seconds to wait for the broker at start, then exit 75; 0 waits for ever, logging each retry.")
+@click.option("--log-level", default="INFO", show_default=True)
 @exits_on_error
 def main(name: str, url: str | None, template: str | None, system_prompt: str | None, model: str | None,
          provider: str | None, api_base: str | None, prompts_dir: str | None, history_file: str | None, serve: bool,

@@ -13,12 +13,13 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from robotlab import bus
-from robotlab.errors import ConfigError, PeerUnavailable
+from robotlab.errors import ConfigError, TemporarilyUnavailable
 
 from .supervision import watch_process
 
@@ -36,8 +37,9 @@ class DaemonConfig:
     broker: str
     instance: str | None = None
     parent: str | None = None
-    connect_timeout: float = 10.0
-    """Seconds to wait for the broker at start before exiting with the configuration code."""
+    connect_timeout: float = 0.0
+    """Seconds to wait for the broker at start before exiting 75 (try again later); 0 waits
+    for ever, so a robot whose host boots before the broker's simply joins once it is up."""
     max_inflight: int = 16
     """Deliveries the broker may queue here; they are still handled one at a time."""
     watch_pid: int | None = None
@@ -76,14 +78,18 @@ class Daemon:
         self._signals = 0
 
     def run(self) -> int:
-        """Serve until signalled (or the watched process is gone); return the exit code.
+        """Wait for the broker, serve until signalled (or the watched process is gone); return the exit code.
 
         Raises:
-            ConfigError: the broker did not answer at start (exit 78, so systemd does not loop).
+            ConfigError: the broker refused this robot's name for its key (exit 78: no retry helps).
+            TemporarilyUnavailable: no broker answered within a positive ``connect_timeout`` (exit 75).
         """
         self._install_signals()
         client = self._connect()
         self.client = client
+        if not self._wait_for_welcome(client):
+            client.close(bye=False)
+            return EXIT_OK  # stopped while still waiting: nothing was taken on, nothing to drain
         self._announce(client)
         if self.config.watch_pid is not None:
             watch_process(self.config.watch_pid, self.stop)
@@ -106,12 +112,24 @@ class Daemon:
             role="robot", parent=config.parent, max_inflight=config.max_inflight, keys=config.keys(),
         )
         self.attach(client)  # before start: nothing may arrive before the handler is in place
-        try:
-            client.start(timeout=config.connect_timeout)
-        except PeerUnavailable as exc:
-            client.close(bye=False)
-            raise ConfigError(f"robotd {config.name}: {exc}") from exc
-        return client
+        return client.start(timeout=None)
+
+    def _wait_for_welcome(self, client: bus.BusClient) -> bool:
+        """True once welcomed; False if stopped first. The link retries with backoff meanwhile."""
+        timeout = self.config.connect_timeout
+        deadline = time.monotonic() + timeout if timeout > 0 else None
+        while not self._stop.is_set():
+            try:
+                # Short waits, so a signal's handler runs and the deadline is checked.
+                if client.wait_welcome(0.2):
+                    return True
+            except ConfigError as exc:
+                client.close(bye=False)
+                raise ConfigError(f"robotd {self.config.name}: {exc}") from exc
+            if deadline is not None and time.monotonic() >= deadline:
+                client.close(bye=False)
+                raise TemporarilyUnavailable(f"robotd {self.config.name}: {client.no_answer(timeout)}")
+        return False
 
     def _announce(self, client: bus.BusClient) -> None:
         config = self.config

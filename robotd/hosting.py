@@ -7,7 +7,6 @@ and systemd does not restart-loop.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from robotlab.errors import ConfigError
 
 from .daemon import Daemon, DaemonConfig
 
-__all__ = ["RobotSpec", "build_robot", "check_broker", "check_provider", "host", "warm_llm"]
+__all__ = ["RobotSpec", "build_robot", "check_provider", "host", "warm_llm"]
 
 
 @dataclass(frozen=True)
@@ -92,34 +91,14 @@ def build_robot(name: str, spec: RobotSpec) -> Any:
         raise ConfigError(f"robot {name}: {exc}") from exc
 
 
-def check_broker(config: DaemonConfig) -> None:
-    """Fail fast when the broker does not answer, before seconds go into importing the LLM client.
-
-    Raises:
-        ConfigError: no broker answered within ``config.connect_timeout``.
-    """
-    from robotlab import bus
-    from robotlab.errors import PeerUnavailable
-
-    if config.keys_dir is not None:
-        # A key may be allowed only this robot's name, not a probe's; the Daemon's own
-        # connect reports an unreachable or refusing broker just as clearly.
-        return
-    try:
-        bus.connect(config.broker, name=f"{config.name}-probe", timeout=config.connect_timeout).close()
-    except PeerUnavailable as exc:
-        raise ConfigError(f"robotd {config.name}: {exc}") from exc
-
-
 def host(config: DaemonConfig, spec: RobotSpec) -> int:
     """Build the robot, join the bus as it, serve if asked, and run until stopped.
 
     Raises:
-        ConfigError: see :func:`build_robot`; or the broker did not answer at start.
+        ConfigError: see :func:`build_robot`; or the broker refused this robot's key.
+        TemporarilyUnavailable: no broker answered within a positive ``config.connect_timeout``.
     """
     robot = build_robot(config.name, spec)
-    if "litellm" not in sys.modules:
-        check_broker(config)
     # Import the LLM client before joining (seconds, cold): a robot that shows up on the bus is
     # ready to work, and its first task does not run into the broker's ack timeout.
     warm_llm()

@@ -19,6 +19,7 @@ its ``exit_code`` (sysexits numbers: 64 usage, 65 data, 69 unavailable, 70 softw
     ├── BoundaryError                  65  a payload cannot cross a process boundary
     ├── AwaitTimeout                   75  Memory.get(..., wait=N) ran out of time
     ├── DelegationTimeout              75  DelegationFuture.value(timeout=) ran out of time
+    ├── TemporarilyUnavailable         75  a daemon waited its bounded time (a broker, a bind address)
     ├── RemoteError                    70  a robot in another process raised (its class named)
     ├── ToError                        70  robot-to failed (Ruby: RobotLab::To::Error)
     │   ├── PermanentError             70  not worth retrying (git failed, auth refused)
@@ -66,6 +67,7 @@ __all__ = [
     "ReplyTimeout",
     "RobotlabError",
     "SetupError",
+    "TemporarilyUnavailable",
     "ToError",
     "ToolError",
     "ToolLoopError",
@@ -177,6 +179,13 @@ class RemoteError(RobotlabError):
 
 class DelegationTimeout(RobotlabError):
     """A delegation future was not settled within the timeout."""
+
+    exit_code = 75
+
+
+class TemporarilyUnavailable(RobotlabError):
+    """What a daemon waits for (a broker to answer, a bind address to appear) did not come in
+    the time it was given; a later start may well succeed, so a service manager restarts it."""
 
     exit_code = 75
 

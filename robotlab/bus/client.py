@@ -95,14 +95,25 @@ class BusClient:
         self.dispatcher.start()
         if timeout is None:
             return self
+        if not self.wait_welcome(timeout):
+            raise PeerUnavailable(self.no_answer(timeout))
+        return self
+
+    def wait_welcome(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the broker's WELCOME; False if none came yet.
+
+        The client keeps trying in the background (with backoff) either way.
+
+        Raises:
+            ConfigError: the broker refused this client's name for its key (``forbidden``).
+        """
         self._link.answered.wait(timeout)
         if self._link.refused is not None:
             raise ConfigError(f"the broker at {self.url} refused {self.name!r} (forbidden): {self._link.refused}")
-        if not self._link.welcomed.is_set():
-            raise PeerUnavailable(self._no_answer(timeout))
-        return self
+        return self._link.welcomed.is_set()
 
-    def _no_answer(self, timeout: float) -> str:
+    def no_answer(self, timeout: float) -> str:
+        """The one line that says no broker welcomed this client within ``timeout``, and what to check."""
         if self._link.keys is None:
             return f"no broker answered at {self.url} within {timeout:g}s; is `robotlab broker` running there?"
         # A CURVE handshake the broker rejects looks, from here, exactly like no broker.

@@ -47,6 +47,9 @@ class BrokerConfig:
     keys_dir: str | None = None
     """CURVE keys folder: ``broker.key_secret`` is the broker's key, ``authorized/*.key`` the
     keys it accepts. None: no authentication (loopback, or ``insecure``)."""
+    bind_timeout: float = 60.0
+    """Seconds to keep trying a bind address that does not exist yet (an interface still coming
+    up) before giving up with the temporary-failure code."""
 
     def __post_init__(self) -> None:
         if self.heartbeat <= 0:
@@ -59,6 +62,8 @@ class BrokerConfig:
             raise ConfigError(f"max message bytes must be at least 1024, got {self.max_message_bytes}")
         if self.max_inflight < 1:
             raise ConfigError(f"max in-flight must be at least 1, got {self.max_inflight}")
+        if self.bind_timeout < 0:
+            raise ConfigError(f"bind timeout must not be negative, got {self.bind_timeout}")
         check_endpoint(self.bind)
 
     @property
@@ -88,6 +93,11 @@ def check_endpoint(url: str) -> None:
         parts = urlsplit(url)
         if not parts.hostname or parts.port is None:
             raise ConfigError(f"broker address {url!r} needs a host and a port, e.g. tcp://127.0.0.1:5555")
+
+
+def is_ipv6(url: str) -> bool:
+    """True for a tcp:// endpoint whose host is a bracketed IPv6 address (``tcp://[::1]:5555``)."""
+    return url.startswith("tcp://[")
 
 
 def is_loopback(url: str) -> bool:

@@ -29,6 +29,7 @@ from typing import Any
 import zmq
 
 from . import protocol
+from .config import is_ipv6
 from .keys import KeyConfig
 from .protocol import Command, ErrorCode, Frame
 
@@ -252,6 +253,10 @@ class Link:
         if now - self._attempt_at >= self._retry_in:
             self._backoff = min(self._backoff * 2, BACKOFF_MAX)
             self._retry_in = self._backoff * random.uniform(0.75, 1.25)
+            # One line per backoff step: a daemon waiting for its broker says so, every 30 s at most.
+            log.info("bus: no answer from the broker at %s%s; trying again in %.0fs", self.url,
+                     " (is this client's key in the broker's authorized/ folder?)" if self.keys else "",
+                     self._retry_in)
             self._reconnect()
         elif not self._hello_sent:
             self._hello_sent = self._send_hello()  # the connection was not up yet
@@ -264,6 +269,8 @@ class Link:
         sock.setsockopt(zmq.IMMEDIATE, 1)  # never queue on a dead connection; we resend ourselves
         sock.setsockopt(zmq.SNDHWM, 100_000)
         sock.setsockopt(zmq.RCVHWM, 100_000)
+        if is_ipv6(self.url):
+            sock.setsockopt(zmq.IPV6, 1)  # ZeroMQ answers "No such device" for [::1] without it
         if self.keys is not None:
             self.keys.apply(sock)
         sock.connect(self.url)
