@@ -12,7 +12,6 @@ The parent talks to a child through a :class:`SpawnHandle` (``run``, ``ask``, ``
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import select
 import shutil
@@ -28,6 +27,7 @@ from typing import Any
 
 from robotlab.bus import to_plain
 from robotlab.errors import BoundaryError, ConfigError, PeerUnavailable, RobotlabError
+from robotlab.ipc import json_lines
 from robotlab.robot.message import RobotMessage
 from robotlab.robot.remote_tasks import (
     DEFAULT_TASK_TIMEOUT,
@@ -236,13 +236,12 @@ class ForkServerClient:
             conn.settimeout(timeout)
             try:
                 conn.connect(self.path)
-                conn.sendall(json.dumps(request).encode() + b"\n")
-                line = conn.makefile("rb").readline()
-            except (OSError, TimeoutError) as exc:
+                json_lines.send(conn, request)
+                return json_lines.LineReader(conn).next() or {}
+            except EOFError as exc:
+                raise PeerUnavailable("the fork server closed the connection without an answer") from exc
+            except (OSError, ValueError) as exc:
                 raise PeerUnavailable(f"the fork server did not answer within {timeout:g}s: {exc}") from exc
-        if not line:
-            raise PeerUnavailable("the fork server closed the connection without an answer")
-        return json.loads(line)
 
     def close(self) -> None:
         """Stop the server if we started it (children keep running: they are in their own sessions)."""
