@@ -9,6 +9,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 
 import zmq
 
@@ -97,12 +98,14 @@ def _bind_hint(exc: zmq.ZMQError) -> str:
     return ""
 
 
-def serve(config: BrokerConfig, *, on_ready=None) -> int:
+def serve(config: BrokerConfig, *, on_ready: Callable[[str], None] | None = None,
+          on_tick: Callable[[str], None] | None = None) -> int:
     """Bind, serve until SIGTERM or SIGINT, and return the exit code (0 on a clean stop).
 
     Args:
         config: how to listen.
         on_ready: called with the bound endpoint once the socket is bound.
+        on_tick: called from the loop with a status line, at least every quarter heartbeat.
 
     Raises:
         ConfigError: an unsafe or unusable bind address (exit code 78).
@@ -111,6 +114,8 @@ def serve(config: BrokerConfig, *, on_ready=None) -> int:
     check_bind(config)
     check_ipc_free(config)
     broker = Broker(config)
+    if on_tick is not None:
+        broker.on_tick = on_tick
     stopping = threading.Event()
 
     def on_signal(*_: object) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from typing import Any
 
@@ -12,6 +11,7 @@ import click
 from robotlab import bus
 from robotlab.bus.config import BrokerConfig
 from robotlab.bus.protocol import unpack
+from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_environment
 
 from .errors import exits_on_error
 from .keys import client_keys, key_options, keys_group
@@ -46,20 +46,23 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
 @click.option("--bind-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
               help="Seconds to wait for a bind address that does not exist yet, then exit 75.")
 @click.option("--log-level", default="INFO", show_default=True)
+@click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text", show_default=True,
+              help="text for people, json for journald or Loki (one object a line).")
 @exits_on_error
 def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float, max_message_bytes: int,
                    max_inflight: int, insecure: bool, keys_folder: str | None, bind_timeout: float,
-                   log_level: str) -> None:
+                   log_level: str, log_format: str) -> None:
     """Run the broker until SIGTERM or Ctrl-C."""
     from robotlab.broker.serve import serve
 
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    configure_logging(log_level, log_format)
     config = BrokerConfig(
         bind=bind or bus.config.DEFAULT_URL, heartbeat=heartbeat, liveness=liveness, ack_timeout=ack_timeout,
         max_message_bytes=max_message_bytes, max_inflight=max_inflight, insecure=insecure,
         keys_dir=bus.config.keys_dir(keys_folder), bind_timeout=bind_timeout,
     )
-    sys.exit(serve(config))
+    notifier = Notifier(service_environment())
+    sys.exit(serve(config, on_ready=lambda url: notifier.ready(f"listening on {url}"), on_tick=notifier.tick))
 
 
 @main.command("ps")

@@ -20,6 +20,7 @@ from typing import Any
 
 from robotlab import bus
 from robotlab.errors import ConfigError, TemporarilyUnavailable
+from robotlab.service import Notifier, ServiceEnvironment
 
 from .supervision import watch_process
 
@@ -68,12 +69,14 @@ class Daemon:
     """Hosts one handler (a callable), or whatever ``attach`` installs on the client (a robot)."""
 
     def __init__(self, config: DaemonConfig, handler: Callable[[bus.Message], Any] | None = None, *,
-                 attach: Callable[[bus.BusClient], Any] | None = None) -> None:
+                 attach: Callable[[bus.BusClient], Any] | None = None, notifier: Notifier | None = None) -> None:
         if (handler is None) == (attach is None):
             raise ValueError("give the Daemon either a handler or an attach function")
         self.config = config
         self.attach = attach or (lambda client: client.on_message(handler))
         self.client: bus.BusClient | None = None
+        self.notifier = notifier or Notifier(ServiceEnvironment())
+        """Tells systemd (when it listens) READY once welcomed, and feeds its watchdog from the loop."""
         self._stop = threading.Event()
         self._signals = 0
 
@@ -96,7 +99,8 @@ class Daemon:
         # A timed wait: a signal delivered to another thread only runs its Python handler once
         # the main thread executes bytecode again, which an untimed wait would never do.
         while not self._stop.wait(0.2):
-            pass
+            self._feed_watchdog(client)
+        self.notifier.stopping(f"finishing the delivery in hand, then leaving {self.config.broker}")
         client.close(bye=True, drain=None)  # finish the delivery in hand, however long it takes
         log.info("robotd %s stopped", self.config.name)
         return EXIT_OK
@@ -118,7 +122,9 @@ class Daemon:
         """True once welcomed; False if stopped first. The link retries with backoff meanwhile."""
         timeout = self.config.connect_timeout
         deadline = time.monotonic() + timeout if timeout > 0 else None
+        self.notifier.status(f"waiting for the broker at {self.config.broker}")
         while not self._stop.is_set():
+            self._feed_watchdog(client)
             try:
                 # Short waits, so a signal's handler runs and the deadline is checked.
                 if client.wait_welcome(0.2):
@@ -131,8 +137,15 @@ class Daemon:
                 raise TemporarilyUnavailable(f"robotd {self.config.name}: {client.no_answer(timeout)}")
         return False
 
+    def _feed_watchdog(self, client: bus.BusClient) -> None:
+        # Fed only while the bus I/O thread runs: a robotd whose link died is hung, not waiting.
+        if client.alive:
+            where = "connected to" if client.connected else "reconnecting to"
+            self.notifier.tick(f"{self.config.name} (instance {client.instance}) {where} {self.config.broker}")
+
     def _announce(self, client: bus.BusClient) -> None:
         config = self.config
+        self.notifier.ready(f"{config.name} (instance {client.instance}) connected to {config.broker}")
         if config.ready_fd is not None:
             try:
                 os.write(config.ready_fd, f"ready {client.instance}\n".encode())

@@ -7,13 +7,17 @@ and systemd does not restart-loop.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from robotlab.errors import ConfigError
+from robotlab.service import Notifier
 
 from .daemon import Daemon, DaemonConfig
+
+log = logging.getLogger("robotlab.robotd")
 
 __all__ = ["RobotSpec", "build_robot", "check_provider", "host", "warm_llm"]
 
@@ -91,7 +95,7 @@ def build_robot(name: str, spec: RobotSpec) -> Any:
         raise ConfigError(f"robot {name}: {exc}") from exc
 
 
-def host(config: DaemonConfig, spec: RobotSpec) -> int:
+def host(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | None = None) -> int:
     """Build the robot, join the bus as it, serve if asked, and run until stopped.
 
     Raises:
@@ -112,4 +116,7 @@ def host(config: DaemonConfig, spec: RobotSpec) -> int:
         if spec.serve:
             robot.serve()
 
-    return Daemon(config, attach=attach).run()
+    if not spec.serve:
+        log.warning("robotd %s hosts a robot without --serve: it acks messages but never runs or answers "
+                    "them; pass --serve to answer each one with run()", config.name)
+    return Daemon(config, attach=attach, notifier=notifier).run()

@@ -122,6 +122,11 @@ class BusClient:
                 "or no `robotlab broker --keys` runs there")
 
     @property
+    def alive(self) -> bool:
+        """True while the I/O thread runs (connected or still trying); False once it died or was closed."""
+        return self._link.alive
+
+    @property
     def connected(self) -> bool:
         """True while the broker has welcomed this client."""
         return self._link.welcomed.is_set()

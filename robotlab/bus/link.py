@@ -94,6 +94,11 @@ class Link:
             self._reconnect()
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        """True while the I/O thread runs."""
+        return self._thread.is_alive()
+
     def post(self, frames: list[bytes]) -> bool:
         """Send frames now if the broker has welcomed us; False if they were not sent.
 
