@@ -201,7 +201,7 @@ def run_child(request: dict[str, Any], ready_fd: int) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         config = DaemonConfig(**request["daemon"], ready_fd=ready_fd, quiet=True)
-        spec = RobotSpec(**request["robot"])
+        spec = RobotSpec.from_dict(request["robot"])
         return host(config, spec)
     except (RobotlabError, TypeError, KeyError) as exc:
         code = getattr(exc, "exit_code", 64)

@@ -26,6 +26,7 @@ import uuid
 from typing import Any
 
 from robotlab.bus import to_plain
+from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import BoundaryError, ConfigError, PeerUnavailable, RobotlabError
 from robotlab.ipc import json_lines
 from robotlab.robot.message import RobotMessage
@@ -47,6 +48,7 @@ FORK_SERVER_START_TIMEOUT = 120.0
 """Seconds to wait for a new fork server to import everything (litellm alone takes 3-10 s)."""
 
 _INHERITED = ("model", "provider", "api_base")
+"""The model fields a child takes from its parent unless spawn names them."""
 
 
 class RemoteRobot(BusMember):
@@ -162,9 +164,10 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
                             "front matter lists its tools", type_name="Tool", path="local_tools")
     detach = bool(options.pop("detach", False))
     timeout = float(options.pop("timeout", 30.0))
-    robot = {key: options.pop(key, getattr(parent, key)) for key in _INHERITED}
-    robot.update(template=template, system_prompt=system_prompt, prompts_dir=options.pop("prompts_dir", None),
-                 serve=True, settings=to_plain(options, "settings"))
+    llm = {key: options.pop(key, getattr(parent, key)) for key in _INHERITED}
+    llm.update({key: options.pop(key) for key in ModelSettings.model_fields if key in options})
+    robot = {"template": template, "system_prompt": system_prompt, "prompts_dir": options.pop("prompts_dir", None),
+             "serve": True, "llm": ModelSettings(**llm).set_fields(), "settings": to_plain(options, "settings")}
     client = parent.with_bus()._require_bus()
     if client.url.startswith("inproc://"):
         raise ConfigError(f"robot '{parent.name}' is on an inproc:// bus, which other processes cannot reach; "
