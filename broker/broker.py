@@ -21,7 +21,7 @@ import zmq
 from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig, is_ipv6
 from robotlab.bus.protocol import Command, ErrorCode, Frame
-from robotlab.errors import ProtocolError
+from robotlab.errors import ConfigError, ProtocolError
 
 from .admin import Admin
 from .deliveries import Deliveries
@@ -54,7 +54,7 @@ class Broker:
         self._stopping = False
         self._unroutable: set[bytes] = set()
         self._next_scan = 0.0
-        self.guard = KeyGuard(config.keys_dir, self.context) if config.keys_dir else None
+        self.guard = KeyGuard(config.keys_dir, self.context, config.key_file) if config.keys_dir else None
         self.on_tick: Callable[[str], None] = _nothing
         """Called from the loop at least every quarter heartbeat with a status line (the
         entry point feeds systemd's watchdog with it; the broker knows nothing of systemd)."""
@@ -93,6 +93,18 @@ class Broker:
         self.socket = sock
         self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
         return self.endpoint
+
+    def reload_keys(self) -> None:
+        """Read the authorized keys again (SIGHUP); a folder that does not read keeps the keys in force."""
+        if self.guard is None:
+            log.info("reload: this broker runs without --keys; nothing to read")
+            return
+        try:
+            owners = self.guard.reload()
+        except ConfigError as exc:
+            log.error("reload failed, the authorized keys in force stay: %s", exc)
+            return
+        log.info("reloaded authorized keys: %s", ", ".join(owners) or "none")
 
     def stop(self) -> None:
         """Ask the loop to finish its pass and return (safe from signal handlers and threads)."""
@@ -233,6 +245,8 @@ class Broker:
         h = frame.header
         refusal = self.guard.refusal(self._user_id, h["name"]) if self.guard is not None else None
         if refusal is not None:
+            self.counters["hello_refused"] += 1
+            log.info("refused HELLO as %r with %s's key: %s", h["name"], self.guard.owner(self._user_id), refusal)
             self._error(identity, ErrorCode.FORBIDDEN, f"HELLO as {h['name']!r} refused: {refusal}", frame)
             return
         now = time.monotonic()
@@ -262,6 +276,8 @@ class Broker:
             "version": protocol.VERSION,
         }
         self._transmit(new, Command.WELCOME, welcome, b"")
+        log.info("peer %s (%s) %s as %s%s", new.name, new.instance, "rejoined" if old is not None else "joined",
+                 new.role, f" with {self.guard.owner(self._user_id)}'s key" if self.guard is not None else "")
         if old is not None:
             self.deliveries.resend_inflight(new)
 

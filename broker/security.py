@@ -1,8 +1,8 @@
 """CURVE on the broker's ROUTER: who may connect, and which robot names each key may use.
 
 pyzmq's ZAP authenticator (a thread on the broker's context) admits only the public keys in
-``KEYS/authorized``; the handshake of any other key fails before a single frame reaches the
-loop. ZAP then tags every message of an admitted connection with the key (``User-Id``), and
+``KEYS/authorized`` (read again on SIGHUP); the handshake of any other key fails before a
+single frame reaches the loop, and is logged without the key. ZAP then tags every message of an admitted connection with the key (``User-Id``), and
 :meth:`KeyGuard.refusal` checks a HELLO's name against that key's ``robots`` metadata.
 """
 
@@ -14,7 +14,14 @@ from pathlib import Path
 import zmq
 from zmq.auth.thread import ThreadAuthenticator
 
-from robotlab.bus.config import AUTHORIZED, BROKER_KEY, allows, authorized_robots
+from robotlab.bus.config import (
+    AUTHORIZED,
+    BROKER_KEY,
+    AuthorizedKey,
+    allows,
+    authorized_keys,
+    read_certificate,
+)
 from robotlab.errors import ConfigError
 
 log = logging.getLogger("robotlab.broker")
@@ -24,20 +31,44 @@ _RCVMORE = int(zmq.RCVMORE)
 
 
 class KeyGuard:
-    """The broker's key pair, the authorized keys with their robot names, and the ZAP thread."""
+    """The broker's key pair, the authorized keys with their owners and robot names, and the ZAP thread."""
 
-    def __init__(self, keys_dir: str, context: zmq.Context) -> None:
-        folder = Path(keys_dir)
-        secret_file = folder / f"{BROKER_KEY}.key_secret"
-        if not secret_file.is_file():
-            raise ConfigError(f"no broker key at {secret_file}; make one with `robotlab keys new broker --dir {keys_dir}`")
-        self.public, self.secret = _load_pair(secret_file)
-        self.robots = authorized_robots(folder)
-        if not self.robots:
-            log.warning("no keys in %s: every client will be refused", folder / AUTHORIZED)
+    def __init__(self, keys_dir: str, context: zmq.Context, secret_file: str | None = None) -> None:
+        self.folder = Path(keys_dir)
+        secret_path = Path(secret_file) if secret_file else self.folder / f"{BROKER_KEY}.key_secret"
+        if not secret_path.is_file():
+            raise ConfigError(f"no broker key at {secret_path}; make one with `robotlab keys new broker --dir {keys_dir}`")
+        self.public, self.secret = _load_pair(secret_path)
+        self.keys: dict[str, AuthorizedKey] = {}
+        self.reload()
         self.authenticator = ThreadAuthenticator(context)
         self.authenticator.start()
-        self.authenticator.configure_curve(domain="*", location=str(folder / AUTHORIZED))
+        # A callback instead of configure_curve(location=...): it reads self.keys, so a reload
+        # (SIGHUP) takes effect at the next handshake, and a refusal is logged by owner.
+        self.authenticator.configure_curve_callback(domain="*", credentials_provider=self)
+
+    def reload(self) -> list[str]:
+        """Read ``authorized/`` again; return the owners of the keys now accepted.
+
+        Raises:
+            ConfigError: a file there is unreadable or not a public key (the keys in force stay).
+        """
+        self.keys = authorized_keys(self.folder)  # one assignment: the ZAP thread sees old or new
+        if not self.keys:
+            log.warning("no keys in %s: every client will be refused", self.folder / AUTHORIZED)
+        return sorted(entry.owner for entry in self.keys.values())
+
+    def callback(self, domain: str, client_key: bytes) -> bool:
+        """ZAP's question, on its thread: may this public key (z85) connect at all?"""
+        if client_key.decode("ascii", "replace") in self.keys:
+            return True
+        log.info("refused a connection: its CURVE key is not in %s", self.folder / AUTHORIZED)
+        return False
+
+    def owner(self, user_id: str | None) -> str:
+        """Whose key a connection authenticated with (its file's name in ``authorized/``)."""
+        entry = self.keys.get(user_id or "")
+        return entry.owner if entry is not None else "an unknown key"
 
     def secure(self, socket: zmq.Socket) -> None:
         """Make ``socket`` a CURVE server (call before bind)."""
@@ -47,9 +78,10 @@ class KeyGuard:
 
     def refusal(self, user_id: str | None, name: str) -> str | None:
         """Why a connection authenticated as ``user_id`` may not HELLO as ``name``; None if it may."""
-        robots = self.robots.get(user_id or "")
-        if robots is None:
-            return "the connection carries no authorized key"
+        entry = self.keys.get(user_id or "")
+        if entry is None:
+            return "the connection carries no authorized key (was it removed from authorized/?)"
+        robots = entry.robots
         if allows(robots, name):
             return None
         allowed = ", ".join(sorted(robots)) or "no robot names"
@@ -61,7 +93,7 @@ class KeyGuard:
 
 
 def _load_pair(secret_file: Path) -> tuple[bytes, bytes]:
-    public, secret = zmq.auth.load_certificate(secret_file)
+    public, secret = read_certificate(secret_file)
     if secret is None:
         raise ConfigError(f"{secret_file} holds no secret key")
     return public, secret

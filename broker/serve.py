@@ -124,6 +124,8 @@ def serve(config: BrokerConfig, *, on_ready: Callable[[str], None] | None = None
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, on_signal)
+    # The handler runs on this thread, the loop's, between two bytecodes: no lock needed.
+    signal.signal(signal.SIGHUP, lambda *_: broker.reload_keys())
     endpoint = bind_when_available(broker, stopping)
     if endpoint is None:
         log.info("broker stopped before it could bind")

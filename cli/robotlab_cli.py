@@ -43,6 +43,8 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback bind without CURVE keys.")
 @click.option("--keys", "keys_folder", default=None,
               help="CURVE keys folder: DIR/broker.key_secret, clients in DIR/authorized/ (default: $ROBOTLAB_KEYS).")
+@click.option("--key", "key_file", default=None,
+              help="The broker's secret key file (default: DIR/broker.key_secret, or $ROBOTLAB_KEY).")
 @click.option("--bind-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
               help="Seconds to wait for a bind address that does not exist yet, then exit 75.")
 @click.option("--log-level", default="INFO", show_default=True)
@@ -50,7 +52,7 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
               help="text for people, json for journald or Loki (one object a line).")
 @exits_on_error
 def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float, max_message_bytes: int,
-                   max_inflight: int, insecure: bool, keys_folder: str | None, bind_timeout: float,
+                   max_inflight: int, insecure: bool, keys_folder: str | None, key_file: str | None, bind_timeout: float,
                    log_level: str, log_format: str) -> None:
     """Run the broker until SIGTERM or Ctrl-C."""
     from robotlab.broker.serve import serve
@@ -59,7 +61,7 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
     config = BrokerConfig(
         bind=bind or bus.config.DEFAULT_URL, heartbeat=heartbeat, liveness=liveness, ack_timeout=ack_timeout,
         max_message_bytes=max_message_bytes, max_inflight=max_inflight, insecure=insecure,
-        keys_dir=bus.config.keys_dir(keys_folder), bind_timeout=bind_timeout,
+        keys_dir=bus.config.keys_dir(keys_folder), key_file=bus.config.key_file(key_file), bind_timeout=bind_timeout,
     )
     notifier = Notifier(service_environment())
     sys.exit(serve(config, on_ready=lambda url: notifier.ready(f"listening on {url}"), on_tick=notifier.tick))

@@ -58,10 +58,10 @@ def test_new_key_refuses_to_overwrite_and_odd_names(keys_dir: Path) -> None:
 def test_list_keys_shows_names_and_authorization(keys_dir: Path, tmp_path: Path) -> None:
     new_key(keys_dir, "carol", ["carol", "dave"], authorize=False)
     assert list_keys(keys_dir) == [
-        {"name": "admin", "robots": "*", "authorized": "yes"},
-        {"name": "bob", "robots": "bob", "authorized": "yes"},
-        {"name": "broker", "robots": "", "authorized": "broker"},
-        {"name": "carol", "robots": "carol,dave", "authorized": "no"},
+        {"name": "admin", "robots": "*", "authorized": "yes", "secret": "here"},
+        {"name": "bob", "robots": "bob", "authorized": "yes", "secret": "here"},
+        {"name": "broker", "robots": "", "authorized": "broker", "secret": "here"},
+        {"name": "carol", "robots": "carol,dave", "authorized": "no", "secret": "here"},
     ]
 
 
