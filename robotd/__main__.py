@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from robotlab.bus.config import broker_url, keys_dir
+from robotlab.bus.config import key_file as bus_key_file
 from robotlab.cli.errors import exits_on_error
 from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import ConfigError
@@ -51,8 +52,9 @@ def main(name: str, url: str | None, template: str | None, system_prompt: str | 
     configure_logging(log_level, log_format)
     notifier = Notifier(service_environment())
     config = DaemonConfig(name=name, broker=broker_url(url), instance=instance, parent=parent,
-                          connect_timeout=connect_timeout, keys_dir=keys_dir(keys_folder), key_file=key_file)
-    if key_file and config.keys_dir is None:
+                          connect_timeout=connect_timeout, keys_dir=keys_dir(keys_folder),
+                          key_file=bus_key_file(key_file))
+    if config.key_file and config.keys_dir is None:
         raise ConfigError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public key")
     robot_options = (template, system_prompt, model, provider, api_base, prompts_dir, history_file)
     if handler_path is not None:
