@@ -2,8 +2,9 @@
 
 pyzmq's ZAP authenticator (a thread on the broker's context) admits only the public keys in
 ``KEYS/authorized`` (read again on SIGHUP); the handshake of any other key fails before a
-single frame reaches the loop, and is logged without the key. ZAP then tags every message of an admitted connection with the key (``User-Id``), and
-:meth:`KeyGuard.refusal` checks a HELLO's name against that key's ``robots`` metadata.
+single frame reaches the loop, and is logged by the broker without the key. ZAP then tags every message of an admitted connection with the key (``User-Id``),
+:meth:`KeyGuard.refusal` checks a HELLO's name against that key's ``robots`` metadata, and the
+key's ``roles`` say whether the connection may use the admin commands.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from zmq.auth.thread import ThreadAuthenticator
 from robotlab.bus.config import (
     AUTHORIZED,
     BROKER_KEY,
-    AuthorizedKey,
+    Grant,
     allows,
     authorized_keys,
     read_certificate,
@@ -31,7 +32,7 @@ _RCVMORE = int(zmq.RCVMORE)
 
 
 class KeyGuard:
-    """The broker's key pair, the authorized keys with their owners and robot names, and the ZAP thread."""
+    """The broker's key pair, the authorized keys with their robot names, and the ZAP thread."""
 
     def __init__(self, keys_dir: str, context: zmq.Context, secret_file: str | None = None) -> None:
         self.folder = Path(keys_dir)
@@ -39,12 +40,12 @@ class KeyGuard:
         if not secret_path.is_file():
             raise ConfigError(f"no broker key at {secret_path}; make one with `robotlab keys new broker --dir {keys_dir}`")
         self.public, self.secret = _load_pair(secret_path)
-        self.keys: dict[str, AuthorizedKey] = {}
+        self.grants: dict[str, Grant] = {}
         self.reload()
         self.authenticator = ThreadAuthenticator(context)
         self.authenticator.start()
-        # A callback instead of configure_curve(location=...): it reads self.keys, so a reload
-        # (SIGHUP) takes effect at the next handshake, and a refusal is logged by owner.
+        # A callback instead of configure_curve(location=...): it reads self.grants, so a reload
+        # (SIGHUP) takes effect at the next handshake, and a refusal is logged.
         self.authenticator.configure_curve_callback(domain="*", credentials_provider=self)
 
     def reload(self) -> list[str]:
@@ -53,22 +54,22 @@ class KeyGuard:
         Raises:
             ConfigError: a file there is unreadable or not a public key (the keys in force stay).
         """
-        self.keys = authorized_keys(self.folder)  # one assignment: the ZAP thread sees old or new
-        if not self.keys:
+        self.grants = authorized_keys(self.folder)  # one assignment: the ZAP thread sees old or new
+        if not self.grants:
             log.warning("no keys in %s: every client will be refused", self.folder / AUTHORIZED)
-        return sorted(entry.owner for entry in self.keys.values())
+        return sorted(grant.owner for grant in self.grants.values())
 
     def callback(self, domain: str, client_key: bytes) -> bool:
         """ZAP's question, on its thread: may this public key (z85) connect at all?"""
-        if client_key.decode("ascii", "replace") in self.keys:
+        if client_key.decode("ascii", "replace") in self.grants:
             return True
         log.info("refused a connection: its CURVE key is not in %s", self.folder / AUTHORIZED)
         return False
 
     def owner(self, user_id: str | None) -> str:
         """Whose key a connection authenticated with (its file's name in ``authorized/``)."""
-        entry = self.keys.get(user_id or "")
-        return entry.owner if entry is not None else "an unknown key"
+        grant = self.grant(user_id)
+        return grant.owner if grant is not None else "an unknown key"
 
     def secure(self, socket: zmq.Socket) -> None:
         """Make ``socket`` a CURVE server (call before bind)."""
@@ -76,15 +77,18 @@ class KeyGuard:
         socket.curve_secretkey = self.secret
         socket.curve_publickey = self.public
 
+    def grant(self, user_id: str | None) -> Grant | None:
+        """What the key ``user_id`` may do; None for a key that is not authorized."""
+        return self.grants.get(user_id or "")
+
     def refusal(self, user_id: str | None, name: str) -> str | None:
         """Why a connection authenticated as ``user_id`` may not HELLO as ``name``; None if it may."""
-        entry = self.keys.get(user_id or "")
-        if entry is None:
+        grant = self.grant(user_id)
+        if grant is None:
             return "the connection carries no authorized key (was it removed from authorized/?)"
-        robots = entry.robots
-        if allows(robots, name):
+        if allows(grant.robots, name):
             return None
-        allowed = ", ".join(sorted(robots)) or "no robot names"
+        allowed = ", ".join(sorted(grant.robots)) or "no robot names"
         return f"this key may not use the robot name {name!r} (it may use: {allowed})"
 
     def stop(self) -> None:

@@ -16,7 +16,7 @@ import zmq
 from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig, is_loopback
 from robotlab.bus.protocol import Command
-from robotlab.errors import ConfigError, TemporarilyUnavailable
+from robotlab.errors import ConfigError, ExitCode
 
 from .broker import Broker
 
@@ -64,11 +64,13 @@ def check_ipc_free(config: BrokerConfig) -> None:
 
 
 def bind_when_available(broker: Broker, stopping: threading.Event) -> str | None:
-    """Bind, waiting up to ``bind_timeout`` for an address that does not exist yet; None if stopped first.
+    """Bind, waiting up to ``bind_timeout`` for an address that does not exist yet.
+
+    Returns the bound endpoint, or None when stopped first or when the address did not appear
+    in time (logged: a later start may find it, so the caller exits 75).
 
     Raises:
         ConfigError: the address can never work as given (in use, a missing folder, refused).
-        TemporarilyUnavailable: the address did not appear in time (exit 75: a restart may find it).
     """
     config = broker.config
     deadline = time.monotonic() + config.bind_timeout
@@ -81,9 +83,9 @@ def bind_when_available(broker: Broker, stopping: threading.Event) -> str | None
                 raise ConfigError(f"cannot bind {config.bind}: {exc}{_bind_hint(exc)}") from exc
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TemporarilyUnavailable(
-                    f"cannot bind {config.bind} after waiting {config.bind_timeout:g}s: {exc}; "
-                    "is that address configured on this host?") from exc
+                log.error("cannot bind %s after waiting %gs: %s; is that address configured on this host?",
+                          config.bind, config.bind_timeout, exc)
+                return None
             delay = min(delay * 2, _BIND_RETRY_MAX, left)
             log.warning("cannot bind %s yet (%s); trying again in %.1fs", config.bind, exc, delay)
             if stopping.wait(delay):
@@ -107,9 +109,10 @@ def serve(config: BrokerConfig, *, on_ready: Callable[[str], None] | None = None
         on_ready: called with the bound endpoint once the socket is bound.
         on_tick: called from the loop with a status line, at least every quarter heartbeat.
 
+    Returns 75 (try again later) when the bind address did not appear within ``bind_timeout``.
+
     Raises:
         ConfigError: an unsafe or unusable bind address (exit code 78).
-        TemporarilyUnavailable: the bind address did not appear within ``bind_timeout`` (75).
     """
     check_bind(config)
     check_ipc_free(config)
@@ -128,8 +131,7 @@ def serve(config: BrokerConfig, *, on_ready: Callable[[str], None] | None = None
     signal.signal(signal.SIGHUP, lambda *_: broker.reload_keys())
     endpoint = bind_when_available(broker, stopping)
     if endpoint is None:
-        log.info("broker stopped before it could bind")
-        return 0
+        return ExitCode.OK if stopping.is_set() else ExitCode.TEMPFAIL
     if on_ready is not None:
         on_ready(endpoint)
     # Everything allocated so far lives for the whole run: keep the collector off it, and

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from robotlab import bus
-from robotlab.errors import ConfigError, TemporarilyUnavailable
+from robotlab.bus.keys import client_keys
+from robotlab.errors import ConfigError, ExitCode
 from robotlab.service import Notifier, ServiceEnvironment
 
 from .supervision import watch_process
@@ -53,16 +54,18 @@ class DaemonConfig:
     """CURVE keys folder, for a broker run with ``--keys`` (``broker.key`` is read from it)."""
     key_file: str | None = None
     """This robot's secret key file (default: ``keys_dir/<name>.key_secret``)."""
+    curve: dict[str, str] | None = None
+    """Keys handed over in memory (``KeyConfig.to_plain``): a spawned child joins with its parent's."""
 
     def keys(self) -> bus.KeyConfig | None:
-        """The client keys this robotd connects with, or None without a keys folder.
+        """The client keys this robotd connects with (the same rule as every client), or None.
 
         Raises:
             ConfigError: a key file is missing or unreadable.
         """
-        if self.keys_dir is None:
-            return None
-        return bus.KeyConfig.load(self.keys_dir, self.name, self.key_file)
+        if self.curve is not None:
+            return bus.KeyConfig.from_plain(self.curve)
+        return client_keys(self.name, self.keys_dir, self.key_file)
 
 
 class Daemon:
@@ -83,16 +86,18 @@ class Daemon:
     def run(self) -> int:
         """Wait for the broker, serve until signalled (or the watched process is gone); return the exit code.
 
+        Returns 75 (try again later) when no broker answered within a positive ``connect_timeout``.
+
         Raises:
             ConfigError: the broker refused this robot's name for its key (exit 78: no retry helps).
-            TemporarilyUnavailable: no broker answered within a positive ``connect_timeout`` (exit 75).
         """
         self._install_signals()
         client = self._connect()
         self.client = client
-        if not self._wait_for_welcome(client):
-            client.close(bye=False)
-            return EXIT_OK  # stopped while still waiting: nothing was taken on, nothing to drain
+        gave_up = self._wait_for_welcome(client)
+        if gave_up is not None:
+            client.close(bye=False)  # nothing was taken on yet, nothing to drain
+            return gave_up
         self._announce(client)
         if self.config.watch_pid is not None:
             watch_process(self.config.watch_pid, self.stop)
@@ -118,8 +123,11 @@ class Daemon:
         self.attach(client)  # before start: nothing may arrive before the handler is in place
         return client.start(timeout=None)
 
-    def _wait_for_welcome(self, client: bus.BusClient) -> bool:
-        """True once welcomed; False if stopped first. The link retries with backoff meanwhile."""
+    def _wait_for_welcome(self, client: bus.BusClient) -> int | None:
+        """None once welcomed, else the exit code: 0 if stopped first, 75 past the connect timeout.
+
+        The link retries with backoff meanwhile, one log line a step.
+        """
         timeout = self.config.connect_timeout
         deadline = time.monotonic() + timeout if timeout > 0 else None
         self.notifier.status(f"waiting for the broker at {self.config.broker}")
@@ -128,14 +136,14 @@ class Daemon:
             try:
                 # Short waits, so a signal's handler runs and the deadline is checked.
                 if client.wait_welcome(0.2):
-                    return True
+                    return None
             except ConfigError as exc:
                 client.close(bye=False)
                 raise ConfigError(f"robotd {self.config.name}: {exc}") from exc
             if deadline is not None and time.monotonic() >= deadline:
-                client.close(bye=False)
-                raise TemporarilyUnavailable(f"robotd {self.config.name}: {client.no_answer(timeout)}")
-        return False
+                log.error("robotd %s: %s", self.config.name, client.no_answer(timeout))
+                return ExitCode.TEMPFAIL
+        return EXIT_OK
 
     def _feed_watchdog(self, client: bus.BusClient) -> None:
         # Fed only while the bus I/O thread runs: a robotd whose link died is hung, not waiting.

@@ -109,7 +109,6 @@ def host(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | None = None
 
     Raises:
         ConfigError: see :func:`build_robot`; or the broker refused this robot's key.
-        TemporarilyUnavailable: no broker answered within a positive ``config.connect_timeout``.
     """
     robot = build_robot(config.name, spec)
     # Import the LLM client before joining (seconds, cold): a robot that shows up on the bus is

@@ -17,11 +17,11 @@ that ends on a stop condition is not an error: :class:`StopRun` (Ruby's ``AbortE
     │   └── ToolLoopError              70  max_tool_rounds tripped (never retryable)
     ├── MCPError                       69  an MCP server failed (``retryable`` per instance)
     ├── ToolError                      70  a tool failed (``retryable`` per instance)
+    │   └── SandboxUnavailable         69  sandbox on, but nothing here can confine a script
     ├── BudgetExceeded                 75  refused before spending: the budget is used up
     ├── BoundaryError                  65  a payload cannot cross a process boundary
     ├── AwaitTimeout                   75  Memory.get(..., wait=N) ran out of time
     ├── DelegationTimeout              75  DelegationFuture.value(timeout=) ran out of time
-    ├── TemporarilyUnavailable         75  a daemon waited its bounded time (a broker, a bind address)
     ├── RemoteError                    70  a robot in another process raised (its class named)
     ├── ToError                         1  robot-to failed (Ruby: RobotLab::To::Error)
     │   ├── PermanentError              1  not worth retrying (git failed, auth refused)
@@ -72,9 +72,9 @@ __all__ = [
     "ReplyTimeout",
     "RobotlabError",
     "RunExit",
+    "SandboxUnavailable",
     "SetupError",
     "StopRun",
-    "TemporarilyUnavailable",
     "ToError",
     "ToolError",
     "ToolLoopError",
@@ -175,6 +175,15 @@ class ToolError(_MaybeRetryable):
     """A tool failed; the model sees ``Error (<tool>): <message>``."""
 
 
+class SandboxUnavailable(ToolError):
+    """``sandbox.enabled`` is true but nothing on this machine can enforce the ceiling.
+
+    The script was not run: a sandbox that cannot confine never runs a script unconfined.
+    """
+
+    exit_code: int = ExitCode.UNAVAILABLE
+
+
 class BudgetExceeded(RobotlabError):
     """Refused up front: the token or cost budget is already used up. Nothing was spent."""
 
@@ -219,13 +228,6 @@ class RemoteError(RobotlabError):
 
 class DelegationTimeout(RobotlabError):
     """A delegation future was not settled within the timeout."""
-
-    exit_code: int = ExitCode.TEMPFAIL
-
-
-class TemporarilyUnavailable(RobotlabError):
-    """What a daemon waits for (a broker to answer, a bind address to appear) did not come in
-    the time it was given; a later start may well succeed, so a service manager restarts it."""
 
     exit_code: int = ExitCode.TEMPFAIL
 
@@ -289,14 +291,17 @@ class BusError(RobotlabError):
 
 
 class ProtocolError(BusError):
-    """Frames that do not parse. ``frames`` holds the raw frames for diagnosis."""
+    """Frames that do not parse. ``frames`` holds the raw frames for diagnosis; ``ref`` the
+    message's id when the header was readable enough to name one."""
 
     exit_code: int = ExitCode.PROTOCOL
 
-    def __init__(self, message: str, *, code: str = "malformed", frames: list[bytes] | None = None) -> None:
+    def __init__(self, message: str, *, code: str = "malformed", frames: list[bytes] | None = None,
+                 ref: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.frames = frames or []
+        self.ref = ref
 
 
 class PeerUnavailable(BusError):

@@ -65,7 +65,7 @@ def test_a_broker_waits_for_its_bind_address_then_exits_75(tmp_path: Path) -> No
     assert done.returncode == 75, done.stderr
     assert "cannot bind tcp://192.0.2.1:5555 yet" in done.stderr  # it retried
     last = done.stderr.strip().splitlines()[-1]
-    assert ": cannot bind tcp://192.0.2.1:5555 after waiting 1s: " in last
+    assert "ERROR cannot bind tcp://192.0.2.1:5555 after waiting 1s: " in last
     assert "is that address configured on this host?" in last
 
 
