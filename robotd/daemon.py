@@ -55,7 +55,10 @@ class DaemonConfig:
     key_file: str | None = None
     """This robot's secret key file (default: ``keys_dir/<name>.key_secret``)."""
     curve: dict[str, str] | None = None
-    """Keys handed over in memory (``KeyConfig.to_plain``): a spawned child joins with its parent's."""
+    """Keys the parent resolved, handed over in memory (``KeyConfig.to_plain``; ``{}`` for none):
+    a spawned child joins with exactly its parent's keys and reads neither flags nor
+    ``$ROBOTLAB_KEYS``, since the long-lived fork server's environment may be older than the
+    parent's."""
 
     def keys(self) -> bus.KeyConfig | None:
         """The client keys this robotd connects with (the same rule as every client), or None.
@@ -64,7 +67,7 @@ class DaemonConfig:
             ConfigError: a key file is missing or unreadable.
         """
         if self.curve is not None:
-            return bus.KeyConfig.from_plain(self.curve)
+            return bus.KeyConfig.from_plain(self.curve) if self.curve else None
         return client_keys(self.name, self.keys_dir, self.key_file)
 
 
@@ -118,7 +121,7 @@ class Daemon:
         config = self.config
         client = bus.BusClient(
             config.broker, name=config.name, instance=config.instance,
-            role="robot", parent=config.parent, max_inflight=config.max_inflight, keys=config.keys(),
+            role="robot", parent=config.parent, max_inflight=config.max_inflight, keys=config.keys() or False,
         )
         self.attach(client)  # before start: nothing may arrive before the handler is in place
         return client.start(timeout=None)

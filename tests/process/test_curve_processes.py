@@ -113,6 +113,7 @@ def test_a_robot_key_cannot_list_ps_or_read_the_dlq(keyed_broker: str, keys_dir:
 
 def test_keys_go_all_the_way_down_to_spawned_children(keyed_broker: str, keys_dir: Path, monkeypatch) -> None:
     from robotlab import ConfigError, Robot
+    from robotlab.robot.spawn import stop_fork_server
     from robotlab.testing import serve_script
 
     # Given only $ROBOTLAB_KEYS: build(bus=URL) finds boss.key_secret there by the robot's name
@@ -129,6 +130,9 @@ def test_keys_go_all_the_way_down_to_spawned_children(keyed_broker: str, keys_di
             kid.stop()
         finally:
             boss.leave_bus()
+            # The fork server took this test's $ROBOTLAB_KEYS into its environment: end it, so
+            # later tests' children do not find keys there.
+            stop_fork_server()
 
 
 def test_a_client_without_keys_is_told_the_broker_requires_them(keyed_broker: str) -> None:
