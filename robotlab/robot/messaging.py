@@ -52,6 +52,7 @@ class RobotBusState:
         self.embedded: EmbeddedBroker | None = None
         self.embedded_dir: str | None = None
         self.task_server: Any = None
+        self.budget_service: Any = None
 
     def next_id(self) -> int:
         """The next message id (call with ``lock`` held)."""
@@ -171,9 +172,10 @@ class BusMethods:
         client, state.client = state.client, None
         if client is not None and state.owns_client:
             client.close()
-        if state.task_server is not None:
-            state.task_server.close()
-            state.task_server = None
+        for service in (state.task_server, state.budget_service):
+            if service is not None:
+                service.close()
+        state.task_server = state.budget_service = None
         if state.embedded is not None:
             state.embedded.stop()
             state.embedded = None
