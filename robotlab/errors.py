@@ -291,14 +291,17 @@ class BusError(RobotlabError):
 
 
 class ProtocolError(BusError):
-    """Frames that do not parse. ``frames`` holds the raw frames for diagnosis."""
+    """Frames that do not parse. ``frames`` holds the raw frames for diagnosis; ``ref`` the
+    message's id when the header was readable enough to name one."""
 
     exit_code: int = ExitCode.PROTOCOL
 
-    def __init__(self, message: str, *, code: str = "malformed", frames: list[bytes] | None = None) -> None:
+    def __init__(self, message: str, *, code: str = "malformed", frames: list[bytes] | None = None,
+                 ref: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.frames = frames or []
+        self.ref = ref
 
 
 class PeerUnavailable(BusError):

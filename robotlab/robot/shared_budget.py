@@ -75,14 +75,14 @@ def budget_service_for(robot: Any) -> str | None:
     """The bus name of ``robot``'s budget service (started on first use), or None without a budget."""
     if not robot._budget.shares():
         return None
-    state = robot._bus_state
-    if state.budget_service is None:
+    messaging = robot.messaging
+    if messaging.budget_service is None:
         from robotlab import bus
 
-        client = robot._require_bus()
+        client = messaging.require_client()
         name = f"budget/{robot.name}/{client.instance}"
-        state.budget_service = BudgetService(robot, bus.connect(client.url, name=name))
-    return state.budget_service.name
+        messaging.budget_service = BudgetService(robot, bus.connect(client.url, name=name))
+    return messaging.budget_service.name
 
 
 class ParentLedger:
@@ -95,7 +95,7 @@ class ParentLedger:
 
     def _ask(self, content: dict[str, Any]) -> Any:
         try:
-            reply = self.robot._require_bus().request(self.service, content, timeout=REQUEST_TIMEOUT, type="budget")
+            reply = self.robot.messaging.require_client().request(self.service, content, timeout=REQUEST_TIMEOUT, type="budget")
         except BusError as exc:
             raise BudgetExceeded(f"cannot reserve on the budget of robot '{self.owner}' (its ledger did not "
                                  f"answer: {exc}); a spawned robot never spends without it") from exc
