@@ -127,14 +127,12 @@ def clip(text: str | None, limit: int = REPLY_LIMIT) -> str | None:
     return text[:limit] + f"… [{len(text) - limit} more characters]"
 
 
-def _tell_parent(sock: socket.socket, meter: MeteredLLM) -> Callable[[dict[str, Any]], None]:
-    """Events the parent shows and logs while the attempt runs: tool calls, and usage after each model call."""
+def _tell_parent(sock: socket.socket) -> Callable[[dict[str, Any]], None]:
+    """Events the parent shows and logs while an attempt runs: tool calls, usage, model retries."""
 
     def tell(event: dict[str, Any]) -> None:
         send_line(sock, event)
 
-    meter.on_usage = lambda: tell({"event": "usage", "input_tokens": meter.input_tokens,
-                                   "output_tokens": meter.output_tokens, "cost": meter.cost})
     return tell
 
 
@@ -142,8 +140,12 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     capture = submit.Capture()
     chain = GuardChain(plan.guard, GraderLock(plan.guard.root, plan.lock_patterns))
     specs = toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor())
-    oversight = Oversight(chain.monitor, lambda: capture.result is not None, metered_llm(), plan.token_budget)
-    chain.observer = oversight.tell = _tell_parent(sock, oversight.meter)
+    tell = _tell_parent(sock)
+    meter = metered_llm(plan.model.call_timeout, tell)
+    meter.on_usage = lambda: tell({"event": "usage", "input_tokens": meter.input_tokens,
+                                   "output_tokens": meter.output_tokens, "cost": meter.cost})
+    oversight = Oversight(chain.monitor, lambda: capture.result is not None, meter, plan.token_budget, tell=tell)
+    chain.observer = tell
     robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,
                         oversight=oversight)
     commands = json_lines.LineReader(sock)

@@ -18,6 +18,7 @@ import gc
 from collections.abc import Callable
 from typing import Any
 
+from robotlab.to.child.call_deadline import DeadlineLLM
 from robotlab.to.child.token_meter import MeteredLLM
 from robotlab.to.evals.prose import JudgeReply
 from robotlab.to.guards.quality import QualityMonitor
@@ -35,6 +36,8 @@ class ModelSettings:
     max_tool_rounds: int = 100
     max_output_tokens: int | None = None
     """The longest reply the model may write (``max_tokens`` of every call); None: the provider's."""
+    call_timeout: float | None = None
+    """Seconds one model call may take, its retries included; None: no overall deadline."""
 
 
 def _tool_class() -> type:
@@ -82,13 +85,20 @@ class Oversight:
     tell: Callable[[dict[str, Any]], None] = lambda _event: None
 
 
-def metered_llm() -> MeteredLLM:
-    """The robot library's default LLM (global timeout and retries), behind a token meter."""
+def metered_llm(call_timeout: float | None = None, on_retry: Callable[[dict[str, Any]], None] | None = None
+                ) -> MeteredLLM:
+    """The robot library's LLM behind a meter, every call (retries included) within ``call_timeout``.
+
+    The provider client retries nothing itself: ``DeadlineLLM`` retries (the global
+    ``max_retries`` times) inside the one deadline and reports each retry to ``on_retry``.
+    Without ``call_timeout`` each try gets the global ``request_timeout``.
+    """
     from robotlab.config.cascade import config
     from robotlab.llm import LiteLLM
 
     settings = config().ruby_llm
-    return MeteredLLM(LiteLLM(max_retries=settings.max_retries, timeout=settings.request_timeout))
+    client = LiteLLM(max_retries=0, timeout=None if call_timeout else settings.request_timeout)
+    return MeteredLLM(DeadlineLLM(client, call_timeout, settings.max_retries, on_retry))
 
 
 def _quality_hook(oversight: Oversight) -> Any:
@@ -147,13 +157,9 @@ def build_robot(
 
 def compact(robot: Any) -> tuple[int, int]:
     """Shrink the robot's conversation with the library's compaction; (messages before, after)."""
-    from robotlab.history.compaction import compress_history
-
-    log = robot.conversation.log
-    before = log.messages()
-    after = compress_history(before, recent_turns=2)
-    log.rewrite(after, "context window exceeded")
-    return len(before), len(after)
+    before = len(robot.conversation.messages())
+    robot.compress_history(recent_turns=2)
+    return before, len(robot.conversation.messages())
 
 
 def run_robot(robot: Any, message: str) -> Any:

@@ -42,7 +42,14 @@ class ChildProgress:
         fields = {("tool" if key == "name" else key): value for key, value in event.items() if key != "event"}
         session.log.event(kind, iteration=iteration, **fields)
         name, target = event.get("name", ""), event.get("target", "")
-        if kind == "tool:call":
+        if kind == "model:retry":
+            left = event.get("deadline_left")
+            within = f", {left:g}s left of the call's deadline" if isinstance(left, int | float) else ""
+            cause = str(event.get("cause")).replace("_", " ")
+            session.status.say(f"iteration {iteration}: model call failed ({cause} error) — retry "
+                               f"{event.get('attempt')}/{event.get('of')} in {float(event.get('wait') or 0):g}s{within}")
+            session.status.update(activity=f"model retry {event.get('attempt')}/{event.get('of')}")
+        elif kind == "tool:call":
             session.status.update(activity=f"{name} {target}".strip())
         elif kind == "tool:result" and event.get("outcome") == "refused":
             session.status.say(f"iteration {iteration}: refused {name} {target}: {event.get('reason')}")

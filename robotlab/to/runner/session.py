@@ -44,7 +44,7 @@ class Session:
         """How the iteration's robot reaches its model."""
         settings = self.settings
         return ModelSettings(settings.model, settings.provider, settings.api_base, settings.stream,
-                             settings.max_tool_rounds, settings.max_output_tokens or None)
+                             settings.max_tool_rounds, settings.max_output_tokens or None, settings.call_timeout or None)
 
     @property
     def stopping(self) -> bool:
