@@ -118,6 +118,7 @@ class Settings(BaseModel):
     max_tokens: int | None = None
     max_cost: float | None = None
     broker: str | None = None
+    judge_robot: str | None = None
     stop_when: str | None = None
     verify_command: str | None = None
     eval: Any = None

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from robotlab import bus
-from tests.process.conftest import broker, endpoint, live, processes, start_broker  # noqa: F401 (fixtures)
+from tests.process.conftest import (  # noqa: F401 (fixtures)
+    broker,
+    endpoint,
+    live,
+    processes,
+    start_broker,
+    start_robotd,
+)
 from tests.to.conftest import (
     DONE,
     call,
@@ -75,3 +82,31 @@ def test_an_unreachable_broker_ends_the_run_with_the_fix(repo: Path, tmp_path: P
 
     assert proc.returncode == 1, err
     assert "cannot join the bus at ipc://" in out and "start the broker, or drop --broker" in out
+
+
+def test_a_served_robot_is_the_prose_judge(repo: Path, tmp_path: Path, broker: str, start_robotd) -> None:  # noqa: F811
+    start_robotd("critic", "handlers:judge_prefers_b")
+    (repo / "guide.md").write_text("draft\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "guide")
+    turns = [call("read", path="guide.md"), call("edit", path="guide.md", old_text="draft", new_text="better"),
+             submit(True, "improve the guide"), DONE]
+    with script_server_process(tmp_path, turns) as url:
+        proc = robot_to_process(repo, url, "--broker", broker, "--judge-robot", "critic", "--eval", "prose",
+                                "--local-guards", "--max-iterations", "1")
+        out, err = proc.communicate(timeout=120)
+
+    assert proc.returncode == 0, err
+    assert git(repo, "log", "--format=%s").splitlines()[0] == "robot-to 1: improve the guide"
+    log = next((repo / ".robot_lab_to" / "runs").glob("*/run.log")).read_text()
+    (judged,) = [json.loads(line) for line in log.splitlines() if json.loads(line)["event"] == "eval"]
+    assert judged["improved"] is True and "B reads better" in judged["judge_reply"]
+
+
+def test_judge_robot_needs_the_bus(repo: Path, tmp_path: Path) -> None:
+    with script_server_process(tmp_path, [submit(False, "no"), DONE]) as url:
+        proc = robot_to_process(repo, url, "--judge-robot", "critic", "--eval", "prose")
+        out, err = proc.communicate(timeout=120)
+
+    assert proc.returncode == 2
+    assert "robot-to: --judge-robot needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)" in err

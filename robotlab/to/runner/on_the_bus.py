@@ -17,6 +17,7 @@ import dataclasses
 from typing import Any
 
 from robotlab import bus
+from robotlab.to.evals.prose import JudgeReply
 from robotlab.to.runner.session import Session
 
 USAGE = "send `status`, or `decide <decision id> <answer>`"
@@ -76,3 +77,29 @@ class RunOnBus:
             return {"error": f"no pending decision {decision_id!r}: send `status` to list them"}
         self.session.log.event("decision:answered", id=decision_id, via="bus", resolution=answer)
         return {"id": decision_id, "status": decision.status, "resolution": decision.resolution}
+
+
+class BusJudge:
+    """A prose ``Judge`` that is a robot served on the bus (``--judge-robot NAME``).
+
+    Each call sends the judge's instructions and the two versions as one task and reads the
+    served robot's reply. What that robot spends is its own (``robotlab top`` shows it), so
+    the run counts no tokens for the judge.
+    """
+
+    def __init__(self, url: str, robot: str, member: str, timeout: float) -> None:
+        self.url, self.robot, self.member, self.timeout = url, robot, member, timeout
+        self.client: bus.BusClient | None = None
+
+    def __call__(self, system: str, message: str) -> JudgeReply:
+        """Ask the served robot; raises the bus's error (``ReplyTimeout``, ``DeliveryFailed``...) if it cannot."""
+        if self.client is None:
+            self.client = bus.connect(self.url, name=self.member, timeout=5.0)
+        reply = self.client.request(self.robot, f"{system}\n\n{message}", timeout=self.timeout).content
+        return JudgeReply(reply if isinstance(reply, str) else str(reply), 0, 0)
+
+    def close(self) -> None:
+        """Leave the bus (if a call ever joined it)."""
+        if self.client is not None:
+            self.client.close()
+            self.client = None

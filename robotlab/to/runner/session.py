@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from robotlab.to.child.robot_factory import ModelSettings
@@ -38,6 +39,8 @@ class Session:
     signal_name: str | None = None
     commit_failure: str | None = None
     lock_patterns: list[str] = dataclasses.field(default_factory=list)
+    closers: list[Callable[[], None]] = dataclasses.field(default_factory=list)
+    """Called once when the run ends (a bus judge leaves the bus)."""
 
     @property
     def model(self) -> ModelSettings:

@@ -42,3 +42,8 @@ def hang_if_told(message: Message) -> str:
 def unsendable(message: Message) -> object:
     """Return something that cannot cross a process boundary (a function)."""
     return unsendable
+
+
+def judge_prefers_b(message: Message) -> str:
+    """A prose judge (robot-to's --judge-robot) that always prefers version B."""
+    return '{"verdict": "better", "reason": "B reads better"}'
