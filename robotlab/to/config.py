@@ -119,6 +119,7 @@ class Settings(BaseModel):
     max_cost: float | None = None
     broker: str | None = None
     judge_robot: str | None = None
+    crew: list[str] = []
     stop_when: str | None = None
     verify_command: str | None = None
     eval: Any = None

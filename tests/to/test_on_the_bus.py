@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from robotlab import bus
+from robotlab.testing import requests_seen
 from tests.process.conftest import (  # noqa: F401 (fixtures)
     broker,
     endpoint,
@@ -110,3 +111,21 @@ def test_judge_robot_needs_the_bus(repo: Path, tmp_path: Path) -> None:
 
     assert proc.returncode == 2
     assert "robot-to: --judge-robot needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)" in err
+
+
+def test_the_robot_asks_its_crew_through_the_run(repo: Path, tmp_path: Path, broker: str, start_robotd) -> None:  # noqa: F811
+    start_robotd("reviewer", "handlers:echo")
+    turns = [call("ask_crew", robot="reviewer", question="is a.txt a good name?"), *write_and_submit("a.txt", "x\n")]
+    with script_server_process(tmp_path, turns) as url:
+        proc = robot_to_process(repo, url, "--broker", broker, "--crew", "reviewer", "--local-guards",
+                                "--max-iterations", "1")
+        out, err = proc.communicate(timeout=120)
+        seen = requests_seen(url)
+
+    assert proc.returncode == 0, err
+    log = next((repo / ".robot_lab_to" / "runs").glob("*/run.log")).read_text()
+    (answer,) = [e for e in map(json.loads, log.splitlines()) if e["event"] == "crew:answer"]
+    assert answer["robot"] == "reviewer" and answer["answer"].startswith("is a.txt a good name? (from ")
+    tool_replies = [m["content"] for m in seen[1]["messages"] if m.get("role") == "tool"]
+    assert tool_replies == [answer["answer"]]
+    assert "ask_crew" in [t["function"]["name"] for t in seen[0]["tools"]]

@@ -51,6 +51,7 @@ class ChildPlan:
     lock_patterns: list[str]
     decisions: bool
     token_budget: int | None = None
+    crew: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass
@@ -136,10 +137,25 @@ def _tell_parent(sock: socket.socket) -> Callable[[dict[str, Any]], None]:
     return tell
 
 
+def _asker(sock: socket.socket, commands: json_lines.LineReader) -> Callable[[str, str], str]:
+    """``ask_crew``'s way out: the orchestrator asks over the bus and sends back one line."""
+
+    def ask(robot: str, question: str) -> str:
+        send_line(sock, {"event": "crew:ask", "robot": robot, "question": question})
+        answer = commands.next() or {}
+        if "answer" not in answer:
+            raise RuntimeError(str(answer.get("error") or "no answer"))
+        return str(answer["answer"])
+
+    return ask
+
+
 def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     capture = submit.Capture()
+    commands = json_lines.LineReader(sock)
     chain = GuardChain(plan.guard, GraderLock(plan.guard.root, plan.lock_patterns))
-    specs = toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor())
+    specs = toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor(), list(plan.crew),
+                    _asker(sock, commands))
     tell = _tell_parent(sock)
     meter = metered_llm(plan.model.call_timeout, tell)
     meter.on_usage = lambda: tell({"event": "usage", "input_tokens": meter.input_tokens,
@@ -148,7 +164,6 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     chain.observer = tell
     robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,
                         oversight=oversight)
-    commands = json_lines.LineReader(sock)
     while True:
         try:
             command = commands.next()
@@ -177,7 +192,7 @@ class RobotChild:
         self._child.start(lambda sock: _serve(plan, sock))
 
     def run(self, message: str, budget: int | None = None, cost_budget: float | None = None,
-            on_event: Callable[[dict[str, Any]], None] | None = None) -> AttemptReport:
+            on_event: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> AttemptReport:
         """Ask the robot to run ``message`` using at most ``budget`` tokens and ``cost_budget``
         dollars (None: no limit); progress events (tool calls, usage) go to ``on_event``.
 

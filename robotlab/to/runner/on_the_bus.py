@@ -14,6 +14,7 @@ worktree.
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from robotlab import bus
@@ -21,6 +22,8 @@ from robotlab.to.evals.prose import JudgeReply
 from robotlab.to.runner.session import Session
 
 USAGE = "send `status`, or `decide <decision id> <answer>`"
+ASK_TIMEOUT = 300.0
+"""Seconds a crew member may take to answer ``ask_crew`` when no --iteration-timeout is set."""
 
 
 class RunOnBus:
@@ -42,6 +45,13 @@ class RunOnBus:
         self.client.on_message(self.answer)
         self.session.log.event("bus:joined", url=self.url, member=self.name)
         return self
+
+    def ask(self, robot: str, question: str) -> str:
+        """Ask a served robot a question for the iteration's ``ask_crew`` tool; its answer as text."""
+        assert self.client is not None
+        timeout = self.session.settings.iteration_timeout or ASK_TIMEOUT
+        answer = self.client.request(robot, question, timeout=timeout).content
+        return answer if isinstance(answer, str) else json.dumps(answer)
 
     def close(self) -> None:
         """Leave the bus."""

@@ -107,6 +107,8 @@ def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegist
                           max_output_tokens=settings.max_output_tokens or None)
     the_judge: Any = SupervisedJudge(judge(model), supervisor, watch)
     closers = []
+    if settings.crew and not settings.broker:
+        raise ConfigError("--crew needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)")
     if settings.judge_robot:
         if not settings.broker:
             raise ConfigError("--judge-robot needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)")
@@ -202,6 +204,7 @@ def _join_bus(session: Session) -> RunOnBus | None:
         membership = RunOnBus(session, url).start()
     except PeerUnavailable as exc:
         raise PermanentError(f"cannot join the bus at {url} ({exc}): start the broker, or drop --broker") from exc
+    session.ask_crew = membership.ask
     session.status.say(f"on the bus at {url} as {membership.name}: robotlab send --to {membership.name} status --wait")
     return membership
 

@@ -40,6 +40,8 @@ class Session:
     commit_failure: str | None = None
     lock_patterns: list[str] = dataclasses.field(default_factory=list)
     closers: list[Callable[[], None]] = dataclasses.field(default_factory=list)
+    ask_crew: Callable[[str, str], str] | None = None
+    """How ``ask_crew`` reaches a served robot (set once the run joined the bus)."""
     """Called once when the run ends (a bus judge leaves the bus)."""
 
     @property
