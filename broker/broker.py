@@ -2,8 +2,9 @@
 
 Read :mod:`robotlab.bus.protocol` first for the frames. The loop polls with a timeout no longer
 than the next timer, drains what is readable, dispatches each message through a literal command
-table, then purges silent peers, times out unacked deliveries and sends due heartbeats. Peer
-input never escapes the one ``except Exception`` around a single dispatch.
+table, then purges silent peers, times out unacked deliveries and sends due heartbeats, and
+ends the turn by committing the journal and only then sending the receipts and admin replies
+of the turn. Peer input never escapes the one ``except Exception`` around a single dispatch.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from robotlab.errors import ProtocolError
 from .admin import Admin
 from .deliveries import Deliveries
 from .dlq import DeadLetterQueue
+from .holds import Holds
+from .journal import Journal, NoJournal
 from .registry import Peer, Registry
 from .security import KeyGuard, recv_with_key
 
@@ -41,8 +44,14 @@ class Broker:
         self.id = uuid.uuid4().hex[:12]
         self.context = context or zmq.Context.instance()
         self.registry = Registry()
-        self.dlq = DeadLetterQueue(config.dlq_max)
-        self.deliveries = Deliveries(self.registry, self.dlq, self._transmit, config.ack_timeout)
+        self.journal = Journal(config.journal, config.journal_max_bytes) if config.journal else NoJournal()
+        self.holds: Holds[Any, tuple[Peer, str]] = Holds(config.hold)
+        self.dlq = DeadLetterQueue(config.dlq_max, self.journal)
+        self.deliveries = Deliveries(self.registry, self.dlq, self._transmit_settled, config.ack_timeout,
+                                     self.journal, self.holds)
+        self._outbox: list[tuple[Peer, Command, dict[str, Any]]] = []
+        """Receipts and admin replies of this turn: sent once the journal has committed it."""
+        self._restore()
         self.admin = Admin(self)
         self.counters: Counter[str] = Counter()
         self.started = time.monotonic()
@@ -81,6 +90,18 @@ class Broker:
         self.socket = sock
         return sock.getsockopt_string(zmq.LAST_ENDPOINT)
 
+    def _restore(self) -> None:
+        restored = self.journal.restore()
+        self.dlq.load(restored.letters)
+        self.holds.known |= restored.names
+        now = time.monotonic()
+        for header, body, notify in restored.messages:
+            self.deliveries.restore(header, body, notify, now)
+            self.holds.known.add(header.get("from", ""))  # its sender is expected back for the reply
+        if restored.messages or restored.letters:
+            log.info("journal %s: %d unsettled messages held for their robots, %d dead letters",
+                     self.journal.path, len(restored.messages), len(restored.letters))
+
     def stop(self) -> None:
         """Ask the loop to finish its pass and return (safe from signal handlers and threads)."""
         self._stopping = True
@@ -103,10 +124,12 @@ class Broker:
                 if self.socket in events:
                     self._drain()
                 self._timers()
+                self._end_turn()
         finally:
             self._close()
 
     def _close(self) -> None:
+        self.journal.close()
         if self.socket is not None:
             self.socket.close(linger=0)
             self.socket = None
@@ -123,9 +146,9 @@ class Broker:
     def _poll_timeout_ms(self) -> int:
         now = time.monotonic()
         wait = max(self._next_scan - now, 0.0)
-        deadline = self.deliveries.next_deadline()
-        if deadline is not None:
-            wait = min(wait, max(deadline - now, 0.0))
+        for deadline in (self.deliveries.next_deadline(), self.holds.next_deadline()):
+            if deadline is not None:
+                wait = min(wait, max(deadline - now, 0.0))
         return max(int(wait * 1000), 1)
 
     def _drain(self) -> None:
@@ -159,9 +182,21 @@ class Broker:
                 self._forget(peer, "disconnected")
         self._unroutable.clear()
         self.deliveries.expire(now)
+        self.deliveries.expire_holds(now)
+        for peer, why in self.holds.gone(now):
+            self.deliveries.lost(peer, f"{why} and stayed away {self.holds.seconds:g}s")
         if now >= self._next_scan:  # walking every peer on every pass would not scale to 1,000s
             self._next_scan = now + self.config.heartbeat / 4
             self._scan_peers(now)
+
+    def _end_turn(self) -> None:
+        """Commit the turn's journal changes, then tell senders what became of their messages."""
+        if not self.journal.commit():
+            return  # what the senders would be told is not safe yet: it waits for a commit that works
+        if self._outbox:
+            outbox, self._outbox = self._outbox, []
+            for peer, command, header in outbox:
+                self._transmit(self.registry.by_instance.get(peer.instance, peer), command, header, b"")
 
     def _scan_peers(self, now: float) -> None:
         for peer in self.registry.expired(now):
@@ -235,7 +270,12 @@ class Broker:
             pid=h.get("pid") if isinstance(h.get("pid"), int) else None,
             parent=h.get("parent") if isinstance(h.get("parent"), str) else None,
         )
-        old = self.registry.add(new)
+        if new.name not in self.holds.known:
+            self.holds.known.add(new.name)
+            if new.role == "robot":  # clients' names are often made up per run: kept in memory only
+                self.journal.name_seen(new.name)
+        away = self.holds.back(new.instance)
+        old = self.registry.add(new) or (away[0] if away else None)
         if old is not None:  # same instance again (reconnect): its in-flight work resumes
             new.inflight, new.delivered, new.nacked, new.joined = old.inflight, old.delivered, old.nacked, old.joined
         welcome = {
@@ -249,6 +289,7 @@ class Broker:
         self._transmit(new, Command.WELCOME, welcome, b"")
         if old is not None:
             self.deliveries.resend_inflight(new)
+        self.deliveries.release(new.name, now)
 
     def on_send(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """SEND {id, to, type, ...} + body -> DELIVER to the targets; RECEIPT back later."""
@@ -283,18 +324,30 @@ class Broker:
 
     def on_bye(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """BYE {}: the peer leaves; what it had in flight fails over or is dead-lettered."""
-        self._forget(peer, "left")
+        self._forget(peer, "left", gone=True)
 
     def on_request(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """REQUEST {id, op, args} -> REPLY {id, ok, result | error}."""
-        self._transmit(peer, Command.REPLY, self.admin.handle(peer, frame.header), b"")
+        self._outbox.append((peer, Command.REPLY, self.admin.handle(peer, frame.header)))
 
     # -- sending ------------------------------------------------------------------------------
 
-    def _forget(self, peer: Peer, why: str) -> None:
+    def _forget(self, peer: Peer, why: str, gone: bool = False) -> None:
+        """Drop a peer. Unless it said it is ``gone`` (BYE), its in-flight work waits for it a while."""
         self.registry.remove(peer)
-        self.deliveries.lost(peer, why)
+        if gone or self.holds.seconds <= 0 or not peer.inflight:
+            self.deliveries.lost(peer, why)
+        else:
+            self.holds.leave(peer.instance, (peer, why), time.monotonic())
+            why += f"; its {len(peer.inflight)} deliveries in flight wait {self.holds.seconds:g}s for it"
         log.info("peer %s (%s) %s", peer.name, peer.instance, why)
+
+    def _transmit_settled(self, peer: Peer, command: Command, header: dict[str, Any], body: bytes) -> bool:
+        """The deliveries' way out: receipts wait for the end of the turn (the journal's commit)."""
+        if command == Command.RECEIPT:
+            self._outbox.append((peer, command, header))
+            return True
+        return self._transmit(peer, command, header, body)
 
     def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: bytes) -> bool:
         sent = self._send_frames(peer.identity, protocol.encode(command, header, body))

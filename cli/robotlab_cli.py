@@ -43,10 +43,19 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback bind without CURVE keys.")
 @click.option("--keys", "keys_folder", default=None,
               help="CURVE keys folder: DIR/broker.key_secret, clients in DIR/authorized/ (default: $ROBOTLAB_KEYS).")
+@click.option("--journal", "journal", default=None, metavar="PATH",
+              help="SQLite journal of unsettled messages, dead letters and robot names "
+                   "(default: $STATE_DIRECTORY/broker.db, else ~/.local/state/robotlab/broker.db).")
+@click.option("--no-journal", is_flag=True, help="Keep everything in memory only: a restart loses it.")
+@click.option("--journal-max-bytes", type=int, default=256 * 1024 * 1024, show_default=True,
+              help="Message bytes the journal may hold before new sends get 'busy'.")
+@click.option("--hold", type=float, default=30.0, show_default=True,
+              help="Seconds messages for a known robot, and a silent robot's deliveries, wait for it to come back.")
 @click.option("--log-level", default="INFO", show_default=True)
 @exits_on_error
 def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float, max_message_bytes: int,
-                   max_inflight: int, insecure: bool, keys_folder: str | None, log_level: str) -> None:
+                   max_inflight: int, insecure: bool, keys_folder: str | None, journal: str | None, no_journal: bool,
+                   journal_max_bytes: int, hold: float, log_level: str) -> None:
     """Run the broker until SIGTERM or Ctrl-C."""
     from robotlab.broker.serve import serve
 
@@ -54,7 +63,8 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
     config = BrokerConfig(
         bind=bind or bus.config.DEFAULT_URL, heartbeat=heartbeat, liveness=liveness, ack_timeout=ack_timeout,
         max_message_bytes=max_message_bytes, max_inflight=max_inflight, insecure=insecure,
-        keys_dir=bus.config.keys_dir(keys_folder),
+        keys_dir=bus.config.keys_dir(keys_folder), journal=None if no_journal else journal or bus.config.default_journal(),
+        journal_max_bytes=journal_max_bytes, hold=hold,
     )
     sys.exit(serve(config, on_ready=lambda url: click.echo(f"robotlab broker listening on {url}", err=True)))
 

@@ -36,16 +36,19 @@ from .hosting import RobotSpec, host
               help="CURVE keys folder, for a broker run with --keys (default: $ROBOTLAB_KEYS).")
 @click.option("--key", "key_file", default=None, help="Secret key file of this robot (default: DIR/NAME.key_secret).")
 @click.option("--connect-timeout", type=float, default=10.0, show_default=True, help="Seconds to wait for the broker at start.")
+@click.option("--max-inflight", type=click.IntRange(1), default=16, show_default=True,
+              help="Deliveries the broker may queue here (handled one at a time).")
 @click.option("--log-level", default="WARNING", show_default=True)
 @exits_on_error
 def main(name: str, url: str | None, template: str | None, system_prompt: str | None, model: str | None,
          provider: str | None, api_base: str | None, prompts_dir: str | None, history_file: str | None, serve: bool,
          handler_path: str | None, instance: str | None, parent: str | None, keys_folder: str | None,
-         key_file: str | None, connect_timeout: float, log_level: str) -> None:
+         key_file: str | None, connect_timeout: float, max_inflight: int, log_level: str) -> None:
     """Host one robot (or any callable) as its own process on the bus."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     config = DaemonConfig(name=name, broker=broker_url(url), instance=instance, parent=parent,
-                          connect_timeout=connect_timeout, keys_dir=keys_dir(keys_folder), key_file=key_file)
+                          connect_timeout=connect_timeout, keys_dir=keys_dir(keys_folder), key_file=key_file,
+                          max_inflight=max_inflight)
     if key_file and config.keys_dir is None:
         raise ConfigError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public key")
     robot_options = (template, system_prompt, model, provider, api_base, prompts_dir, history_file)

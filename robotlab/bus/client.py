@@ -161,6 +161,7 @@ class BusClient:
         receipt: bool = True,
         untracked: bool = False,
         expect_reply: bool = False,
+        hold: float | None = None,
     ) -> Tracker:
         """Send ``content`` to every live robot named ``to`` (one of them with ``any=True``).
 
@@ -171,6 +172,7 @@ class BusClient:
         tracker never settles: fire and forget. ``untracked=True`` (used for replies) also skips
         the receiver's ack: nothing is held in flight for it. ``expect_reply=True`` (what
         :meth:`send_request` uses) hands the reply to ``tracker.reply()`` instead of the handler.
+        ``hold`` overrides the broker's ``--hold`` for this message (seconds; 0: fail at once).
 
         Raises:
             BoundaryError: ``content`` is not plain data; nothing was sent.
@@ -186,6 +188,8 @@ class BusClient:
         header.update((k, v) for k, v in flags.items() if v)
         if not receipt:
             header["receipt"] = False
+        if hold is not None:
+            header["hold"] = hold
         tracker = Tracker(message_id, to, busy_retry)
         frames = protocol.encode(Command.SEND, header, body)
         self._register(tracker, frames, receipt, expect_reply)

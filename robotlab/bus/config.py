@@ -47,6 +47,14 @@ class BrokerConfig:
     keys_dir: str | None = None
     """CURVE keys folder: ``broker.key_secret`` is the broker's key, ``authorized/*.key`` the
     keys it accepts. None: no authentication (loopback, or ``insecure``)."""
+    journal: str | None = None
+    """SQLite file that keeps unsettled messages, dead letters and known names across restarts.
+    None: all of it lives in memory (the embedded broker's default)."""
+    journal_max_bytes: int = 256 * 1024 * 1024
+    """Message bytes the journal may hold; past it, new sends are answered ``busy``."""
+    hold: float = 0.0
+    """Seconds a known name's messages wait for a member to come back, and a silent member's
+    in-flight deliveries wait for it, before they are dead-lettered (0: fail at once)."""
 
     def __post_init__(self) -> None:
         if self.heartbeat <= 0:
@@ -59,6 +67,10 @@ class BrokerConfig:
             raise ConfigError(f"max message bytes must be at least 1024, got {self.max_message_bytes}")
         if self.max_inflight < 1:
             raise ConfigError(f"max in-flight must be at least 1, got {self.max_inflight}")
+        if self.hold < 0:
+            raise ConfigError(f"hold must be 0 or more seconds, got {self.hold}")
+        if self.journal_max_bytes < 1024 * 1024:
+            raise ConfigError(f"journal max bytes must be at least 1 MiB, got {self.journal_max_bytes}")
         check_endpoint(self.bind)
 
     @property
@@ -72,6 +84,16 @@ def broker_url(explicit: str | None = None) -> str:
     url = explicit or os.environ.get(ENV_BROKER) or DEFAULT_URL
     check_endpoint(url)
     return url
+
+
+def default_journal() -> str:
+    """Where ``robotlab broker`` keeps its journal unless told: systemd's $STATE_DIRECTORY, else
+    $XDG_STATE_HOME/robotlab, else ~/.local/state/robotlab; the file is ``broker.db``."""
+    state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    if not state:
+        base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+        state = str(Path(base) / "robotlab")
+    return str(Path(state) / "broker.db")
 
 
 def keys_dir(explicit: str | None = None) -> str | None:

@@ -12,7 +12,7 @@ Peer -> broker:
 
     HELLO      {name, instance, role, pid, parent?, max_inflight?}   must come first
     SEND       {id, to, type, to_instance?, reply_to?, ack?, deadline?,
-                any?, idempotent?, receipt?, untracked?}              body = payload
+                any?, idempotent?, receipt?, untracked?, hold?}       body = payload
     ACK        {deliveries: [delivery ids]}                           batched acks
     TOUCH      {deliveries: [delivery ids]}                           still working on these
     NACK       {delivery, reason}
@@ -32,7 +32,8 @@ Broker -> peer:
 ``SEND.ack`` lets a reply carry the ack of the delivery it answers, saving a round trip.
 ``SEND.receipt = false`` asks only for failure receipts; ``SEND.untracked`` (replies) is
 delivered with ``delivery = 0``, held in no in-flight table and never acked: the requester's
-own resend is a reply's retry. TOUCH pushes the ack deadline of deliveries a live receiver
+own resend is a reply's retry. ``SEND.hold`` (seconds) overrides how long the broker holds
+the message while every member of its name is away. TOUCH pushes the ack deadline of deliveries a live receiver
 still holds (queued or running) by another ack timeout, never past the message's ``deadline``:
 the ack timeout catches silent receivers, not long tasks.
 """

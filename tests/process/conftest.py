@@ -93,8 +93,15 @@ def processes(tmp_path: Path) -> Iterator[Processes]:
 
 
 def broker_argv(url: str, *extra: str) -> list[str]:
-    """The command line of a broker process."""
-    return [sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--heartbeat", "0.2", *extra]
+    """The command line of a broker process: a journal beside an ipc:// socket (none for tcp://,
+    unless ``extra`` names one), and holds of 1 s; later options in ``extra`` win."""
+    if "--journal" in extra or "--no-journal" in extra:
+        journal = []
+    elif url.startswith("ipc://"):
+        journal = ["--journal", str(Path(url[len("ipc://"):]).with_name("broker.db"))]
+    else:
+        journal = ["--no-journal"]
+    return [sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--heartbeat", "0.2", "--hold", "1", *journal, *extra]
 
 
 def ping(url: str) -> bool:

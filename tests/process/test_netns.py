@@ -69,7 +69,7 @@ def test_a_robot_on_another_host_is_reached_through_the_broker(hosts: Hosts, pro
     url = f"tcp://{hosts.broker_ip}:5555"
     py = sys.executable
     broker = processes.start(hosts.argv(hosts.broker_ns, py, "-m", "robotlab.cli", "broker", "--bind", url,
-                                        "--insecure", "--heartbeat", "0.2"), name="broker-netns")
+                                        "--insecure", "--heartbeat", "0.2", "--no-journal"), name="broker-netns")
     bob = processes.start(hosts.argv(hosts.robot_ns, py, "-m", "robotlab.robotd", "--name", "bob", "--broker", url,
                                      "--handler", "handlers:echo"), name="robotd-netns")
 

@@ -37,3 +37,11 @@ def hang_if_told(message: Message) -> str:
     if os.environ.get("HANG") == "1":
         threading.Event().wait()
     return echo(message)
+
+
+def counted(message: Message) -> str:
+    """Append "SENDER_INSTANCE ID" to the file $RUNS (each run of the handler is one line), work 5 ms, echo."""
+    with open(os.environ["RUNS"], "a") as runs:
+        runs.write(f"{message.sender_instance} {message.id}\n")
+    threading.Event().wait(0.005)
+    return echo(message)
