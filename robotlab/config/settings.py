@@ -7,20 +7,22 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from robotlab.config.model_settings import ModelSettings
+
 __all__ = ["ChatSettings", "LLMSettings", "SandboxSettings", "Settings"]
 
 
-class LLMSettings(BaseModel):
-    """Defaults for every model call (the Ruby ``ruby_llm`` section)."""
+class LLMSettings(ModelSettings):
+    """Defaults for every model call (the Ruby ``ruby_llm`` section): the model fields of
+    :class:`~robotlab.config.model_settings.ModelSettings` with global defaults, plus the
+    client's time-out and retries. Unknown keys are kept (provider-specific settings)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow")
 
     provider: str | None = "anthropic"
     """Provider used when a robot names none."""
     model: str = "claude-sonnet-4-20250514"
     """Model used when a robot, its config and its template name none."""
-    api_base: str | None = None
-    """Default server URL for OpenAI-compatible or local providers."""
     request_timeout: float = 120
     """Seconds before a request is abandoned."""
     max_retries: int = 3

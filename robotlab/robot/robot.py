@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from robotlab.budget import RobotBudget
+from robotlab.config.model_settings import ModelSettings
 from robotlab.config.run_config import RunConfig
 from robotlab.history.compaction import maybe_compact
 from robotlab.history.log import TaskEntry
@@ -47,11 +48,11 @@ from robotlab.tools.tool import Tool
 
 __all__ = ["Robot", "build"]
 
-_LLM_KWARGS = (
-    "model", "temperature", "top_p", "top_k", "max_tokens", "presence_penalty", "frequency_penalty", "stop",
-    "provider", "api_base", "api_key", "on_tool_call", "on_tool_result", "on_content", "bus", "max_tool_rounds",
+_SETTINGS = frozenset((
+    *ModelSettings.model_fields, "on_tool_call", "on_tool_result", "on_content", "bus", "max_tool_rounds",
     "token_budget", "cost_budget", "doom_loop_threshold", "history_path",
-)
+))
+"""The keyword settings a robot takes: every model field, plus these RunConfig fields."""
 
 
 class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
@@ -94,7 +95,7 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
         **settings: Any,
     ) -> None:
         validate_tool_names(tools)
-        unknown = sorted(set(settings) - set(_LLM_KWARGS))
+        unknown = sorted(set(settings) - _SETTINGS)
         if unknown:
             raise TypeError(f"Robot() got unexpected keyword arguments: {', '.join(unknown)}")
         self.name = str(name)

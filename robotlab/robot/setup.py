@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from robotlab.config.run_config import LLM_FIELDS, RunConfig
+from robotlab.config.model_settings import REQUEST_FIELDS
+from robotlab.config.run_config import RunConfig
 from robotlab.llm import LLM, LiteLLM, model_id
 from robotlab.prompt.system_prompt import Composition, SystemPrompt, import_tools
 from robotlab.tools.selection import is_none_value
@@ -127,8 +128,8 @@ class RobotSetup:
         """Request parameters; a network config fills the LLM fields the robot leaves unset."""
         if network_config is None:
             return self._params
-        inherited = {k: getattr(network_config, k) for k in (*LLM_FIELDS[1:], "api_base", "api_key")
-                     if getattr(network_config, k) is not None and getattr(self.config, k) is None}
+        offered = network_config.set_fields((*REQUEST_FIELDS, "api_base", "api_key"))
+        inherited = {k: v for k, v in offered.items() if getattr(self.config, k) is None}
         params = {**self._params, **inherited}
         if self.own.model is None and self.config.model is None and network_config.model:
             params["model"] = model_id(network_config.model, network_config.provider or self.config.provider)

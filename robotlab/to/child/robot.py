@@ -10,11 +10,11 @@ process group, and its descendants' groups.
 from __future__ import annotations
 
 import dataclasses
-import json
 import socket
 from typing import Any
 
 from robotlab.errors import BudgetExceeded, InferenceError
+from robotlab.ipc import json_lines
 from robotlab.to.child.robot_factory import (
     ModelSettings,
     Oversight,
@@ -86,12 +86,15 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     oversight = Oversight(chain.monitor, lambda: capture.result is not None, metered_llm(), plan.token_budget)
     robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,
                         oversight=oversight)
-    with sock.makefile("rb") as commands:
-        for line in commands:
-            command = json.loads(line)
-            if command.get("cmd") != "run":
-                return
-            send_line(sock, dataclasses.asdict(_attempt(robot, command, capture, oversight)))
+    commands = json_lines.LineReader(sock)
+    while True:
+        try:
+            command = commands.next()
+        except EOFError:
+            return
+        if command is None or command.get("cmd") != "run":
+            return
+        send_line(sock, dataclasses.asdict(_attempt(robot, command, capture, oversight)))
 
 
 class RobotChild:

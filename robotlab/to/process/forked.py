@@ -11,10 +11,8 @@ prose judge (``judge_child.py``) both run this way.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
-import select
 import signal
 import socket
 import threading
@@ -23,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from robotlab.errors import RemoteError
+from robotlab.ipc import json_lines
 from robotlab.to.process.groups import Supervisor, kill_tree
 
 POLL_SECONDS = 0.05
@@ -78,8 +77,8 @@ def describe_error(exc: BaseException) -> dict[str, Any]:
 
 
 def send_line(sock: socket.socket, payload: dict[str, Any]) -> None:
-    """Write one JSON object as one line."""
-    sock.sendall(json.dumps(payload, default=str).encode() + b"\n")
+    """Write one JSON object as one line (values JSON cannot hold become their ``str``)."""
+    json_lines.send(sock, payload, default=str)
 
 
 def _child_main(serve: Serve, sock: socket.socket) -> None:
@@ -107,7 +106,7 @@ class ForkedChild:
         self.watch = watch
         self.pid: int | None = None
         self._sock: socket.socket | None = None
-        self._buffer = b""
+        self._reader: json_lines.LineReader | None = None
 
     def start(self, serve: Serve) -> None:
         """Fork a child (its own process group) that runs ``serve``."""
@@ -121,7 +120,7 @@ class ForkedChild:
             os.setpgid(pid, pid)
         except OSError:
             pass  # the child already did it (or already exited)
-        self.pid, self._sock = pid, parent
+        self.pid, self._sock, self._reader = pid, parent, json_lines.LineReader(parent)
         self.supervisor.add(pid)
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -136,23 +135,20 @@ class ForkedChild:
 
     def receive(self) -> dict[str, Any]:
         """The child's next reply; a failure reply when the watch ends the wait or the child dies."""
-        if self._sock is None:
+        if self._reader is None:
             return failure("ChildExited", "the child process is not running")
-        while b"\n" not in self._buffer:
+        while True:
             ended = self.watch.ended()
             if ended is not None:
                 self.kill()
                 return ended
-            ready, _, _ = select.select([self._sock], [], [], POLL_SECONDS)
-            if ready:
-                chunk = self._sock.recv(65536)
-                if not chunk:
-                    self.close()
-                    return failure("ChildExited", "the child process exited unexpectedly")
-                self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        reply: dict[str, Any] = json.loads(line)
-        return reply
+            try:
+                reply = self._reader.next(timeout=POLL_SECONDS)
+            except (EOFError, OSError):
+                self.close()
+                return failure("ChildExited", "the child process exited unexpectedly")
+            if reply is not None:
+                return reply
 
     def kill(self) -> None:
         """Kill the child's process group and its descendants' groups, then reap it."""
@@ -168,7 +164,7 @@ class ForkedChild:
             except OSError:
                 pass
             self._sock.close()
-            self._sock = None
+            self._sock = self._reader = None
         if self.pid is not None:
             _reap(self.pid)
             self.supervisor.discard(self.pid)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 
-from robotlab.errors import AbortError
+from robotlab.errors import RunExit, StopRun
 from robotlab.to.runner.session import Session
 
 
 def wait_for_decisions(s: Session) -> None:
-    """Return when nothing blocks (or a stop was requested); raise AbortError to pause."""
+    """Return when nothing blocks (or a stop was requested); raise StopRun to pause."""
     if not s.settings.decisions_enabled:
         return
     blocking = s.decisions.blocking()
@@ -20,7 +20,7 @@ def wait_for_decisions(s: Session) -> None:
     paths = "\n".join(f"  {d.path}" for d in blocking)
     if mode == "exit":
         s.save()
-        raise AbortError(f"awaiting human decision — resolve then resume:\n{paths}\n  robot-to --resume {s.run.run_id}")
+        raise StopRun(f"awaiting human decision — resolve then resume:\n{paths}\n  robot-to --resume {s.run.run_id}")
     s.status.say(f"awaiting human decision on {len(blocking)} item(s):\n{paths}")
     s.status.update(phase="awaiting decision")
     s.log.event("decision:wait:start", count=len(blocking))
@@ -38,4 +38,4 @@ def _poll(s: Session) -> None:
             s.status.say("decision resolved — resuming")
             return
         if deadline is not None and time.monotonic() >= deadline:
-            raise AbortError(f"awaiting human decision (timed out after {timeout:g}s)", exit_code=1)
+            raise StopRun(f"awaiting human decision (timed out after {timeout:g}s)", exit_code=RunExit.ABORTED)

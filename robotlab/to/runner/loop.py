@@ -1,6 +1,6 @@
 """The iteration loop: run the robot, gate, commit or roll back, check the stop conditions.
 
-It ends only by raising: ``AbortError`` (a stop condition), ``PermanentError``, or any
+It ends only by raising: ``StopRun`` (a stop condition), ``PermanentError``, or any
 other error (fatal); or by returning once a signal asked it to stop.
 """
 

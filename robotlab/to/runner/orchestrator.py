@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
-from robotlab.errors import AbortError, ConfigError, PermanentError, SetupError
+from robotlab.errors import ConfigError, PermanentError, RunExit, SetupError, StopRun
 from robotlab.to import config
 from robotlab.to.child.judge import SupervisedJudge
 from robotlab.to.child.robot_factory import ModelSettings, judge, warm_up
@@ -155,18 +155,18 @@ def execute(s: Session, streams: Streams) -> RunReport:
     previous = _install_signals(s)
     warm_up()
     s.status.start()
-    reason, code = None, 0
+    reason, code = None, int(RunExit.STOPPED)
     try:
         run_loop(s)
-    except AbortError as exc:
+    except StopRun as exc:
         reason, code = exc.reason, exc.exit_code
         s.log.event("orchestrator:abort", reason=reason)
     except PermanentError as exc:
-        reason, code = f"permanent error: {exc}", 1
+        reason, code = f"permanent error: {exc}", int(RunExit.ABORTED)
         s.git.reset_hard() if s.commit_failure is None else None
         s.log.event("orchestrator:abort", reason=reason, permanent=True)
     except Exception as exc:  # the run's one boundary: any other error ends it as fatal
-        reason, code = f"fatal: {exc}", 1
+        reason, code = f"fatal: {exc}", int(RunExit.ABORTED)
         s.rollback()
         s.log.event("orchestrator:fatal", error=type(exc).__name__, message=str(exc))
     finally:
@@ -174,7 +174,7 @@ def execute(s: Session, streams: Streams) -> RunReport:
         for signum, old in previous.items():
             signal.signal(signum, old)
     if s.signal_name and (reason is None or not reason.startswith("awaiting")):
-        reason, code = f"interrupted by {s.signal_name}", 130
+        reason, code = f"interrupted by {s.signal_name}", int(RunExit.INTERRUPTED)
     return finish(s, reason, code, streams)
 
 
@@ -192,7 +192,7 @@ def finish(s: Session, reason: str | None, code: int, streams: Streams) -> RunRe
         run_dir=run.run_dir, base_commit=run.base_commit, iterations=run.iteration, commits=run.commits,
         rolled_back=max(run.iteration - run.commits - run.no_change, 0), no_change=run.no_change,
         input_tokens=run.input_tokens, output_tokens=run.output_tokens, insertions=ins, deletions=dels,
-        files=files, resumable=code in (0, 130) and not (reason or "").startswith(summary.COMPLETE_PREFIXES),
+        files=files, resumable=code in (RunExit.STOPPED, RunExit.INTERRUPTED) and not (reason or "").startswith(summary.COMPLETE_PREFIXES),
     )
     text = summary.render(facts)
     streams.out.write(text)
@@ -204,7 +204,7 @@ def setup_failure(exc: Exception, streams: Streams) -> RunReport:
     """A run that never started: ``robot-to: <reason>`` on stderr, exit 2."""
     streams.err.write(f"robot-to: {exc}\n")
     streams.err.flush()
-    return RunReport(2, str(exc))
+    return RunReport(int(RunExit.CANNOT_START), str(exc))
 
 
 SETUP_ERRORS = (SetupError, ConfigError, PermanentError)

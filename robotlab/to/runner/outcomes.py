@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from robotlab.errors import AbortError, CommitFailedError
+from robotlab.errors import CommitFailedError, StopRun
 from robotlab.to.runner.iteration import Outcome
 from robotlab.to.runner.session import Session
 from robotlab.to.tools.submit import IterationResult
@@ -27,7 +27,7 @@ def _failed(s: Session) -> None:
 
 
 def apply(s: Session, outcome: Outcome) -> None:
-    """Act on ``outcome``; raises AbortError when a committing iteration meets the target or stop condition."""
+    """Act on ``outcome``; raises StopRun when a committing iteration meets the target or stop condition."""
     n, result = s.run.iteration, outcome.result
     if outcome.kind == "commit" and s.stopping:
         outcome.kind = "interrupted"  # nothing commits after a signal
@@ -96,9 +96,9 @@ def _commit_path(s: Session, outcome: Outcome) -> None:
     elif score is not None and score.value is not None:
         s.run.last_score_value = score.value
     if score is not None and score.met_target:
-        raise AbortError(f"target met: {score.detail}")
+        raise StopRun(f"target met: {score.detail}")
     if s.settings.stop_when and result.should_fully_stop:
-        raise AbortError(f"stop condition met: {s.settings.stop_when}")
+        raise StopRun(f"stop condition met: {s.settings.stop_when}")
 
 
 def _commit(s: Session, message: str) -> bool:
