@@ -146,7 +146,7 @@ class Broker:
     def _poll_timeout_ms(self) -> int:
         now = time.monotonic()
         wait = max(self._next_scan - now, 0.0)
-        for deadline in (self.deliveries.next_deadline(), self.holds.next_deadline()):
+        for deadline in (self.deliveries.next_deadline(), self.holds.next_deadline(), self.journal.next_commit()):
             if deadline is not None:
                 wait = min(wait, max(deadline - now, 0.0))
         return max(int(wait * 1000), 1)
@@ -190,7 +190,12 @@ class Broker:
             self._scan_peers(now)
 
     def _end_turn(self) -> None:
-        """Commit the turn's journal changes, then tell senders what became of their messages."""
+        """Commit the journal's changes, then tell senders what became of their messages.
+
+        Changes nobody waits on may wait for a later turn (see :mod:`robotlab.broker.journal`).
+        """
+        if not self._outbox and not self.journal.due(time.monotonic()):
+            return
         if not self.journal.commit():
             return  # what the senders would be told is not safe yet: it waits for a commit that works
         if self._outbox:

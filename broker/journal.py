@@ -2,10 +2,16 @@
 
 Three tables: ``messages`` (every accepted message not yet settled), ``dead_letters`` (the
 DLQ) and ``names`` (every robot name that has said HELLO, so a restarted broker knows whom to
-hold messages for). Changes are collected during a loop turn and written in one transaction at
-its end (:meth:`Journal.commit`); the broker sends receipts only after that commit, so nothing
-it has told a sender about can be lost with it. A message settled in the same turn it arrived
-never touches the file.
+hold messages for). Changes are collected and written in one transaction at the end of a loop
+turn (:meth:`Journal.commit`), never more than one a turn. The broker sends a turn's receipts
+and admin replies only after that commit, so nothing it has told a sender can be lost with it.
+
+A turn that has nothing to tell anyone may leave its changes for a later turn, up to
+``interval`` seconds: every message it accepted is still held by its sender, who resends it
+after a reconnect until it has a receipt or a reply. A message whose sender keeps no copy
+(``receipt=False``) is committed in its own turn. That is why a request answered within the
+interval never touches the file, and the journal costs little on the hot path (measured in
+docs/benchmarks.md).
 
 WAL mode with ``synchronous=NORMAL``: a committed turn survives the broker being killed (the
 WAL is in the operating system's cache), though not a power cut of the host. The file is locked
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,12 +57,24 @@ class Restored:
     names: set[str] = field(default_factory=set)
 
 
+INTERVAL = 0.01
+"""The longest a change waits for a commit when no receipt depends on it (seconds)."""
+
+
 class NoJournal:
     """The journal of a broker that keeps everything in memory (the embedded broker's)."""
 
     path: str | None = None
     healthy = True
     bytes = 0
+
+    def due(self, now: float) -> bool:
+        """True when changes must be committed this turn even if no receipt waits on them."""
+        return False
+
+    def next_commit(self) -> float | None:
+        """When pending changes fall due (monotonic seconds), for the loop's poll timeout."""
+        return None
 
     def restore(self) -> Restored:
         """Nothing to restore."""
@@ -94,11 +113,15 @@ class NoJournal:
 class Journal(NoJournal):
     """An SQLite journal at ``path``; stored message bytes stay under ``max_bytes``."""
 
-    def __init__(self, path: str, max_bytes: int) -> None:
+    def __init__(self, path: str, max_bytes: int, interval: float = INTERVAL) -> None:
         self.path = path
         self.max_bytes = max_bytes
+        self.interval = interval
         self.healthy = True
         self.bytes = 0
+        self._since: float | None = None
+        """When the oldest uncommitted change was made."""
+        self._urgent = False
         self._sizes: dict[Key, int] = {}
         self._letter_sizes: dict[str, int] = {}
         self._puts: dict[Key, tuple[str, str, str | None, bytes, bytes]] = {}
@@ -152,8 +175,22 @@ class Journal(NoJournal):
         """True when a message of ``size`` bytes still fits (and the last commit worked)."""
         return self.healthy and self.bytes + size <= self.max_bytes
 
+    def due(self, now: float) -> bool:
+        """True when changes must be committed this turn even if no receipt waits on them."""
+        return self._urgent or (self._since is not None and now - self._since >= self.interval)
+
+    def next_commit(self) -> float | None:
+        """When pending changes fall due (monotonic seconds), for the loop's poll timeout."""
+        return None if self._since is None else self._since + self.interval
+
+    def _changed(self) -> None:
+        if self._since is None:
+            self._since = time.monotonic()
+
     def put(self, key: Key, header: dict[str, Any], body: bytes, notify: str | None) -> None:
         """Keep an accepted message until :meth:`settle`."""
+        self._changed()
+        self._urgent = self._urgent or header.get("receipt") is False  # its sender keeps no copy
         packed = pack(header)
         self._puts[key] = (key[0], key[1], notify, packed, body)
         self._settled.discard(key)
@@ -162,12 +199,14 @@ class Journal(NoJournal):
 
     def settle(self, key: Key) -> None:
         """Forget a message that was delivered or dead-lettered."""
+        self._changed()
         self.bytes -= self._sizes.pop(key, 0)
         if self._puts.pop(key, None) is None:
             self._settled.add(key)
 
     def letter_added(self, seq: int, letter: Any) -> None:
         """Keep a dead letter (a :class:`~robotlab.broker.dlq.DeadLetter`)."""
+        self._changed()
         header = pack(letter.header)
         self._letters[letter.dlq_id] = (seq, letter.dlq_id, letter.reason, letter.detail, header, letter.body, letter.at)
         self._letter_sizes[letter.dlq_id] = len(header) + len(letter.body)
@@ -175,12 +214,14 @@ class Journal(NoJournal):
 
     def letter_removed(self, dlq_id: str) -> None:
         """Forget a dead letter (replayed, purged or evicted)."""
+        self._changed()
         self.bytes -= self._letter_sizes.pop(dlq_id, 0)
         if self._letters.pop(dlq_id, None) is None:
             self._dropped.add(dlq_id)
 
     def letters_purged(self) -> None:
         """Forget every dead letter."""
+        self._changed()
         self.bytes -= sum(self._letter_sizes.values())
         self._letter_sizes.clear()
         self._letters.clear()
@@ -189,6 +230,7 @@ class Journal(NoJournal):
 
     def name_seen(self, name: str) -> None:
         """Remember a robot name for good."""
+        self._changed()
         self._names.add(name)
 
     def commit(self) -> bool:
@@ -210,6 +252,7 @@ class Journal(NoJournal):
         self._dropped.clear()
         self._names.clear()
         self._purge_all = False
+        self._since, self._urgent = None, False
         self.healthy = True
         return True
 
