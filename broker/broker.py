@@ -208,8 +208,9 @@ class Broker:
             self.counters["peers_expired"] += 1
             self._forget(peer, f"went silent (no traffic for {self.config.expiry:g}s)")
         for peer in list(self.registry.by_identity.values()):
-            if now - peer.last_sent >= self.config.heartbeat:
-                self._transmit(peer, Command.HEARTBEAT, {}, b"")
+            if peer.unconfirmed or now - peer.last_sent >= self.config.heartbeat:
+                # seen: the peer may forget the replies and acks it kept (robotlab.bus.kept)
+                peer.unconfirmed = not self._transmit(peer, Command.HEARTBEAT, {"seen": peer.frames_in}, b"")
 
     # -- dispatch -----------------------------------------------------------------------------
 
@@ -227,6 +228,7 @@ class Broker:
                 return
             if peer is not None:
                 peer.expires = time.monotonic() + self.config.expiry
+                peer.frames_in += 1
             handler = self.handlers.get(frame.command)
             if handler is None:
                 self._error(identity, ErrorCode.UNKNOWN_COMMAND, f"{frame.command.name} is not a command peers send", frame)
@@ -294,12 +296,15 @@ class Broker:
         self._transmit(new, Command.WELCOME, welcome, b"")
         if old is not None:
             self.deliveries.resend_inflight(new)
+        if away:
+            log.info("peer %s (%s) came back: %d deliveries in flight resume", new.name, new.instance, len(new.inflight))
         self.deliveries.release(new.name, now)
 
     def on_send(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """SEND {id, to, type, ...} + body -> DELIVER to the targets; RECEIPT back later."""
         h = frame.header
         ack = h.pop("ack", None)
+        peer.unconfirmed = peer.unconfirmed or bool(h.get("untracked"))
         if isinstance(ack, int):
             self.deliveries.ack(peer, ack, reply=h)
         if len(frame.body) > self.config.max_message_bytes:
@@ -312,12 +317,14 @@ class Broker:
 
     def on_ack(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """ACK {deliveries: [ids]}: settle each as delivered."""
+        peer.unconfirmed = True
         for delivery_id in frame.header["deliveries"]:
             if isinstance(delivery_id, int):
                 self.deliveries.ack(peer, delivery_id)
 
     def on_nack(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """NACK {delivery, reason}: settle as refused (retried first when idempotent)."""
+        peer.unconfirmed = True
         self.deliveries.nack(peer, frame.header["delivery"], str(frame.header.get("reason", "")))
 
     def on_touch(self, identity: bytes, peer: Peer, frame: Frame) -> None:

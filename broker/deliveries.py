@@ -89,6 +89,7 @@ class Deliveries:
         self.inflight: dict[int, Delivery] = {}
         self.active: dict[tuple[str, str], Record] = {}
         self.recent: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+        self._recent_untracked: OrderedDict[tuple[str, str], None] = OrderedDict()
         self.counters: dict[str, int] = {"routed": 0, "delivered": 0, "nacked": 0, "timeouts": 0, "dead_lettered": 0,
                                          "held": 0, "journal_full": 0}
         # Ids start from the clock, so an ack meant for a broker before a restart cannot settle
@@ -109,7 +110,11 @@ class Deliveries:
         self.counters["routed"] += 1
         targets = self._targets(header)
         if header.get("untracked"):  # held if need be, but never journaled: its sender resends it
-            self._start(record, targets, time.monotonic())
+            if record.key not in self._recent_untracked:  # else a reply sent again after a reconnect
+                self._recent_untracked[record.key] = None
+                while len(self._recent_untracked) > RECENT_RECEIPTS:
+                    self._recent_untracked.popitem(last=False)
+                self._start(record, targets, time.monotonic())
             return
         if not self.journal.room_for(len(body) + JOURNAL_ROW_BYTES):
             self.counters["journal_full"] += 1

@@ -22,6 +22,7 @@ import os
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +41,7 @@ from .tracking import Tracker
 log = logging.getLogger("robotlab.bus")
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+ANSWERED_LIMIT = 10_000
 
 
 class BusClient:
@@ -67,6 +69,8 @@ class BusClient:
         self._lock = threading.Lock()
         self._unsettled: dict[str, tuple[list[bytes], Tracker]] = {}
         self._requests: dict[str, Tracker] = {}
+        self._answered: OrderedDict[str, None] = OrderedDict()
+        """Ids of requests whose reply a waiting request took: a second reply is dropped."""
         self._admin: dict[str, Tracker] = {}
         self._admin_replies: dict[str, dict[str, Any]] = {}
         self.max_message_bytes = DEFAULT_MAX_BYTES
@@ -193,7 +197,7 @@ class BusClient:
         tracker = Tracker(message_id, to, busy_retry)
         frames = protocol.encode(Command.SEND, header, body)
         self._register(tracker, frames, receipt, expect_reply)
-        self._link.post(frames)
+        (self._link.post_kept if untracked else self._link.post)(frames)  # a reply: kept until confirmed
         return tracker
 
     def _register(self, tracker: Tracker, frames: list[bytes], receipt: bool, expect_reply: bool) -> None:
@@ -240,7 +244,7 @@ class BusClient:
         if nack_reason is None:
             self._link.ack(delivery)
         else:
-            self._link.post(protocol.encode(Command.NACK, {"delivery": delivery, "reason": nack_reason}))
+            self._link.post_kept(protocol.encode(Command.NACK, {"delivery": delivery, "reason": nack_reason}))
 
     # -- receiving ----------------------------------------------------------------------------
 
@@ -330,8 +334,15 @@ class BusClient:
         with self._lock:
             entry = self._unsettled.pop(message.reply_to, None)
             waiting = self._requests.get(message.reply_to)
+            again = waiting is None and message.reply_to in self._answered
+            if waiting is not None:
+                self._answered[message.reply_to] = None
+                while len(self._answered) > ANSWERED_LIMIT:
+                    self._answered.popitem(last=False)
         if entry is not None:
             entry[1].replied(message)  # the broker sends no receipt once a reply proves delivery
+        if again:
+            return True  # sent again after a reconnect (kept, or answered from a reply cache)
         if waiting is None:
             return False  # not awaited: the handler gets it (outbox correlation)
         if entry is None and not waiting._replied.is_set():

@@ -10,7 +10,9 @@ after its send wakes the I/O thread.
 
 The I/O thread also keeps the connection alive: heartbeats when idle, and a fresh socket plus
 HELLO (same instance id) with jittered exponential backoff when the broker goes silent. Every
-unsettled message is sent again after each WELCOME; receivers dedupe by (sender, id).
+unsettled message is sent again after each WELCOME; receivers dedupe by (sender, id). Replies,
+acks and nacks are kept until the broker confirms them (:mod:`robotlab.bus.kept`) and sent
+again after each WELCOME too.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 import zmq
 
 from . import protocol
+from .kept import Kept
 from .keys import KeyConfig
 from .protocol import Command, ErrorCode, Frame
 
@@ -79,6 +82,9 @@ class Link:
         self.ack_timeout = 30.0
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
+        self.kept = Kept()
+        self._seq = 0
+        """Frames sent on the current connection: what the broker's ``seen`` counts."""
         self._last_recv = self._last_sent = self._attempt_at = 0.0
         self._hello_sent = False
         self._backoff = BACKOFF_START
@@ -104,6 +110,15 @@ class Link:
                 return False
             sent = self._send(frames)
             self._wake_if_input()
+            return sent
+
+    def post_kept(self, frames: list[bytes]) -> bool:
+        """Send a reply or a nack now if welcomed, and keep it until the broker confirms it."""
+        with self._lock:
+            sent = self._socket is not None and self.welcomed.is_set() and self._send(frames)
+            self.kept.keep(self._seq if sent else None, frames)
+            if sent:
+                self._wake_if_input()
             return sent
 
     def post_later(self, delay: float, frames: list[bytes]) -> None:
@@ -182,7 +197,9 @@ class Link:
 
     def _flush_acks(self) -> None:
         if self._acks and self.welcomed.is_set():
-            if self._send(protocol.encode(Command.ACK, {"deliveries": self._acks})):
+            frames = protocol.encode(Command.ACK, {"deliveries": self._acks})
+            if self._send(frames):
+                self.kept.keep(self._seq, frames)
                 self._acks = []
 
     def _drain_socket(self) -> None:
@@ -205,6 +222,7 @@ class Link:
         elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.NOT_READY:
             self.welcomed.clear()  # the broker restarted and forgot us: introduce ourselves again
             self._attempt_at = time.monotonic()
+            self._restart_count()
             self._hello_sent = self._send_hello()
         elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.FORBIDDEN:
             self.refused = str(frame.header.get("detail", "forbidden"))
@@ -213,6 +231,8 @@ class Link:
             log.error("bus: the broker at %s refused us: %s", self.url, self.refused)
         elif frame.command != Command.HEARTBEAT:
             self.on_frame(frame)
+        elif isinstance(frame.header.get("seen"), int):
+            self.kept.confirm(frame.header["seen"])
 
     def _on_welcome(self, header: dict[str, Any]) -> None:
         self.welcome = header
@@ -223,6 +243,8 @@ class Link:
         self.welcomed.set()
         self.answered.set()
         self.on_welcome(header)
+        for frames in self.kept.take():
+            self.kept.keep(self._seq if self._send(frames) else None, frames)
 
     def _timers(self) -> None:
         now = time.monotonic()
@@ -268,8 +290,13 @@ class Link:
             self.keys.apply(sock)
         sock.connect(self.url)
         self._socket = sock
+        self._restart_count()
         self._attempt_at = time.monotonic()
         self._hello_sent = self._send_hello()
+
+    def _restart_count(self) -> None:
+        self._seq = 0
+        self.kept.unsend()
 
     def _send_hello(self) -> bool:
         self._last_recv = time.monotonic()
@@ -280,5 +307,6 @@ class Link:
             protocol.send(self._socket, frames)
         except zmq.Again:
             return False
+        self._seq += 1
         self._last_sent = time.monotonic()
         return True

@@ -25,7 +25,7 @@ Broker -> peer:
     WELCOME    {broker, heartbeat, liveness, ack_timeout, max_message_bytes}
     DELIVER    {delivery, id, from, from_instance, to, type, reply_to?, deadline?, attempt}
     RECEIPT    {id, status, detail?, to, dlq_id?, instances?}        the fate of a SEND
-    HEARTBEAT  {}
+    HEARTBEAT  {seen?}                                                frames handled from this peer
     REPLY      {id, ok, result? | error?}                             answers REQUEST
     ERROR      {code, detail, ref?}                                   bad input; ref echoes an id
 
@@ -35,7 +35,9 @@ delivered with ``delivery = 0``, held in no in-flight table and never acked: the
 own resend is a reply's retry. ``SEND.hold`` (seconds) overrides how long the broker holds
 the message while every member of its name is away. TOUCH pushes the ack deadline of deliveries a live receiver
 still holds (queued or running) by another ack timeout, never past the message's ``deadline``:
-the ack timeout catches silent receivers, not long tasks.
+the ack timeout catches silent receivers, not long tasks. ``HEARTBEAT.seen`` counts the
+frames the broker has handled from this connection (its HELLO is 1): a member keeps each reply,
+ack and nack it sent until ``seen`` covers it, and sends what it still keeps after a WELCOME.
 """
 
 from __future__ import annotations
