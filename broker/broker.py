@@ -29,6 +29,7 @@ from .dlq import DeadLetterQueue
 from .holds import Holds
 from .journal import Journal, NoJournal
 from .registry import Peer, Registry
+from .restart import restore
 from .security import KeyGuard, recv_with_key
 
 log = logging.getLogger("robotlab.broker")
@@ -48,10 +49,10 @@ class Broker:
         self.holds: Holds[Any, tuple[Peer, str]] = Holds(config.hold)
         self.dlq = DeadLetterQueue(config.dlq_max, self.journal)
         self.deliveries = Deliveries(self.registry, self.dlq, self._transmit_settled, config.ack_timeout,
-                                     self.journal, self.holds)
+                                     config.max_handling, self.journal, self.holds)
         self._outbox: list[tuple[Peer, Command, dict[str, Any]]] = []
         """Receipts and admin replies of this turn: sent once the journal has committed it."""
-        self._restore()
+        restore(self.journal.restore(), self.dlq, self.holds, self.deliveries, self.journal.path)
         self.admin = Admin(self)
         self.counters: Counter[str] = Counter()
         self.started = time.monotonic()
@@ -89,18 +90,6 @@ class Broker:
         sock.bind(self.config.bind)
         self.socket = sock
         return sock.getsockopt_string(zmq.LAST_ENDPOINT)
-
-    def _restore(self) -> None:
-        restored = self.journal.restore()
-        self.dlq.load(restored.letters)
-        self.holds.known |= restored.names
-        now = time.monotonic()
-        for header, body, notify in restored.messages:
-            self.deliveries.restore(header, body, notify, now)
-            self.holds.known.add(header.get("from", ""))  # its sender is expected back for the reply
-        if restored.messages or restored.letters:
-            log.info("journal %s: %d unsettled messages held for their robots, %d dead letters",
-                     self.journal.path, len(restored.messages), len(restored.letters))
 
     def stop(self) -> None:
         """Ask the loop to finish its pass and return (safe from signal handlers and threads)."""
@@ -244,44 +233,41 @@ class Broker:
         if exc.code == "bad_signature":
             self.counters["dropped_bad_signature"] += 1
             return
-        self._error(identity, exc.code, str(exc), None)
+        self._error(identity, exc.code, str(exc), None, ref=exc.ref)
 
-    def _error(self, identity: bytes, code: str, detail: str, frame: Frame | None) -> None:
+    def _error(self, identity: bytes, code: str, detail: str, frame: Frame | None, ref: str | None = None) -> None:
         self.counters[f"error_{code}"] += 1
-        header: dict[str, Any] = {"code": code, "detail": detail}
-        if frame is not None and isinstance(frame.header.get("id"), str):
-            header["ref"] = frame.header["id"]
+        header: dict[str, Any] = {"code": code, "detail": detail[: protocol.TEXT_MAX]}
+        ref = frame.header.get("id") if frame is not None else ref
+        if isinstance(ref, str):
+            header["ref"] = ref
         self._send_frames(identity, protocol.encode(Command.ERROR, header))
 
     # -- command handlers ---------------------------------------------------------------------
 
     def on_hello(self, identity: bytes, peer: Peer | None, frame: Frame) -> None:
-        """HELLO {name, instance, role, pid, parent?, max_inflight?} -> WELCOME."""
+        """HELLO {name, instance, token?, role, pid, parent?, max_inflight?} -> WELCOME.
+
+        Refused with ``forbidden`` when the key may not use the name, and with ``conflict``
+        when another live connection holds the instance. A second HELLO on one connection
+        replaces its earlier registration.
+        """
         h = frame.header
         refusal = self.guard.refusal(self._user_id, h["name"]) if self.guard is not None else None
         if refusal is not None:
             self._error(identity, ErrorCode.FORBIDDEN, f"HELLO as {h['name']!r} refused: {refusal}", frame)
             return
-        now = time.monotonic()
-        max_inflight = h.get("max_inflight")
-        if not isinstance(max_inflight, int) or not 1 <= max_inflight <= self.config.max_inflight:
-            max_inflight = self.config.max_inflight
-        new = Peer(
-            identity=identity,
-            name=h["name"],
-            instance=h["instance"],
-            role=str(h.get("role", "robot")),
-            max_inflight=max_inflight,
-            expires=now + self.config.expiry,
-            joined=now,
-            pid=h.get("pid") if isinstance(h.get("pid"), int) else None,
-            parent=h.get("parent") if isinstance(h.get("parent"), str) else None,
-        )
-        if new.name not in self.holds.known:
-            self.holds.known.add(new.name)
-            if new.role == "robot":  # clients' names are often made up per run: kept in memory only
-                self.journal.name_seen(new.name)
-        away = self.holds.back(new.instance)
+        holder = self.registry.claimant(h["instance"], identity, h.get("token"), self._user_id)
+        if holder is not None:
+            self._error(identity, ErrorCode.CONFLICT, f"instance {h['instance']!r} belongs to another live connection "
+                        f"({holder.name}, pid {holder.pid}); it is free again {self.config.expiry:g}s after that one goes silent", frame)
+            return
+        if peer is not None and peer.instance != h["instance"]:
+            self._forget(peer, f"replaced by a new HELLO as {h['name']} ({h['instance']})", gone=True)
+        new = self._peer(identity, h)
+        if self.holds.know(new.name) and new.role == "robot":  # clients' names are often made up per run:
+            self.journal.name_seen(new.name)  # they are expected back only while this broker runs
+        away = self._back(new)
         old = self.registry.add(new) or (away[0] if away else None)
         if old is not None:  # same instance again (reconnect): its in-flight work resumes
             new.inflight, new.delivered, new.nacked, new.joined = old.inflight, old.delivered, old.nacked, old.joined
@@ -298,7 +284,29 @@ class Broker:
             self.deliveries.resend_inflight(new)
         if away:
             log.info("peer %s (%s) came back: %d deliveries in flight resume", new.name, new.instance, len(new.inflight))
-        self.deliveries.release(new.name, now)
+        self.deliveries.release(new.name, time.monotonic())
+
+    def _back(self, new: Peer) -> tuple[Peer, str] | None:
+        """The away member ``new`` is, proven by its token and key; another claimant's HELLO
+        ends the wait instead: the work was with a process that is gone."""
+        away = self.holds.back(new.instance)
+        if away is not None and (away[0].token != new.token or away[0].key != new.key):
+            self.deliveries.lost(away[0], f"{away[1]}, and a new process took its instance id")
+            return None
+        return away
+
+    def _peer(self, identity: bytes, h: dict[str, Any]) -> Peer:
+        now = time.monotonic()
+        max_inflight = h.get("max_inflight")
+        if max_inflight is None or not 1 <= max_inflight <= self.config.max_inflight:
+            max_inflight = self.config.max_inflight
+        grant = self.guard.grant(self._user_id) if self.guard is not None else None
+        return Peer(
+            identity=identity, name=h["name"], instance=h["instance"], role=h.get("role", "robot"),
+            max_inflight=max_inflight, expires=now + self.config.expiry, joined=now, pid=h.get("pid"),
+            parent=h.get("parent"), token=h.get("token"), key=self._user_id,
+            admin=grant.admin if grant is not None else self.guard is None,
+        )
 
     def on_send(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """SEND {id, to, type, ...} + body -> DELIVER to the targets; RECEIPT back later."""

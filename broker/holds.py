@@ -43,6 +43,12 @@ class Holds(Generic[Item, Away]):
     def __len__(self) -> int:
         return sum(len(held) for held in self._held.values())
 
+    def know(self, name: str) -> bool:
+        """Expect ``name`` back from now on; True when it was not known before."""
+        new = name not in self.known
+        self.known.add(name)
+        return new
+
     # -- messages ---------------------------------------------------------------------------------
 
     def until(self, header: dict[str, Any], now: float) -> float | None:

@@ -37,8 +37,8 @@ Key = tuple[str, str]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
-    sender TEXT NOT NULL, id TEXT NOT NULL, notify TEXT, header BLOB NOT NULL, body BLOB NOT NULL,
-    UNIQUE (sender, id));
+    sender TEXT NOT NULL, id TEXT NOT NULL, notify TEXT, receipt_id TEXT NOT NULL, header BLOB NOT NULL,
+    body BLOB NOT NULL, UNIQUE (sender, id));
 CREATE TABLE IF NOT EXISTS dead_letters (
     seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL,
     header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL);
@@ -50,8 +50,8 @@ CREATE TABLE IF NOT EXISTS names (name TEXT PRIMARY KEY) WITHOUT ROWID;
 class Restored:
     """What a journal held at start-up."""
 
-    messages: list[tuple[dict[str, Any], bytes, str | None]] = field(default_factory=list)
-    """(header, body, notify) of every unsettled message, oldest first."""
+    messages: list[tuple[dict[str, Any], bytes, str | None, Key, str]] = field(default_factory=list)
+    """(header, body, notify, key, receipt id) of every unsettled message, oldest first."""
     letters: list[tuple[int, str, str, str, dict[str, Any], bytes, float]] = field(default_factory=list)
     """(seq, dlq_id, reason, detail, header, body, at) of every dead letter, oldest first."""
     names: set[str] = field(default_factory=set)
@@ -84,7 +84,7 @@ class NoJournal:
         """Always room."""
         return True
 
-    def put(self, key: Key, header: dict[str, Any], body: bytes, notify: str | None) -> None:
+    def put(self, key: Key, header: dict[str, Any], body: bytes, notify: str | None, receipt_id: str) -> None:
         """Nothing kept."""
 
     def settle(self, key: Key) -> None:
@@ -124,7 +124,7 @@ class Journal(NoJournal):
         self._urgent = False
         self._sizes: dict[Key, int] = {}
         self._letter_sizes: dict[str, int] = {}
-        self._puts: dict[Key, tuple[str, str, str | None, bytes, bytes]] = {}
+        self._puts: dict[Key, tuple[str, str, str | None, str, bytes, bytes]] = {}
         self._settled: set[Key] = set()
         self._letters: dict[str, tuple[int, str, str, str, bytes, bytes, float]] = {}
         self._dropped: set[str] = set()
@@ -157,9 +157,9 @@ class Journal(NoJournal):
     def restore(self) -> Restored:
         """Read everything back (once, at start-up) and count the stored bytes."""
         restored = Restored()
-        rows = self._db.execute("SELECT sender, id, notify, header, body FROM messages ORDER BY rowid")
-        for sender, message_id, notify, header, body in rows:
-            restored.messages.append((unpack(header), body, notify))
+        rows = self._db.execute("SELECT sender, id, notify, receipt_id, header, body FROM messages ORDER BY rowid")
+        for sender, message_id, notify, receipt_id, header, body in rows:
+            restored.messages.append((unpack(header), body, notify, (sender, message_id), receipt_id))
             self._sizes[(sender, message_id)] = len(header) + len(body)
         for seq, dlq_id, reason, detail, header, body, at in self._db.execute(
                 "SELECT seq, dlq_id, reason, detail, header, body, at FROM dead_letters ORDER BY seq"):
@@ -187,12 +187,12 @@ class Journal(NoJournal):
         if self._since is None:
             self._since = time.monotonic()
 
-    def put(self, key: Key, header: dict[str, Any], body: bytes, notify: str | None) -> None:
+    def put(self, key: Key, header: dict[str, Any], body: bytes, notify: str | None, receipt_id: str) -> None:
         """Keep an accepted message until :meth:`settle`."""
         self._changed()
         self._urgent = self._urgent or header.get("receipt") is False  # its sender keeps no copy
         packed = pack(header)
-        self._puts[key] = (key[0], key[1], notify, packed, body)
+        self._puts[key] = (key[0], key[1], notify, receipt_id, packed, body)
         self._settled.discard(key)
         self._sizes[key] = len(packed) + len(body)
         self.bytes += self._sizes[key]
@@ -262,7 +262,7 @@ class Journal(NoJournal):
         if self._settled:
             db.executemany("DELETE FROM messages WHERE sender = ? AND id = ?", self._settled)
         if self._puts:
-            db.executemany("INSERT OR REPLACE INTO messages (sender, id, notify, header, body) VALUES (?, ?, ?, ?, ?)", self._puts.values())
+            db.executemany("INSERT OR REPLACE INTO messages (sender, id, notify, receipt_id, header, body) VALUES (?, ?, ?, ?, ?, ?)", self._puts.values())
         if self._purge_all:
             db.execute("DELETE FROM dead_letters")
         if self._dropped:

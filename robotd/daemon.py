@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from robotlab import bus
+from robotlab.bus.keys import client_keys
 from robotlab.errors import ConfigError, PeerUnavailable
 
 from .supervision import watch_process
@@ -50,16 +51,18 @@ class DaemonConfig:
     """CURVE keys folder, for a broker run with ``--keys`` (``broker.key`` is read from it)."""
     key_file: str | None = None
     """This robot's secret key file (default: ``keys_dir/<name>.key_secret``)."""
+    curve: dict[str, str] | None = None
+    """Keys handed over in memory (``KeyConfig.to_plain``): a spawned child joins with its parent's."""
 
     def keys(self) -> bus.KeyConfig | None:
-        """The client keys this robotd connects with, or None without a keys folder.
+        """The client keys this robotd connects with (the same rule as every client), or None.
 
         Raises:
             ConfigError: a key file is missing or unreadable.
         """
-        if self.keys_dir is None:
-            return None
-        return bus.KeyConfig.load(self.keys_dir, self.name, self.key_file)
+        if self.curve is not None:
+            return bus.KeyConfig.from_plain(self.curve)
+        return client_keys(self.name, self.keys_dir, self.key_file)
 
 
 class Daemon:

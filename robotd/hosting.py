@@ -110,7 +110,7 @@ def check_broker(config: DaemonConfig) -> None:
     from robotlab import bus
     from robotlab.errors import PeerUnavailable
 
-    if config.keys_dir is not None:
+    if config.keys() is not None:
         # A key may be allowed only this robot's name, not a probe's; the Daemon's own
         # connect reports an unreachable or refusing broker just as clearly.
         return

@@ -17,6 +17,7 @@ that ends on a stop condition is not an error: :class:`StopRun` (Ruby's ``AbortE
     │   └── ToolLoopError              70  max_tool_rounds tripped (never retryable)
     ├── MCPError                       69  an MCP server failed (``retryable`` per instance)
     ├── ToolError                      70  a tool failed (``retryable`` per instance)
+    │   └── SandboxUnavailable         69  sandbox on, but nothing here can confine a script
     ├── BudgetExceeded                 75  refused before spending: the budget is used up
     ├── BoundaryError                  65  a payload cannot cross a process boundary
     ├── AwaitTimeout                   75  Memory.get(..., wait=N) ran out of time
@@ -71,6 +72,7 @@ __all__ = [
     "ReplyTimeout",
     "RobotlabError",
     "RunExit",
+    "SandboxUnavailable",
     "SetupError",
     "StopRun",
     "ToError",
@@ -171,6 +173,15 @@ class MCPError(_MaybeRetryable):
 
 class ToolError(_MaybeRetryable):
     """A tool failed; the model sees ``Error (<tool>): <message>``."""
+
+
+class SandboxUnavailable(ToolError):
+    """``sandbox.enabled`` is true but nothing on this machine can enforce the ceiling.
+
+    The script was not run: a sandbox that cannot confine never runs a script unconfined.
+    """
+
+    exit_code: int = ExitCode.UNAVAILABLE
 
 
 class BudgetExceeded(RobotlabError):
@@ -280,14 +291,17 @@ class BusError(RobotlabError):
 
 
 class ProtocolError(BusError):
-    """Frames that do not parse. ``frames`` holds the raw frames for diagnosis."""
+    """Frames that do not parse. ``frames`` holds the raw frames for diagnosis; ``ref`` the
+    message's id when the header was readable enough to name one."""
 
     exit_code: int = ExitCode.PROTOCOL
 
-    def __init__(self, message: str, *, code: str = "malformed", frames: list[bytes] | None = None) -> None:
+    def __init__(self, message: str, *, code: str = "malformed", frames: list[bytes] | None = None,
+                 ref: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.frames = frames or []
+        self.ref = ref
 
 
 class PeerUnavailable(BusError):

@@ -141,7 +141,7 @@ LAYERS: dict[str, int] = {
     "robotlab.errors": 0, "robotlab.text": 0, "robotlab.ipc": 0,
     "robotlab.config": 1, "robotlab.bus": 1, "robotlab.hooks": 1, "robotlab.budget": 1,
     "robotlab.llm": 2, "robotlab.memory": 2, "robotlab.tools": 2,
-    "robotlab.history": 3, "robotlab.prompt": 3, "robotlab.testing": 3,
+    "robotlab.history": 3, "robotlab.prompt": 3, "robotlab.testing": 3, "robotlab.skills": 3, "robotlab.knowledge": 3,
     "robotlab.robot": 4,
     "robotlab.network": 5,
     "robotlab.to": 1, "robotlab.to.process": 1, "robotlab.to.guards": 1,

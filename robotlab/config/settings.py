@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, create_model, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from robotlab.config.model_settings import ModelSettings
+from robotlab.config.model_settings import REQUEST_FIELDS, ModelSettings
 
-__all__ = ["ChatSettings", "LLMSettings", "SandboxSettings", "Settings"]
+__all__ = ["ChatParams", "ChatSettings", "LLMSettings", "SandboxSettings", "Settings"]
 
 
 class LLMSettings(ModelSettings):
@@ -34,19 +34,39 @@ class LLMSettings(ModelSettings):
 
 
 class SandboxSettings(BaseModel):
-    """Ceilings for skill scripts (used by the AgentSkills extension)."""
+    """Ceilings for skill scripts (``robotlab.skills``; docs/skills.md)."""
 
     enabled: bool = False
+    """Confine skill scripts; when nothing here can confine them, refuse to run them."""
     fs_read: list[str] = ["."]
+    """Ceiling: paths any skill script may read (relative ones against the working directory)."""
     fs_write: list[str] = []
+    """Ceiling: paths any skill script may write."""
     network: bool = False
+    """Ceiling: whether any skill script may use the network."""
     timeout: float = 60
+    """Ceiling: seconds a skill script may run before its process group is killed."""
+    strategy: str = "auto"
+    """``auto`` (bubblewrap, else Landlock), ``bubblewrap`` or ``landlock``."""
+
+
+# The request fields of ModelSettings other than the temperature (which has its own key),
+# declared once there.
+ChatParams = create_model(
+    "ChatParams",
+    __config__=ConfigDict(extra="forbid"),
+    __doc__="Request parameters every robot uses unless its own settings give them (``chat.with_params``).",
+    **{name: (ModelSettings.model_fields[name].annotation, None) for name in REQUEST_FIELDS if name != "temperature"},
+)
 
 
 class ChatSettings(BaseModel):
     """Chat defaults."""
 
-    with_temperature: float = 0.7
+    with_temperature: float | None = 0.7
+    """The temperature of robots that set none."""
+    with_params: ChatParams = ChatParams()
+    """The other request parameters of robots that set none."""
 
 
 class _Layer(PydanticBaseSettingsSource):

@@ -2,8 +2,9 @@
 
 Precedence, lowest first: template (and skill) front matter, the ``config=`` given to the
 robot, the robot's keyword arguments; then, per run, a network config fills LLM fields the
-robot leaves unset; the global configuration supplies the model when nothing else does, and
-``chat.with_temperature`` when nothing sets a temperature.
+robot leaves unset; the global configuration supplies the model when nothing else does,
+``chat.with_temperature`` when nothing sets a temperature, and ``chat.with_params.*`` (top_p,
+top_k, max_tokens, the penalties, stop) for each of those nothing sets.
 """
 
 from __future__ import annotations
@@ -108,6 +109,10 @@ class RobotSetup:
             # The global default is a preference, not a demand: a model that takes no
             # temperature (OpenAI's reasoning models) gets the request without it.
             self._params.update(temperature=settings.chat.with_temperature, drop_params=True)
+        defaults = {k: v for k, v in settings.chat.with_params.model_dump().items()
+                    if v is not None and getattr(config, k) is None}
+        if defaults:
+            self._params.update(defaults, drop_params=True)  # preferences too, like the temperature
 
     def _build_params(self, config: RunConfig, api_base: str | None) -> dict[str, Any]:
         params: dict[str, Any] = {"model": model_id(self.model, self.provider), **config.llm_params()}

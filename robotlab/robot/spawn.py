@@ -73,7 +73,7 @@ class RemoteRobot(BusMember):
     @property
     def bus(self) -> Any:
         """The connection used: ``via``'s, at the time of the call."""
-        return self.via._require_bus()
+        return self.via.messaging.require_client()
 
     def run(self, message: Any = None, *, timeout: float | None = None, **kwargs: Any) -> RobotResult:
         """Run the remote robot and return its result (a network's task runs with its memory).
@@ -168,13 +168,15 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
     llm.update({key: options.pop(key) for key in ModelSettings.model_fields if key in options})
     robot = {"template": template, "system_prompt": system_prompt, "prompts_dir": options.pop("prompts_dir", None),
              "serve": True, "llm": ModelSettings(**llm).set_fields(), "settings": to_plain(options, "settings")}
-    client = parent.with_bus()._require_bus()
+    client = parent.with_bus().messaging.require_client()
     if client.url.startswith("inproc://"):
         raise ConfigError(f"robot '{parent.name}' is on an inproc:// bus, which other processes cannot reach; "
                           "join an ipc:// or tcp:// broker (or let spawn start one: with_bus())")
     instance = uuid.uuid4().hex[:12]
     daemon = {"name": name, "broker": client.url, "instance": instance, "parent": parent.name,
               "watch_pid": None if detach else os.getpid(), "connect_timeout": min(timeout, 10.0)}
+    if client.keys is not None:  # the child joins with its parent's key, handed over in memory
+        daemon["curve"] = client.keys.to_plain()
     server = fork_server()
     robot["fork_server"] = server.path
     answer = server.fork({"daemon": daemon, "robot": robot}, timeout)
@@ -185,7 +187,8 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
 
 def _spawn_error(name: str, answer: dict[str, Any]) -> RobotlabError:
     text = f"spawned robot '{name}' did not start: {answer.get('error', 'no reason given')}"
-    return ConfigError(text) if answer.get("exit_code") == ConfigError.exit_code else RobotlabError(text)
+    kinds = {ConfigError.exit_code: ConfigError, PeerUnavailable.exit_code: PeerUnavailable}
+    return kinds.get(answer.get("exit_code"), RobotlabError)(text)
 
 
 class ForkServerClient:

@@ -11,6 +11,13 @@ from robotlab.to.config import Settings
 from robotlab.to.runner.state import Run
 
 
+def check_target(run: Run, settings: Settings) -> None:
+    """Stop before any iteration when the best score (the base's, at first) meets ``--target``."""
+    best, target = run.best_score_value, settings.eval_target
+    if best is not None and target is not None and best >= target:
+        raise StopRun(f"target met: the score {best:g} already meets the target {target:g}")
+
+
 def check_limits(run: Run, settings: Settings) -> None:
     """Max iterations, then max tokens (the pre-check of every pass)."""
     if settings.max_iterations is not None and run.iteration >= settings.max_iterations:

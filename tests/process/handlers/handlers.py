@@ -39,6 +39,11 @@ def hang_if_told(message: Message) -> str:
     return echo(message)
 
 
+def unsendable(message: Message) -> object:
+    """Return something that cannot cross a process boundary (a function)."""
+    return unsendable
+
+
 def counted(message: Message) -> str:
     """Append "SENDER_INSTANCE ID" to the file $RUNS (each run of the handler is one line), work 5 ms, echo."""
     with open(os.environ["RUNS"], "a") as runs:
