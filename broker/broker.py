@@ -31,6 +31,7 @@ from .journal import Journal, NoJournal
 from .registry import Peer, Registry
 from .restart import restore
 from .security import KeyGuard, recv_with_key
+from .standby import Standby
 
 log = logging.getLogger("robotlab.broker")
 
@@ -62,6 +63,7 @@ class Broker:
         self._unroutable: set[bytes] = set()
         self._next_scan = 0.0
         self.guard = KeyGuard(config.keys_dir, self.context) if config.keys_dir else None
+        self.standby = Standby.of(config, self.context)
         self._user_id: str | None = None
         """The authenticated key of the message in dispatch (with keys only)."""
         self.handlers = {
@@ -119,6 +121,8 @@ class Broker:
 
     def _close(self) -> None:
         self.journal.close()
+        if self.standby is not None:
+            self.standby.close()
         if self.socket is not None:
             self.socket.close(linger=0)
             self.socket = None
@@ -135,7 +139,8 @@ class Broker:
     def _poll_timeout_ms(self) -> int:
         now = time.monotonic()
         wait = max(self._next_scan - now, 0.0)
-        for deadline in (self.deliveries.next_deadline(), self.holds.next_deadline(), self.journal.next_commit()):
+        standby = self.standby.next_deadline() if self.standby is not None else None
+        for deadline in (self.deliveries.next_deadline(), self.holds.next_deadline(), self.journal.next_commit(), standby):
             if deadline is not None:
                 wait = min(wait, max(deadline - now, 0.0))
         return max(int(wait * 1000), 1)
@@ -170,6 +175,8 @@ class Broker:
             if peer is not None:
                 self._forget(peer, "disconnected")
         self._unroutable.clear()
+        if self.standby is not None:  # read the peer's states and publish ours
+            self.standby.step(now)
         self.deliveries.expire(now)
         self.deliveries.expire_holds(now)
         for peer, why in self.holds.gone(now):
@@ -256,6 +263,9 @@ class Broker:
         refusal = self.guard.refusal(self._user_id, h["name"]) if self.guard is not None else None
         if refusal is not None:
             self._error(identity, ErrorCode.FORBIDDEN, f"HELLO as {h['name']!r} refused: {refusal}", frame)
+            return
+        if self.standby is not None and not self.standby.accepts(time.monotonic()):
+            self._error(identity, ErrorCode.PASSIVE, "this broker is the standby and its peer is live: use the other", frame)
             return
         holder = self.registry.claimant(h["instance"], identity, h.get("token"), self._user_id)
         if holder is not None:

@@ -17,7 +17,7 @@ from .errors import exits_on_error
 from .keys import client_keys, key_options, keys_group
 from .output import print_rows
 
-BROKER_HELP = "Broker address (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555)."
+BROKER_HELP = "Broker address, or several comma-separated (a primary and its standby) (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555)."
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -53,11 +53,16 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
               help="Message bytes the journal may hold before new sends get 'busy'.")
 @click.option("--hold", type=float, default=30.0, show_default=True,
               help="Seconds messages for a known robot, and a silent robot's deliveries, wait for it to come back.")
+@click.option("--standby", type=click.Choice(["primary", "backup"]), default=None,
+              help="Run as one of a Binary Star pair; needs --state-bind and --peer.")
+@click.option("--state-bind", default=None, metavar="URL", help="Where this broker publishes its state to its peer.")
+@click.option("--peer", default=None, metavar="URL", help="Where the peer broker publishes its state (its --state-bind).")
 @click.option("--log-level", default="INFO", show_default=True)
 @exits_on_error
 def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float, max_handling: float,
                    max_message_bytes: int, max_inflight: int, insecure: bool, keys_folder: str | None,
-                   journal: str | None, no_journal: bool, journal_max_bytes: int, hold: float, log_level: str) -> None:
+                   journal: str | None, no_journal: bool, journal_max_bytes: int, hold: float, standby: str | None,
+                   state_bind: str | None, peer: str | None, log_level: str) -> None:
     """Run the broker until SIGTERM or Ctrl-C."""
     from robotlab.broker.serve import serve
 
@@ -66,7 +71,7 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
         bind=bind or bus.config.DEFAULT_URL, heartbeat=heartbeat, liveness=liveness, ack_timeout=ack_timeout,
         max_handling=max_handling, max_message_bytes=max_message_bytes, max_inflight=max_inflight, insecure=insecure,
         keys_dir=bus.config.keys_dir(keys_folder), journal=None if no_journal else journal or bus.config.default_journal(),
-        journal_max_bytes=journal_max_bytes, hold=hold,
+        journal_max_bytes=journal_max_bytes, hold=hold, standby=standby, state_bind=state_bind, peer=peer,
     )
     sys.exit(serve(config, on_ready=lambda url: click.echo(f"robotlab broker listening on {url}", err=True)))
 

@@ -21,7 +21,7 @@ from .hosting import RobotSpec, host
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--name", required=True, help="Robot name to receive messages for.")
-@click.option("--broker", "url", default=None, help="Broker address (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555).")
+@click.option("--broker", "url", default=None, help="Broker address, or several comma-separated (a primary and its standby) (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555).")
 @click.option("--template", default=None, help="Template of the hosted robot (a name or a .md path).")
 @click.option("--system-prompt", default=None, help="Inline system prompt of the hosted robot.")
 @click.option("--model", default=None, help="Model of the hosted robot (default: the global configuration's).")

@@ -61,6 +61,12 @@ class BrokerConfig:
     None: all of it lives in memory (the embedded broker's default)."""
     journal_max_bytes: int = 256 * 1024 * 1024
     """Message bytes the journal may hold; past it, new sends are answered ``busy``."""
+    standby: str | None = None
+    """``primary`` or ``backup`` of a Binary Star pair (None: a broker on its own)."""
+    state_bind: str | None = None
+    """Where a standby broker publishes its state for its peer (tcp:// or ipc://)."""
+    peer: str | None = None
+    """Where its peer publishes its state."""
     hold: float = 0.0
     """Seconds a known name's messages wait for a member to come back, and a silent member's
     in-flight deliveries wait for it, before they are dead-lettered (0: fail at once)."""
@@ -78,6 +84,8 @@ class BrokerConfig:
             raise ConfigError(f"max message bytes must be at least 1024, got {self.max_message_bytes}")
         if self.max_inflight < 1:
             raise ConfigError(f"max in-flight must be at least 1, got {self.max_inflight}")
+        if self.standby is not None and (self.standby not in ("primary", "backup") or not self.state_bind or not self.peer):
+            raise ConfigError("a standby broker needs --standby primary|backup, --state-bind URL and --peer URL")
         if self.hold < 0:
             raise ConfigError(f"hold must be 0 or more seconds, got {self.hold}")
         if self.journal_max_bytes < 1024 * 1024:
@@ -91,10 +99,15 @@ class BrokerConfig:
 
 
 def broker_url(explicit: str | None = None) -> str:
-    """The broker address a client should use: ``explicit``, else $ROBOTLAB_BROKER, else the default."""
+    """The broker address a client should use: ``explicit``, else $ROBOTLAB_BROKER, else the default.
+
+    It may list several brokers, comma-separated (a primary and its backup): the client fails
+    over from one to the next.
+    """
     url = explicit or os.environ.get(ENV_BROKER) or DEFAULT_URL
-    check_endpoint(url)
-    return url
+    for one in url.split(","):
+        check_endpoint(one.strip())
+    return ",".join(one.strip() for one in url.split(","))
 
 
 def default_journal() -> str:

@@ -75,7 +75,8 @@ class Link:
         """Inbound frames dropped, by reason (an ErrorCode, or ``handler_error``)."""
         self.answered = threading.Event()
         """Set by a WELCOME or a refusal: either way, waiting longer changes nothing."""
-        self.url = url
+        self.urls = [one.strip() for one in url.split(",")]  # a primary and its standby: each reconnect takes the next
+        self.url, self._at = self.urls[0], -1
         self.hello = hello
         self.on_frame = on_frame
         self.on_welcome = on_welcome
@@ -97,8 +98,7 @@ class Link:
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
         self.kept = Kept()
-        self._seq = 0
-        """Frames sent on the current connection: what the broker's ``seen`` counts."""
+        self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
         self._monitor: zmq.Socket | None = None
         self._handshake: dict[str, Any] | None = None
         self._last_recv = self._last_sent = self._attempt_at = 0.0
@@ -284,6 +284,9 @@ class Link:
             self._attempt_at = time.monotonic()
             self._restart_count()
             self._hello_sent = self._send_hello()
+        elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.PASSIVE:
+            self.last_error = f"passive: {frame.header.get('detail', '')}"
+            self._attempt_at = time.monotonic() - self._retry_in + 0.1  # the next broker, shortly
         elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.CONFLICT:
             self.last_error = f"conflict: {frame.header.get('detail', '')}"
             log.warning("bus: the broker at %s refused our HELLO for now: %s", self.url, self.last_error)
@@ -346,6 +349,8 @@ class Link:
         if self._socket is not None:
             self._socket.close(linger=0)
         self._close_monitor()
+        self._at = (self._at + 1) % len(self.urls)
+        self.url = self.urls[self._at]
         sock = self.context.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.IMMEDIATE, 1)  # never queue on a dead connection; we resend ourselves

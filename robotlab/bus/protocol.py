@@ -91,6 +91,8 @@ class ErrorCode:
     BAD_HEADER = "bad_header"
     FORBIDDEN = "forbidden"
     CONFLICT = "conflict"
+    PASSIVE = "passive"
+    """The broker is the standby of a pair and not serving: try the next broker URL."""
 
 
 class Status:
