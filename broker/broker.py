@@ -14,20 +14,23 @@ import os
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import zmq
 
 from robotlab.bus import protocol
-from robotlab.bus.config import BrokerConfig
+from robotlab.bus.config import BrokerConfig, is_ipv6
 from robotlab.bus.protocol import Command, ErrorCode, Frame
-from robotlab.errors import ProtocolError
+from robotlab.errors import ConfigError, ProtocolError
 
+from .absences import Absences
 from .admin import Admin
 from .deliveries import Deliveries
 from .dlq import DeadLetterQueue
 from .holds import Holds
 from .journal import Journal, NoJournal
+from .outbox import Outbox
 from .registry import Peer, Registry
 from .restart import restore
 from .security import KeyGuard, recv_with_key
@@ -49,20 +52,25 @@ class Broker:
         self.journal = Journal(config.journal, config.journal_max_bytes) if config.journal else NoJournal()
         self.holds: Holds[Any, tuple[Peer, str]] = Holds(config.hold)
         self.dlq = DeadLetterQueue(config.dlq_max, self.journal)
-        self.deliveries = Deliveries(self.registry, self.dlq, self._transmit_settled, config.ack_timeout,
+        self.outbox = Outbox(self.journal, self.registry, self._transmit)
+        self.deliveries = Deliveries(self.registry, self.dlq, self.outbox.transmit_settled, config.ack_timeout,
                                      config.max_handling, self.journal, self.holds)
-        self._outbox: list[tuple[Peer, Command, dict[str, Any]]] = []
-        """Receipts and admin replies of this turn: sent once the journal has committed it."""
+        self.absences = Absences(self.holds, self.deliveries, self.journal)
         restore(self.journal.restore(), self.dlq, self.holds, self.deliveries, self.journal.path)
         self.admin = Admin(self)
         self.counters: Counter[str] = Counter()
         self.started = time.monotonic()
         self.socket: zmq.Socket | None = None
+        self.endpoint = config.bind
+        """Where the socket is bound (a tcp port of 0 resolved), once bound."""
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
         self._unroutable: set[bytes] = set()
         self._next_scan = 0.0
-        self.guard = KeyGuard(config.keys_dir, self.context) if config.keys_dir else None
+        self.guard = KeyGuard(config.keys_dir, self.context, config.key_file) if config.keys_dir else None
+        self.on_tick: Callable[[str], None] = _nothing
+        """Called from the loop at least every quarter heartbeat with a status line (the
+        entry point feeds systemd's watchdog with it; the broker knows nothing of systemd)."""
         self.standby = Standby.of(config, self.context)
         self._user_id: str | None = None
         """The authenticated key of the message in dispatch (with keys only)."""
@@ -87,11 +95,30 @@ class Broker:
         sock.setsockopt(zmq.SNDHWM, 100_000)
         sock.setsockopt(zmq.RCVHWM, 100_000)
         sock.setsockopt(zmq.LINGER, 0)
+        if is_ipv6(self.config.bind):
+            sock.setsockopt(zmq.IPV6, 1)  # without it ZeroMQ answers "No such device" for [::1]
         if self.guard is not None:
             self.guard.secure(sock)
-        sock.bind(self.config.bind)
+        try:
+            sock.bind(self.config.bind)
+        except zmq.ZMQError:
+            sock.close(linger=0)  # the caller may try again once the address exists
+            raise
         self.socket = sock
-        return sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        return self.endpoint
+
+    def reload_keys(self) -> None:
+        """Read the authorized keys again (SIGHUP); a folder that does not read keeps the keys in force."""
+        if self.guard is None:
+            log.info("reload: this broker runs without --keys; nothing to read")
+            return
+        try:
+            owners = self.guard.reload()
+        except ConfigError as exc:
+            log.error("reload failed, the authorized keys in force stay: %s", exc)
+            return
+        log.info("reloaded authorized keys: %s", ", ".join(owners) or "none")
 
     def stop(self) -> None:
         """Ask the loop to finish its pass and return (safe from signal handlers and threads)."""
@@ -108,14 +135,20 @@ class Broker:
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
         poller.register(self._wake_r, zmq.POLLIN)
-        log.info("broker %s listening on %s", self.id, self.config.bind)
+        log.info("broker %s listening on %s", self.id, self.endpoint)
         try:
             while not self._stopping:
                 events = dict(poller.poll(self._poll_timeout_ms()))
                 if self.socket in events:
                     self._drain()
-                self._timers()
-                self._end_turn()
+                try:
+                    self._timers()
+                    self.outbox.end_turn()
+                except ConfigError:
+                    raise  # two active brokers (see standby.py): this one must stop
+                except Exception:  # a timer's bug costs that pass, never the loop
+                    self.counters["internal_errors"] += 1
+                    log.exception("broker: a timer pass failed")
         finally:
             self._close()
 
@@ -178,26 +211,12 @@ class Broker:
         if self.standby is not None:  # read the peer's states and publish ours
             self.standby.step(now)
         self.deliveries.expire(now)
-        self.deliveries.expire_holds(now)
-        for peer, why in self.holds.gone(now):
-            self.deliveries.lost(peer, f"{why} and stayed away {self.holds.seconds:g}s")
+        self.absences.expire(now)
         if now >= self._next_scan:  # walking every peer on every pass would not scale to 1,000s
             self._next_scan = now + self.config.heartbeat / 4
             self._scan_peers(now)
-
-    def _end_turn(self) -> None:
-        """Commit the journal's changes, then tell senders what became of their messages.
-
-        Changes nobody waits on may wait for a later turn (see :mod:`robotlab.broker.journal`).
-        """
-        if not self._outbox and not self.journal.due(time.monotonic()):
-            return
-        if not self.journal.commit():
-            return  # what the senders would be told is not safe yet: it waits for a commit that works
-        if self._outbox:
-            outbox, self._outbox = self._outbox, []
-            for peer, command, header in outbox:
-                self._transmit(self.registry.by_instance.get(peer.instance, peer), command, header, b"")
+            self.on_tick(f"listening on {self.endpoint}; {len(self.registry.by_identity)} members, "
+                         f"{len(self.dlq)} dead letters")
 
     def _scan_peers(self, now: float) -> None:
         for peer in self.registry.expired(now):
@@ -262,6 +281,8 @@ class Broker:
         h = frame.header
         refusal = self.guard.refusal(self._user_id, h["name"]) if self.guard is not None else None
         if refusal is not None:
+            self.counters["hello_refused"] += 1
+            log.info("refused HELLO as %r with %s's key: %s", h["name"], self.guard.owner(self._user_id), refusal)
             self._error(identity, ErrorCode.FORBIDDEN, f"HELLO as {h['name']!r} refused: {refusal}", frame)
             return
         if self.standby is not None and not self.standby.accepts(time.monotonic()):
@@ -275,10 +296,8 @@ class Broker:
         if peer is not None and peer.instance != h["instance"]:
             self._forget(peer, f"replaced by a new HELLO as {h['name']} ({h['instance']})", gone=True)
         new = self._peer(identity, h)
-        if self.holds.know(new.name) and new.role == "robot":  # clients' names are often made up per run:
-            self.journal.name_seen(new.name)  # they are expected back only while this broker runs
-        away = self._back(new)
-        old = self.registry.add(new) or (away[0] if away else None)
+        away = self.absences.joined(new)
+        old = self.registry.add(new) or away
         if old is not None:  # same instance again (reconnect): its in-flight work resumes
             new.inflight, new.delivered, new.nacked, new.joined = old.inflight, old.delivered, old.nacked, old.joined
         welcome = {
@@ -290,20 +309,11 @@ class Broker:
             "version": protocol.VERSION,
         }
         self._transmit(new, Command.WELCOME, welcome, b"")
+        log.info("peer %s (%s) %s as %s%s", new.name, new.instance, "rejoined" if old is not None else "joined",
+                 new.role, f" with {self.guard.owner(self._user_id)}'s key" if self.guard is not None else "")
         if old is not None:
             self.deliveries.resend_inflight(new)
-        if away:
-            log.info("peer %s (%s) came back: %d deliveries in flight resume", new.name, new.instance, len(new.inflight))
         self.deliveries.release(new.name, time.monotonic())
-
-    def _back(self, new: Peer) -> tuple[Peer, str] | None:
-        """The away member ``new`` is, proven by its token and key; another claimant's HELLO
-        ends the wait instead: the work was with a process that is gone."""
-        away = self.holds.back(new.instance)
-        if away is not None and (away[0].token != new.token or away[0].key != new.key):
-            self.deliveries.lost(away[0], f"{away[1]}, and a new process took its instance id")
-            return None
-        return away
 
     def _peer(self, identity: bytes, h: dict[str, Any]) -> Peer:
         now = time.monotonic()
@@ -358,26 +368,13 @@ class Broker:
 
     def on_request(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """REQUEST {id, op, args} -> REPLY {id, ok, result | error}."""
-        self._outbox.append((peer, Command.REPLY, self.admin.handle(peer, frame.header)))
+        self.outbox.add(peer, Command.REPLY, self.admin.handle(peer, frame.header))
 
     # -- sending ------------------------------------------------------------------------------
 
     def _forget(self, peer: Peer, why: str, gone: bool = False) -> None:
-        """Drop a peer. Unless it said it is ``gone`` (BYE), its in-flight work waits for it a while."""
         self.registry.remove(peer)
-        if gone or self.holds.seconds <= 0 or not peer.inflight:
-            self.deliveries.lost(peer, why)
-        else:
-            self.holds.leave(peer.instance, (peer, why), time.monotonic())
-            why += f"; its {len(peer.inflight)} deliveries in flight wait {self.holds.seconds:g}s for it"
-        log.info("peer %s (%s) %s", peer.name, peer.instance, why)
-
-    def _transmit_settled(self, peer: Peer, command: Command, header: dict[str, Any], body: bytes) -> bool:
-        """The deliveries' way out: receipts wait for the end of the turn (the journal's commit)."""
-        if command == Command.RECEIPT:
-            self._outbox.append((peer, command, header))
-            return True
-        return self._transmit(peer, command, header, body)
+        log.info("peer %s (%s) %s", peer.name, peer.instance, self.absences.left(peer, why, gone))
 
     def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: bytes) -> bool:
         sent = self._send_frames(peer.identity, protocol.encode(command, header, body))
@@ -396,3 +393,7 @@ class Broker:
             self._unroutable.add(identity)
             log.debug("cannot send to %r: %s", identity, exc)
         return False
+
+
+def _nothing(status: str) -> None:
+    """The default ``on_tick``: no service manager to tell."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -30,8 +29,6 @@ from .dlq import DeadLetterQueue
 from .holds import Holds
 from .journal import NoJournal
 from .registry import Peer, Registry
-
-log = logging.getLogger("robotlab.broker")
 
 MAX_ATTEMPTS = 3
 RECENT_RECEIPTS = 4096
@@ -339,7 +336,6 @@ class Deliveries:
         record.outcomes.append((instance, status, detail))
         if status in Status.FAILURES and status != Status.BUSY:
             letter = self.dlq.add(status, detail, record.header, record.body)
-            log.info("dead letter %s: %s to %s %s: %s", letter.dlq_id, record.header["id"], record.header["to"], status, detail)
             record.dlq_ids.append(letter.dlq_id)
             self.counters["dead_lettered"] += 1
         record.pending -= 1

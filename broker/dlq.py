@@ -7,12 +7,15 @@ survives a restart; without one it lives in memory only.
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from .journal import NoJournal
+
+log = logging.getLogger("robotlab.broker")
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class DeadLetterQueue:
         seq = next(self._ids)
         letter = DeadLetter(f"dl-{seq}", reason, detail, dict(header), body, time.time())
         self._entries[letter.dlq_id] = letter
+        log.info("dead letter %s: %s %s from %s to %s (%s)", letter.dlq_id, header.get("type", "message"),
+                 header.get("id"), header.get("from"), header.get("to"), f"{reason}: {detail}" if detail else reason)
         self.journal.letter_added(seq, letter)
         while len(self._entries) > self.limit:
             oldest, _ = self._entries.popitem(last=False)

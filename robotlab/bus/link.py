@@ -32,21 +32,17 @@ from typing import Any
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
-from robotlab.errors import ProtocolError
+from robotlab.errors import ConfigError, ProtocolError
 
 from . import protocol
+from .config import is_ipv6
+from .handshake import HANDSHAKE_FAILED, diagnose
 from .kept import Kept
 from .keys import KeyConfig
 from .protocol import Command, ErrorCode, Frame
 
 log = logging.getLogger("robotlab.bus")
 
-# A CURVE handshake that fails looks, from the frames, exactly like no broker; the socket's
-# monitor tells which it was, so the error can name the cause.
-HANDSHAKE_FAILED = (int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL) | int(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
-                    | int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL))
-NO_KEYS = ("this broker requires CURVE keys and this client has none: give --keys DIR or set ROBOTLAB_KEYS "
-           "(`robotlab keys new NAME --robot NAME` makes one)")
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
 _POLLIN = int(zmq.POLLIN)
@@ -115,6 +111,11 @@ class Link:
             self._reconnect()
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        """True while the I/O thread runs."""
+        return self._thread.is_alive()
+
     def post(self, frames: list[bytes]) -> bool:
         """Send frames now if the broker has welcomed us; False if they were not sent.
 
@@ -160,24 +161,25 @@ class Link:
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
 
+    def wait_welcome(self, timeout: float) -> bool:
+        """True once welcomed within ``timeout`` s; False if not yet; ConfigError if the broker refused us."""
+        self.answered.wait(timeout)
+        if self.refused is not None:
+            raise ConfigError(f"the broker at {self.url} refused {self.hello['name']!r} (forbidden): {self.refused}")
+        return self.welcomed.is_set()
+
+    def no_answer(self, timeout: float) -> str:
+        """One line: no WELCOME within ``timeout`` s, and the likeliest reason."""
+        if self.last_error is not None:
+            return f"the broker at {self.url} did not welcome {self.hello['name']!r} within {timeout:g}s: {self.last_error}"
+        return f"no broker answered at {self.url} within {timeout:g}s: {self.why_not_welcomed()}"
+
     def why_not_welcomed(self) -> str:
         """The likeliest reason no WELCOME came, in one line (the handshake's fate when known)."""
         with self._lock:
             while self._monitor is not None and self._monitor.poll(0):
                 self._handshake = recv_monitor_message(self._monitor)
-        event = self._handshake
-        if event is None:
-            if self.keys is None:
-                return "is `robotlab broker` running there?"
-            return "is `robotlab broker --keys` running there (and is broker.key its public key)?"
-        if self.keys is None:  # a plain handshake fails only against a CURVE server
-            return NO_KEYS
-        if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
-            return "the broker refused this client's CURVE key (is its public key in the broker's authorized/ folder?)"
-        if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
-            return "the broker does not use CURVE keys: drop --keys (or unset ROBOTLAB_KEYS)"
-        return ("the broker refused this client's CURVE key or its handshake (is its public key in the broker's "
-                "authorized/ folder, and is broker.key the broker's?)")
+        return diagnose(self._handshake, self.keys is not None)
 
     def _wake(self) -> None:
         try:
@@ -282,7 +284,8 @@ class Link:
         elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.NOT_READY:
             self.welcomed.clear()  # the broker restarted and forgot us: introduce ourselves again
             self._attempt_at = time.monotonic()
-            self._restart_count()
+            self._seq = 0  # the count starts again with this HELLO: what was kept counts as unsent
+            self.kept.unsend()
             self._hello_sent = self._send_hello()
         elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.PASSIVE:
             self.last_error = f"passive: {frame.header.get('detail', '')}"
@@ -341,6 +344,10 @@ class Link:
         if now - self._attempt_at >= self._retry_in:
             self._backoff = min(self._backoff * 2, BACKOFF_MAX)
             self._retry_in = self._backoff * random.uniform(0.75, 1.25)
+            # One line per backoff step: a daemon waiting for its broker says so, every 30 s at most.
+            log.info("bus: no answer from the broker at %s%s; trying again in %.0fs", self.url,
+                     " (is this client's key in the broker's authorized/ folder?)" if self.keys else "",
+                     self._retry_in)
             self._reconnect()
         elif not self._hello_sent:
             self._hello_sent = self._send_hello()  # the connection was not up yet
@@ -356,19 +363,18 @@ class Link:
         sock.setsockopt(zmq.IMMEDIATE, 1)  # never queue on a dead connection; we resend ourselves
         sock.setsockopt(zmq.SNDHWM, 100_000)
         sock.setsockopt(zmq.RCVHWM, 100_000)
+        if is_ipv6(self.url):
+            sock.setsockopt(zmq.IPV6, 1)  # ZeroMQ answers "No such device" for [::1] without it
         if self.keys is not None:
             self.keys.apply(sock)
         if not self.url.startswith("inproc://"):
             self._monitor = sock.get_monitor_socket(HANDSHAKE_FAILED)
         sock.connect(self.url)
         self._socket = sock
-        self._restart_count()
+        self._seq = 0  # a new connection's count: what was kept counts as unsent
+        self.kept.unsend()
         self._attempt_at = time.monotonic()
         self._hello_sent = self._send_hello()
-
-    def _restart_count(self) -> None:
-        self._seq = 0
-        self.kept.unsend()
 
     def _close_monitor(self) -> None:
         if self._monitor is not None:

@@ -39,6 +39,7 @@ from robotlab.robot.remote_tasks import (
 )
 from robotlab.robot.requests import INFO_TYPE, RUN_TYPE
 from robotlab.robot.result import RobotResult
+from robotlab.robot.shared_budget import budget_service_for
 
 __all__ = [
     "ForkServerClient", "RemoteRobot", "SpawnHandle", "spawn", "start_fork_server", "stop_fork_server", "use_fork_server",
@@ -169,14 +170,17 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
     robot = {"template": template, "system_prompt": system_prompt, "prompts_dir": options.pop("prompts_dir", None),
              "serve": True, "llm": ModelSettings(**llm).set_fields(), "settings": to_plain(options, "settings")}
     client = parent.with_bus().messaging.require_client()
+    service = budget_service_for(parent)
+    if service is not None:  # the child draws on this robot's budget (docs/budgets.md)
+        robot["shared_budget"] = {"service": service, "owner": parent.name}
     if client.url.startswith("inproc://"):
         raise ConfigError(f"robot '{parent.name}' is on an inproc:// bus, which other processes cannot reach; "
                           "join an ipc:// or tcp:// broker (or let spawn start one: with_bus())")
     instance = uuid.uuid4().hex[:12]
     daemon = {"name": name, "broker": client.url, "instance": instance, "parent": parent.name,
               "watch_pid": None if detach else os.getpid(), "connect_timeout": min(timeout, 10.0)}
-    if client.keys is not None:  # the child joins with its parent's key, handed over in memory
-        daemon["curve"] = client.keys.to_plain()
+    # The child joins with exactly its parent's keys (none: {}), handed over in memory.
+    daemon["curve"] = client.keys.to_plain() if client.keys is not None else {}
     server = fork_server()
     robot["fork_server"] = server.path
     answer = server.fork({"daemon": daemon, "robot": robot}, timeout)
