@@ -306,8 +306,9 @@ def main() -> None:
     journal_table = journal_report(memory_only, ours)
     print(journal_table)
     if args.write:
-        write_section("Broker journal cost", f"Same run and command as the bus round trip below: the robotlab broker "
-                      f"with `--no-journal` and with its journal (SQLite, WAL, one commit per loop turn), "
+        write_section("Broker journal cost", f"Same run and command as the bus round trip above: the robotlab broker "
+                      f"with `--no-journal` and with its journal (SQLite, WAL; a commit at the end of a turn that "
+                      f"has a receipt or admin reply waiting, else at most every 10 ms), "
                       f"medians of {args.rounds} interleaved rounds. Target: the journal costs under 20% of "
                       f"round-trip p50 and of throughput.\n\n{journal_table}")
     if args.write:
