@@ -27,6 +27,15 @@ pytestmark = pytest.mark.process
 HANDLERS = str(Path(__file__).parent / "handlers")
 
 
+@pytest.fixture(autouse=True)
+def state_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A broker started without --journal keeps its journal under the test's folder, never in
+    the home folder, where brokers of tests running side by side would lock each other out."""
+    folder = tmp_path / "state"
+    monkeypatch.setenv("STATE_DIRECTORY", str(folder))
+    return folder
+
+
 @pytest.fixture
 def endpoint() -> Iterator[str]:
     """A fresh ipc:// endpoint (short path: ipc paths are limited to about 100 bytes)."""
