@@ -127,7 +127,11 @@ class Broker:
                 events = dict(poller.poll(self._poll_timeout_ms()))
                 if self.socket in events:
                     self._drain()
-                self._timers()
+                try:
+                    self._timers()
+                except Exception:  # a timer's bug costs that pass, never the loop
+                    self.counters["internal_errors"] += 1
+                    log.exception("broker: a timer pass failed")
         finally:
             self._close()
 

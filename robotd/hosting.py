@@ -41,6 +41,8 @@ class RobotSpec:
     """The fork server socket this robot's own ``spawn`` calls reuse."""
     history_file: str | None = None
     """The robot's conversation log: loaded if it exists, saved after every step."""
+    shared_budget: dict[str, str] | None = None
+    """``{"service", "owner"}``: the parent's budget service a spawned robot draws on."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a fork request carries it as JSON)."""
@@ -99,9 +101,14 @@ def build_robot(name: str, spec: RobotSpec) -> Any:
     history = {"history_path": spec.history_file} if spec.history_file else {}
     settings = {**spec.llm.set_fields(), **history, **spec.settings}
     try:
-        return Robot(name=name, template=spec.template, system_prompt=spec.system_prompt, **settings)
+        robot = Robot(name=name, template=spec.template, system_prompt=spec.system_prompt, **settings)
     except TypeError as exc:
         raise ConfigError(f"robot {name}: {exc}") from exc
+    if spec.shared_budget:
+        from robotlab.robot.shared_budget import share_parent_budget
+
+        share_parent_budget(robot, spec.shared_budget["service"], spec.shared_budget["owner"])
+    return robot
 
 
 def host(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | None = None) -> int:
