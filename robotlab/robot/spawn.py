@@ -179,8 +179,8 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
     instance = uuid.uuid4().hex[:12]
     daemon = {"name": name, "broker": client.url, "instance": instance, "parent": parent.name,
               "watch_pid": None if detach else os.getpid(), "connect_timeout": min(timeout, 10.0)}
-    if client.keys is not None:  # the child joins with its parent's key, handed over in memory
-        daemon["curve"] = client.keys.to_plain()
+    # The child joins with exactly its parent's keys (none: {}), handed over in memory.
+    daemon["curve"] = client.keys.to_plain() if client.keys is not None else {}
     server = fork_server()
     robot["fork_server"] = server.path
     answer = server.fork({"daemon": daemon, "robot": robot}, timeout)
