@@ -57,8 +57,11 @@ def _page(list_call: Callable[..., Coroutine[Any, Any, Any]], cursor: str | None
 
 
 def _is_refusal(error: BaseException) -> bool:
-    """True when the server answered with a JSON-RPC error (no such resource, bad arguments);
-    False for the SDK's own "connection closed" and "timed out", which are retryable."""
+    """True for the SDK's error for a JSON-RPC error answer (no such resource, bad arguments).
+
+    The SDK raises the same class when the connection closes or a request times out; those
+    codes mean the server is gone or slow, not that it refused, and stay retryable.
+    """
     from mcp import types
     from mcp.shared import exceptions
 
@@ -67,7 +70,7 @@ def _is_refusal(error: BaseException) -> bool:
     if sdk_error is None or not isinstance(error, sdk_error):
         return False
     code = getattr(getattr(error, "error", None), "code", None)
-    return code not in (types.CONNECTION_CLOSED, getattr(types, "REQUEST_TIMEOUT", None))
+    return code not in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
 
 
 def _part_text(part: Any) -> str:
