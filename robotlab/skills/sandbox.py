@@ -34,8 +34,11 @@ from robotlab.to.process.groups import kill_tree
 __all__ = ["STRATEGIES", "SYSTEM_PATHS", "ScriptRun", "choose_strategy", "run_script"]
 
 STRATEGIES = ("auto", "bubblewrap", "landlock")
-SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
-"""Read-only in every sandbox, so ``bash`` and ordinary tools can start."""
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache", "/etc/ld.so.conf",
+                "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+                "/etc/hosts", "/etc/resolv.conf", "/etc/localtime", "/etc/ssl", "/etc/ca-certificates")
+"""Read-only in every sandbox, so ``bash`` and ordinary tools can start. Only these files of
+``/etc``: never ``/etc/shadow``, SSH host keys or other secrets kept there."""
 # A fixed, minimal environment: a script never sees the robot's API keys or $HOME.
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/nonexistent"}
 
