@@ -123,7 +123,9 @@ def bubblewrap_argv(argv: list[str], grant: Capabilities, skill_dir: Path, cwd: 
 
 def landlock_argv(argv: list[str], grant: Capabilities, skill_dir: Path) -> list[str]:
     """The command line that applies Landlock in a fresh interpreter, then execs ``argv``."""
-    rules = {"read": [*SYSTEM_PATHS, "/dev", str(skill_dir), *grant.fs_read],
+    # Only the harmless devices: "/dev" whole would let a script running as root read disks.
+    devices = ["/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"]
+    rules = {"read": [*SYSTEM_PATHS, *devices, str(skill_dir), *grant.fs_read],
              "write": [*grant.fs_write, "/dev/null"], "network": grant.network}
     # Run the file itself, isolated and without site (-I -S): it needs only the standard
     # library, so the launcher starts in tens of milliseconds instead of importing robotlab
