@@ -57,12 +57,20 @@ def _page(list_call: Callable[..., Coroutine[Any, Any, Any]], cursor: str | None
 
 
 def _is_refusal(error: BaseException) -> bool:
-    """True for the SDK's error for a JSON-RPC error answer (no such resource, bad arguments)."""
+    """True for the SDK's error for a JSON-RPC error answer (no such resource, bad arguments).
+
+    The SDK raises the same class when the connection closes or a request times out; those
+    codes mean the server is gone or slow, not that it refused, and stay retryable.
+    """
+    from mcp import types
     from mcp.shared import exceptions
 
     # mcp 1.x calls it McpError, 2.x MCPError.
     sdk_error = getattr(exceptions, "MCPError", None) or getattr(exceptions, "McpError", None)
-    return sdk_error is not None and isinstance(error, sdk_error)
+    if sdk_error is None or not isinstance(error, sdk_error):
+        return False
+    code = getattr(getattr(error, "error", None), "code", None)
+    return code not in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
 
 
 def _part_text(part: Any) -> str:
