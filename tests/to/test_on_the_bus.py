@@ -19,6 +19,7 @@ from tests.process.conftest import (  # noqa: F401 (fixtures)
     processes,
     start_broker,
     start_robotd,
+    state_directory,
 )
 from tests.to.conftest import (
     DONE,
