@@ -35,6 +35,8 @@ def _settings(options: dict[str, Any]) -> dict[str, Any]:
             settings[key] = False
     if options.get("protect_paths"):
         settings["protect_paths"] = list(options["protect_paths"])
+    if options.get("crew"):
+        settings["crew"] = [name.strip() for name in options["crew"].split(",") if name.strip()]
     return settings
 
 
@@ -68,6 +70,7 @@ INT, FLOAT = click.IntRange(min=0), click.FloatRange(min=0)
 @opt("--verify-command", "--verify", "verify_command", metavar="CMD", help="Command that must pass before a commit.")
 @opt("--verify-timeout", type=FLOAT, metavar="SECONDS", help="Timeout for verify/measure/floor (default 600).")
 @opt("--max-verify-repairs", type=INT, metavar="N", help="Repair-in-place attempts before rollback (default 2).")
+@opt("--call-timeout", type=FLOAT, metavar="SECONDS", help="One deadline for a model call and its retries (default 300; 0: none).")
 @opt("--iteration-timeout", type=FLOAT, metavar="SECONDS", help="Kill an iteration's robot after SECONDS.")
 @opt("--eval", "eval", type=click.Choice(["code", "null", "prose"]), help="Eval strategy.")
 @opt("--measure", "eval_measure", metavar="CMD", help="Command printing a number on stdout (higher is better).")
@@ -75,6 +78,8 @@ INT, FLOAT = click.IntRange(min=0), click.FloatRange(min=0)
 @opt("--spec", "eval_spec", metavar="PATH", help="Spec the prose judge measures against (locked).")
 @opt("--floor", "eval_floor", metavar="CMD", help="Check that must pass before the prose judge is asked.")
 @opt("--judge-model", "eval_judge_model", metavar="MODEL", help="Model of the prose judge (default --model).")
+@opt("--crew", metavar="NAME,...", help="With --broker: give the robot an ask_crew tool to ask these served robots.")
+@opt("--judge-robot", metavar="NAME", help="A robot served on the bus (--broker) is the prose judge.")
 @opt("--stop-on-plateau", type=INT, metavar="N", help="Stop after N iterations without improvement.")
 @opt("--require-improvement/--no-require-improvement", default=None, help="Roll back changes that do not beat the parent.")
 @opt("--protect-path", "protect_paths", multiple=True, metavar="GLOB", help="Lock a grader file (repeatable).")

@@ -72,6 +72,7 @@ class FileSettings(BaseSettings):
     preflight: bool
     preflight_timeout: float
     max_output_tokens: int
+    call_timeout: float
     max_cost: float | None = None
 
     @classmethod
@@ -112,10 +113,13 @@ class Settings(BaseModel):
     preflight: bool = True
     preflight_timeout: float = 20
     max_output_tokens: int = 8192
+    call_timeout: float = 300
     max_iterations: int | None = None
     max_tokens: int | None = None
     max_cost: float | None = None
     broker: str | None = None
+    judge_robot: str | None = None
+    crew: list[str] = []
     stop_when: str | None = None
     verify_command: str | None = None
     eval: Any = None

@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from robotlab import bus
-from tests.process.conftest import broker, endpoint, live, processes, start_broker  # noqa: F401 (fixtures)
+from robotlab.testing import requests_seen
+from tests.process.conftest import (  # noqa: F401 (fixtures)
+    broker,
+    endpoint,
+    live,
+    processes,
+    start_broker,
+    start_robotd,
+    state_directory,
+)
 from tests.to.conftest import (
     DONE,
     call,
@@ -75,3 +84,49 @@ def test_an_unreachable_broker_ends_the_run_with_the_fix(repo: Path, tmp_path: P
 
     assert proc.returncode == 1, err
     assert "cannot join the bus at ipc://" in out and "start the broker, or drop --broker" in out
+
+
+def test_a_served_robot_is_the_prose_judge(repo: Path, tmp_path: Path, broker: str, start_robotd) -> None:  # noqa: F811
+    start_robotd("critic", "handlers:judge_prefers_b")
+    (repo / "guide.md").write_text("draft\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "guide")
+    turns = [call("read", path="guide.md"), call("edit", path="guide.md", old_text="draft", new_text="better"),
+             submit(True, "improve the guide"), DONE]
+    with script_server_process(tmp_path, turns) as url:
+        proc = robot_to_process(repo, url, "--broker", broker, "--judge-robot", "critic", "--eval", "prose",
+                                "--local-guards", "--max-iterations", "1")
+        out, err = proc.communicate(timeout=120)
+
+    assert proc.returncode == 0, err
+    assert git(repo, "log", "--format=%s").splitlines()[0] == "robot-to 1: improve the guide"
+    log = next((repo / ".robot_lab_to" / "runs").glob("*/run.log")).read_text()
+    (judged,) = [json.loads(line) for line in log.splitlines() if json.loads(line)["event"] == "eval"]
+    assert judged["improved"] is True and "B reads better" in judged["judge_reply"]
+
+
+def test_judge_robot_needs_the_bus(repo: Path, tmp_path: Path) -> None:
+    with script_server_process(tmp_path, [submit(False, "no"), DONE]) as url:
+        proc = robot_to_process(repo, url, "--judge-robot", "critic", "--eval", "prose")
+        out, err = proc.communicate(timeout=120)
+
+    assert proc.returncode == 2
+    assert "robot-to: --judge-robot needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)" in err
+
+
+def test_the_robot_asks_its_crew_through_the_run(repo: Path, tmp_path: Path, broker: str, start_robotd) -> None:  # noqa: F811
+    start_robotd("reviewer", "handlers:echo")
+    turns = [call("ask_crew", robot="reviewer", question="is a.txt a good name?"), *write_and_submit("a.txt", "x\n")]
+    with script_server_process(tmp_path, turns) as url:
+        proc = robot_to_process(repo, url, "--broker", broker, "--crew", "reviewer", "--local-guards",
+                                "--max-iterations", "1")
+        out, err = proc.communicate(timeout=120)
+        seen = requests_seen(url)
+
+    assert proc.returncode == 0, err
+    log = next((repo / ".robot_lab_to" / "runs").glob("*/run.log")).read_text()
+    (answer,) = [e for e in map(json.loads, log.splitlines()) if e["event"] == "crew:answer"]
+    assert answer["robot"] == "reviewer" and answer["answer"].startswith("is a.txt a good name? (from ")
+    tool_replies = [m["content"] for m in seen[1]["messages"] if m.get("role") == "tool"]
+    assert tool_replies == [answer["answer"]]
+    assert "ask_crew" in [t["function"]["name"] for t in seen[0]["tools"]]

@@ -192,3 +192,46 @@ def test_the_run_directory_keeps_no_lock_files(runner: Runner) -> None:
     assert report.exit_code == 0
     left = [p.name for p in runner.run_dir(report).rglob("*") if p.name.endswith((".lock", ".tmp"))]
     assert left == []
+
+
+def test_a_context_window_overflow_is_compacted_and_the_attempt_continues(runner: Runner) -> None:
+    overflow = {"error": {"status": 400, "message": "This model's maximum context length is 8192 tokens"}}
+    report = runner.run([call("read", path="README.md"), overflow, *write_and_submit("a.txt", "x\n")],
+                        max_iterations=1, local_guards=True)
+
+    assert report.exit_code == 0, report.summary
+    assert runner.subjects()[0] == "robot-to 1: did it"
+    events = runner.events(report)
+    (compacted,) = [e for e in events if e["event"] == "context:compacted"]
+    assert compacted["messages_before"] >= compacted["messages_after"]
+    assert names(events).count("agent:run:start") == 1 and "agent:run:error" not in names(events)
+
+
+def test_a_context_window_overflow_that_still_does_not_fit_ends_the_attempt(runner: Runner) -> None:
+    overflow = {"error": {"status": 400, "message": "This model's maximum context length is 8192 tokens"}}
+    report = runner.run([overflow, overflow], max_iterations=1, max_retries=0)
+
+    assert report.exit_code == 1
+    (error,) = [e for e in runner.events(report) if e["event"] == "agent:run:error"]
+    assert error["cause"] == "context_window" and error["permanent"] is False
+
+
+def test_model_retries_are_shown_with_their_wait_and_the_deadline_left(runner: Runner) -> None:
+    report = runner.run([FLAKY, FLAKY, *write_and_submit("a.txt", "x\n")], max_iterations=1, local_guards=True)
+
+    assert report.exit_code == 0, report.summary
+    err = runner.err.getvalue()
+    assert "iteration 1: model call failed (server error) — retry 1/3 in 0.5s, " in err
+    assert "iteration 1: model call failed (server error) — retry 2/3 in 1s, " in err
+    assert "s left of the call's deadline" in err
+    retries = [e for e in runner.events(report) if e["event"] == "model:retry"]
+    assert [(e["attempt"], e["wait"]) for e in retries] == [(1, 0.5), (2, 1.0)]
+
+
+def test_one_deadline_bounds_a_model_call_and_its_retries(runner: Runner) -> None:
+    slow = {"content": "slow", "delay": 20}
+    report = runner.run([slow, slow, slow], call_timeout=1, max_retries=0)
+
+    assert report.exit_code == 1
+    (error,) = [e for e in runner.events(report) if e["event"] == "agent:run:error"]
+    assert "within its 1s deadline" in error["message"] and error["cause"] == "timeout"

@@ -20,19 +20,24 @@ from robotlab.to.child.robot_factory import (
     ModelSettings,
     Oversight,
     build_robot,
+    compact,
     metered_llm,
     run_robot,
 )
 from robotlab.to.child.token_meter import MeteredLLM
 from robotlab.to.guards.chain import GuardChain, GuardSettings
 from robotlab.to.guards.grader_lock import GraderLock
-from robotlab.to.process.failure import Failure, describe_error
+from robotlab.to.process.failure import Cause, Failure, describe_error
 from robotlab.to.process.forked import ForkedChild, Watch, send_line
 from robotlab.to.process.groups import Supervisor
 from robotlab.to.tools import submit, toolset
 
 REPLY_LIMIT = 2000
 """Characters of the model's last reply kept in ``run.log``."""
+CONTINUE_AFTER_COMPACTION = (
+    "The conversation no longer fit the model's context window, so older messages were "
+    "summarised or dropped. Continue the task from where you are."
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,6 +51,7 @@ class ChildPlan:
     lock_patterns: list[str]
     decisions: bool
     token_budget: int | None = None
+    crew: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass
@@ -88,21 +94,31 @@ def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, overs
     meter = oversight.meter
     meter.start(command.get("budget"), command.get("cost_budget"))
     oversight.last_reply = None
-    try:
-        run_robot(robot, command["message"])
-        report = AttemptReport(True)
-    except (BudgetExceeded, InferenceError) as exc:
-        # Refused by the meter, or the core's own check after a run that crossed the budget.
-        report = AttemptReport(True, budget_stop=True) if meter.exhausted else AttemptReport(
-            False, error=describe_error(exc))
-    except Exception as exc:  # every failure crosses to the orchestrator as data
-        report = AttemptReport(False, error=describe_error(exc))
+    report = _run_once(robot, command["message"], meter)
+    if report.error is not None and report.error.cause == Cause.CONTEXT_WINDOW:
+        # Retrying the same overflowing conversation cannot help: compact it and go on; the
+        # attempt ends with this error only when it still does not fit.
+        before, after = compact(robot)
+        oversight.tell({"event": "context:compacted", "messages_before": before, "messages_after": after})
+        report = _run_once(robot, CONTINUE_AFTER_COMPACTION, meter)
     report.input_tokens, report.output_tokens, report.cost = meter.input_tokens, meter.output_tokens, meter.cost
     report.result = dataclasses.asdict(capture.result) if capture.result else None
     report.decisions, capture.decisions = capture.decisions, []
     report.quality = oversight.monitor.drain()
     report.last_reply = clip(oversight.last_reply)
     return report
+
+
+def _run_once(robot: Any, message: str, meter: MeteredLLM) -> AttemptReport:
+    try:
+        run_robot(robot, message)
+        return AttemptReport(True)
+    except (BudgetExceeded, InferenceError) as exc:
+        # Refused by the meter, or the core's own check after a run that crossed the budget.
+        return AttemptReport(True, budget_stop=True) if meter.exhausted else AttemptReport(
+            False, error=describe_error(exc))
+    except Exception as exc:  # every failure crosses to the orchestrator as data
+        return AttemptReport(False, error=describe_error(exc))
 
 
 def clip(text: str | None, limit: int = REPLY_LIMIT) -> str | None:
@@ -112,26 +128,42 @@ def clip(text: str | None, limit: int = REPLY_LIMIT) -> str | None:
     return text[:limit] + f"… [{len(text) - limit} more characters]"
 
 
-def _tell_parent(sock: socket.socket, meter: MeteredLLM) -> Callable[[dict[str, Any]], None]:
-    """Events the parent shows and logs while the attempt runs: tool calls, and usage after each model call."""
+def _tell_parent(sock: socket.socket) -> Callable[[dict[str, Any]], None]:
+    """Events the parent shows and logs while an attempt runs: tool calls, usage, model retries."""
 
     def tell(event: dict[str, Any]) -> None:
         send_line(sock, event)
 
-    meter.on_usage = lambda: tell({"event": "usage", "input_tokens": meter.input_tokens,
-                                   "output_tokens": meter.output_tokens, "cost": meter.cost})
     return tell
+
+
+def _asker(sock: socket.socket, commands: json_lines.LineReader) -> Callable[[str, str], str]:
+    """``ask_crew``'s way out: the orchestrator asks over the bus and sends back one line."""
+
+    def ask(robot: str, question: str) -> str:
+        send_line(sock, {"event": "crew:ask", "robot": robot, "question": question})
+        answer = commands.next() or {}
+        if "answer" not in answer:
+            raise RuntimeError(str(answer.get("error") or "no answer"))
+        return str(answer["answer"])
+
+    return ask
 
 
 def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     capture = submit.Capture()
+    commands = json_lines.LineReader(sock)
     chain = GuardChain(plan.guard, GraderLock(plan.guard.root, plan.lock_patterns))
-    specs = toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor())
-    oversight = Oversight(chain.monitor, lambda: capture.result is not None, metered_llm(), plan.token_budget)
-    chain.observer = _tell_parent(sock, oversight.meter)
+    specs = toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor(), list(plan.crew),
+                    _asker(sock, commands))
+    tell = _tell_parent(sock)
+    meter = metered_llm(plan.model.call_timeout, tell)
+    meter.on_usage = lambda: tell({"event": "usage", "input_tokens": meter.input_tokens,
+                                   "output_tokens": meter.output_tokens, "cost": meter.cost})
+    oversight = Oversight(chain.monitor, lambda: capture.result is not None, meter, plan.token_budget, tell=tell)
+    chain.observer = tell
     robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,
                         oversight=oversight)
-    commands = json_lines.LineReader(sock)
     while True:
         try:
             command = commands.next()
@@ -160,7 +192,7 @@ class RobotChild:
         self._child.start(lambda sock: _serve(plan, sock))
 
     def run(self, message: str, budget: int | None = None, cost_budget: float | None = None,
-            on_event: Callable[[dict[str, Any]], None] | None = None) -> AttemptReport:
+            on_event: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> AttemptReport:
         """Ask the robot to run ``message`` using at most ``budget`` tokens and ``cost_budget``
         dollars (None: no limit); progress events (tool calls, usage) go to ``on_event``.
 

@@ -18,6 +18,7 @@ import gc
 from collections.abc import Callable
 from typing import Any
 
+from robotlab.to.child.call_deadline import DeadlineLLM
 from robotlab.to.child.token_meter import MeteredLLM
 from robotlab.to.evals.prose import JudgeReply
 from robotlab.to.guards.quality import QualityMonitor
@@ -35,6 +36,8 @@ class ModelSettings:
     max_tool_rounds: int = 100
     max_output_tokens: int | None = None
     """The longest reply the model may write (``max_tokens`` of every call); None: the provider's."""
+    call_timeout: float | None = None
+    """Seconds one model call may take, its retries included; None: no overall deadline."""
 
 
 def _tool_class() -> type:
@@ -71,6 +74,7 @@ class Oversight:
         meter: the metered LLM the robot calls (built by ``metered_llm``).
         token_budget: the robot's own ``token_budget`` (what was left of the run's at the start).
         last_reply: the text of the model's newest reply that had any.
+        tell: sends a progress event to the orchestrator.
     """
 
     monitor: QualityMonitor
@@ -78,15 +82,23 @@ class Oversight:
     meter: MeteredLLM
     token_budget: int | None = None
     last_reply: str | None = None
+    tell: Callable[[dict[str, Any]], None] = lambda _event: None
 
 
-def metered_llm() -> MeteredLLM:
-    """The robot library's default LLM (global timeout and retries), behind a token meter."""
+def metered_llm(call_timeout: float | None = None, on_retry: Callable[[dict[str, Any]], None] | None = None
+                ) -> MeteredLLM:
+    """The robot library's LLM behind a meter, every call (retries included) within ``call_timeout``.
+
+    The provider client retries nothing itself: ``DeadlineLLM`` retries (the global
+    ``max_retries`` times) inside the one deadline and reports each retry to ``on_retry``.
+    Without ``call_timeout`` each try gets the global ``request_timeout``.
+    """
     from robotlab.config.cascade import config
     from robotlab.llm import LiteLLM
 
     settings = config().ruby_llm
-    return MeteredLLM(LiteLLM(max_retries=settings.max_retries, timeout=settings.request_timeout))
+    client = LiteLLM(max_retries=0, timeout=None if call_timeout else settings.request_timeout)
+    return MeteredLLM(DeadlineLLM(client, call_timeout, settings.max_retries, on_retry))
 
 
 def _quality_hook(oversight: Oversight) -> Any:
@@ -141,6 +153,13 @@ def build_robot(
     options.update(llm=oversight.meter, token_budget=oversight.token_budget,
                    on_tool_call=lambda call: oversight.monitor.tool_called(call.name, known))
     return robotlab.build(**options).on(_quality_hook(oversight))
+
+
+def compact(robot: Any) -> tuple[int, int]:
+    """Shrink the robot's conversation with the library's compaction; (messages before, after)."""
+    before = len(robot.conversation.messages())
+    robot.compress_history(recent_turns=2)
+    return before, len(robot.conversation.messages())
 
 
 def run_robot(robot: Any, message: str) -> Any:

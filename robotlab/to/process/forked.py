@@ -100,12 +100,12 @@ class ForkedChild:
         self.pid, self._sock, self._reader = pid, parent, json_lines.LineReader(parent)
         self.supervisor.add(pid)
 
-    def request(self, payload: dict[str, Any], on_event: Callable[[dict[str, Any]], None] | None = None
-                ) -> dict[str, Any]:
+    def request(self, payload: dict[str, Any],
+                on_event: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> dict[str, Any]:
         """Send ``payload`` and wait for the child's reply (or for the watch to end the wait).
 
         Lines with an ``event`` key that arrive first are progress, not the reply: each goes
-        to ``on_event``.
+        to ``on_event``, and what it returns (if anything) is sent back to the child as one line.
         """
         if self._sock is None or self.pid is None:
             return failure(Failure.child_exited("the child process is not running"))
@@ -117,8 +117,9 @@ class ForkedChild:
             reply = self.receive()
             if "event" not in reply:
                 return reply
-            if on_event is not None:
-                on_event(reply)
+            answer = on_event(reply) if on_event is not None else None
+            if answer is not None and self._sock is not None:
+                send_line(self._sock, answer)
 
     def receive(self) -> dict[str, Any]:
         """The child's next reply; a failure reply when the watch ends the wait or the child dies."""

@@ -45,8 +45,9 @@ def _plan(session: Session, lock: GraderLock) -> ChildPlan:
     )
     guard = GuardSettings(session.root, session.settings.local_guards, session.settings.write_guard, f"{session.run.run_dir}/checkpoints")
     name = f"robot-to-{session.run.run_id}-{session.run.iteration}"
+    crew = tuple(session.settings.crew) if session.ask_crew is not None else ()
     return ChildPlan(name, prompt.system_prompt(inputs), session.model, guard, lock.patterns, session.settings.decisions_enabled,
-                     remaining_tokens(session))
+                     remaining_tokens(session), crew)
 
 
 class Attempts:

@@ -14,12 +14,16 @@ worktree.
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from robotlab import bus
+from robotlab.to.evals.prose import JudgeReply
 from robotlab.to.runner.session import Session
 
 USAGE = "send `status`, or `decide <decision id> <answer>`"
+ASK_TIMEOUT = 300.0
+"""Seconds a crew member may take to answer ``ask_crew`` when no --iteration-timeout is set."""
 
 
 class RunOnBus:
@@ -41,6 +45,13 @@ class RunOnBus:
         self.client.on_message(self.answer)
         self.session.log.event("bus:joined", url=self.url, member=self.name)
         return self
+
+    def ask(self, robot: str, question: str) -> str:
+        """Ask a served robot a question for the iteration's ``ask_crew`` tool; its answer as text."""
+        assert self.client is not None
+        timeout = self.session.settings.iteration_timeout or ASK_TIMEOUT
+        answer = self.client.request(robot, question, timeout=timeout).content
+        return answer if isinstance(answer, str) else json.dumps(answer)
 
     def close(self) -> None:
         """Leave the bus."""
@@ -76,3 +87,29 @@ class RunOnBus:
             return {"error": f"no pending decision {decision_id!r}: send `status` to list them"}
         self.session.log.event("decision:answered", id=decision_id, via="bus", resolution=answer)
         return {"id": decision_id, "status": decision.status, "resolution": decision.resolution}
+
+
+class BusJudge:
+    """A prose ``Judge`` that is a robot served on the bus (``--judge-robot NAME``).
+
+    Each call sends the judge's instructions and the two versions as one task and reads the
+    served robot's reply. What that robot spends is its own (``robotlab top`` shows it), so
+    the run counts no tokens for the judge.
+    """
+
+    def __init__(self, url: str, robot: str, member: str, timeout: float) -> None:
+        self.url, self.robot, self.member, self.timeout = url, robot, member, timeout
+        self.client: bus.BusClient | None = None
+
+    def __call__(self, system: str, message: str) -> JudgeReply:
+        """Ask the served robot; raises the bus's error (``ReplyTimeout``, ``DeliveryFailed``...) if it cannot."""
+        if self.client is None:
+            self.client = bus.connect(self.url, name=self.member, timeout=5.0)
+        reply = self.client.request(self.robot, f"{system}\n\n{message}", timeout=self.timeout).content
+        return JudgeReply(reply if isinstance(reply, str) else str(reply), 0, 0)
+
+    def close(self) -> None:
+        """Leave the bus (if a call ever joined it)."""
+        if self.client is not None:
+            self.client.close()
+            self.client = None

@@ -40,11 +40,13 @@ from robotlab.to.record.status import Status
 from robotlab.to.runner import empty_branch, preflight
 from robotlab.to.runner.backoff import Backoff
 from robotlab.to.runner.loop import run_loop
-from robotlab.to.runner.on_the_bus import RunOnBus
+from robotlab.to.runner.on_the_bus import BusJudge, RunOnBus
 from robotlab.to.runner.progress import command_reporter
 from robotlab.to.runner.session import Session
 from robotlab.to.runner.state import Run, branch_name, new_run_id
 
+DEFAULT_JUDGE_TIMEOUT = 600.0
+"""Seconds a served judge robot may take to answer when no --iteration-timeout is set."""
 NO_COMMITS = "No commits found. robot-to requires at least one commit. Run: git commit --allow-empty -m 'initial'"
 
 
@@ -103,13 +105,23 @@ def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegist
     supervisor, watch = Supervisor(), Watch()
     model = ModelSettings(settings.eval_judge_model or settings.model, settings.provider, settings.api_base, False,
                           max_output_tokens=settings.max_output_tokens or None)
-    evaluator = build(settings, registry, SupervisedJudge(judge(model), supervisor, watch), supervisor)
+    the_judge: Any = SupervisedJudge(judge(model), supervisor, watch)
+    closers = []
+    if settings.crew and not settings.broker:
+        raise ConfigError("--crew needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)")
+    if settings.judge_robot:
+        if not settings.broker:
+            raise ConfigError("--judge-robot needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)")
+        the_judge = BusJudge(settings.broker, settings.judge_robot, f"{run.run_id}.judge",
+                             settings.iteration_timeout or DEFAULT_JUDGE_TIMEOUT)
+        closers.append(the_judge.close)
+    evaluator = build(settings, registry, the_judge, supervisor)
     return Session(
         run=run, settings=settings, root=git.work_dir, git=git, log=JsonlLog(stderr_echo(settings.debug)),
         notes=Notes(Path(git.work_dir) / run.notes_path), evaluator=evaluator,
         backoff=Backoff(settings.backoff_base), decisions=DecisionStore(Path(git.work_dir) / run.decisions_path),
         supervisor=supervisor, status=status, lock_patterns=list(settings.protect_paths),
-        watch=watch,
+        watch=watch, closers=closers,
     )
 
 
@@ -192,6 +204,7 @@ def _join_bus(session: Session) -> RunOnBus | None:
         membership = RunOnBus(session, url).start()
     except PeerUnavailable as exc:
         raise PermanentError(f"cannot join the bus at {url} ({exc}): start the broker, or drop --broker") from exc
+    session.ask_crew = membership.ask
     session.status.say(f"on the bus at {url} as {membership.name}: robotlab send --to {membership.name} status --wait")
     return membership
 
@@ -237,6 +250,8 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
     returned_to = empty_branch.leave_if_empty(session)
     session.log.event("orchestrator:end", iterations=run.iteration, commits=run.commits, input_tokens=run.input_tokens,
                 output_tokens=run.output_tokens, cost_usd="unknown" if run.cost_usd is None else round(run.cost_usd, 6), abort_reason=reason, elapsed=round(elapsed, 1))
+    for close in session.closers:
+        close()
     session.log.close()
     session.save()
     ins, dels, files = session.git.diff_stat(run.base_commit)

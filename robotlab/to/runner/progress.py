@@ -29,10 +29,12 @@ class ChildProgress:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def __call__(self, event: dict[str, Any]) -> None:
-        """Log and show one event (unknown kinds are logged as they came)."""
+    def __call__(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        """Log and show one event (unknown kinds are logged as they came); answer a ``crew:ask``."""
         session, kind = self.session, str(event.get("event"))
         iteration = session.run.iteration
+        if kind == "crew:ask":
+            return self._ask_crew(str(event.get("robot")), str(event.get("question")))
         if kind == "usage":
             run = session.run
             tokens = run.total_tokens + int(event.get("input_tokens") or 0) + int(event.get("output_tokens") or 0)
@@ -42,10 +44,32 @@ class ChildProgress:
         fields = {("tool" if key == "name" else key): value for key, value in event.items() if key != "event"}
         session.log.event(kind, iteration=iteration, **fields)
         name, target = event.get("name", ""), event.get("target", "")
-        if kind == "tool:call":
+        if kind == "model:retry":
+            left = event.get("deadline_left")
+            within = f", {left:g}s left of the call's deadline" if isinstance(left, int | float) else ""
+            cause = str(event.get("cause")).replace("_", " ")
+            session.status.say(f"iteration {iteration}: model call failed ({cause} error) — retry "
+                               f"{event.get('attempt')}/{event.get('of')} in {float(event.get('wait') or 0):g}s{within}")
+            session.status.update(activity=f"model retry {event.get('attempt')}/{event.get('of')}")
+        elif kind == "tool:call":
             session.status.update(activity=f"{name} {target}".strip())
         elif kind == "tool:result" and event.get("outcome") == "refused":
             session.status.say(f"iteration {iteration}: refused {name} {target}: {event.get('reason')}")
+        return None
+
+    def _ask_crew(self, robot: str, question: str) -> dict[str, Any]:
+        session = self.session
+        session.log.event("crew:ask", iteration=session.run.iteration, robot=robot, question=question[:500])
+        session.status.update(activity=f"asking {robot}")
+        if session.ask_crew is None:
+            return {"error": "not on the bus"}
+        try:
+            answer = session.ask_crew(robot, question)
+        except Exception as exc:  # the crew's failure goes back to the robot as text
+            session.log.event("crew:answer", iteration=session.run.iteration, robot=robot, error=str(exc))
+            return {"error": str(exc)}
+        session.log.event("crew:answer", iteration=session.run.iteration, robot=robot, answer=answer[:500])
+        return {"answer": answer}
 
 
 def command_reporter(session: Session) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from robotlab.to.child.robot_factory import ModelSettings
@@ -38,13 +39,17 @@ class Session:
     signal_name: str | None = None
     commit_failure: str | None = None
     lock_patterns: list[str] = dataclasses.field(default_factory=list)
+    closers: list[Callable[[], None]] = dataclasses.field(default_factory=list)
+    ask_crew: Callable[[str, str], str] | None = None
+    """How ``ask_crew`` reaches a served robot (set once the run joined the bus)."""
+    """Called once when the run ends (a bus judge leaves the bus)."""
 
     @property
     def model(self) -> ModelSettings:
         """How the iteration's robot reaches its model."""
         settings = self.settings
         return ModelSettings(settings.model, settings.provider, settings.api_base, settings.stream,
-                             settings.max_tool_rounds, settings.max_output_tokens or None)
+                             settings.max_tool_rounds, settings.max_output_tokens or None, settings.call_timeout or None)
 
     @property
     def stopping(self) -> bool:

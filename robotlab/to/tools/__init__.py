@@ -9,6 +9,7 @@ from typing import Any
 from robotlab.to.guards.chain import GuardChain
 from robotlab.to.process.groups import Supervisor
 from robotlab.to.tools import bash, files, submit
+from robotlab.to.tools import crew as crew_tool
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,8 +28,11 @@ def toolset(
     decisions: bool,
     local_tools: bool,
     supervisor: Supervisor | None = None,
+    crew: list[str] | None = None,
+    ask: crew_tool.Ask | None = None,
 ) -> list[ToolSpec]:
-    """Submit first, then request_decision (if enabled), then read/write/edit/bash (local guards)."""
+    """Submit first, then request_decision (if enabled), then read/write/edit/bash (local guards),
+    then ask_crew (with a crew and a way to ``ask`` it)."""
     specs = [ToolSpec(submit.SUBMIT_NAME, submit.SUBMIT_DESCRIPTION, submit.SUBMIT_SCHEMA, capture.submit)]
     if decisions:
         specs.append(ToolSpec(submit.DECISION_NAME, submit.DECISION_DESCRIPTION, submit.DECISION_SCHEMA, capture.decide))
@@ -37,4 +41,7 @@ def toolset(
             description, schema = files.SCHEMAS[name]
             specs.append(ToolSpec(name, description, schema, handler))  # type: ignore[arg-type]
         specs.append(ToolSpec("bash", bash.DESCRIPTION, bash.SCHEMA, lambda args: bash.run_bash(chain.root, args, supervisor)))
+    if crew and ask is not None:
+        specs.append(ToolSpec(crew_tool.NAME, crew_tool.description(crew), crew_tool.schema(crew),
+                              crew_tool.handler(crew, ask)))
     return [dataclasses.replace(spec, handler=chain.wrap(spec.name, spec.handler)) for spec in specs]

@@ -44,6 +44,11 @@ def unsendable(message: Message) -> object:
     return unsendable
 
 
+def judge_prefers_b(message: Message) -> str:
+    """A prose judge (robot-to's --judge-robot) that always prefers version B."""
+    return '{"verdict": "better", "reason": "B reads better"}'
+
+
 def counted(message: Message) -> str:
     """Append "SENDER_INSTANCE ID" to the file $RUNS (each run of the handler is one line), work 5 ms, echo."""
     with open(os.environ["RUNS"], "a") as runs:
