@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv lint bench clean
+.PHONY: demo test venv lint bench docs clean
 
 venv: $(STAMP)
 
@@ -28,5 +28,9 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bus.py
 
+# The documentation site (mkdocs, in the dev extra) into site/, failing on any broken link.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info

@@ -45,7 +45,7 @@ def test_new_key_writes_a_pair_with_a_private_secret_and_authorizes_it(keys_dir:
     assert (keys_dir / "authorized" / "bob.key").read_text() == (keys_dir / "bob.key").read_text()
     assert not (keys_dir / "authorized" / "broker.key").exists()
     public, _ = zmq.auth.load_certificate(keys_dir / "bob.key")
-    assert authorized_keys(keys_dir)[public.decode()] == Grant(frozenset({"bob"}), frozenset({"robot"}))
+    assert authorized_keys(keys_dir)[public.decode()] == Grant(frozenset({"bob"}), frozenset({"robot"}), owner="bob")
 
 
 def test_new_key_refuses_to_overwrite_and_odd_names(keys_dir: Path) -> None:
@@ -58,10 +58,10 @@ def test_new_key_refuses_to_overwrite_and_odd_names(keys_dir: Path) -> None:
 def test_list_keys_shows_names_and_authorization(keys_dir: Path, tmp_path: Path) -> None:
     new_key(keys_dir, "carol", ["carol", "dave"], authorize=False)
     assert list_keys(keys_dir) == [
-        {"name": "admin", "robots": "*", "roles": "admin,robot", "authorized": "yes"},
-        {"name": "bob", "robots": "bob", "roles": "robot", "authorized": "yes"},
-        {"name": "broker", "robots": "", "roles": "", "authorized": "broker"},
-        {"name": "carol", "robots": "carol,dave", "roles": "robot", "authorized": "no"},
+        {"name": "admin", "robots": "*", "roles": "admin,robot", "authorized": "yes", "secret": "here"},
+        {"name": "bob", "robots": "bob", "roles": "robot", "authorized": "yes", "secret": "here"},
+        {"name": "broker", "robots": "", "roles": "", "authorized": "broker", "secret": "here"},
+        {"name": "carol", "robots": "carol,dave", "roles": "robot", "authorized": "no", "secret": "here"},
     ]
 
 
@@ -136,9 +136,7 @@ def test_a_robot_key_may_not_use_admin_ops_and_an_admin_key_may(keyed_broker: Em
 
 def test_a_key_cannot_take_over_another_keys_live_instance(keyed_broker: EmbeddedBroker, keys_dir: Path) -> None:
     new_key(keys_dir, "mallory", ["bob"])  # allowed the name bob, but not bob's connection
-    guard = keyed_broker._broker.guard
-    guard.authenticator.configure_curve(domain="*", location=str(keys_dir / "authorized"))
-    guard.grants = bus.config.authorized_keys(keys_dir)
+    keyed_broker._broker.guard.reload()  # what SIGHUP does
     with bus.connect(keyed_broker.url, name="bob", keys=KeyConfig.load(keys_dir, "bob")) as bob:
         with pytest.raises(PeerUnavailable, match="conflict: instance .* belongs to another live connection"):
             bus.connect(keyed_broker.url, name="bob", instance=bob.instance, keys=KeyConfig.load(keys_dir, "mallory"),
