@@ -10,10 +10,12 @@ STAMP := $(VENV)/.installed
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
+	@echo "make: installing robotlab and its dev tools into $(VENV) (a minute or two the first time)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+	@echo "make: $(VENV) is ready"
 
 demo: $(STAMP)
 	$(BIN)/python -m robotlab.demo

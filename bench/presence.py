@@ -80,7 +80,7 @@ def main() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * args.robots + 256)), hard))
     url = f"tcp://127.0.0.1:{free_port()}"
-    procs = [spawn([sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level", "WARNING"]),
+    procs = [spawn([sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level", "WARNING", "--no-journal"]),
              spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo", "--broker", url, "--handler", "bus:echo_handler"])]
     stop = threading.Event()
     try:

@@ -87,7 +87,7 @@ def run(children: int, cold: int) -> tuple[dict[str, float], dict[str, float], d
     from bus import free_port
 
     url = f"tcp://127.0.0.1:{free_port()}"
-    broker = subprocess.Popen([sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level", "WARNING"],
+    broker = subprocess.Popen([sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level", "WARNING", "--no-journal"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     turns = [{"content": "hi"}] * (children + cold + 5)
     try:

@@ -2,8 +2,9 @@
 
 Read :mod:`robotlab.bus.protocol` first for the frames. The loop polls with a timeout no longer
 than the next timer, drains what is readable, dispatches each message through a literal command
-table, then purges silent peers, times out unacked deliveries and sends due heartbeats. Peer
-input never escapes the one ``except Exception`` around a single dispatch.
+table, then purges silent peers, times out unacked deliveries and sends due heartbeats, and
+ends the turn by committing the journal and only then sending the receipts and admin replies
+of the turn. Peer input never escapes the one ``except Exception`` around a single dispatch.
 """
 
 from __future__ import annotations
@@ -23,11 +24,17 @@ from robotlab.bus.config import BrokerConfig, is_ipv6
 from robotlab.bus.protocol import Command, ErrorCode, Frame
 from robotlab.errors import ConfigError, ProtocolError
 
+from .absences import Absences
 from .admin import Admin
 from .deliveries import Deliveries
 from .dlq import DeadLetterQueue
+from .holds import Holds
+from .journal import Journal, NoJournal
+from .outbox import Outbox
 from .registry import Peer, Registry
+from .restart import restore
 from .security import KeyGuard, recv_with_key
+from .standby import Standby
 
 log = logging.getLogger("robotlab.broker")
 
@@ -42,8 +49,14 @@ class Broker:
         self.id = uuid.uuid4().hex[:12]
         self.context = context or zmq.Context.instance()
         self.registry = Registry()
-        self.dlq = DeadLetterQueue(config.dlq_max)
-        self.deliveries = Deliveries(self.registry, self.dlq, self._transmit, config.ack_timeout, config.max_handling)
+        self.journal = Journal(config.journal, config.journal_max_bytes) if config.journal else NoJournal()
+        self.holds: Holds[Any, tuple[Peer, str]] = Holds(config.hold)
+        self.dlq = DeadLetterQueue(config.dlq_max, self.journal)
+        self.outbox = Outbox(self.journal, self.registry, self._transmit)
+        self.deliveries = Deliveries(self.registry, self.dlq, self.outbox.transmit_settled, config.ack_timeout,
+                                     config.max_handling, self.journal, self.holds)
+        self.absences = Absences(self.holds, self.deliveries, self.journal)
+        restore(self.journal.restore(), self.dlq, self.holds, self.deliveries, self.journal.path)
         self.admin = Admin(self)
         self.counters: Counter[str] = Counter()
         self.started = time.monotonic()
@@ -58,6 +71,7 @@ class Broker:
         self.on_tick: Callable[[str], None] = _nothing
         """Called from the loop at least every quarter heartbeat with a status line (the
         entry point feeds systemd's watchdog with it; the broker knows nothing of systemd)."""
+        self.standby = Standby.of(config, self.context)
         self._user_id: str | None = None
         """The authenticated key of the message in dispatch (with keys only)."""
         self.handlers = {
@@ -129,6 +143,9 @@ class Broker:
                     self._drain()
                 try:
                     self._timers()
+                    self.outbox.end_turn()
+                except ConfigError:
+                    raise  # two active brokers (see standby.py): this one must stop
                 except Exception:  # a timer's bug costs that pass, never the loop
                     self.counters["internal_errors"] += 1
                     log.exception("broker: a timer pass failed")
@@ -136,6 +153,9 @@ class Broker:
             self._close()
 
     def _close(self) -> None:
+        self.journal.close()
+        if self.standby is not None:
+            self.standby.close()
         if self.socket is not None:
             self.socket.close(linger=0)
             self.socket = None
@@ -152,9 +172,10 @@ class Broker:
     def _poll_timeout_ms(self) -> int:
         now = time.monotonic()
         wait = max(self._next_scan - now, 0.0)
-        deadline = self.deliveries.next_deadline()
-        if deadline is not None:
-            wait = min(wait, max(deadline - now, 0.0))
+        standby = self.standby.next_deadline() if self.standby is not None else None
+        for deadline in (self.deliveries.next_deadline(), self.holds.next_deadline(), self.journal.next_commit(), standby):
+            if deadline is not None:
+                wait = min(wait, max(deadline - now, 0.0))
         return max(int(wait * 1000), 1)
 
     def _drain(self) -> None:
@@ -187,7 +208,10 @@ class Broker:
             if peer is not None:
                 self._forget(peer, "disconnected")
         self._unroutable.clear()
+        if self.standby is not None:  # read the peer's states and publish ours
+            self.standby.step(now)
         self.deliveries.expire(now)
+        self.absences.expire(now)
         if now >= self._next_scan:  # walking every peer on every pass would not scale to 1,000s
             self._next_scan = now + self.config.heartbeat / 4
             self._scan_peers(now)
@@ -199,8 +223,9 @@ class Broker:
             self.counters["peers_expired"] += 1
             self._forget(peer, f"went silent (no traffic for {self.config.expiry:g}s)")
         for peer in list(self.registry.by_identity.values()):
-            if now - peer.last_sent >= self.config.heartbeat:
-                self._transmit(peer, Command.HEARTBEAT, {}, b"")
+            if peer.unconfirmed or now - peer.last_sent >= self.config.heartbeat:
+                # seen: the peer may forget the replies and acks it kept (robotlab.bus.kept)
+                peer.unconfirmed = not self._transmit(peer, Command.HEARTBEAT, {"seen": peer.frames_in}, b"")
 
     # -- dispatch -----------------------------------------------------------------------------
 
@@ -218,6 +243,7 @@ class Broker:
                 return
             if peer is not None:
                 peer.expires = time.monotonic() + self.config.expiry
+                peer.frames_in += 1
             handler = self.handlers.get(frame.command)
             if handler is None:
                 self._error(identity, ErrorCode.UNKNOWN_COMMAND, f"{frame.command.name} is not a command peers send", frame)
@@ -259,15 +285,19 @@ class Broker:
             log.info("refused HELLO as %r with %s's key: %s", h["name"], self.guard.owner(self._user_id), refusal)
             self._error(identity, ErrorCode.FORBIDDEN, f"HELLO as {h['name']!r} refused: {refusal}", frame)
             return
+        if self.standby is not None and not self.standby.accepts(time.monotonic()):
+            self._error(identity, ErrorCode.PASSIVE, "this broker is the standby and its peer is live: use the other", frame)
+            return
         holder = self.registry.claimant(h["instance"], identity, h.get("token"), self._user_id)
         if holder is not None:
             self._error(identity, ErrorCode.CONFLICT, f"instance {h['instance']!r} belongs to another live connection "
                         f"({holder.name}, pid {holder.pid}); it is free again {self.config.expiry:g}s after that one goes silent", frame)
             return
         if peer is not None and peer.instance != h["instance"]:
-            self._forget(peer, f"replaced by a new HELLO as {h['name']} ({h['instance']})")
+            self._forget(peer, f"replaced by a new HELLO as {h['name']} ({h['instance']})", gone=True)
         new = self._peer(identity, h)
-        old = self.registry.add(new)
+        away = self.absences.joined(new)
+        old = self.registry.add(new) or away
         if old is not None:  # same instance again (reconnect): its in-flight work resumes
             new.inflight, new.delivered, new.nacked, new.joined = old.inflight, old.delivered, old.nacked, old.joined
         welcome = {
@@ -283,6 +313,7 @@ class Broker:
                  new.role, f" with {self.guard.owner(self._user_id)}'s key" if self.guard is not None else "")
         if old is not None:
             self.deliveries.resend_inflight(new)
+        self.deliveries.release(new.name, time.monotonic())
 
     def _peer(self, identity: bytes, h: dict[str, Any]) -> Peer:
         now = time.monotonic()
@@ -301,6 +332,7 @@ class Broker:
         """SEND {id, to, type, ...} + body -> DELIVER to the targets; RECEIPT back later."""
         h = frame.header
         ack = h.pop("ack", None)
+        peer.unconfirmed = peer.unconfirmed or bool(h.get("untracked"))
         if isinstance(ack, int):
             self.deliveries.ack(peer, ack, reply=h)
         if len(frame.body) > self.config.max_message_bytes:
@@ -313,12 +345,14 @@ class Broker:
 
     def on_ack(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """ACK {deliveries: [ids]}: settle each as delivered."""
+        peer.unconfirmed = True
         for delivery_id in frame.header["deliveries"]:
             if isinstance(delivery_id, int):
                 self.deliveries.ack(peer, delivery_id)
 
     def on_nack(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """NACK {delivery, reason}: settle as refused (retried first when idempotent)."""
+        peer.unconfirmed = True
         self.deliveries.nack(peer, frame.header["delivery"], str(frame.header.get("reason", "")))
 
     def on_touch(self, identity: bytes, peer: Peer, frame: Frame) -> None:
@@ -330,18 +364,17 @@ class Broker:
 
     def on_bye(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """BYE {}: the peer leaves; what it had in flight fails over or is dead-lettered."""
-        self._forget(peer, "left")
+        self._forget(peer, "left", gone=True)
 
     def on_request(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """REQUEST {id, op, args} -> REPLY {id, ok, result | error}."""
-        self._transmit(peer, Command.REPLY, self.admin.handle(peer, frame.header), b"")
+        self.outbox.add(peer, Command.REPLY, self.admin.handle(peer, frame.header))
 
     # -- sending ------------------------------------------------------------------------------
 
-    def _forget(self, peer: Peer, why: str) -> None:
+    def _forget(self, peer: Peer, why: str, gone: bool = False) -> None:
         self.registry.remove(peer)
-        self.deliveries.lost(peer, why)
-        log.info("peer %s (%s) %s", peer.name, peer.instance, why)
+        log.info("peer %s (%s) %s", peer.name, peer.instance, self.absences.left(peer, why, gone))
 
     def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: bytes) -> bool:
         sent = self._send_frames(peer.identity, protocol.encode(command, header, body))

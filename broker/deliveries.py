@@ -6,6 +6,11 @@ passes, or the instance is lost. When every copy is settled the sender gets one 
 (``delivered``, or the first failure's reason), unless the receiver's reply already proved
 delivery. Idempotent messages are retried (on another instance when there is one) before they
 are dead-lettered.
+
+Two collaborators make this survive restarts and partitions: the journal
+(:mod:`robotlab.broker.journal`) keeps every tracked record until it settles, and the holds
+(:mod:`robotlab.broker.holds`) keep records for a name whose members are away, and the
+in-flight deliveries of a member gone silent, instead of failing them at once.
 """
 
 from __future__ import annotations
@@ -21,10 +26,14 @@ from typing import Any
 from robotlab.bus.protocol import Command, Status
 
 from .dlq import DeadLetterQueue
+from .holds import Holds
+from .journal import NoJournal
 from .registry import Peer, Registry
 
 MAX_ATTEMPTS = 3
 RECENT_RECEIPTS = 4096
+JOURNAL_ROW_BYTES = 256
+"""What a journaled message costs beyond its body (its header and the row), for the size bound."""
 
 Transmit = Callable[[Peer, Command, dict[str, Any], bytes], bool]
 
@@ -46,6 +55,10 @@ class Record:
     outcomes: list[tuple[str, str, str]] = field(default_factory=list)
     replied: bool = False
     dlq_ids: list[str] = field(default_factory=list)
+    kept: bool = False
+    """True while the journal keeps it."""
+    held: bool = False
+    """True once it waited for a member of its name to come back."""
 
 
 @dataclass(slots=True)
@@ -68,17 +81,24 @@ class Deliveries:
     """The broker's delivery state: records, in-flight copies, ack deadlines, recent receipts."""
 
     def __init__(self, registry: Registry, dlq: DeadLetterQueue, transmit: Transmit, ack_timeout: float,
-                 max_handling: float = float("inf")) -> None:
+                 max_handling: float = float("inf"), journal: NoJournal | None = None,
+                 holds: Holds[Record, Any] | None = None) -> None:
         self.registry = registry
         self.dlq = dlq
         self.transmit = transmit
         self.ack_timeout = ack_timeout
         self.max_handling = max_handling
+        self.journal = journal if journal is not None else NoJournal()
+        self.holds: Holds[Record, Any] = holds if holds is not None else Holds(0.0)
         self.inflight: dict[int, Delivery] = {}
         self.active: dict[tuple[str, str], Record] = {}
         self.recent: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
-        self.counters: dict[str, int] = {"routed": 0, "delivered": 0, "nacked": 0, "timeouts": 0, "dead_lettered": 0}
-        self._ids = itertools.count(1)
+        self._recent_untracked: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self.counters: dict[str, int] = {"routed": 0, "delivered": 0, "nacked": 0, "timeouts": 0, "dead_lettered": 0,
+                                         "held": 0, "journal_full": 0}
+        # Ids start from the clock, so an ack meant for a broker before a restart cannot settle
+        # a delivery of this one: at a microsecond a tick, the count never catches up with time.
+        self._ids = itertools.count(time.time_ns() // 1000)
         self._deadlines: list[tuple[float, int]] = []
 
     # -- entry points ---------------------------------------------------------------------
@@ -98,16 +118,64 @@ class Deliveries:
             return
         self.counters["routed"] += 1
         targets = self._targets(header)
-        if not targets:
-            self._settle(record, "", Status.UNDELIVERABLE, f"no live robot named {header['to']!r}")
+        if header.get("untracked"):  # held if need be, but never journaled: its sender resends it
+            if record.key not in self._recent_untracked:  # else a reply sent again after a reconnect
+                self._recent_untracked[record.key] = None
+                while len(self._recent_untracked) > RECENT_RECEIPTS:
+                    self._recent_untracked.popitem(last=False)
+                self._start(record, targets, time.monotonic())
             return
-        if header.get("untracked"):
-            self._fire_and_forget(record, targets)
+        if not self.journal.room_for(len(body) + JOURNAL_ROW_BYTES):
+            self.counters["journal_full"] += 1
+            self._settle(record, "", Status.BUSY, "the broker's journal is full (or failing); try again later")
             return
         self.active[record.key] = record
+        self.journal.put(record.key, header, body, notify, record.receipt_id)
+        record.kept = True
+        self._start(record, targets, time.monotonic())
+
+    def _start(self, record: Record, targets: list[Peer], now: float, until: float | None = None) -> None:
+        """Dispatch a record to ``targets``, or hold it while its name's members are away."""
+        if not targets:
+            until = until if until is not None else self.holds.until(record.header, now)
+            if until is None or until <= now:
+                record.pending = 1
+                self._settle(record, "", Status.UNDELIVERABLE, self._nobody(record))
+                return
+            if not record.held:
+                self.counters["held"] += 1
+            record.held = True
+            self.holds.hold(record.header["to"], record.key, record, until)
+            return
+        if record.header.get("untracked"):
+            self._fire_and_forget(record, targets)
+            return
         record.pending = len(targets)
         for peer in targets:
             self._dispatch(record, peer, attempt=1, tried={peer.instance})
+
+    @staticmethod
+    def _nobody(record: Record) -> str:
+        to = record.header["to"]
+        return f"no live robot named {to!r} came back while it was held" if record.held else f"no live robot named {to!r}"
+
+    def restore(self, header: dict[str, Any], body: bytes, notify: str | None, key: tuple[str, str], receipt_id: str,
+                now: float) -> None:
+        """Take back a record the journal kept (at start-up); held until a member of its name is back."""
+        record = Record(header, body, notify, key, receipt_id, kept=True, held=True)
+        self.active[record.key] = record
+        self.holds.hold(header["to"], record.key, record, now + self.holds.seconds)
+
+    def release(self, name: str, now: float) -> None:
+        """A member of ``name`` is back: dispatch what was held for it (held again if it cannot take it)."""
+        for until, record in self.holds.release(name):
+            self._start(record, self._targets(record.header), now, until)
+
+    def expire_holds(self, now: float) -> None:
+        """Dead-letter held records whose hold ran out."""
+        for record in self.holds.expired(now):
+            record.pending = 1
+            self._settle(record, "", Status.UNDELIVERABLE, self._nobody(record))
 
     def _fire_and_forget(self, record: Record, targets: list[Peer]) -> None:
         """Deliver without an in-flight entry (replies: the requester's resend is their retry)."""
@@ -159,6 +227,8 @@ class Deliveries:
             delivery = self.inflight.get(delivery_id)
             if delivery is None or delivery.deadline > due:
                 continue  # settled, or touched since: a later heap entry stands for it
+            if delivery.instance in self.holds.away:
+                continue  # its member may come back: resume() sets a new deadline, or lost() fails it
             del self.inflight[delivery_id]
             peer = self.registry.by_instance.get(delivery.instance)
             if peer is not None:
@@ -188,9 +258,13 @@ class Deliveries:
 
     def resend_inflight(self, peer: Peer) -> None:
         """Hand a reconnected instance the deliveries it had in flight (it dedupes by id)."""
+        deadline = time.monotonic() + self.ack_timeout
         for delivery_id in sorted(peer.inflight):
             delivery = self.inflight.get(delivery_id)
             if delivery is not None:
+                if delivery.deadline < deadline:  # it may have passed while the member was away
+                    delivery.deadline = deadline
+                    heapq.heappush(self._deadlines, (deadline, delivery_id))
                 self.transmit(peer, Command.DELIVER, self._deliver_header(delivery), delivery.record.body)
 
     def next_deadline(self) -> float | None:
@@ -270,6 +344,9 @@ class Deliveries:
 
     def _complete(self, record: Record) -> None:
         self.active.pop(record.key, None)
+        if record.kept:
+            self.journal.settle(record.key)
+            record.kept = False
         failures = [o for o in record.outcomes if o[1] != Status.DELIVERED]
         status, detail = (failures[0][1], failures[0][2]) if failures else (Status.DELIVERED, "")
         receipt: dict[str, Any] = {

@@ -1,4 +1,8 @@
-"""The dead-letter queue: messages that could not be delivered, kept for listing and replay."""
+"""The dead-letter queue: messages that could not be delivered, kept for listing and replay.
+
+With a journal every change is also written there (in the broker's next commit), so the queue
+survives a restart; without one it lives in memory only.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
+
+from .journal import NoJournal
 
 log = logging.getLogger("robotlab.broker")
 
@@ -41,23 +47,34 @@ class DeadLetter:
 class DeadLetterQueue:
     """Bounded, ordered dead letters; eviction of the oldest is counted, never silent."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, journal: NoJournal | None = None) -> None:
         self.limit = limit
         self.evicted = 0
+        self.journal = journal if journal is not None else NoJournal()
         self._entries: OrderedDict[str, DeadLetter] = OrderedDict()
         self._ids = itertools.count(1)
+
+    def load(self, rows: list[tuple[int, str, str, str, dict[str, Any], bytes, float]]) -> None:
+        """Take back the dead letters a journal kept (oldest first); new ids continue after them."""
+        for _seq, dlq_id, reason, detail, header, body, at in rows:
+            self._entries[dlq_id] = DeadLetter(dlq_id, reason, detail, header, body, at)
+        if rows:
+            self._ids = itertools.count(max(row[0] for row in rows) + 1)
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def add(self, reason: str, detail: str, header: dict[str, Any], body: bytes) -> DeadLetter:
         """Record a dead letter and return it."""
-        letter = DeadLetter(f"dl-{next(self._ids)}", reason, detail, dict(header), body, time.time())
+        seq = next(self._ids)
+        letter = DeadLetter(f"dl-{seq}", reason, detail, dict(header), body, time.time())
         self._entries[letter.dlq_id] = letter
         log.info("dead letter %s: %s %s from %s to %s (%s)", letter.dlq_id, header.get("type", "message"),
                  header.get("id"), header.get("from"), header.get("to"), f"{reason}: {detail}" if detail else reason)
+        self.journal.letter_added(seq, letter)
         while len(self._entries) > self.limit:
-            self._entries.popitem(last=False)
+            oldest, _ = self._entries.popitem(last=False)
+            self.journal.letter_removed(oldest)
             self.evicted += 1
         return letter
 
@@ -67,12 +84,16 @@ class DeadLetterQueue:
 
     def take(self, dlq_id: str) -> DeadLetter | None:
         """Remove and return one dead letter (for replay)."""
-        return self._entries.pop(dlq_id, None)
+        letter = self._entries.pop(dlq_id, None)
+        if letter is not None:
+            self.journal.letter_removed(dlq_id)
+        return letter
 
     def purge(self, dlq_id: str | None = None) -> int:
         """Remove one dead letter, or all of them; return how many went."""
         if dlq_id is None:
             count = len(self._entries)
             self._entries.clear()
+            self.journal.letters_purged()
             return count
-        return 1 if self._entries.pop(dlq_id, None) is not None else 0
+        return 1 if self.take(dlq_id) is not None else 0

@@ -29,6 +29,10 @@ class Peer:
     inflight: set[int] = field(default_factory=set)
     delivered: int = 0
     nacked: int = 0
+    frames_in: int = 1
+    """Frames handled from this connection, its HELLO included: the ``seen`` of HEARTBEAT."""
+    unconfirmed: bool = False
+    """True when it sent replies, acks or nacks the broker has not confirmed yet."""
 
     @property
     def state(self) -> str:

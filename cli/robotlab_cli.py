@@ -18,7 +18,7 @@ from .errors import exits_on_error
 from .keys import client_keys, key_options, keys_group
 from .output import print_rows
 
-BROKER_HELP = "Broker address (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555)."
+BROKER_HELP = "Broker address, or several comma-separated (a primary and its standby) (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555)."
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,6 +54,18 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback bind without CURVE keys.")
 @click.option("--keys", "keys_folder", default=None,
               help="CURVE keys folder: DIR/broker.key_secret, clients in DIR/authorized/ (default: $ROBOTLAB_KEYS).")
+@click.option("--journal", "journal", default=None, metavar="PATH",
+              help="SQLite journal of unsettled messages, dead letters and robot names "
+                   "(default: $STATE_DIRECTORY/broker.db, else ~/.local/state/robotlab/broker.db).")
+@click.option("--no-journal", is_flag=True, help="Keep everything in memory only: a restart loses it.")
+@click.option("--journal-max-bytes", type=int, default=256 * 1024 * 1024, show_default=True,
+              help="Message bytes the journal may hold before new sends get 'busy'.")
+@click.option("--hold", type=float, default=30.0, show_default=True,
+              help="Seconds messages for a known robot, and a silent robot's deliveries, wait for it to come back.")
+@click.option("--standby", type=click.Choice(["primary", "backup"]), default=None,
+              help="Run as one of a Binary Star pair; needs --state-bind and --peer.")
+@click.option("--state-bind", default=None, metavar="URL", help="Where this broker publishes its state to its peer.")
+@click.option("--peer", default=None, metavar="URL", help="Where the peer broker publishes its state (its --state-bind).")
 @click.option("--key", "key_file", default=None,
               help="The broker's secret key file (default: DIR/broker.key_secret, or $ROBOTLAB_KEY).")
 @click.option("--bind-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
@@ -64,16 +76,19 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
 @exits_on_error
 def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float, max_handling: float,
                    max_message_bytes: int, max_inflight: int, insecure: bool, keys_folder: str | None,
-                   key_file: str | None, bind_timeout: float, log_level: str, log_format: str) -> None:
+                   journal: str | None, no_journal: bool, journal_max_bytes: int, hold: float, standby: str | None,
+                   state_bind: str | None, peer: str | None, key_file: str | None, bind_timeout: float, log_level: str,
+                   log_format: str) -> None:
     """Run the broker until SIGTERM or Ctrl-C."""
     from robotlab.broker.serve import serve
 
     configure_logging(log_level, log_format)
     config = BrokerConfig(
         bind=bind or bus.config.DEFAULT_URL, heartbeat=heartbeat, liveness=liveness, ack_timeout=ack_timeout,
-        max_handling=max_handling,
-        max_message_bytes=max_message_bytes, max_inflight=max_inflight, insecure=insecure,
+        max_handling=max_handling, max_message_bytes=max_message_bytes, max_inflight=max_inflight, insecure=insecure,
         keys_dir=bus.config.keys_dir(keys_folder), key_file=bus.config.key_file(key_file), bind_timeout=bind_timeout,
+        journal=None if no_journal else journal or bus.config.default_journal(),
+        journal_max_bytes=journal_max_bytes, hold=hold, standby=standby, state_bind=state_bind, peer=peer,
     )
     notifier = Notifier(service_environment())
     sys.exit(serve(config, on_ready=lambda url: notifier.ready(f"listening on {url}"), on_tick=notifier.tick))

@@ -22,7 +22,7 @@ from .hosting import RobotSpec, host
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--name", required=True, help="Robot name to receive messages for.")
-@click.option("--broker", "url", default=None, help="Broker address (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555).")
+@click.option("--broker", "url", default=None, help="Broker address, or several comma-separated (a primary and its standby) (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555).")
 @click.option("--template", default=None, help="Template of the hosted robot (a name or a .md path).")
 @click.option("--system-prompt", default=None, help="Inline system prompt of the hosted robot.")
 @click.option("--model", default=None, help="Model of the hosted robot (default: the global configuration's).")
@@ -37,6 +37,8 @@ from .hosting import RobotSpec, host
 @click.option("--keys", "keys_folder", default=None,
               help="CURVE keys folder, for a broker run with --keys (default: $ROBOTLAB_KEYS).")
 @click.option("--key", "key_file", default=None, help="Secret key file of this robot (default: DIR/NAME.key_secret).")
+@click.option("--max-inflight", type=click.IntRange(1), default=16, show_default=True,
+              help="Deliveries the broker may queue here (handled one at a time).")
 @click.option("--connect-timeout", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Seconds to wait for the broker at start, then exit 75; 0 waits for ever, logging each retry.")
 @click.option("--log-level", default="INFO", show_default=True)
@@ -47,13 +49,13 @@ from .hosting import RobotSpec, host
 def main(name: str, url: str | None, template: str | None, system_prompt: str | None, model: str | None,
          provider: str | None, api_base: str | None, prompts_dir: str | None, history_file: str | None, serve: bool,
          handler_path: str | None, instance: str | None, parent: str | None, keys_folder: str | None,
-         key_file: str | None, connect_timeout: float, log_level: str, log_format: str) -> None:
+         key_file: str | None, connect_timeout: float, max_inflight: int, log_level: str, log_format: str) -> None:
     """Host one robot (or any callable) as its own process on the bus."""
     configure_logging(log_level, log_format)
     notifier = Notifier(service_environment())
     config = DaemonConfig(name=name, broker=broker_url(url), instance=instance, parent=parent,
                           connect_timeout=connect_timeout, keys_dir=keys_dir(keys_folder),
-                          key_file=bus_key_file(key_file))
+                          key_file=bus_key_file(key_file), max_inflight=max_inflight)
     if config.key_file and config.keys_dir is None:
         raise ConfigError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public key")
     robot_options = (template, system_prompt, model, provider, api_base, prompts_dir, history_file)

@@ -1,5 +1,9 @@
 """One bus member per OS process: connect, announce readiness, handle deliveries, drain on SIGTERM.
 
+An absent broker is waited for (for ever by default, the link backing off 1 s to 30 s); the
+daemon is ready (its stderr line, and ``READY=1`` to systemd) only once welcomed, and feeds
+systemd's watchdog from its main loop while the bus I/O thread lives.
+
 The first SIGTERM (or SIGINT) lets the delivery in hand finish, acks it, says BYE and exits 0;
 deliveries still queued are left unacked, so the broker fails them over or dead-letters them
 (the sender is told). A second signal exits at once. A spawned robotd also stops, the same

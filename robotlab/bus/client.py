@@ -36,7 +36,7 @@ from .dispatcher import Dispatcher
 from .keys import KeyConfig, client_keys
 from .message import Message
 from .protocol import Command, Frame, Status
-from .tracking import Tracker
+from .tracking import Answered, Tracker
 
 log = logging.getLogger("robotlab.bus")
 
@@ -73,6 +73,7 @@ class BusClient:
         self._lock = threading.Lock()
         self._unsettled: dict[str, tuple[list[bytes], Tracker]] = {}
         self._requests: dict[str, Tracker] = {}
+        self._answered = Answered()
         self._admin: dict[str, Tracker] = {}
         self._admin_replies: dict[str, dict[str, Any]] = {}
         self.max_message_bytes = DEFAULT_MAX_BYTES
@@ -147,9 +148,8 @@ class BusClient:
         with self._lock:
             pending = [t for _, t in self._unsettled.values()] + list(self._admin.values())
             self._unsettled.clear()
-        for tracker in pending:
-            if not tracker.settled:
-                tracker.fail("undeliverable", "the client was closed before a receipt came")
+        for tracker in (t for t in pending if not t.settled):
+            tracker.fail("undeliverable", "the client was closed before a receipt came")
         if self._embedded is not None:
             self._embedded.stop()
 
@@ -177,7 +177,7 @@ class BusClient:
         busy_retry: float = 10.0,
         receipt: bool = True,
         untracked: bool = False,
-        expect_reply: bool = False,
+        expect_reply: bool = False, hold: float | None = None,
     ) -> Tracker:
         """Send ``content`` to every live robot named ``to`` (one of them with ``any=True``).
 
@@ -189,7 +189,8 @@ class BusClient:
         the receiver's ack: nothing is held in flight for it. ``expect_reply=True`` (what
         :meth:`send_request` uses) hands the reply to ``tracker.reply()`` instead of the handler.
         ``max_handling`` (seconds, capped by the broker's maximum) bounds how long the receiver
-        may hold it, touched or not. *Changed in issue 10:* ``max_handling``; ``ProtocolError``.
+        may hold it, touched or not; ``hold`` (seconds) overrides the broker's ``--hold``.
+        *Changed in issue 10:* ``max_handling``; ``ProtocolError``. *Changed in issue 11:* ``hold``.
 
         Raises:
             BoundaryError: ``content`` is not plain data; nothing was sent.
@@ -203,12 +204,12 @@ class BusClient:
         flags = {"any": any, "idempotent": idempotent, "untracked": untracked, "to_instance": to_instance,
                  "reply_to": reply_to, "ack": ack, "deadline": deadline, "max_handling": max_handling}
         header = {"id": message_id, "to": to, "type": type, **{k: v for k, v in flags.items() if v}}
-        header.update(() if receipt else [("receipt", False)])
+        header.update(([] if receipt else [("receipt", False)]) + ([] if hold is None else [("hold", hold)]))
         protocol.check_header(Command.SEND, header)  # the broker would refuse it: say so here
         tracker = Tracker(message_id, to, busy_retry)
         frames = protocol.encode(Command.SEND, header, body)
         self._register(tracker, frames, receipt, expect_reply)
-        self._link.post(frames)
+        (self._link.post_kept if untracked else self._link.post)(frames)  # a reply: kept until confirmed
         return tracker
 
     def _register(self, tracker: Tracker, frames: list[bytes], receipt: bool, expect_reply: bool) -> None:
@@ -257,7 +258,7 @@ class BusClient:
             self._link.ack(delivery)
         else:
             reason = nack_reason[: protocol.TEXT_MAX]  # the broker refuses longer reasons
-            self._link.post(protocol.encode(Command.NACK, {"delivery": delivery, "reason": reason}))
+            self._link.post_kept(protocol.encode(Command.NACK, {"delivery": delivery, "reason": reason}))
 
     # -- receiving ----------------------------------------------------------------------------
 
@@ -314,10 +315,9 @@ class BusClient:
         self.max_message_bytes = int(header.get("max_message_bytes", DEFAULT_MAX_BYTES))
         with self._lock:
             unsettled = list(self._unsettled.values())
-        for frames, tracker in unsettled:
-            if frames:  # replays have no frames of their own to resend
-                tracker.sent = True
-                self._link.post(frames)
+        for frames, tracker in (entry for entry in unsettled if entry[0]):  # a replay has no frames to resend
+            tracker.sent = True
+            self._link.post(frames)
 
     def _on_frame(self, frame: Frame) -> None:
         handler = _FRAME_HANDLERS.get(frame.command)
@@ -351,10 +351,11 @@ class BusClient:
             if any(t is not None and t.to != message.sender for t in (entry and entry[1], waiting)):
                 return False
             self._unsettled.pop(message.reply_to, None)
+            again = self._answered.again(message.reply_to, message.sender, awaited=waiting is not None)
         if entry is not None:
             entry[1].replied(message)  # the broker sends no receipt once a reply proves delivery
-        if waiting is None:
-            return False  # not awaited: the handler gets it (outbox correlation)
+        if again or waiting is None:  # again: a reply sent twice is dropped; not awaited: the handler
+            return again  # gets it (outbox correlation)
         if entry is None and not waiting._replied.is_set():
             waiting.replied(message)
         if message.delivery:

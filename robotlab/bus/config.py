@@ -59,6 +59,20 @@ class BrokerConfig:
     keys_dir: str | None = None
     """CURVE keys folder: ``broker.key_secret`` is the broker's key, ``authorized/*.key`` the
     keys it accepts. None: no authentication (loopback, or ``insecure``)."""
+    journal: str | None = None
+    """SQLite file that keeps unsettled messages, dead letters and known names across restarts.
+    None: all of it lives in memory (the embedded broker's default)."""
+    journal_max_bytes: int = 256 * 1024 * 1024
+    """Message bytes the journal may hold; past it, new sends are answered ``busy``."""
+    standby: str | None = None
+    """``primary`` or ``backup`` of a Binary Star pair (None: a broker on its own)."""
+    state_bind: str | None = None
+    """Where a standby broker publishes its state for its peer (tcp:// or ipc://)."""
+    peer: str | None = None
+    """Where its peer publishes its state."""
+    hold: float = 0.0
+    """Seconds a known name's messages wait for a member to come back, and a silent member's
+    in-flight deliveries wait for it, before they are dead-lettered (0: fail at once)."""
     key_file: str | None = None
     """The broker's secret key file, when not ``keys_dir/broker.key_secret`` (a systemd credential)."""
     bind_timeout: float = 60.0
@@ -78,11 +92,20 @@ class BrokerConfig:
             raise ConfigError(f"max message bytes must be at least 1024, got {self.max_message_bytes}")
         if self.max_inflight < 1:
             raise ConfigError(f"max in-flight must be at least 1, got {self.max_inflight}")
+        self._check_durability()
         if self.key_file and not self.keys_dir:
             raise ConfigError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the authorized keys")
         if self.bind_timeout < 0:
             raise ConfigError(f"bind timeout must not be negative, got {self.bind_timeout}")
         check_endpoint(self.bind)
+
+    def _check_durability(self) -> None:
+        if self.standby is not None and (self.standby not in ("primary", "backup") or not self.state_bind or not self.peer):
+            raise ConfigError("a standby broker needs --standby primary|backup, --state-bind URL and --peer URL")
+        if self.hold < 0:
+            raise ConfigError(f"hold must be 0 or more seconds, got {self.hold}")
+        if self.journal_max_bytes < 1024 * 1024:
+            raise ConfigError(f"journal max bytes must be at least 1 MiB, got {self.journal_max_bytes}")
 
     @property
     def expiry(self) -> float:
@@ -91,10 +114,25 @@ class BrokerConfig:
 
 
 def broker_url(explicit: str | None = None) -> str:
-    """The broker address a client should use: ``explicit``, else $ROBOTLAB_BROKER, else the default."""
+    """The broker address a client should use: ``explicit``, else $ROBOTLAB_BROKER, else the default.
+
+    It may list several brokers, comma-separated (a primary and its backup): the client fails
+    over from one to the next.
+    """
     url = explicit or os.environ.get(ENV_BROKER) or DEFAULT_URL
-    check_endpoint(url)
-    return url
+    for one in url.split(","):
+        check_endpoint(one.strip())
+    return ",".join(one.strip() for one in url.split(","))
+
+
+def default_journal() -> str:
+    """Where ``robotlab broker`` keeps its journal unless told: systemd's $STATE_DIRECTORY, else
+    $XDG_STATE_HOME/robotlab, else ~/.local/state/robotlab; the file is ``broker.db``."""
+    state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    if not state:
+        base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+        state = str(Path(base) / "robotlab")
+    return str(Path(state) / "broker.db")
 
 
 def keys_dir(explicit: str | None = None) -> str | None:

@@ -10,7 +10,9 @@ after its send wakes the I/O thread.
 
 The I/O thread also keeps the connection alive: heartbeats when idle, and a fresh socket plus
 HELLO (same instance id) with jittered exponential backoff when the broker goes silent. Every
-unsettled message is sent again after each WELCOME; receivers dedupe by (sender, id).
+unsettled message is sent again after each WELCOME; receivers dedupe by (sender, id). Replies,
+acks and nacks are kept until the broker confirms them (:mod:`robotlab.bus.kept`) and sent
+again after each WELCOME too.
 """
 
 from __future__ import annotations
@@ -34,17 +36,13 @@ from robotlab.errors import ConfigError, ProtocolError
 
 from . import protocol
 from .config import is_ipv6
+from .handshake import HANDSHAKE_FAILED, diagnose
+from .kept import Kept
 from .keys import KeyConfig
 from .protocol import Command, ErrorCode, Frame
 
 log = logging.getLogger("robotlab.bus")
 
-# A CURVE handshake that fails looks, from the frames, exactly like no broker; the socket's
-# monitor tells which it was, so the error can name the cause.
-HANDSHAKE_FAILED = (int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL) | int(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
-                    | int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL))
-NO_KEYS = ("this broker requires CURVE keys and this client has none: give --keys DIR or set ROBOTLAB_KEYS "
-           "(`robotlab keys new NAME --robot NAME` makes one)")
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
 _POLLIN = int(zmq.POLLIN)
@@ -73,7 +71,8 @@ class Link:
         """Inbound frames dropped, by reason (an ErrorCode, or ``handler_error``)."""
         self.answered = threading.Event()
         """Set by a WELCOME or a refusal: either way, waiting longer changes nothing."""
-        self.url = url
+        self.urls = [one.strip() for one in url.split(",")]  # a primary and its standby: each reconnect takes the next
+        self.url, self._at = self.urls[0], -1
         self.hello = hello
         self.on_frame = on_frame
         self.on_welcome = on_welcome
@@ -94,6 +93,8 @@ class Link:
         self.ack_timeout = 30.0
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
+        self.kept = Kept()
+        self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
         self._monitor: zmq.Socket | None = None
         self._handshake: dict[str, Any] | None = None
         self._last_recv = self._last_sent = self._attempt_at = 0.0
@@ -126,6 +127,15 @@ class Link:
                 return False
             sent = self._send(frames)
             self._wake_if_input()
+            return sent
+
+    def post_kept(self, frames: list[bytes]) -> bool:
+        """Send a reply or a nack now if welcomed, and keep it until the broker confirms it."""
+        with self._lock:
+            sent = self._socket is not None and self.welcomed.is_set() and self._send(frames)
+            self.kept.keep(self._seq if sent else None, frames)
+            if sent:
+                self._wake_if_input()
             return sent
 
     def post_later(self, delay: float, frames: list[bytes]) -> None:
@@ -169,19 +179,7 @@ class Link:
         with self._lock:
             while self._monitor is not None and self._monitor.poll(0):
                 self._handshake = recv_monitor_message(self._monitor)
-        event = self._handshake
-        if event is None:
-            if self.keys is None:
-                return "is `robotlab broker` running there?"
-            return "is `robotlab broker --keys` running there (and is broker.key its public key)?"
-        if self.keys is None:  # a plain handshake fails only against a CURVE server
-            return NO_KEYS
-        if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
-            return "the broker refused this client's CURVE key (is its public key in the broker's authorized/ folder?)"
-        if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
-            return "the broker does not use CURVE keys: drop --keys (or unset ROBOTLAB_KEYS)"
-        return ("the broker refused this client's CURVE key or its handshake (is its public key in the broker's "
-                "authorized/ folder, and is broker.key the broker's?)")
+        return diagnose(self._handshake, self.keys is not None)
 
     def _wake(self) -> None:
         try:
@@ -255,7 +253,9 @@ class Link:
 
     def _flush_acks(self) -> None:
         if self._acks and self.welcomed.is_set():
-            if self._send(protocol.encode(Command.ACK, {"deliveries": self._acks})):
+            frames = protocol.encode(Command.ACK, {"deliveries": self._acks})
+            if self._send(frames):
+                self.kept.keep(self._seq, frames)
                 self._acks = []
 
     def _drain_socket(self) -> None:
@@ -284,7 +284,12 @@ class Link:
         elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.NOT_READY:
             self.welcomed.clear()  # the broker restarted and forgot us: introduce ourselves again
             self._attempt_at = time.monotonic()
+            self._seq = 0  # the count starts again with this HELLO: what was kept counts as unsent
+            self.kept.unsend()
             self._hello_sent = self._send_hello()
+        elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.PASSIVE:
+            self.last_error = f"passive: {frame.header.get('detail', '')}"
+            self._attempt_at = time.monotonic() - self._retry_in + 0.1  # the next broker, shortly
         elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.CONFLICT:
             self.last_error = f"conflict: {frame.header.get('detail', '')}"
             log.warning("bus: the broker at %s refused our HELLO for now: %s", self.url, self.last_error)
@@ -295,6 +300,8 @@ class Link:
             log.error("bus: the broker at %s refused us: %s", self.url, self.refused)
         elif frame.command != Command.HEARTBEAT:
             self.on_frame(frame)
+        elif isinstance(frame.header.get("seen"), int):
+            self.kept.confirm(frame.header["seen"])
 
     def _on_welcome(self, header: dict[str, Any]) -> None:
         self.welcome = header
@@ -306,6 +313,8 @@ class Link:
         self.welcomed.set()
         self.answered.set()
         self.on_welcome(header)
+        for frames in self.kept.take():
+            self.kept.keep(self._seq if self._send(frames) else None, frames)
 
     def _timers(self) -> None:
         now = time.monotonic()
@@ -347,6 +356,8 @@ class Link:
         if self._socket is not None:
             self._socket.close(linger=0)
         self._close_monitor()
+        self._at = (self._at + 1) % len(self.urls)
+        self.url = self.urls[self._at]
         sock = self.context.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.IMMEDIATE, 1)  # never queue on a dead connection; we resend ourselves
@@ -360,6 +371,8 @@ class Link:
             self._monitor = sock.get_monitor_socket(HANDSHAKE_FAILED)
         sock.connect(self.url)
         self._socket = sock
+        self._seq = 0  # a new connection's count: what was kept counts as unsent
+        self.kept.unsend()
         self._attempt_at = time.monotonic()
         self._hello_sent = self._send_hello()
 
@@ -379,5 +392,6 @@ class Link:
             protocol.send(self._socket, frames)
         except zmq.Again:
             return False
+        self._seq += 1
         self._last_sent = time.monotonic()
         return True

@@ -12,7 +12,7 @@ Peer -> broker:
 
     HELLO      {name, instance, token?, role, pid, parent?, max_inflight?}   must come first
     SEND       {id, to, type, to_instance?, reply_to?, ack?, deadline?, max_handling?,
-                any?, idempotent?, receipt?, untracked?}              body = payload
+                any?, idempotent?, receipt?, untracked?, hold?}       body = payload
     ACK        {deliveries: [delivery ids]}                           batched acks
     TOUCH      {deliveries: [delivery ids]}                           still working on these
     NACK       {delivery, reason}
@@ -25,17 +25,21 @@ Broker -> peer:
     WELCOME    {broker, heartbeat, liveness, ack_timeout, max_message_bytes}
     DELIVER    {delivery, id, from, from_instance, to, type, reply_to?, deadline?, attempt}
     RECEIPT    {id, status, detail?, to, dlq_id?, instances?}        the fate of a SEND
-    HEARTBEAT  {}
+    HEARTBEAT  {seen?}                                                frames handled from this peer
     REPLY      {id, ok, result? | error?}                             answers REQUEST
     ERROR      {code, detail, ref?}                                   bad input; ref echoes an id
 
 ``SEND.ack`` lets a reply carry the ack of the delivery it answers, saving a round trip.
 ``SEND.receipt = false`` asks only for failure receipts; ``SEND.untracked`` (replies) is
 delivered with ``delivery = 0``, held in no in-flight table and never acked: the requester's
-own resend is a reply's retry. TOUCH pushes the ack deadline of deliveries a live receiver
+own resend is a reply's retry. ``SEND.hold`` (seconds) overrides how long the broker holds
+the message while every member of its name is away. TOUCH pushes the ack deadline of deliveries a live receiver
 still holds (queued or running) by another ack timeout, never past the message's ``deadline``:
 the ack timeout catches silent receivers, not long tasks; ``max_handling`` (seconds, capped by
 the broker's own maximum) bounds how long any delivery may stay in flight, touched or not.
+``HEARTBEAT.seen`` counts the frames the broker has handled from this connection (its HELLO is
+1): a member keeps each reply, ack and nack it sent until ``seen`` covers it, and sends what it
+still keeps after a WELCOME.
 
 Every header field's type and bound is in :data:`SCHEMA`; :func:`decode` enforces it.
 """
@@ -87,6 +91,8 @@ class ErrorCode:
     BAD_HEADER = "bad_header"
     FORBIDDEN = "forbidden"
     CONFLICT = "conflict"
+    PASSIVE = "passive"
+    """The broker is the standby of a pair and not serving: try the next broker URL."""
 
 
 class Status:
@@ -170,6 +176,7 @@ _SEND_FIELDS = {
     "id": Field("str", required=True), "to": Field("str", required=True, limit=NAME_MAX), "type": _NAME,
     "to_instance": _ID, "reply_to": _ID, "ack": Field("int"), "deadline": Field("number"),
     "max_handling": Field("number"), "any": _FLAG, "idempotent": _FLAG, "receipt": _FLAG, "untracked": _FLAG,
+    "hold": Field("number"),
 }
 SCHEMA: dict[Command, dict[str, Field]] = {
     Command.HELLO: {"name": Field("str", required=True, limit=NAME_MAX), "instance": Field("str", required=True),
@@ -178,7 +185,7 @@ SCHEMA: dict[Command, dict[str, Field]] = {
     Command.ACK: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
     Command.TOUCH: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
     Command.NACK: {"delivery": Field("int", required=True), "reason": Field("text", limit=TEXT_MAX)},
-    Command.HEARTBEAT: {},
+    Command.HEARTBEAT: {"seen": Field("int")},
     Command.BYE: {},
     Command.REQUEST: {"id": Field("str", required=True), "op": Field("str", required=True, limit=NAME_MAX),
                       "args": Field("map", limit=64)},

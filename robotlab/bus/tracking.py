@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
 from robotlab.errors import DeliveryFailed, DeliveryTimeout, ReplyTimeout, delivery_error
@@ -12,6 +13,7 @@ from robotlab.errors import DeliveryFailed, DeliveryTimeout, ReplyTimeout, deliv
 from .message import Message
 
 _LATCH_LOCK = threading.Lock()
+ANSWERED_LIMIT = 10_000
 
 
 class Latch:
@@ -157,3 +159,24 @@ class Tracker:
             who = ", ".join(self.instances) or self.to
             return f"the request was delivered and acked by {who}, but no reply came"
         return f"the request was {self.status}: {self.detail}"
+
+
+class Answered:
+    """Requests whose reply a waiting request took, by id, with the robot that answered (bounded).
+
+    A member keeps its replies until the broker confirms them and may answer a redelivered
+    request again from its reply cache, so a requester can see a second reply: it is dropped.
+    """
+
+    def __init__(self, limit: int = ANSWERED_LIMIT) -> None:
+        self.limit = limit
+        self._by_request: OrderedDict[str, str] = OrderedDict()
+
+    def again(self, request_id: str, sender: str, awaited: bool) -> bool:
+        """True for a second reply from ``sender`` to a request already answered; else note it."""
+        if not awaited:
+            return self._by_request.get(request_id) == sender
+        self._by_request[request_id] = sender
+        while len(self._by_request) > self.limit:
+            self._by_request.popitem(last=False)
+        return False

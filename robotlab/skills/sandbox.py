@@ -34,8 +34,11 @@ from robotlab.to.process.groups import kill_tree
 __all__ = ["STRATEGIES", "SYSTEM_PATHS", "ScriptRun", "choose_strategy", "run_script"]
 
 STRATEGIES = ("auto", "bubblewrap", "landlock")
-SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
-"""Read-only in every sandbox, so ``bash`` and ordinary tools can start."""
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache", "/etc/ld.so.conf",
+                "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+                "/etc/hosts", "/etc/resolv.conf", "/etc/localtime", "/etc/ssl", "/etc/ca-certificates")
+"""Read-only in every sandbox, so ``bash`` and ordinary tools can start. Only these files of
+``/etc``: never ``/etc/shadow``, SSH host keys or other secrets kept there."""
 # A fixed, minimal environment: a script never sees the robot's API keys or $HOME.
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/nonexistent"}
 
@@ -120,7 +123,9 @@ def bubblewrap_argv(argv: list[str], grant: Capabilities, skill_dir: Path, cwd: 
 
 def landlock_argv(argv: list[str], grant: Capabilities, skill_dir: Path) -> list[str]:
     """The command line that applies Landlock in a fresh interpreter, then execs ``argv``."""
-    rules = {"read": [*SYSTEM_PATHS, "/dev", str(skill_dir), *grant.fs_read],
+    # Only the harmless devices: "/dev" whole would let a script running as root read disks.
+    devices = ["/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"]
+    rules = {"read": [*SYSTEM_PATHS, *devices, str(skill_dir), *grant.fs_read],
              "write": [*grant.fs_write, "/dev/null"], "network": grant.network}
     # Run the file itself, isolated and without site (-I -S): it needs only the standard
     # library, so the launcher starts in tens of milliseconds instead of importing robotlab

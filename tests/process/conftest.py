@@ -27,6 +27,15 @@ pytestmark = pytest.mark.process
 HANDLERS = str(Path(__file__).parent / "handlers")
 
 
+@pytest.fixture(autouse=True)
+def state_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A broker started without --journal keeps its journal under the test's folder, never in
+    the home folder, where brokers of tests running side by side would lock each other out."""
+    folder = tmp_path / "state"
+    monkeypatch.setenv("STATE_DIRECTORY", str(folder))
+    return folder
+
+
 @pytest.fixture
 def endpoint() -> Iterator[str]:
     """A fresh ipc:// endpoint (short path: ipc paths are limited to about 100 bytes)."""
@@ -93,8 +102,15 @@ def processes(tmp_path: Path) -> Iterator[Processes]:
 
 
 def broker_argv(url: str, *extra: str) -> list[str]:
-    """The command line of a broker process."""
-    return [sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--heartbeat", "0.2", *extra]
+    """The command line of a broker process: a journal beside an ipc:// socket (none for tcp://,
+    unless ``extra`` names one), and holds of 1 s; later options in ``extra`` win."""
+    if "--journal" in extra or "--no-journal" in extra:
+        journal = []
+    elif url.startswith("ipc://"):
+        journal = ["--journal", str(Path(url[len("ipc://"):]).with_name("broker.db"))]
+    else:
+        journal = ["--no-journal"]
+    return [sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--heartbeat", "0.2", "--hold", "1", *journal, *extra]
 
 
 def ping(url: str) -> bool:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from robotlab.cli.robotlab_cli import main
 from robotlab.robotd.__main__ import main as robotd_main
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
 
@@ -60,8 +61,10 @@ def test_dlq_replay_delivers_once_the_robot_exists(runner: CliRunner, broker: st
     replayed = runner.invoke(main, ["dlq", "replay", dlq_id, "--broker", broker])
     assert replayed.exit_code == 0, replayed.output
     assert f"{dlq_id} delivered" in replayed.output
-    rows = json.loads(runner.invoke(main, ["dlq", "list", "--broker", broker, "--json"]).output)
-    # The replayed letter is gone; late's reply to the long-gone `robotlab send` is the new one.
+    # The replayed letter is gone; late's reply to the long-gone `robotlab send` is the new one,
+    # once the broker's hold for that requester (1 s in these tests) has run out.
+    rows = wait_until(lambda: json.loads(runner.invoke(main, ["dlq", "list", "--broker", broker, "--json"]).output),
+                      timeout=10, message="the reply is dead-lettered")
     assert [(r["reason"], r["to"], r["type"]) for r in rows] == [("undeliverable", "robotlab-send", "reply")]
     assert dlq_id not in {r["dlq_id"] for r in rows}
 

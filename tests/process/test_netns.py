@@ -12,8 +12,11 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +32,7 @@ class Hosts:
     broker_ns: str
     robot_ns: str
     broker_ip: str
+    robot_dev: str
 
     def argv(self, ns: str, *command: str) -> list[str]:
         return ["ip", "netns", "exec", ns, *command]
@@ -60,7 +64,7 @@ def hosts() -> Iterator[Hosts]:
         for ns in (a, b):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         pytest.skip(f"cannot make network namespaces here: {exc.stderr.strip()}")
-    yield Hosts(a, b, f"{net}.1")
+    yield Hosts(a, b, f"{net}.1", f"rlb{tag}")
     for ns in (a, b):
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
@@ -69,7 +73,7 @@ def test_a_robot_on_another_host_is_reached_through_the_broker(hosts: Hosts, pro
     url = f"tcp://{hosts.broker_ip}:5555"
     py = sys.executable
     broker = processes.start(hosts.argv(hosts.broker_ns, py, "-m", "robotlab.cli", "broker", "--bind", url,
-                                        "--insecure", "--heartbeat", "0.2"), name="broker-netns")
+                                        "--insecure", "--heartbeat", "0.2", "--no-journal"), name="broker-netns")
     bob = processes.start(hosts.argv(hosts.robot_ns, py, "-m", "robotlab.robotd", "--name", "bob", "--broker", url,
                                      "--handler", "handlers:echo"), name="robotd-netns")
 
@@ -85,3 +89,34 @@ def test_a_robot_on_another_host_is_reached_through_the_broker(hosts: Hosts, pro
                            capture_output=True, text=True, timeout=60, env=bob.env)
     assert asked.returncode == 0, asked.stderr
     assert asked.stdout.strip() == f"across (from {bob.pid})"
+
+
+def test_a_robot_cut_off_for_10_s_mid_task_delivers_everything_once_and_its_reply_arrives(
+        hosts: Hosts, processes, tmp_path: Path) -> None:
+    url = f"tcp://{hosts.broker_ip}:5555"
+    py = sys.executable
+    runs, go, out = tmp_path / "runs", tmp_path / "go", tmp_path / "replies"
+    broker = processes.start(hosts.argv(hosts.broker_ns, py, "-m", "robotlab.cli", "broker", "--bind", url, "--insecure",
+                               "--heartbeat", "0.2", "--hold", "40", "--journal", str(tmp_path / "broker.db")),
+                             name="broker-netns")
+    bob = processes.start(hosts.argv(hosts.robot_ns, py, "-m", "robotlab.robotd", "--name", "bob", "--broker", url,
+                                     "--handler", "handlers:counted_slow"), env={"RUNS": str(runs)}, name="robotd-netns")
+    wait_until(lambda: "ready" in bob.output(), timeout=30, message="bob welcomed by the broker")
+    alice = processes.start(hosts.argv(hosts.broker_ns, py, "-c", "import sys, handlers; handlers.partition_client(*sys.argv[1:])",
+                                       url, str(go), str(out)), name="alice-netns")
+
+    # Given bob working on a 4 s task, when his host's link goes down for 10 s
+    wait_until(lambda: runs.exists() and "slow" in runs.read_text(), timeout=30, message="bob started the slow task")
+    _ip("-n", hosts.robot_ns, "link", "set", hosts.robot_dev, "down")
+    cut = time.monotonic()
+    wait_until(lambda: "went silent" in broker.output(), timeout=10, message="the broker misses bob")
+    go.touch()  # alice sends five more while bob is away: the broker holds them for him
+    wait_until(lambda: time.monotonic() - cut >= 10, timeout=15, message="ten seconds of partition")
+    _ip("-n", hosts.robot_ns, "link", "set", hosts.robot_dev, "up")
+
+    # Then every request is answered, the slow one included, and each ran exactly once
+    assert alice.popen.wait(120) == 0, alice.output()
+    replies = [json.loads(line) for line in out.read_text().splitlines()]
+    labels = ["slow"] + [f"quick-{i}" for i in range(5)]
+    assert replies == [{"reply": f"{label} (from {bob.pid})"} for label in labels], alice.output()
+    assert Counter(runs.read_text().split()) == Counter(labels)

@@ -42,3 +42,40 @@ def hang_if_told(message: Message) -> str:
 def unsendable(message: Message) -> object:
     """Return something that cannot cross a process boundary (a function)."""
     return unsendable
+
+
+def counted(message: Message) -> str:
+    """Append "SENDER_INSTANCE ID" to the file $RUNS (each run of the handler is one line), work 5 ms, echo."""
+    with open(os.environ["RUNS"], "a") as runs:
+        runs.write(f"{message.sender_instance} {message.id}\n")
+    threading.Event().wait(0.005)
+    return echo(message)
+
+
+def counted_slow(message: Message) -> str:
+    """Content "SECONDS:LABEL": append LABEL to $RUNS as the run starts, work that long, echo LABEL."""
+    seconds, _, label = str(message.content).partition(":")
+    with open(os.environ["RUNS"], "a") as runs:
+        runs.write(f"{label}\n")
+    threading.Event().wait(float(seconds))
+    return f"{label} (from {os.getpid()})"
+
+
+def partition_client(url: str, go: str, out: str) -> None:
+    """Ask bob for "slow" (4 s), then, once the file ``go`` exists, for five quick ones; write the
+    replies (or the errors) to ``out`` as JSON lines. Run by the partition test on the broker's host."""
+    import json
+
+    from robotlab import bus
+
+    with bus.connect(url, name="alice", timeout=10) as alice:
+        trackers = [alice.send_request("bob", "4:slow")]
+        while not os.path.exists(go):
+            threading.Event().wait(0.05)
+        trackers += [alice.send_request("bob", f"0:quick-{i}") for i in range(5)]
+        with open(out, "w") as results:
+            for tracker in trackers:
+                try:
+                    results.write(json.dumps({"reply": tracker.reply(90).content}) + "\n")
+                except Exception as exc:
+                    results.write(json.dumps({"error": str(exc)}) + "\n")

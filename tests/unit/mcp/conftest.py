@@ -13,24 +13,37 @@ import pytest
 
 from tests.waiting import wait_until
 
-PACKAGE = "@modelcontextprotocol/server-everything"
+PACKAGES = ("@modelcontextprotocol/server-everything", "@modelcontextprotocol/server-filesystem")
 
 
 @pytest.fixture(scope="session")
-def everything_js(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The entry point of ``server-everything``, installed with npm into a session folder."""
+def reference_servers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Package name -> entry point of the reference servers, installed with npm once per session."""
     if not (shutil.which("node") and shutil.which("npm")):
         pytest.skip("node and npm are not installed")
     prefix = tmp_path_factory.mktemp("npm")
     try:
-        done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), PACKAGE],
+        done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *PACKAGES],
                               capture_output=True, text=True, timeout=300, check=False)
     except subprocess.TimeoutExpired:
-        pytest.skip(f"npm install {PACKAGE} took more than 300 s (is the registry reachable?)")
-    entry = prefix / "node_modules" / PACKAGE / "dist" / "index.js"
-    if done.returncode != 0 or not entry.is_file():
-        pytest.skip(f"npm install {PACKAGE} failed (is the registry reachable?): {done.stderr.strip()[-300:]}")
-    return str(entry)
+        pytest.skip("npm install of the MCP reference servers took more than 300 s (is the registry reachable?)")
+    entries = {name: prefix / "node_modules" / name / "dist" / "index.js" for name in PACKAGES}
+    if done.returncode != 0 or not all(entry.is_file() for entry in entries.values()):
+        pytest.skip(f"npm install of the MCP reference servers failed (is the registry reachable?): "
+                    f"{done.stderr.strip()[-300:]}")
+    return {name: str(entry) for name, entry in entries.items()}
+
+
+@pytest.fixture
+def everything_js(reference_servers: dict[str, str]) -> str:
+    """The entry point of ``server-everything``."""
+    return reference_servers[PACKAGES[0]]
+
+
+@pytest.fixture
+def filesystem_js(reference_servers: dict[str, str]) -> str:
+    """The entry point of ``server-filesystem``."""
+    return reference_servers[PACKAGES[1]]
 
 
 def _free_port() -> int:

@@ -61,6 +61,8 @@ def test_a_script_reads_only_its_readable_paths(bundle: Callable[..., Path], are
     denied = tool.execute(args=str(area["secret"] / "file.txt"))
     assert denied.startswith("Error (exit 1):")
     assert "secret contents" not in denied
+    assert tool.execute(args="/etc/shadow").startswith("Error (exit 1):")  # only a few files of /etc
+    assert tool.execute(args="/dev/kmsg").startswith("Error (exit 1):")  # the kernel log: no devices but a few
 
 
 def test_a_script_writes_only_its_writable_paths(bundle: Callable[..., Path], area: dict[str, Path],

@@ -11,8 +11,9 @@ import pytest
 
 import robotlab
 from robotlab.errors import ConfigError
+from robotlab.llm import LiteLLMEmbedder
 from robotlab.skills import AgentSkill, AgentSkillCatalog, Capabilities, ScriptTool
-from robotlab.testing import ScriptedLLM
+from robotlab.testing import ScriptedLLM, serve_script
 
 
 def test_a_bundle_has_instructions_scripts_and_tools(bundle: Callable[..., Path]) -> None:
@@ -105,3 +106,19 @@ def test_a_robot_calls_a_script_tool(bundle: Callable[..., Path]) -> None:
     assert llm.requests[0].tool_names == ["hello"]
     assert llm.requests[1].tool_results() == ["hello bob\n"]
     assert ScriptTool.from_path(tool.path.parent / "missing.sh") is None
+
+
+def test_the_catalog_matches_skills_to_a_message_at_the_threshold(
+        bundle: Callable[..., Path], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    bundle("deploy", description="Deploy the web service and roll back a bad release")
+    bundle("bake", description="Bake a chocolate cake with flour, sugar and cocoa")
+    catalog = AgentSkillCatalog(tmp_path / "skills")
+    [(skill, score)] = catalog.matching("Roll back the bad release of the web service, then deploy")
+    assert skill.name == "deploy" and score >= 0.70
+    assert catalog.matching("What is the weather like in Oslo?") == []
+    assert [s.name for s, _ in catalog.matching("chocolate cake", threshold=0.1)] == ["bake"]
+    with serve_script([]) as url:
+        dead = url.replace("/v1", "/gone")
+    with caplog.at_level(logging.WARNING, logger="robotlab.skills"):
+        assert catalog.matching("deploy", embedder=LiteLLMEmbedder("openai/e", api_base=dead, api_key="x")) == []
+    assert "skill matching failed" in caplog.text

@@ -1,0 +1,288 @@
+"""The broker's journal: what it accepted, in one SQLite file, so a restart loses none of it.
+
+Three tables: ``messages`` (every accepted message not yet settled), ``dead_letters`` (the
+DLQ) and ``names`` (every robot name that has said HELLO, so a restarted broker knows whom to
+hold messages for). Changes are collected and written in one transaction at the end of a loop
+turn (:meth:`Journal.commit`), never more than one a turn. The broker sends a turn's receipts
+and admin replies only after that commit, so nothing it has told a sender can be lost with it.
+
+A turn that has nothing to tell anyone may leave its changes for a later turn, up to
+``interval`` seconds: every message it accepted is still held by its sender, who resends it
+after a reconnect until it has a receipt or a reply. A message whose sender keeps no copy
+(``receipt=False``) is committed in its own turn. That is why a request answered within the
+interval never touches the file, and the journal costs little on the hot path (measured in
+docs/benchmarks.md).
+
+WAL mode with ``synchronous=NORMAL``: a committed turn survives the broker being killed (the
+WAL is in the operating system's cache), though not a power cut of the host. The file is locked
+for the broker's life (``locking_mode=EXCLUSIVE``): a second broker on the same journal is a
+start-up error, not two brokers replaying each other's messages.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robotlab.bus.protocol import pack, unpack
+from robotlab.errors import ConfigError
+
+log = logging.getLogger("robotlab.broker")
+
+Key = tuple[str, str]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    sender TEXT NOT NULL, id TEXT NOT NULL, notify TEXT, receipt_id TEXT NOT NULL, header BLOB NOT NULL,
+    body BLOB NOT NULL, UNIQUE (sender, id));
+CREATE TABLE IF NOT EXISTS dead_letters (
+    seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL,
+    header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS names (name TEXT PRIMARY KEY) WITHOUT ROWID;
+"""
+
+
+@dataclass
+class Restored:
+    """What a journal held at start-up."""
+
+    messages: list[tuple[dict[str, Any], bytes, str | None, Key, str]] = field(default_factory=list)
+    """(header, body, notify, key, receipt id) of every unsettled message, oldest first."""
+    letters: list[tuple[int, str, str, str, dict[str, Any], bytes, float]] = field(default_factory=list)
+    """(seq, dlq_id, reason, detail, header, body, at) of every dead letter, oldest first."""
+    names: set[str] = field(default_factory=set)
+
+
+INTERVAL = 0.01
+"""The longest a change waits for a commit when no receipt depends on it (seconds)."""
+
+
+class NoJournal:
+    """The journal of a broker that keeps everything in memory (the embedded broker's)."""
+
+    path: str | None = None
+    healthy = True
+    bytes = 0
+
+    def due(self, now: float) -> bool:
+        """True when changes must be committed this turn even if no receipt waits on them."""
+        return False
+
+    def next_commit(self) -> float | None:
+        """When pending changes fall due (monotonic seconds), for the loop's poll timeout."""
+        return None
+
+    def restore(self) -> Restored:
+        """Nothing to restore."""
+        return Restored()
+
+    def room_for(self, size: int) -> bool:
+        """Always room."""
+        return True
+
+    def put(self, key: Key, header: dict[str, Any], body: bytes, notify: str | None, receipt_id: str) -> None:
+        """Nothing kept."""
+
+    def settle(self, key: Key) -> None:
+        """Nothing kept."""
+
+    def letter_added(self, seq: int, letter: Any) -> None:
+        """Nothing kept."""
+
+    def letter_removed(self, dlq_id: str) -> None:
+        """Nothing kept."""
+
+    def letters_purged(self) -> None:
+        """Nothing kept."""
+
+    def name_seen(self, name: str) -> None:
+        """Nothing kept."""
+
+    def commit(self) -> bool:
+        """Nothing to write."""
+        return True
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
+class Journal(NoJournal):
+    """An SQLite journal at ``path``; stored message bytes stay under ``max_bytes``."""
+
+    def __init__(self, path: str, max_bytes: int, interval: float = INTERVAL) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self.interval = interval
+        self.healthy = True
+        self.bytes = 0
+        self._since: float | None = None
+        """When the oldest uncommitted change was made."""
+        self._urgent = False
+        self._sizes: dict[Key, int] = {}
+        self._letter_sizes: dict[str, int] = {}
+        self._puts: dict[Key, tuple[str, str, str | None, str, bytes, bytes]] = {}
+        self._settled: set[Key] = set()
+        self._letters: dict[str, tuple[int, str, str, str, bytes, bytes, float]] = {}
+        self._dropped: set[str] = set()
+        self._purge_all = False
+        self._names: set[str] = set()
+        self._db = self._open(path)
+
+    # -- start-up -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _open(path: str) -> sqlite3.Connection:
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA locking_mode=EXCLUSIVE")
+            if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
+                raise sqlite3.DatabaseError("cannot switch to WAL mode")
+            db.execute("PRAGMA synchronous=NORMAL")
+            if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("failed its integrity check")
+            db.execute("BEGIN IMMEDIATE")  # takes the write lock now: an unwritable file fails here
+            for statement in filter(str.strip, SCHEMA.split(";")):
+                db.execute(statement)
+            db.execute("COMMIT")
+            return db
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"journal {path} cannot be used: {_why(exc)}; fix or move it, or pass "
+                              "--journal with another path (--no-journal keeps everything in memory)") from exc
+
+    def restore(self) -> Restored:
+        """Read everything back (once, at start-up) and count the stored bytes."""
+        restored = Restored()
+        rows = self._db.execute("SELECT sender, id, notify, receipt_id, header, body FROM messages ORDER BY rowid")
+        for sender, message_id, notify, receipt_id, header, body in rows:
+            restored.messages.append((unpack(header), body, notify, (sender, message_id), receipt_id))
+            self._sizes[(sender, message_id)] = len(header) + len(body)
+        for seq, dlq_id, reason, detail, header, body, at in self._db.execute(
+                "SELECT seq, dlq_id, reason, detail, header, body, at FROM dead_letters ORDER BY seq"):
+            restored.letters.append((seq, dlq_id, reason, detail, unpack(header), body, at))
+            self._letter_sizes[dlq_id] = len(header) + len(body)
+        restored.names = {name for (name,) in self._db.execute("SELECT name FROM names")}
+        self.bytes = sum(self._sizes.values()) + sum(self._letter_sizes.values())
+        return restored
+
+    # -- changes of one loop turn ----------------------------------------------------------------
+
+    def room_for(self, size: int) -> bool:
+        """True when a message of ``size`` bytes still fits (and the last commit worked)."""
+        return self.healthy and self.bytes + size <= self.max_bytes
+
+    def due(self, now: float) -> bool:
+        """True when changes must be committed this turn even if no receipt waits on them."""
+        return self._urgent or (self._since is not None and now - self._since >= self.interval)
+
+    def next_commit(self) -> float | None:
+        """When pending changes fall due (monotonic seconds), for the loop's poll timeout."""
+        return None if self._since is None else self._since + self.interval
+
+    def _changed(self) -> None:
+        if self._since is None:
+            self._since = time.monotonic()
+
+    def put(self, key: Key, header: dict[str, Any], body: bytes, notify: str | None, receipt_id: str) -> None:
+        """Keep an accepted message until :meth:`settle`."""
+        self._changed()
+        self._urgent = self._urgent or header.get("receipt") is False  # its sender keeps no copy
+        packed = pack(header)
+        self._puts[key] = (key[0], key[1], notify, receipt_id, packed, body)
+        self._settled.discard(key)
+        self._sizes[key] = len(packed) + len(body)
+        self.bytes += self._sizes[key]
+
+    def settle(self, key: Key) -> None:
+        """Forget a message that was delivered or dead-lettered."""
+        self._changed()
+        self.bytes -= self._sizes.pop(key, 0)
+        if self._puts.pop(key, None) is None:
+            self._settled.add(key)
+
+    def letter_added(self, seq: int, letter: Any) -> None:
+        """Keep a dead letter (a :class:`~robotlab.broker.dlq.DeadLetter`)."""
+        self._changed()
+        header = pack(letter.header)
+        self._letters[letter.dlq_id] = (seq, letter.dlq_id, letter.reason, letter.detail, header, letter.body, letter.at)
+        self._letter_sizes[letter.dlq_id] = len(header) + len(letter.body)
+        self.bytes += self._letter_sizes[letter.dlq_id]
+
+    def letter_removed(self, dlq_id: str) -> None:
+        """Forget a dead letter (replayed, purged or evicted)."""
+        self._changed()
+        self.bytes -= self._letter_sizes.pop(dlq_id, 0)
+        if self._letters.pop(dlq_id, None) is None:
+            self._dropped.add(dlq_id)
+
+    def letters_purged(self) -> None:
+        """Forget every dead letter."""
+        self._changed()
+        self.bytes -= sum(self._letter_sizes.values())
+        self._letter_sizes.clear()
+        self._letters.clear()
+        self._dropped.clear()
+        self._purge_all = True
+
+    def name_seen(self, name: str) -> None:
+        """Remember a robot name for good."""
+        self._changed()
+        self._names.add(name)
+
+    def commit(self) -> bool:
+        """Write this turn's changes in one transaction; False (kept for the next turn) on failure."""
+        if not (self._puts or self._settled or self._letters or self._dropped or self._purge_all or self._names):
+            return True
+        try:
+            self._write()
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            if self.healthy:
+                log.error("journal %s: a write failed (%s); new sends get busy until it works again", self.path, exc)
+            self.healthy = False
+            return False
+        self._puts.clear()
+        self._settled.clear()
+        self._letters.clear()
+        self._dropped.clear()
+        self._names.clear()
+        self._purge_all = False
+        self._since, self._urgent = None, False
+        self.healthy = True
+        return True
+
+    def _write(self) -> None:
+        db = self._db
+        db.execute("BEGIN")
+        if self._settled:
+            db.executemany("DELETE FROM messages WHERE sender = ? AND id = ?", self._settled)
+        if self._puts:
+            db.executemany("INSERT OR REPLACE INTO messages (sender, id, notify, receipt_id, header, body) VALUES (?, ?, ?, ?, ?, ?)", self._puts.values())
+        if self._purge_all:
+            db.execute("DELETE FROM dead_letters")
+        if self._dropped:
+            db.executemany("DELETE FROM dead_letters WHERE dlq_id = ?", [(d,) for d in self._dropped])
+        if self._letters:
+            db.executemany("INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?)", self._letters.values())
+        if self._names:
+            db.executemany("INSERT OR IGNORE INTO names VALUES (?)", [(n,) for n in self._names])
+        db.execute("COMMIT")
+
+    def close(self) -> None:
+        """Write what is pending and close the file."""
+        self.commit()
+        self._db.close()
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc)
+    if "locked" in text:
+        return "it is locked by another broker"
+    if "not a database" in text or "malformed" in text or "integrity" in text:
+        return f"it is not a valid journal ({text})"
+    return text

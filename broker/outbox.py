@@ -1,0 +1,53 @@
+"""What the broker tells senders waits for the journal: receipts and admin replies go out after the commit.
+
+A turn's receipts and admin replies are held here until the journal has committed the turn
+(see :mod:`robotlab.broker.journal`), so nothing a sender is told can be lost with the broker.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from robotlab.bus.protocol import Command
+
+from .journal import NoJournal
+from .registry import Peer, Registry
+
+Transmit = Callable[[Peer, Command, dict[str, Any], bytes], bool]
+
+
+class Outbox:
+    """The turn's receipts and admin replies, held until the journal's commit."""
+
+    def __init__(self, journal: NoJournal, registry: Registry, transmit: Transmit) -> None:
+        self.journal = journal
+        self.registry = registry
+        self.transmit = transmit
+        self._held: list[tuple[Peer, Command, dict[str, Any]]] = []
+
+    def add(self, peer: Peer, command: Command, header: dict[str, Any]) -> None:
+        """Send ``header`` to ``peer`` once the turn is committed."""
+        self._held.append((peer, command, header))
+
+    def transmit_settled(self, peer: Peer, command: Command, header: dict[str, Any], body: bytes) -> bool:
+        """The deliveries' way out: receipts wait for the commit, the rest goes now."""
+        if command == Command.RECEIPT:
+            self.add(peer, command, header)
+            return True
+        return self.transmit(peer, command, header, body)
+
+    def end_turn(self) -> None:
+        """Commit the journal if something waits on it (or its changes are due), then send.
+
+        Changes nobody waits on may wait for a later turn; a failed commit keeps everything for
+        the next one: what the senders would be told is not safe yet.
+        """
+        if not self._held and not self.journal.due(time.monotonic()):
+            return
+        if not self.journal.commit():
+            return
+        held, self._held = self._held, []
+        for peer, command, header in held:
+            self.transmit(self.registry.by_instance.get(peer.instance, peer), command, header, b"")

@@ -1,0 +1,143 @@
+"""A primary and a backup broker that watch each other: the zguide's Binary Star pattern.
+
+Each broker publishes its state (PRIMARY, BACKUP, ACTIVE, PASSIVE) every heartbeat on a PUB
+socket and subscribes to its peer's. The finite-state machine is the zguide's
+(``examples/Python/bstarsrv.py``), with its rule against split brain: a passive broker takes
+over only when its peer has been silent for two heartbeats *and* a client has come to it (a
+HELLO). A network cut between the two brokers alone therefore never makes two active brokers:
+the backup also needs the clients to have given up on the primary.
+
+One addition to the zguide's machine: a primary that has not heard from its peer yet waits two
+heartbeats after its start before it serves anyone, so a primary restarted while the backup is
+active hears that and goes passive instead of serving a second half of the crew.
+
+What the backup knows is nothing but its peer's state: it keeps its own journal and shares no
+messages with the primary. docs/durability.md says what a failover keeps and what it can lose.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from enum import IntEnum
+
+import zmq
+
+from robotlab.bus.config import BrokerConfig
+from robotlab.errors import ConfigError
+
+log = logging.getLogger("robotlab.broker")
+
+PEER_SILENCE = 2
+"""Heartbeats without a word from the peer after which it counts as gone."""
+
+
+class State(IntEnum):
+    """A broker's state, as it publishes it."""
+
+    PRIMARY = 1
+    BACKUP = 2
+    ACTIVE = 3
+    PASSIVE = 4
+
+
+class Standby:
+    """One side of a Binary Star pair: its state machine and its two state sockets."""
+
+    def __init__(self, role: str, bind: str, peer: str, heartbeat: float, context: zmq.Context, now: float) -> None:
+        self.state = State.PRIMARY if role == "primary" else State.BACKUP
+        self.heartbeat = heartbeat
+        self.peer_expiry = now + PEER_SILENCE * heartbeat
+        """When the peer counts as gone; before the first word from it, a primary's grace."""
+        self.heard = False
+        self._next_publish = now
+        self.pub = context.socket(zmq.PUB)
+        self.pub.setsockopt(zmq.LINGER, 0)
+        self.sub = context.socket(zmq.SUB)
+        self.sub.setsockopt(zmq.LINGER, 0)
+        self.sub.setsockopt(zmq.SUBSCRIBE, b"")
+        try:
+            self.pub.bind(bind)
+            self.sub.connect(peer)
+        except zmq.ZMQError as exc:
+            self.close()
+            raise ConfigError(f"standby: cannot bind {bind} or reach {peer}: {exc}") from exc
+
+    # -- events -------------------------------------------------------------------------------------
+
+    @classmethod
+    def of(cls, config: BrokerConfig, context: zmq.Context) -> Standby | None:
+        """The standby side ``config`` asks for, or None for a broker on its own."""
+        if not (config.standby and config.state_bind and config.peer):
+            return None
+        return cls(config.standby, config.state_bind, config.peer, config.heartbeat, context, time.monotonic())
+
+    def accepts(self, now: float) -> bool:
+        """A client says HELLO: may this broker serve it? (It may become active on the way.)"""
+        if self.state == State.ACTIVE:
+            return True
+        if self.state == State.PRIMARY:
+            return self.heard or now >= self.peer_expiry  # alone, after the grace: serve
+        if self.state == State.PASSIVE and now >= self.peer_expiry:
+            log.warning("standby: the peer is silent and clients came here: taking over as the active broker")
+            self.state = State.ACTIVE
+            return True
+        return False
+
+    def receive(self, now: float) -> None:
+        """Read the peer's published states and move the machine.
+
+        Raises:
+            ConfigError: both brokers are active, or both passive (the zguide aborts too).
+        """
+        while self.sub.poll(0):
+            data = self.sub.recv()
+            try:
+                peer = State(int(data))
+            except ValueError:
+                log.warning("standby: ignored an unknown peer state %r", data[:8])
+                continue
+            self._on_peer(peer)
+            self.heard = True
+            self.peer_expiry = now + PEER_SILENCE * self.heartbeat
+
+    def _on_peer(self, peer: State) -> None:
+        me = self.state
+        if me == State.ACTIVE and peer == State.ACTIVE:
+            raise ConfigError("standby: both brokers are active (split brain); stopping this one. "
+                              "Check that one runs --standby primary and the other --standby backup")
+        if me == State.PASSIVE and peer == State.PASSIVE:
+            raise ConfigError("standby: both brokers are passive; check the --standby roles and --peer addresses")
+        if me == State.PRIMARY and peer == State.BACKUP or me == State.PASSIVE and peer in (State.PRIMARY, State.BACKUP):
+            self._become(State.ACTIVE, f"the peer is {peer.name.lower()}")
+        elif me in (State.PRIMARY, State.BACKUP) and peer == State.ACTIVE:
+            self._become(State.PASSIVE, "the peer is active")
+
+    def _become(self, state: State, why: str) -> None:
+        log.info("standby: %s -> %s (%s)", self.state.name.lower(), state.name.lower(), why)
+        self.state = state
+
+    # -- the loop's timer ---------------------------------------------------------------------------
+
+    def step(self, now: float) -> None:
+        """Read what the peer published, and publish this broker's state once a heartbeat.
+
+        Raises:
+            ConfigError: both brokers are active, or both passive.
+        """
+        self.receive(now)
+        if now >= self._next_publish:
+            self._next_publish = now + self.heartbeat
+            try:
+                self.pub.send(b"%d" % self.state, zmq.NOBLOCK)
+            except zmq.Again:
+                pass  # nobody subscribed yet
+
+    def next_deadline(self) -> float:
+        """When the next state is due, for the loop's poll timeout."""
+        return self._next_publish
+
+    def close(self) -> None:
+        """Close both sockets."""
+        self.pub.close(linger=0)
+        self.sub.close(linger=0)

@@ -1,0 +1,58 @@
+"""What a member must not lose: its replies, acks and nacks, kept until the broker confirms them.
+
+A reply finished while the broker is away (restarting, or cut off by the network) would
+otherwise be thrown away, and the sender's resend would run the work again. So the link keeps
+each such frame, numbered by its place among the frames sent on the current connection, until
+the broker's HEARTBEAT says it has handled that many (``seen``); whatever is still kept is sent
+again after the next WELCOME. The broker and the requester dedupe what arrives twice.
+
+The numbers belong to one connection: whenever the count starts again (a fresh socket, or a
+second HELLO on the same one), every kept frame counts as unsent, so a count from a new
+connection can never confirm a frame sent on an old one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+
+log = logging.getLogger("robotlab.bus")
+
+LIMIT = 10_000
+"""Frames kept at most; past it the oldest go (with a warning): a broker that never confirms."""
+
+
+class Kept:
+    """Kept frames by sequence number (positive: sent on this connection; negative: not yet sent)."""
+
+    def __init__(self, limit: int = LIMIT) -> None:
+        self.limit = limit
+        self.dropped = 0
+        self._frames: dict[int, list[bytes]] = {}
+        self._unsent = itertools.count(-1, -1)
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def keep(self, seq: int | None, frames: list[bytes]) -> None:
+        """Keep ``frames``, sent as frame ``seq`` of this connection (None: not sent yet)."""
+        self._frames[seq if seq else next(self._unsent)] = frames
+        while len(self._frames) > self.limit:
+            del self._frames[next(iter(self._frames))]
+            self.dropped += 1
+            if self.dropped == 1:
+                log.warning("bus: the broker confirms nothing; dropping the oldest kept replies and acks")
+
+    def confirm(self, seen: int) -> None:
+        """The broker has handled the first ``seen`` frames of this connection."""
+        for seq in [s for s in self._frames if 0 < s <= seen]:
+            del self._frames[seq]
+
+    def unsend(self) -> None:
+        """The connection's count starts again: everything kept is to be sent again."""
+        self._frames = {next(self._unsent): frames for frames in self._frames.values()}
+
+    def take(self) -> list[list[bytes]]:
+        """Everything kept, oldest first, to send again (each is kept again as it goes out)."""
+        frames, self._frames = list(self._frames.values()), {}
+        return frames

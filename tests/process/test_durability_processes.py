@@ -1,0 +1,60 @@
+"""A crew that rides through a broker killed with -9: the journal and the holds, with real processes.
+
+The broker keeps what it accepted in its journal and holds messages for robots it knows while
+they are away, so a restart costs latency, never work: nothing is dead-lettered undeliverable,
+nothing runs twice, every request is answered, and the dead-letter queue survives.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from robotlab import bus
+from robotlab.errors import Undeliverable
+from tests.process.conftest import live
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.process
+
+MESSAGES = 500
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_kill_9_of_the_broker_with_500_unsettled_messages_loses_and_repeats_none(
+        endpoint: str, start_broker, processes, tmp_path: Path) -> None:
+    options = ("--hold", "30", "--max-inflight", "1000", "--ack-timeout", "30")
+    broker = start_broker(endpoint, *options)
+    runs = tmp_path / "runs"
+    bob = processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", endpoint,
+                           "--handler", "handlers:counted", "--max-inflight", "1000"], env={"RUNS": str(runs)}, name="bob")
+    wait_until(lambda: live(endpoint, "bob"), timeout=15, message="bob live")
+    with bus.connect(endpoint, name="alice") as alice:
+        # Given a dead letter from before the restart, and 500 requests of which bob has done some
+        with pytest.raises(Undeliverable) as letter:
+            alice.send("nobody", "lost").wait(5)
+        trackers = [alice.send_request("bob", i) for i in range(MESSAGES)]
+        wait_until(lambda: len(lines(runs)) >= 50, timeout=30, message="bob has worked through some")
+
+        # When the broker is killed -9 and started again on the same journal
+        os.kill(broker.pid, signal.SIGKILL)
+        broker.popen.wait(5)
+        unanswered = sum(1 for t in trackers if not t._replied.is_set())
+        assert unanswered > 100, "the broker died too late to leave work unsettled"
+        start_broker(endpoint, *options)
+
+        # Then every request is answered by bob, each ran exactly once, and the DLQ is intact
+        replies = [t.reply(90) for t in trackers]
+        letters = alice.admin("dlq.list")
+    assert [r.content for r in replies] == [f"{i} (from {bob.pid})" for i in range(MESSAGES)]
+    ran = Counter(lines(runs))
+    assert len(ran) == MESSAGES and set(ran.values()) == {1}, ran.most_common(3)
+    assert [(d["dlq_id"], d["reason"], d["to"]) for d in letters] == [(letter.value.dlq_id, "undeliverable", "nobody")]

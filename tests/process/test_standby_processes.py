@@ -1,0 +1,59 @@
+"""A primary and a backup broker (Binary Star), with real processes: kill -9 the primary and the
+crew moves to the backup, and ``robotlab send --wait`` works again within a few heartbeats."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from robotlab import bus
+from tests.process.conftest import broker_argv
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.process
+
+
+def robots_at(url: str) -> list[str]:
+    """Robot names live at one broker of the pair ([] when it does not serve clients)."""
+    try:
+        with bus.connect(url, name="standby-probe", timeout=0.5) as probe:
+            return [row["name"] for row in probe.admin("ps", timeout=1)]
+    except Exception:
+        return []
+
+
+def send_wait(urls: str, text: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--to", "bob", "--broker", urls,
+                           "--wait", "--timeout", "10", text], capture_output=True, text=True, timeout=60)
+
+
+def test_kill_9_of_the_primary_moves_the_crew_to_the_backup(processes) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="rl-"))
+    a, b = f"ipc://{folder}/a.sock", f"ipc://{folder}/b.sock"
+    state_a, state_b = f"ipc://{folder}/a.state", f"ipc://{folder}/b.state"
+    primary = processes.start(broker_argv(a, "--standby", "primary", "--state-bind", state_a, "--peer", state_b,
+                                          "--journal", str(folder / "a.db")),
+                              name="primary")
+    backup = processes.start(broker_argv(b, "--standby", "backup", "--state-bind", state_b, "--peer", state_a,
+                                         "--journal", str(folder / "b.db")),
+                             name="backup")
+    wait_until(lambda: "-> passive" in backup.output(), timeout=15, message="the backup sees the active primary")
+    bob = processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", f"{a},{b}",
+                           "--handler", "handlers:echo"], name="bob")
+    wait_until(lambda: "bob" in robots_at(a), timeout=15, message="bob joins the primary")
+    assert robots_at(b) == []  # the passive backup turns clients away
+    before = send_wait(f"{a},{b}", "before")
+    assert (before.returncode, before.stdout.strip()) == (0, f"before (from {bob.pid})"), before.stderr
+
+    # When the primary is killed, the backup takes over once clients come to it
+    os.kill(primary.pid, signal.SIGKILL)
+    wait_until(lambda: "bob" in robots_at(b), timeout=10, message="bob moved to the backup")
+    after = send_wait(f"{a},{b}", "after")
+    assert (after.returncode, after.stdout.strip()) == (0, f"after (from {bob.pid})"), after.stderr + backup.output()
+    assert "taking over as the active broker" in backup.output()

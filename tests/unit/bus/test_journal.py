@@ -1,0 +1,93 @@
+"""The broker's journal and holds through the real broker code (embedded, over inproc://).
+
+A broker stopped and started again on the same journal file stands in for a restart here;
+tests/process/test_durability_processes.py does the same with kill -9 and real processes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from robotlab import bus
+from robotlab.broker.journal import Journal
+from robotlab.bus import BrokerConfig, EmbeddedBroker
+from robotlab.cli.robotlab_cli import main
+from robotlab.errors import Busy, ConfigError, Undeliverable
+from tests.waiting import wait_until
+
+
+@pytest.fixture
+def brokers():
+    started: list[EmbeddedBroker] = []
+
+    def start(journal: Path, **settings) -> EmbeddedBroker:
+        config = BrokerConfig(heartbeat=0.2, journal=str(journal), **settings)
+        broker = EmbeddedBroker(config=config).start()
+        started.append(broker)
+        return broker
+
+    yield start
+    for broker in started:
+        broker.stop()
+
+
+def test_held_messages_and_dead_letters_survive_a_restart(brokers, tmp_path: Path) -> None:
+    journal = tmp_path / "broker.db"
+    first = brokers(journal, hold=30.0)
+    with bus.connect(first.url, name="bob"):
+        pass  # bob is known from now on
+    with bus.connect(first.url, name="alice", instance="alice-1") as alice:
+        with pytest.raises(Undeliverable):
+            alice.send("nobody", "lost").wait(5)  # a name never seen: dead-lettered at once
+        alice.send("bob", "while you were out")  # bob is known and away: held
+        wait_until(lambda: alice.admin("stats")["held"] == 1, message="the message is held")
+    first.stop()
+
+    second = brokers(journal, hold=30.0)
+    seen: list = []
+    bob = bus.BusClient(second.url, name="bob").on_message(lambda m: seen.append(m.content))
+    with bob.start():  # the handler is in place before the held message can arrive
+        wait_until(lambda: seen, message="the held message reached bob after the restart")
+        with bus.connect(second.url, name="carol") as carol:
+            letters = carol.admin("dlq.list")
+    assert seen == ["while you were out"]
+    assert [(d["reason"], d["to"]) for d in letters] == [("undeliverable", "nobody")]
+
+
+def test_a_full_journal_answers_busy_and_drops_nothing(brokers, tmp_path: Path) -> None:
+    broker = brokers(tmp_path / "broker.db", journal_max_bytes=1024 * 1024)
+    with bus.connect(broker.url, name="bob") as bob, bus.connect(broker.url, name="alice") as alice:
+        bob.on_message(lambda delivery, message: None, manual=True)  # holds every delivery unacked
+        big = "x" * 300_000
+        kept = [alice.send("bob", big) for _ in range(3)]
+        with pytest.raises(Busy, match="journal is full"):
+            alice.send("bob", big, busy_retry=0).wait(5)
+        stats = alice.admin("stats")
+        assert not any(t.settled for t in kept)  # the three in the journal wait, untouched
+    assert stats["in_flight"] == 3 and stats["journal_full"] >= 1
+
+
+def test_a_second_broker_on_the_same_journal_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "broker.db"
+    first = Journal(str(path), 1 << 20)
+    try:
+        with pytest.raises(ConfigError, match=f"journal {path} cannot be used: it is locked by another broker"):
+            Journal(str(path), 1 << 20)
+    finally:
+        first.close()
+
+
+@pytest.mark.parametrize("make", ["corrupt", "unwritable"])
+def test_a_bad_journal_is_a_one_line_start_up_error_naming_the_file(tmp_path: Path, make: str) -> None:
+    if make == "corrupt":
+        path = tmp_path / "broker.db"
+        path.write_bytes(b"this is not an SQLite database, whatever its name says" * 100)
+    else:
+        (tmp_path / "file").write_text("")
+        path = tmp_path / "file" / "broker.db"  # its folder is a file: nothing can be written there
+    result = CliRunner().invoke(main, ["broker", "--bind", f"ipc://{tmp_path}/b.sock", "--journal", str(path)])
+    assert result.exit_code == 78, result.output
+    assert result.output.count("\n") == 1 and f"journal {path} cannot be used" in result.output
