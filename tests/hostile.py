@@ -70,15 +70,26 @@ def wrong_values() -> list[Any]:
     return [{"a": 1}, [1, [2]], "x" * (protocol.TEXT_MAX + 1), -1, 2**64 - 1, float("nan"), True, b"\x00", 1.5, "s"]
 
 
-def malformed_headers() -> list[tuple[Command, dict[str, Any]]]:
-    """For every peer command and every field of its schema, the header with each wrong value."""
-    valid = {
-        Command.SEND: {"id": "m.1", "to": "bob", "type": "message"},
-        Command.ACK: {"deliveries": [1]},
-        Command.TOUCH: {"deliveries": [1]},
-        Command.NACK: {"delivery": 1, "reason": "no"},
-        Command.REQUEST: {"id": "r.1", "op": "ping", "args": {}},
-    }
+PEER_COMMANDS = {
+    Command.SEND: {"id": "m.1", "to": "bob", "type": "message"},
+    Command.ACK: {"deliveries": [1]},
+    Command.TOUCH: {"deliveries": [1]},
+    Command.NACK: {"delivery": 1, "reason": "no"},
+    Command.REQUEST: {"id": "r.1", "op": "ping", "args": {}},
+}
+"""A valid header of each command a peer sends that has fields."""
+BROKER_COMMANDS = {
+    Command.DELIVER: {"delivery": 7, "id": "m.1", "from": "alice", "from_instance": "a-1", "to": "bob"},
+    Command.RECEIPT: {"id": "m.1", "status": "delivered", "to": "bob", "instances": ["b-1"]},
+    Command.REPLY: {"id": "r.1", "ok": True, "result": []},
+    Command.ERROR: {"code": "malformed", "detail": "x"},
+    Command.WELCOME: {"heartbeat": 1.0, "liveness": 3},
+}
+"""A valid header of each command the broker sends that has fields."""
+
+
+def malformed_headers(valid: dict[Command, dict[str, Any]] = PEER_COMMANDS) -> list[tuple[Command, dict[str, Any]]]:
+    """For every command in ``valid`` and every field of its schema, the header with each wrong value."""
     shapes = []
     for command, base in valid.items():
         for name, spec in protocol.SCHEMA[command].items():

@@ -66,7 +66,8 @@ def test_one_input(data: bytes) -> None:
         assert name not in frame.header or spec.accepts(frame.header[name]), (name, frame.header)
         assert not spec.required or name in frame.header, (name, frame.header)
     again = protocol.decode(protocol.encode(frame.command, frame.header, frame.body))
-    assert again == frame, (again, frame)
+    # Compared as bytes: a NaN in a field the schema does not name travels, and NaN != NaN.
+    assert (again.command, protocol.pack(again.header), again.body) == (frame.command, protocol.pack(frame.header), frame.body)
 
 
 if __name__ == "__main__":

@@ -136,9 +136,7 @@ def test_a_robot_key_may_not_use_admin_ops_and_an_admin_key_may(keyed_broker: Em
 
 def test_a_key_cannot_take_over_another_keys_live_instance(keyed_broker: EmbeddedBroker, keys_dir: Path) -> None:
     new_key(keys_dir, "mallory", ["bob"])  # allowed the name bob, but not bob's connection
-    guard = keyed_broker._broker.guard
-    guard.authenticator.configure_curve(domain="*", location=str(keys_dir / "authorized"))
-    guard.grants = bus.config.authorized_keys(keys_dir)
+    keyed_broker._broker.guard.reload()  # what SIGHUP does
     with bus.connect(keyed_broker.url, name="bob", keys=KeyConfig.load(keys_dir, "bob")) as bob:
         with pytest.raises(PeerUnavailable, match="conflict: instance .* belongs to another live connection"):
             bus.connect(keyed_broker.url, name="bob", instance=bob.instance, keys=KeyConfig.load(keys_dir, "mallory"),
