@@ -44,51 +44,11 @@ def _read_yaml(path: Path, section: str | None = None) -> dict[str, Any]:
     return dict(data.get(section) or {}) if section else data
 
 
-class FileSettings(BaseSettings):
-    """The settings a file or an environment variable may set (the keys of ``defaults.yml``)."""
+class FileKeys(BaseModel):
+    """The settings a file or an environment variable may set: the keys of ``defaults.yml``,
+    declared once here (``defaults.yml`` carries the same defaults, for users to read)."""
 
-    model_config = SettingsConfigDict(env_prefix="ROBOT_LAB_TO_", extra="ignore")
-
-    provider: str
-    model: str
-    api_base: str | None = None
-    max_tool_rounds: int
-    max_consecutive_failures: int
-    max_retries: int
-    max_submit_nudges: int
-    max_verify_repairs: int
-    verify_timeout: float
-    iteration_timeout: float | None = None
-    backoff_base: float
-    commit_format: Literal["default", "conventional"]
-    run_dir: str
-    local_guards: bool
-    stream: bool
-    debug: bool
-    decisions_enabled: bool
-    decision_mode: Literal["wait", "exit"]
-    decision_wait_poll: float
-    decision_timeout: float | None = None
-    preflight: bool
-    preflight_timeout: float
-    max_output_tokens: int
-    call_timeout: float
-    max_cost: float | None = None
-
-    @classmethod
-    def settings_customise_sources(
-        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Environment first, then the YAML layers passed as init values (lower precedence)."""
-        return env_settings, init_settings
-
-
-class Settings(BaseModel):
-    """Every robot-to setting, after the cascade. Field docs are in docs/robot-to/configuration.md."""
-
-    model_config = ConfigDict(extra="ignore", arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="ignore")
 
     provider: str = "openai"
     model: str = "gpt-5.5"
@@ -114,9 +74,32 @@ class Settings(BaseModel):
     preflight_timeout: float = 20
     max_output_tokens: int = 8192
     call_timeout: float = 300
+    max_cost: float | None = None
+
+
+class FileSettings(BaseSettings, FileKeys):
+    """The file keys read from ``ROBOT_LAB_TO_*`` variables over the YAML layers."""
+
+    model_config = SettingsConfigDict(env_prefix="ROBOT_LAB_TO_", extra="ignore")
+
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Environment first, then the YAML layers passed as init values (lower precedence)."""
+        return env_settings, init_settings
+
+
+class Settings(FileKeys):
+    """Every robot-to setting, after the cascade: the file keys, then those only flags and
+    ``run()`` keywords set. Field docs are in docs/robot-to/configuration.md."""
+
+    model_config = ConfigDict(extra="ignore", arbitrary_types_allowed=True)
+
     max_iterations: int | None = None
     max_tokens: int | None = None
-    max_cost: float | None = None
     broker: str | None = None
     judge_robot: str | None = None
     crew: list[str] = []
