@@ -1,29 +1,42 @@
 # Two entry points: `make demo` (the offline demo with real processes) and `make test`.
 # Both create the local virtual environment first; nothing is installed outside it.
+# Dependencies come from requirements.lock (exact versions with hashes, refreshed by
+# `make lock`); pyproject.toml keeps the ranges the library supports.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCK := requirements.lock
+SOURCES := robotlab broker robotd cli
 
-.PHONY: demo test venv lint bench clean
+.PHONY: demo test venv lint lock bench clean
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The locked set includes pip, setuptools and wheel, so the project is then installed
+# without build isolation (nothing unlocked is fetched) and without dependencies (pip's
+# hash mode cannot hash an editable install; its dependencies are already in the lock).
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python -m robotlab.demo
 
-test: $(STAMP)
-	$(BIN)/ruff check robotlab broker robotd cli tests bench
+test: lint
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check robotlab broker robotd cli tests bench
+	$(BIN)/ruff check $(SOURCES) tests bench
+
+# Universal resolution: one lock for every platform and Python the project supports. The
+# build backend's requirements are read from pyproject.toml and locked with the rest.
+lock: | $(STAMP)
+	$(BIN)/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], "pip", sep="\n")' \
+		| $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+			--extra dev --custom-compile-command 'make lock' pyproject.toml - -o $(LOCK)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bus.py
