@@ -6,10 +6,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TYPETREE := $(VENV)/typecheck/robotlab
 LOCK := requirements.lock
 SOURCES := robotlab broker robotd cli
 
-.PHONY: demo test venv lint lock bench clean
+.PHONY: demo test venv lint types lock bench clean
 
 venv: $(STAMP)
 
@@ -20,6 +21,8 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	mkdir -p $(TYPETREE)
+	for folder in broker robotd cli; do ln -sfn ../../../$$folder $(TYPETREE)/$$folder; done
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -30,6 +33,10 @@ test: lint
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(SOURCES) tests bench
+
+# mypy alone; `make lint` (and so `make test`) runs it after ruff. Settings: [tool.mypy].
+types: $(STAMP)
+	$(BIN)/mypy
 
 # Universal resolution: one lock for every platform and Python the project supports. The
 # build backend's requirements are read from pyproject.toml and locked with the rest.
