@@ -19,7 +19,7 @@ USAGE = """robot-to [objective] [options]
 robot-to --resume RUN_ID [options]
 robot-to decisions [RUN_ID]"""
 _FLAGS_ON = {"local_guards": "local_guards", "debug": "debug"}
-_FLAGS_OFF = {"no_stream": "stream", "no_decisions": "decisions_enabled"}
+_FLAGS_OFF = {"no_stream": "stream", "no_decisions": "decisions_enabled", "no_preflight": "preflight"}
 
 
 def _settings(options: dict[str, Any]) -> dict[str, Any]:
@@ -85,13 +85,18 @@ INT, FLOAT = click.IntRange(min=0), click.FloatRange(min=0)
 @opt("--decision-mode", type=click.Choice(["wait", "exit"]), help="On a blocking decision: wait, or exit to resume later.")
 @opt("--decision-poll", "decision_wait_poll", type=FLOAT, metavar="SECONDS", help="Seconds between checks while waiting.")
 @opt("--decision-timeout", type=FLOAT, metavar="SECONDS", help="Give up waiting for a decision after SECONDS.")
+@opt("--no-preflight", is_flag=True, help="Skip the credentials check and the one model call made before the branch.")
+@opt("--preflight-timeout", type=FLOAT, metavar="SECONDS", help="Time-out of the preflight model call (default 20).")
+@opt("--json", "summary_json", is_flag=True, help="Print the exit summary as one JSON object.")
 @opt("--resume", "resume_id", metavar="RUN_ID", help="Continue a paused run (its settings are stored).")
 @click.version_option(message="%(prog)s %(version)s", version=None, package_name="robotlab", prog_name="robot-to")
-def robot_to(words: tuple[str, ...], resume_id: str | None, **options: Any) -> None:
+def robot_to(words: tuple[str, ...], resume_id: str | None, summary_json: bool, **options: Any) -> None:
     """Run the loop (parse, build settings, call robotlab.to, exit with its code)."""
     import robotlab.to
+    from robotlab.to.runner.orchestrator import Streams
 
     settings = _settings(options)
+    settings["streams"] = Streams(summary_json=summary_json)
     if resume_id:
         report = robotlab.to.resume(resume_id, **settings)
     else:

@@ -12,6 +12,7 @@ import click
 
 from robotlab.bus.config import broker_url, keys_dir
 from robotlab.cli.errors import exits_on_error
+from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import ConfigError
 
 from .daemon import Daemon, DaemonConfig
@@ -55,8 +56,8 @@ def main(name: str, url: str | None, template: str | None, system_prompt: str | 
         sys.exit(Daemon(config, load_handler(handler_path)).run())
     if not template and not system_prompt:
         raise ConfigError("robotd needs something to host: --template, --system-prompt or --handler")
-    spec = RobotSpec(template=template, system_prompt=system_prompt, model=model, provider=provider,
-                     api_base=api_base, prompts_dir=prompts_dir, serve=serve, history_file=history_file)
+    spec = RobotSpec(template=template, system_prompt=system_prompt, prompts_dir=prompts_dir, serve=serve,
+                     llm=ModelSettings(model=model, provider=provider, api_base=api_base), history_file=history_file)
     sys.exit(host(config, spec))
 
 

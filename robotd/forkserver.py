@@ -22,7 +22,6 @@ import argparse
 import contextlib
 import gc
 import importlib
-import json
 import logging
 import os
 import selectors
@@ -31,6 +30,8 @@ import socket
 import sys
 import traceback
 from typing import Any
+
+from robotlab.ipc import json_lines
 
 from .supervision import die_with_parent, open_pidfd, process_alive
 
@@ -130,10 +131,8 @@ class ForkServer:
         self.selector.unregister(conn)
         try:
             conn.settimeout(REQUEST_TIMEOUT)
-            request = json.loads(conn.makefile("rb").readline() or b"null")
-            if not isinstance(request, dict):
-                raise ValueError("a fork request is one JSON object on one line")
-        except (OSError, ValueError) as exc:
+            request = json_lines.LineReader(conn).next()
+        except (OSError, ValueError, EOFError) as exc:
             _answer(conn, {"ok": False, "error": f"bad fork request: {exc}", "exit_code": 64})
             return
         ready_r, ready_w = os.pipe()
@@ -202,7 +201,7 @@ def run_child(request: dict[str, Any], ready_fd: int) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         config = DaemonConfig(**request["daemon"], ready_fd=ready_fd, quiet=True)
-        spec = RobotSpec(**request["robot"])
+        spec = RobotSpec.from_dict(request["robot"])
         return host(config, spec)
     except (RobotlabError, TypeError, KeyError) as exc:
         code = getattr(exc, "exit_code", 64)
@@ -215,7 +214,7 @@ def run_child(request: dict[str, Any], ready_fd: int) -> int:
 
 def _answer(conn: socket.socket, answer: dict[str, Any]) -> None:
     try:
-        conn.sendall(json.dumps(answer).encode() + b"\n")
+        json_lines.send(conn, answer)
     except OSError:
         pass  # the requester gave up waiting; its timeout already told the caller
     finally:

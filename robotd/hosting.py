@@ -8,10 +8,11 @@ and systemd does not restart-loop.
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import ConfigError
 
 from .daemon import Daemon, DaemonConfig
@@ -25,9 +26,8 @@ class RobotSpec:
 
     template: str | None = None
     system_prompt: str | None = None
-    model: str | None = None
-    provider: str | None = None
-    api_base: str | None = None
+    llm: ModelSettings = field(default_factory=ModelSettings)
+    """Which model the robot calls (spawn passes the parent's model, provider and api_base)."""
     prompts_dir: str | None = None
     """A folder searched first for templates."""
     serve: bool = False
@@ -41,7 +41,17 @@ class RobotSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a fork request carries it as JSON)."""
-        return asdict(self)
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {**data, "llm": self.llm.set_fields()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RobotSpec:
+        """The spec ``to_dict`` described.
+
+        Raises:
+            TypeError: a key that is not a field; ConfigError: a model field of the wrong type.
+        """
+        return cls(**{**data, "llm": ModelSettings(**(data.get("llm") or {}))})
 
 
 def check_provider(provider: str) -> None:
@@ -77,15 +87,14 @@ def build_robot(name: str, spec: RobotSpec) -> Any:
     import robotlab
     from robotlab.robot.robot import Robot
 
-    if spec.provider:
-        check_provider(spec.provider)
+    if spec.llm.provider:
+        check_provider(spec.llm.provider)
     if spec.prompts_dir:
         if not Path(spec.prompts_dir).is_dir():
             raise ConfigError(f"--prompts-dir {spec.prompts_dir!r} is not a folder")
         robotlab.configure(prompts_dir=spec.prompts_dir)
-    chosen = {"model": spec.model, "provider": spec.provider, "api_base": spec.api_base,
-              "history_path": spec.history_file}
-    settings = {**{k: v for k, v in chosen.items() if v}, **spec.settings}
+    history = {"history_path": spec.history_file} if spec.history_file else {}
+    settings = {**spec.llm.set_fields(), **history, **spec.settings}
     try:
         return Robot(name=name, template=spec.template, system_prompt=spec.system_prompt, **settings)
     except TypeError as exc:

@@ -2,8 +2,10 @@
 
 Errors carry data and never act: the boundary that catches one (the robot loop, the broker
 dispatch, a CLI or daemon entry point) decides whether to log it, reply with it or exit with
-its ``exit_code`` (sysexits numbers: 64 usage, 65 data, 69 unavailable, 70 software,
-75 temporary failure, 76 protocol, 78 configuration).
+its ``exit_code``. There are two exit-code schemes, both declared here and nowhere else:
+:class:`ExitCode` (sysexits) for ``robotlab``, ``robotd`` and the broker, and :class:`RunExit`
+(the spec's 0/1/2/130) for ``robot-to``, whose errors sit under ``ToError``. A robot-to run
+that ends on a stop condition is not an error: :class:`StopRun` (Ruby's ``AbortError``).
 
 ::
 
@@ -15,17 +17,17 @@ its ``exit_code`` (sysexits numbers: 64 usage, 65 data, 69 unavailable, 70 softw
     │   └── ToolLoopError              70  max_tool_rounds tripped (never retryable)
     ├── MCPError                       69  an MCP server failed (``retryable`` per instance)
     ├── ToolError                      70  a tool failed (``retryable`` per instance)
+    │   └── SandboxUnavailable         69  sandbox on, but nothing here can confine a script
     ├── BudgetExceeded                 75  refused before spending: the budget is used up
     ├── BoundaryError                  65  a payload cannot cross a process boundary
     ├── AwaitTimeout                   75  Memory.get(..., wait=N) ran out of time
     ├── DelegationTimeout              75  DelegationFuture.value(timeout=) ran out of time
     ├── RemoteError                    70  a robot in another process raised (its class named)
-    ├── ToError                        70  robot-to failed (Ruby: RobotLab::To::Error)
-    │   ├── PermanentError             70  not worth retrying (git failed, auth refused)
-    │   ├── CommitFailedError          70  git commit refused; its output attached
-    │   ├── QualityError               70  the robot repeats itself (reason attached)
-    │   ├── SetupError                 64  robot-to cannot start here (no commit, dirty tree)
-    │   └── AbortError                  0  a clean stop with a reason (a stop condition)
+    ├── ToError                         1  robot-to failed (Ruby: RobotLab::To::Error)
+    │   ├── PermanentError              1  not worth retrying (git failed, auth refused)
+    │   ├── CommitFailedError           1  git commit refused; its output attached
+    │   ├── QualityError                1  the robot repeats itself (reason attached)
+    │   └── SetupError                  2  robot-to cannot start here (no commit, dirty tree)
     └── BusError                       69  the bus failed (Ruby: BusError)
         ├── ProtocolError              76  frames that do not parse (raw frames attached)
         ├── PeerUnavailable            69  the broker cannot be reached
@@ -35,10 +37,13 @@ its ``exit_code`` (sysexits numbers: 64 usage, 65 data, 69 unavailable, 70 softw
         │   ├── Busy                   75  the receiver has too much in flight
         │   └── DeliveryTimeout        75  the receiver never acked in time
         └── ReplyTimeout               75  acked (or not) but no reply before the deadline
+
+    StopRun                             0  a robot-to stop condition: not an error (Ruby: AbortError)
 """
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Any
 
 __all__ = [
@@ -55,6 +60,7 @@ __all__ = [
     "DeliveryFailed",
     "DeliveryTimeout",
     "DependencyError",
+    "ExitCode",
     "InferenceError",
     "MCPError",
     "Nacked",
@@ -65,7 +71,10 @@ __all__ = [
     "RemoteError",
     "ReplyTimeout",
     "RobotlabError",
+    "RunExit",
+    "SandboxUnavailable",
     "SetupError",
+    "StopRun",
     "ToError",
     "ToolError",
     "ToolLoopError",
@@ -77,16 +86,49 @@ __all__ = [
 ]
 
 
+class ExitCode(IntEnum):
+    """Exit codes of ``robotlab``, ``robotd`` and the broker (sysexits.h), one meaning each."""
+
+    OK = 0
+    USAGE = 64
+    """A wrong command line or argument."""
+    DATA = 65
+    """Input that cannot be used as given (a payload that cannot cross a process boundary)."""
+    UNAVAILABLE = 69
+    """A peer that is not there: no broker, no such robot, a refused message."""
+    SOFTWARE = 70
+    """A failure inside robotlab or a tool: worth a bug report, not a retry."""
+    TEMPFAIL = 75
+    """Try again later: time-outs, a busy receiver, a used-up budget, a failed model call."""
+    PROTOCOL = 76
+    """Frames that do not parse."""
+    CONFIG = 78
+    """Configuration that can never work; systemd units do not restart on it."""
+
+
+class RunExit(IntEnum):
+    """Exit codes of ``robot-to`` (spec: 0/1/2/130)."""
+
+    STOPPED = 0
+    """The run ended on one of its stop conditions."""
+    ABORTED = 1
+    """The run aborted: too many failures, a permanent or fatal error."""
+    CANNOT_START = 2
+    """The run could not start: bad settings, not a git repository, a dirty tree."""
+    INTERRUPTED = 130
+    """Ctrl-C or SIGTERM; the iteration in flight was rolled back."""
+
+
 class RobotlabError(Exception):
     """Root of every robotlab error."""
 
-    exit_code = 70
+    exit_code: int = ExitCode.SOFTWARE
 
 
 class ConfigError(RobotlabError):
     """Bad settings, a missing template, or an argument that cannot work."""
 
-    exit_code = 78
+    exit_code: int = ExitCode.CONFIG
 
 
 ConfigurationError = ConfigError
@@ -100,19 +142,19 @@ class DependencyError(ConfigError):
 class ToolNotFoundError(RobotlabError):
     """A tool was asked for by a name that no attached tool has."""
 
-    exit_code = 64
+    exit_code: int = ExitCode.USAGE
 
 
 class InferenceError(RobotlabError):
     """The LLM provider failed, or the call that just finished crossed a budget."""
 
-    exit_code = 75
+    exit_code: int = ExitCode.TEMPFAIL
 
 
 class ToolLoopError(InferenceError):
     """The circuit breaker tripped: more tool calls than ``max_tool_rounds`` allows."""
 
-    exit_code = 70
+    exit_code: int = ExitCode.SOFTWARE
 
 
 class _MaybeRetryable(RobotlabError):
@@ -126,17 +168,26 @@ class _MaybeRetryable(RobotlabError):
 class MCPError(_MaybeRetryable):
     """An MCP server failed to connect, answer or stay up."""
 
-    exit_code = 69
+    exit_code: int = ExitCode.UNAVAILABLE
 
 
 class ToolError(_MaybeRetryable):
     """A tool failed; the model sees ``Error (<tool>): <message>``."""
 
 
+class SandboxUnavailable(ToolError):
+    """``sandbox.enabled`` is true but nothing on this machine can enforce the ceiling.
+
+    The script was not run: a sandbox that cannot confine never runs a script unconfined.
+    """
+
+    exit_code: int = ExitCode.UNAVAILABLE
+
+
 class BudgetExceeded(RobotlabError):
     """Refused up front: the token or cost budget is already used up. Nothing was spent."""
 
-    exit_code = 75
+    exit_code: int = ExitCode.TEMPFAIL
 
 
 class BoundaryError(RobotlabError):
@@ -147,7 +198,7 @@ class BoundaryError(RobotlabError):
         path: where it sits in the payload, e.g. ``content["items"][2]``.
     """
 
-    exit_code = 65
+    exit_code: int = ExitCode.DATA
 
     def __init__(self, message: str, *, type_name: str = "", path: str = "") -> None:
         super().__init__(message)
@@ -158,7 +209,7 @@ class BoundaryError(RobotlabError):
 class AwaitTimeout(RobotlabError):
     """A memory read with ``wait=`` timed out."""
 
-    exit_code = 75
+    exit_code: int = ExitCode.TEMPFAIL
 
 
 class RemoteError(RobotlabError):
@@ -178,11 +229,13 @@ class RemoteError(RobotlabError):
 class DelegationTimeout(RobotlabError):
     """A delegation future was not settled within the timeout."""
 
-    exit_code = 75
+    exit_code: int = ExitCode.TEMPFAIL
 
 
 class ToError(RobotlabError):
     """robot-to failed (Ruby: RobotLab::To::Error)."""
+
+    exit_code: int = RunExit.ABORTED
 
 
 class PermanentError(ToError):
@@ -208,33 +261,39 @@ class QualityError(ToError):
 class SetupError(ToError):
     """robot-to cannot start here: no commit, a dirty tree, no such run to resume."""
 
-    exit_code = 64
+    exit_code: int = RunExit.CANNOT_START
 
 
-class AbortError(ToError):
-    """A clean stop: a stop condition fired. ``reason`` is shown in the exit summary.
+class StopRun(Exception):
+    """A robot-to run ends here with ``reason``: a stop condition fired (not a failure).
 
-    ``exit_code`` is 0 for a stop condition and 1 for an abort (too many failures).
+    Outside the error tree on purpose, like ``StopIteration``: ``exit_code`` is
+    ``RunExit.STOPPED`` for a stop condition and ``RunExit.ABORTED`` when the condition is a
+    failure (too many consecutive failures, a decision that timed out).
     """
 
-    exit_code = 0
+    exit_code: int = RunExit.STOPPED
 
-    def __init__(self, reason: str, *, exit_code: int = 0) -> None:
+    def __init__(self, reason: str, *, exit_code: int = RunExit.STOPPED) -> None:
         super().__init__(reason)
         self.reason = reason
         self.exit_code = exit_code
 
 
+AbortError = StopRun
+"""The Ruby name (``RobotLab::To::AbortError``) of :class:`StopRun`."""
+
+
 class BusError(RobotlabError):
     """The message bus failed."""
 
-    exit_code = 69
+    exit_code: int = ExitCode.UNAVAILABLE
 
 
 class ProtocolError(BusError):
     """Frames that do not parse. ``frames`` holds the raw frames for diagnosis."""
 
-    exit_code = 76
+    exit_code: int = ExitCode.PROTOCOL
 
     def __init__(self, message: str, *, code: str = "malformed", frames: list[bytes] | None = None) -> None:
         super().__init__(message)
@@ -284,21 +343,21 @@ class Nacked(DeliveryFailed):
 class Busy(DeliveryFailed):
     """The receiver already has its limit of deliveries in flight."""
 
-    exit_code = 75
+    exit_code: int = ExitCode.TEMPFAIL
     reason = "busy"
 
 
 class DeliveryTimeout(DeliveryFailed):
     """The receiver did not ack within the ack timeout."""
 
-    exit_code = 75
+    exit_code: int = ExitCode.TEMPFAIL
     reason = "timeout"
 
 
 class ReplyTimeout(BusError):
     """No reply came before the deadline. ``delivery`` says what became of the request."""
 
-    exit_code = 75
+    exit_code: int = ExitCode.TEMPFAIL
 
     def __init__(self, message: str, *, delivery: str = "unknown") -> None:
         super().__init__(message)

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from robotlab.errors import InferenceError
+from robotlab.errors import DependencyError, InferenceError
 
-__all__ = ["LLM", "LLMReply", "LiteLLM", "ToolCall", "Usage", "model_id", "price"]
+__all__ = ["LLM", "LLMReply", "LiteLLM", "LiteLLMEmbedder", "ToolCall", "Usage", "model_id", "price"]
 
 ChunkCallback = Callable[[str], None]
 
@@ -250,3 +250,46 @@ def _inference_error(exc: Exception, model: str) -> InferenceError:
     error = InferenceError(f"{model}: {message}" if status is None else f"{model}: [{status}] {message}")
     error.status_code = status
     return error
+
+
+class LiteLLMEmbedder:
+    """Document embeddings from a provider's embedding model, through ``litellm.embedding``.
+
+    An ``Embedder`` for ``Memory(embedder=...)`` (``robotlab/memory/documents.py``).
+
+    Args:
+        model: litellm model id (``text-embedding-3-small``, ``openai/bge-small`` on a local
+            OpenAI-compatible server...).
+        api_base, api_key: for local or OpenAI-compatible servers.
+        passage_prefix, query_prefix: prepended to stored texts and to queries, for models
+            trained with them (``"passage: "`` and ``"query: "`` for e5 and bge).
+    """
+
+    def __init__(self, model: str, *, api_base: str | None = None, api_key: str | None = None,
+                 passage_prefix: str = "", query_prefix: str = "") -> None:
+        self.model = model
+        self.api_base = api_base
+        self.api_key = api_key
+        self.prefixes = {"passage": passage_prefix, "query": query_prefix}
+
+    def embed(self, texts: list[str], kind: str) -> list[list[float]]:
+        """One dense vector per text.
+
+        Raises:
+            DependencyError: litellm is not installed.
+            InferenceError: the provider failed.
+        """
+        try:
+            litellm = _litellm()
+        except ImportError as exc:
+            raise DependencyError("embeddings through a model need litellm: pip install litellm, "
+                                  "or leave the embedder unset to use the local one") from exc
+        prefix = self.prefixes.get(kind, "")
+        kwargs = {"api_base": self.api_base, "api_key": self.api_key}
+        try:
+            response = litellm.embedding(model=self.model, input=[prefix + t for t in texts],
+                                         **{k: v for k, v in kwargs.items() if v is not None})
+        except Exception as exc:  # provider failures become ours, as in LiteLLM.complete
+            raise _inference_error(exc, self.model) from exc
+        rows = sorted(response.data, key=lambda row: row["index"])
+        return [list(row["embedding"]) for row in rows]

@@ -138,10 +138,10 @@ def test_broker_imports_only_the_wire_protocol_config_and_errors() -> None:
 # rank, never a higher or equal one. Package __init__ files are facades (re-exports only) and
 # are not ranked. Change a rank only with the reason in docs/architecture.md.
 LAYERS: dict[str, int] = {
-    "robotlab.errors": 0, "robotlab.text": 0,
+    "robotlab.errors": 0, "robotlab.text": 0, "robotlab.ipc": 0,
     "robotlab.config": 1, "robotlab.bus": 1, "robotlab.hooks": 1, "robotlab.budget": 1,
     "robotlab.llm": 2, "robotlab.memory": 2, "robotlab.tools": 2,
-    "robotlab.history": 3, "robotlab.prompt": 3, "robotlab.testing": 3,
+    "robotlab.history": 3, "robotlab.prompt": 3, "robotlab.testing": 3, "robotlab.skills": 3, "robotlab.knowledge": 3,
     "robotlab.robot": 4,
     "robotlab.network": 5,
     "robotlab.to": 1, "robotlab.to.process": 1, "robotlab.to.guards": 1,
@@ -337,9 +337,15 @@ def test_every_public_error_is_in_the_tree_and_has_an_exit_code() -> None:
     ]
     assert classes, "robotlab/errors.py defines no error classes"
     not_drawn = [cls.__name__ for cls in classes if f" {cls.__name__} " not in tree.replace("\n", " \n ")]
-    no_code = [cls.__name__ for cls in classes if type(getattr(cls, "exit_code", None)) is not int]
+    # robot-to's errors (and its stop signal) exit in robot-to's scheme; all others in sysexits.
+    robot_to = (errors.ToError, errors.StopRun)
+
+    def scheme(cls: type) -> type:
+        return errors.RunExit if issubclass(cls, robot_to) else errors.ExitCode
+
+    no_code = [cls.__name__ for cls in classes if not isinstance(getattr(cls, "exit_code", None), scheme(cls))]
     assert not not_drawn, f"robotlab/errors.py: add to the docstring tree: {not_drawn}"
-    assert not no_code, f"robotlab/errors.py: give an integer exit_code to: {no_code}"
+    assert not no_code, f"robotlab/errors.py: give an exit_code from ExitCode (RunExit for robot-to) to: {no_code}"
 
 
 # ---------------------------------------------------------------- import-time effects

@@ -7,60 +7,46 @@ side's set (non-None) values win.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 from typing import Any
 
+from pydantic import ConfigDict, field_validator
+
+from robotlab.config.model_settings import REQUEST_FIELDS, ModelSettings, validated
 from robotlab.errors import ConfigError
 
 __all__ = ["LLM_FIELDS", "RunConfig"]
 
-LLM_FIELDS = (
-    "model",
-    "temperature",
-    "top_p",
-    "top_k",
-    "max_tokens",
-    "presence_penalty",
-    "frequency_penalty",
-    "stop",
-)
+LLM_FIELDS = ("model", *REQUEST_FIELDS)
 """Fields that shape the model request (and that template front matter may set)."""
 
 _FRONT_MATTER_FIELDS = (*LLM_FIELDS, "provider", "api_base")
 _NOT_JSON = ("on_tool_call", "on_tool_result", "on_content", "bus", "auto_compact")
 
 
-@dataclass(frozen=True)
-class RunConfig:
+class RunConfig(ModelSettings):
     """Every setting a run can take; None means "not set here".
 
-    LLM: ``model``, ``temperature``, ``top_p``, ``top_k``, ``max_tokens``,
-    ``presence_penalty``, ``frequency_penalty``, ``stop``, plus ``provider``, ``api_base`` and
-    ``api_key`` to point any provider at a server of your choice. Tools: ``mcp``, ``tools``.
-    Callbacks: ``on_tool_call``, ``on_tool_result``, ``on_content``. Infrastructure: ``bus``,
-    ``enable_cache``, ``max_tool_rounds``, ``token_budget``, ``cost_budget``,
-    ``ractor_pool_size``, ``max_concurrent_robots``, ``doom_loop_threshold``, ``auto_compact``,
+    The model fields (``model``, ``provider``, ``api_base``, ``api_key`` and the request
+    parameters) come from :class:`~robotlab.config.model_settings.ModelSettings`. Tools:
+    ``mcp``, ``tools``. Callbacks: ``on_tool_call``, ``on_tool_result``, ``on_content``.
+    Infrastructure: ``bus``, ``enable_cache``, ``max_tool_rounds``, ``token_budget``,
+    ``cost_budget``, ``max_concurrent_robots``, ``doom_loop_threshold``, ``auto_compact``,
     ``compact_threshold``, ``max_tools``. History: ``history_path`` (the file the
     conversation log is saved to after every step; see ``robotlab.history.log``).
 
-    ``RunConfig(foo=1)`` raises ``TypeError`` (Python's own unknown-keyword error);
-    ``RunConfig.of({"foo": 1})`` raises ``ConfigError("Unknown RunConfig field: foo")``.
+    ``RunConfig(foo=1)`` raises ``TypeError`` (as any class does for an unknown keyword), a
+    value of the wrong type ``ConfigError``; ``RunConfig.of({"foo": 1})`` raises
+    ``ConfigError("Unknown RunConfig field: foo")``.
+
+    .. versionchanged:: 0.2
+       A pydantic model extending ``ModelSettings`` (was a dataclass); ``ractor_pool_size``,
+       which nothing used, is gone.
     """
 
-    model: str | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    top_k: int | None = None
-    max_tokens: int | None = None
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
-    stop: str | list[str] | None = None
-    provider: str | None = None
-    api_base: str | None = None
-    api_key: str | None = None
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
     mcp: Any = None
     tools: Any = None
     on_tool_call: Callable[[Any], Any] | None = None
@@ -71,7 +57,6 @@ class RunConfig:
     max_tool_rounds: int | None = None
     token_budget: int | None = None
     cost_budget: float | None = None
-    ractor_pool_size: int | None = None
     max_concurrent_robots: int | None = None
     doom_loop_threshold: int | None = None
     auto_compact: Any = None
@@ -79,9 +64,13 @@ class RunConfig:
     max_tools: int | None = None
     history_path: str | None = None
 
-    def __post_init__(self) -> None:
-        if self.history_path is not None and not isinstance(self.history_path, str):
-            object.__setattr__(self, "history_path", os.fspath(self.history_path))
+    def __init__(self, **values: Any) -> None:
+        validated(super(ModelSettings, self).__init__, "RunConfig", values)
+
+    @field_validator("history_path", mode="before")
+    @classmethod
+    def _path_as_text(cls, value: Any) -> Any:
+        return os.fspath(value) if isinstance(value, os.PathLike) else value
 
     @classmethod
     def of(cls, values: RunConfig | dict[str, Any] | None = None, **more: Any) -> RunConfig:
@@ -110,8 +99,8 @@ class RunConfig:
         return cls(**{key: meta[key] for key in _FRONT_MATTER_FIELDS if meta.get(key) is not None})
 
     def to_dict(self) -> dict[str, Any]:
-        """Only the fields that are set."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        """Only the fields that are set (values as they are: callbacks and the bus included)."""
+        return self.set_fields()
 
     def to_json_dict(self) -> dict[str, Any]:
         """``to_dict`` without callbacks, ``bus`` and ``auto_compact`` (plain data only)."""
@@ -119,12 +108,12 @@ class RunConfig:
 
     def merge(self, other: RunConfig | dict[str, Any] | None) -> RunConfig:
         """A new config: this one, overridden by the other side's set values."""
-        return dataclasses.replace(self, **RunConfig.of(other).to_dict())
+        return self.model_copy(update=RunConfig.of(other).to_dict())
 
     def with_values(self, **values: Any) -> RunConfig:
         """A copy with these fields changed; a None value unsets the field."""
         RunConfig.of(**{k: v for k, v in values.items() if v is not None})
-        return dataclasses.replace(self, **values)
+        return self.model_copy(update=values)
 
     def is_empty(self) -> bool:
         """True when no field is set."""
@@ -136,7 +125,11 @@ class RunConfig:
 
     def llm_params(self) -> dict[str, Any]:
         """The request parameters among the set fields (model excluded)."""
-        return {key: getattr(self, key) for key in LLM_FIELDS[1:] if getattr(self, key) is not None}
+        return self.request_params()
+
+    def as_model_settings(self) -> ModelSettings:
+        """Just the model fields, as the one record of "which model" (``ModelSettings``)."""
+        return ModelSettings(**self.set_fields(tuple(ModelSettings.model_fields)))
 
 
-FIELD_NAMES = frozenset(f.name for f in fields(RunConfig))
+FIELD_NAMES = frozenset(RunConfig.model_fields)

@@ -4,23 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, create_model, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-__all__ = ["ChatSettings", "LLMSettings", "SandboxSettings", "Settings"]
+from robotlab.config.model_settings import REQUEST_FIELDS, ModelSettings
+
+__all__ = ["ChatParams", "ChatSettings", "LLMSettings", "SandboxSettings", "Settings"]
 
 
-class LLMSettings(BaseModel):
-    """Defaults for every model call (the Ruby ``ruby_llm`` section)."""
+class LLMSettings(ModelSettings):
+    """Defaults for every model call (the Ruby ``ruby_llm`` section): the model fields of
+    :class:`~robotlab.config.model_settings.ModelSettings` with global defaults, plus the
+    client's time-out and retries. Unknown keys are kept (provider-specific settings)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow")
 
     provider: str | None = "anthropic"
     """Provider used when a robot names none."""
     model: str = "claude-sonnet-4-20250514"
     """Model used when a robot, its config and its template name none."""
-    api_base: str | None = None
-    """Default server URL for OpenAI-compatible or local providers."""
     request_timeout: float = 120
     """Seconds before a request is abandoned."""
     max_retries: int = 3
@@ -32,19 +34,39 @@ class LLMSettings(BaseModel):
 
 
 class SandboxSettings(BaseModel):
-    """Ceilings for skill scripts (used by the AgentSkills extension)."""
+    """Ceilings for skill scripts (``robotlab.skills``; docs/skills.md)."""
 
     enabled: bool = False
+    """Confine skill scripts; when nothing here can confine them, refuse to run them."""
     fs_read: list[str] = ["."]
+    """Ceiling: paths any skill script may read (relative ones against the working directory)."""
     fs_write: list[str] = []
+    """Ceiling: paths any skill script may write."""
     network: bool = False
+    """Ceiling: whether any skill script may use the network."""
     timeout: float = 60
+    """Ceiling: seconds a skill script may run before its process group is killed."""
+    strategy: str = "auto"
+    """``auto`` (bubblewrap, else Landlock), ``bubblewrap`` or ``landlock``."""
+
+
+# The request fields of ModelSettings other than the temperature (which has its own key),
+# declared once there.
+ChatParams = create_model(
+    "ChatParams",
+    __config__=ConfigDict(extra="forbid"),
+    __doc__="Request parameters every robot uses unless its own settings give them (``chat.with_params``).",
+    **{name: (ModelSettings.model_fields[name].annotation, None) for name in REQUEST_FIELDS if name != "temperature"},
+)
 
 
 class ChatSettings(BaseModel):
     """Chat defaults."""
 
-    with_temperature: float = 0.7
+    with_temperature: float | None = 0.7
+    """The temperature of robots that set none."""
+    with_params: ChatParams = ChatParams()
+    """The other request parameters of robots that set none."""
 
 
 class _Layer(PydanticBaseSettingsSource):

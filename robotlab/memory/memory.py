@@ -22,6 +22,7 @@ from typing import Any
 
 from robotlab.memory.api import MemoryStore, Wait, WriterSlot, timeout_error
 from robotlab.memory.change import MemoryChange
+from robotlab.memory.documents import DocumentMethods, Embedder
 from robotlab.memory.notify import Callback, Drainer, Subscriptions
 from robotlab.memory.state import RESERVED_KEYS, ReservedValues, ResponseCache, StateProxy
 
@@ -38,7 +39,7 @@ def _key(key: Any) -> str:
     return key if isinstance(key, str) else str(key)
 
 
-class Memory(WriterSlot):
+class Memory(DocumentMethods, WriterSlot):
     """A reactive key-value store in this process.
 
     Args:
@@ -48,6 +49,7 @@ class Memory(WriterSlot):
         session_id: conversation session identifier.
         enable_cache: hold a :class:`ResponseCache` under ``cache`` (else ``None``).
         network_name: the owning network's name, stamped on every :class:`MemoryChange`.
+        embedder: what embeds documents (``store_document``); default ``LocalEmbedder``.
     """
 
     def __init__(
@@ -58,9 +60,11 @@ class Memory(WriterSlot):
         session_id: str | None = None,
         enable_cache: bool = True,
         network_name: str | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         super().__init__()
         self.network_name = network_name
+        self.embedder = embedder
         self._cond = threading.Condition(threading.Lock())
         self._values: dict[str, Any] = {}
         self._reserved = ReservedValues(data, results, messages, session_id, enable_cache)

@@ -1,7 +1,8 @@
 """A robot on the bus: send, reply, handle, serve, ask, with reply correlation in an outbox.
 
-Read ``docs/messaging.md``. ``Robot`` mixes in :class:`BusMethods`; the state lives in one
-:class:`RobotBusState` per robot. Each robot joins the bus with its own
+Read ``docs/messaging.md``. A robot holds one :class:`RobotBus` (``robot.messaging``), which
+owns its bus state; the spec's method names on ``Robot`` forward to it
+(``robotlab/robot/facades.py``). Each robot joins the bus with its own
 :class:`~robotlab.bus.BusClient` under its own name, so deliveries to it are handled in its own
 process, on that client's handler thread, one at a time and in order (the fix to the Ruby
 original, which ran them inline in the sender).
@@ -19,44 +20,30 @@ import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from robotlab.bus import BusClient, EmbeddedBroker, to_plain
 from robotlab.errors import BusError, ConfigError
 from robotlab.robot.message import ROBOT_MESSAGE_TYPE, RobotMessage
+from robotlab.robot.remote_tasks import TaskServer
 from robotlab.robot.requests import answer_request, is_request
 
 if TYPE_CHECKING:
     from robotlab.bus import Delivery, Message
 
-__all__ = ["BusMethods", "RobotBusState", "flatten_content"]
+__all__ = ["BusOwner", "RobotBus", "flatten_content"]
 
 RECENT_INBOUND = 1024
 """Inbound messages remembered so a later ``send_reply`` still reaches the exact sender instance."""
 
 
-class RobotBusState:
-    """One robot's bus state: its connection, the counter and outbox under one lock, the handler."""
+class BusOwner(Protocol):
+    """What the bus side uses of its robot (``Robot`` is one): its name and ``run``."""
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.counter = 0
-        self.outbox: dict[str, dict[str, Any]] = {}
-        self.sent_ids: dict[str, str] = {}
-        self.inbound: OrderedDict[str, Message] = OrderedDict()
-        self.handler: Callable[..., Any] | None = None
-        self.manual = False
-        self.serving = False
-        self.client: BusClient | None = None
-        self.owns_client = False
-        self.embedded: EmbeddedBroker | None = None
-        self.embedded_dir: str | None = None
-        self.task_server: Any = None
+    name: str
 
-    def next_id(self) -> int:
-        """The next message id (call with ``lock`` held)."""
-        self.counter += 1
-        return self.counter
+    def run(self, message: Any = None, **kwargs: Any) -> Any:
+        """Run the robot on ``message``."""
 
 
 def flatten_content(content: Any) -> str:
@@ -76,25 +63,43 @@ def _takes_delivery(handler: Callable[..., Any]) -> bool:
     return len(required) >= 2
 
 
-class BusMethods:
-    """Mixin for ``Robot``: ``send_message``, ``send_reply``, ``on_message``, ``respond_to_tasks``,
-    ``serve``, ``ask``, ``with_bus``, ``spawn`` and ``leave_bus``.
+class RobotBus:
+    """One robot's side of the bus: its connection, message ids and outbox, the inbound messages
+    it may still reply to, its handler, and whether it serves.
+
+    Args:
+        robot: the robot it belongs to (only its ``name`` and ``run`` are used).
+        bus: what the robot was given as ``bus=``: a broker URL, a ``BusClient`` or an
+            ``EmbeddedBroker`` is joined at once; anything else is only remembered.
     """
 
-    name: str
-    bus: Any
-    _bus_state: RobotBusState
-
-    def run(self, message: Any = None, **kwargs: Any) -> Any:
-        """Implemented by ``Robot``."""
-        raise NotImplementedError
-
-    def _init_bus(self, bus: Any) -> None:
-        """Called by ``Robot.__init__``: join ``bus`` when it is one (a URL, client or broker)."""
-        self._bus_state = RobotBusState()
-        self.bus = bus
+    def __init__(self, robot: BusOwner, bus: Any = None) -> None:
+        self.robot = robot
+        self.lock = threading.Lock()
+        self.counter = 0
+        self._outbox: dict[str, dict[str, Any]] = {}
+        self._sent_ids: dict[str, str] = {}
+        self._inbound: OrderedDict[str, Message] = OrderedDict()
+        self._handler: Callable[..., Any] | None = None
+        self._manual = False
+        self._serving = False
+        self.client: BusClient | None = None
+        self._owns_client = False
+        self._embedded: EmbeddedBroker | None = None
+        self._embedded_dir: str | None = None
+        self._task_server: TaskServer | None = None
+        self.configured = bus
         if isinstance(bus, (str, BusClient, EmbeddedBroker)):
-            self.with_bus(bus)
+            self.join(bus)
+
+    @property
+    def name(self) -> str:
+        return self.robot.name
+
+    @property
+    def bus(self) -> Any:
+        """The joined ``BusClient``, else what ``bus=`` was given (None when nothing)."""
+        return self.client if self.client is not None else self.configured
 
     # -- readers ---------------------------------------------------------------------------
 
@@ -105,23 +110,23 @@ class BusMethods:
         ``status`` is ``"sent"`` until a reply arrives, then ``"replied"``; ``delivery`` is the
         bus :class:`~robotlab.bus.Tracker` (``.wait(timeout)`` raises if it was not delivered).
         """
-        with self._bus_state.lock:
-            return {key: {**entry, "replies": list(entry["replies"])} for key, entry in self._bus_state.outbox.items()}
+        with self.lock:
+            return {key: {**entry, "replies": list(entry["replies"])} for key, entry in self._outbox.items()}
 
     @property
     def message_counter(self) -> int:
         """The last message id this robot used (0 before the first)."""
-        return self._bus_state.counter
+        return self.counter
 
     @property
     def serving(self) -> bool:
         """True once ``serve`` or ``respond_to_tasks`` was called."""
-        return self._bus_state.serving
+        return self._serving
 
     # -- joining ---------------------------------------------------------------------------
 
-    def with_bus(self, bus: Any = None, *, timeout: float = 10.0) -> Any:
-        """Join ``bus`` (a broker URL, a ``BusClient`` or an ``EmbeddedBroker``); returns self.
+    def join(self, bus: Any = None, *, timeout: float = 10.0) -> None:
+        """Join ``bus`` (a broker URL, a ``BusClient`` or an ``EmbeddedBroker``).
 
         With no argument: stay on the current bus, or start a broker inside this process (on an
         ``ipc://`` path, so spawned robots in other processes reach it). A ``BusClient`` named
@@ -131,21 +136,18 @@ class BusMethods:
         Raises:
             PeerUnavailable: no broker answered within ``timeout``.
         """
-        state = self._bus_state
-        if bus is None and state.client is not None:
-            return self
-        if state.client is not None and (bus is state.client or _url_of(bus) == state.client.url):
-            return self
-        self.leave_bus()
+        if bus is None and self.client is not None:
+            return
+        if self.client is not None and (bus is self.client or _url_of(bus) == self.client.url):
+            return
+        self.leave()
         if bus is None:
-            state.embedded_dir = tempfile.mkdtemp(prefix="rl-")
-            state.embedded = EmbeddedBroker(url=f"ipc://{state.embedded_dir}/bus.sock").start()
-            bus = state.embedded
+            self._embedded_dir = tempfile.mkdtemp(prefix="rl-")
+            self._embedded = EmbeddedBroker(url=f"ipc://{self._embedded_dir}/bus.sock").start()
+            bus = self._embedded
         self._connect(bus, timeout)
-        return self
 
     def _connect(self, bus: Any, timeout: float) -> None:
-        state = self._bus_state
         if isinstance(bus, BusClient) and bus.name == self.name:
             client, owned = bus, False
         elif isinstance(bus, (BusClient, EmbeddedBroker)):
@@ -156,39 +158,46 @@ class BusMethods:
             raise ConfigError(f"robot '{self.name}': a bus is a broker URL, a BusClient or an EmbeddedBroker, "
                               f"not {type(bus).__name__}")
         client.on_message(self._on_bus_delivery, manual=True)
-        state.client, state.owns_client = client, owned
-        self.bus = client
+        self.client, self._owns_client = client, owned
         if owned:
             try:
                 client.start(timeout)
             except Exception:
-                self.leave_bus()
+                self.leave()
                 raise
 
-    def leave_bus(self) -> Any:
+    def leave(self) -> None:
         """Leave the bus (closing this robot's own connection and broker, if it started them)."""
-        state = self._bus_state
-        client, state.client = state.client, None
-        if client is not None and state.owns_client:
+        client, self.client = self.client, None
+        if client is not None and self._owns_client:
             client.close()
-        if state.task_server is not None:
-            state.task_server.close()
-            state.task_server = None
-        if state.embedded is not None:
-            state.embedded.stop()
-            state.embedded = None
-        if state.embedded_dir is not None:
-            shutil.rmtree(state.embedded_dir, ignore_errors=True)
-            state.embedded_dir = None
+        if self._task_server is not None:
+            self._task_server.close()
+            self._task_server = None
+        if self._embedded is not None:
+            self._embedded.stop()
+            self._embedded = None
+        if self._embedded_dir is not None:
+            shutil.rmtree(self._embedded_dir, ignore_errors=True)
+            self._embedded_dir = None
         if client is not None:
-            self.bus = None
-        return self
+            self.configured = None
 
-    def _require_bus(self) -> BusClient:
-        client = self._bus_state.client
-        if client is None:
+    def require_client(self) -> BusClient:
+        """The joined client.
+
+        Raises:
+            BusError: the robot has no bus.
+        """
+        if self.client is None:
             raise BusError(f"No bus configured on robot '{self.name}'")
-        return client
+        return self.client
+
+    def task_server(self) -> TaskServer:
+        """The server of network tasks sent to this robot (made on first use)."""
+        if self._task_server is None:
+            self._task_server = TaskServer(self.robot, self.require_client().url)
+        return self._task_server
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -201,9 +210,9 @@ class BusMethods:
         """
         client, message, entry = self._compose(content, record=True)
         tracker = client.send(to, message.to_dict(), type=ROBOT_MESSAGE_TYPE)
-        with self._bus_state.lock:
+        with self.lock:
             entry["delivery"] = tracker
-            self._bus_state.sent_ids[tracker.id] = message.key
+            self._sent_ids[tracker.id] = message.key
         return message
 
     def send_reply(self, to: str, content: Any, in_reply_to: str) -> RobotMessage:
@@ -217,8 +226,8 @@ class BusMethods:
             BoundaryError: ``content`` cannot cross a process boundary (nothing was sent).
         """
         client, message, _ = self._compose(content, in_reply_to)
-        with self._bus_state.lock:
-            original = self._bus_state.inbound.get(in_reply_to)
+        with self.lock:
+            original = self._inbound.get(in_reply_to)
         if original is None:
             client.send(to, message.to_dict(), type=ROBOT_MESSAGE_TYPE)
         elif original.type == ROBOT_MESSAGE_TYPE:
@@ -247,32 +256,30 @@ class BusMethods:
     def _compose(self, content: Any, in_reply_to: str | None = None, *,
                  record: bool = False) -> tuple[BusClient, RobotMessage, dict[str, Any]]:
         """Check the bus and the payload, then take the next id (and an outbox entry) under the lock."""
-        client = self._require_bus()
+        client = self.require_client()
         plain = to_plain(content, "content")
-        state = self._bus_state
         entry: dict[str, Any] = {}
-        with state.lock:
-            message = RobotMessage(state.next_id(), self.name, plain, in_reply_to)
+        with self.lock:
+            self.counter += 1
+            message = RobotMessage(self.counter, self.name, plain, in_reply_to)
             if record:
                 entry.update(message=message, status="sent", replies=[], delivery=None)
-                state.outbox[message.key] = entry
+                self._outbox[message.key] = entry
         return client, message, entry
 
     # -- receiving -------------------------------------------------------------------------
 
-    def on_message(self, handler: Callable[..., Any]) -> Any:
-        """Replace the handler of inbound messages; returns self.
+    def on_message(self, handler: Callable[..., Any]) -> None:
+        """Replace the handler of inbound messages.
 
         ``handler(message)`` is acked when it returns and nacked (with the exception's text)
         when it raises. ``handler(delivery, message)`` settles by hand with ``delivery.ack()``
         or ``delivery.nack(reason)``. Replies are correlated with the outbox before either runs.
         """
-        state = self._bus_state
-        state.handler, state.manual = handler, _takes_delivery(handler)
-        return self
+        self._handler, self._manual = handler, _takes_delivery(handler)
 
-    def respond_to_tasks(self, responder: Callable[[RobotMessage], Any], auto_reply: bool = True) -> Any:
-        """Answer every message that is not a reply with ``responder(message)``; returns self.
+    def respond_to_tasks(self, responder: Callable[[RobotMessage], Any], auto_reply: bool = True) -> None:
+        """Answer every message that is not a reply with ``responder(message)``.
 
         With ``auto_reply`` a non-None result goes back with ``send_reply``. A responder that
         raises sends no reply; the delivery comes back ``nacked`` with the error's text.
@@ -285,30 +292,29 @@ class BusMethods:
             if auto_reply and result is not None:
                 self.send_reply(to=message.from_, content=result, in_reply_to=message.key)
 
-        self._bus_state.serving = True
-        return self.on_message(respond)
+        self._serving = True
+        self.on_message(respond)
 
-    def serve(self, auto_reply: bool = True) -> Any:
+    def serve(self, auto_reply: bool = True) -> None:
         """Answer each message with ``run(content).reply`` (no tools); also answer run requests
-        from spawn handles and delegation, and network tasks; returns self.
+        from spawn handles and delegation, and network tasks.
         """
-        return self.respond_to_tasks(lambda message: self.run(flatten_content(message.content)).reply, auto_reply)
+        self.respond_to_tasks(lambda message: self.robot.run(flatten_content(message.content)).reply, auto_reply)
 
     def _on_bus_delivery(self, delivery: Delivery, message: Message) -> None:
         """The client's handler (two-argument form): route, correlate, then call the robot's handler."""
         if is_request(message):
-            reply = answer_request(self, message)
-            self._require_bus().reply(message, reply)
+            reply = answer_request(self.robot, message)
+            self.require_client().reply(message, reply)
             delivery.ack()
             return
         robot_message = self._as_robot_message(message)
         self._correlate(robot_message)
         self._remember(robot_message.key, message)
-        state = self._bus_state
-        handler = state.handler
+        handler = self._handler
         if handler is None:
             delivery.ack()
-        elif state.manual:
+        elif self._manual:
             handler(delivery, robot_message)
         else:
             handler(robot_message)
@@ -321,46 +327,31 @@ class BusMethods:
             return RobotMessage.from_dict(content, sender=message.sender)
         in_reply_to = None
         if message.reply_to is not None:
-            with self._bus_state.lock:
-                in_reply_to = self._bus_state.sent_ids.get(message.reply_to, message.reply_to)
+            with self.lock:
+                in_reply_to = self._sent_ids.get(message.reply_to, message.reply_to)
         return RobotMessage(message.id, message.sender, content, in_reply_to)
 
     def _correlate(self, message: RobotMessage) -> None:
         if not message.is_reply:
             return
-        with self._bus_state.lock:
-            entry = self._bus_state.outbox.get(message.in_reply_to or "")
+        with self.lock:
+            entry = self._outbox.get(message.in_reply_to or "")
             if entry is not None and message not in entry["replies"]:
                 entry["status"] = "replied"
                 entry["replies"].append(message)
 
     def _remember(self, key: str, message: Message) -> None:
-        state = self._bus_state
-        with state.lock:
-            state.inbound[key] = message
-            while len(state.inbound) > RECENT_INBOUND:
-                state.inbound.popitem(last=False)
+        with self.lock:
+            self._inbound[key] = message
+            while len(self._inbound) > RECENT_INBOUND:
+                self._inbound.popitem(last=False)
 
-    # -- other robots ----------------------------------------------------------------------
-
-    def spawn(self, name: str = "robot", system_prompt: str | None = None, template: str | None = None,
-              **options: Any) -> Any:
-        """Start a child robot in its own process on this robot's bus; see ``docs/spawn.md``.
-
-        Returns a :class:`~robotlab.robot.spawn.SpawnHandle`. The child inherits ``model``,
-        ``provider`` and ``api_base`` unless ``options`` override them, and exits with this
-        process unless ``detach=True``.
-        """
-        from robotlab.robot.spawn import spawn
-
-        return spawn(self, name=name, system_prompt=system_prompt, template=template, **options)
-
-    def _delegatee(self, to: Any) -> Any:
+    def delegatee(self, to: Any) -> Any:
         """What ``delegate(to=...)`` runs: a robot or handle as it is, a name as a robot on the bus."""
         if isinstance(to, str):
             from robotlab.robot.spawn import RemoteRobot
 
-            return RemoteRobot(to, self)
+            return RemoteRobot(to, self.robot)
         return to
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from robotlab.errors import ConfigError
-from robotlab.robot.remote_tasks import TASK_TYPE, TaskServer
+from robotlab.robot.remote_tasks import TASK_TYPE
 
 if TYPE_CHECKING:
     from robotlab.bus import Message
@@ -51,10 +51,7 @@ def _run(robot: Any, content: Any) -> dict[str, Any]:
 def _network_task(robot: Any, content: Any) -> dict[str, Any]:
     if not robot.serving:
         return _error(ConfigError(f"robot '{robot.name}' does not serve network tasks (call serve())"))
-    state = robot._bus_state
-    if state.task_server is None:
-        state.task_server = TaskServer(robot, robot.bus.url)
-    return state.task_server.handle(content if isinstance(content, dict) else {"message": content})
+    return robot.messaging.task_server().handle(content if isinstance(content, dict) else {"message": content})
 
 
 def _info(robot: Any, content: Any) -> dict[str, Any]:

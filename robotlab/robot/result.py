@@ -29,6 +29,8 @@ class RobotResult:
         delegated_by: the robot that delegated this run, if any.
         tool_calls: the tool calls made during the run, as ``{"name", "arguments", "result"}``.
         stop_reason: why the run ended early, when it did (None normally).
+        parsed: the reply validated against ``with_schema`` (a model instance, or the parsed
+            JSON for a JSON schema); None without a schema.
         raw: the last provider reply (not serialised).
     """
 
@@ -43,6 +45,7 @@ class RobotResult:
     delegated_by: str | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str | None = None
+    parsed: Any = None
     raw: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -70,7 +73,10 @@ class RobotResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (str, numbers, None, lists, dicts): safe for msgpack and JSON."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "raw"}
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "raw"}
+        if hasattr(data["parsed"], "model_dump"):
+            data["parsed"] = data["parsed"].model_dump(mode="json")
+        return data
 
     def export(self) -> dict[str, Any]:
         """``to_dict`` without debug fields and zero token counts."""
@@ -78,6 +84,8 @@ class RobotResult:
         for key in ("input_tokens", "output_tokens"):
             if not data[key]:
                 del data[key]
+        if data["parsed"] is None:
+            del data["parsed"]
         return data
 
     @classmethod

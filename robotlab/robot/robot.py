@@ -1,17 +1,22 @@
 """``Robot``: an LLM agent with a system prompt, tools, budgets, hooks and a conversation.
 
-Read ``docs/robots.md`` first. The pieces live beside this module: ``system_prompt`` (template
-and skills), ``tool_config`` (which tools a run sends), ``tool_loop`` (the round trips),
-``budget``, ``learnings``, ``delegation``, ``hooks`` and ``llm`` (the provider seam).
+Read ``docs/robots.md`` first. A robot holds its collaborators: ``_setup`` (a
+:class:`~robotlab.robot.setup.RobotSetup`: system message, config, tools, request parameters),
+``conversation`` (:class:`~robotlab.robot.conversation.Conversation`), ``messaging`` (its bus
+side, :class:`~robotlab.robot.messaging.RobotBus`), its budget and learnings. The spec's method
+names for the conversation and the bus forward to those through ``robotlab/robot/facades.py``;
+``tool_loop`` runs the round trips and ``llm`` is the provider seam.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from robotlab.budget import RobotBudget
+from robotlab.config.model_settings import ModelSettings
 from robotlab.config.run_config import RunConfig
 from robotlab.history.compaction import maybe_compact
 from robotlab.history.log import TaskEntry
@@ -26,10 +31,11 @@ from robotlab.hooks.hooks import (
 from robotlab.llm import LLM
 from robotlab.robot.attachments import content_with, pop_attachments
 from robotlab.robot.chat_methods import ChatMethods
-from robotlab.robot.conversation import ConversationMethods
+from robotlab.robot.conversation import Conversation
 from robotlab.robot.delegation import delegate as _delegate
+from robotlab.robot.facades import BusFacade, ConversationFacade
 from robotlab.robot.learnings import Learnings, record_learning
-from robotlab.robot.messaging import BusMethods
+from robotlab.robot.messaging import RobotBus
 from robotlab.robot.result import RobotResult
 from robotlab.robot.run_memory import active_memory
 from robotlab.robot.runnable import Runnable
@@ -47,14 +53,14 @@ from robotlab.tools.tool import Tool
 
 __all__ = ["Robot", "build"]
 
-_LLM_KWARGS = (
-    "model", "temperature", "top_p", "top_k", "max_tokens", "presence_penalty", "frequency_penalty", "stop",
-    "provider", "api_base", "api_key", "on_tool_call", "on_tool_result", "on_content", "bus", "max_tool_rounds",
+_SETTINGS = frozenset((
+    *ModelSettings.model_fields, "on_tool_call", "on_tool_result", "on_content", "bus", "max_tool_rounds",
     "token_budget", "cost_budget", "doom_loop_threshold", "history_path",
-)
+))
+"""The keyword settings a robot takes: every model field, plus these RunConfig fields."""
 
 
-class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
+class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
     """An LLM agent. Every parameter is keyword-only and keeps its Ruby name (``docs/robots.md``).
 
     Args:
@@ -94,7 +100,7 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
         **settings: Any,
     ) -> None:
         validate_tool_names(tools)
-        unknown = sorted(set(settings) - set(_LLM_KWARGS))
+        unknown = sorted(set(settings) - _SETTINGS)
         if unknown:
             raise TypeError(f"Robot() got unexpected keyword arguments: {', '.join(unknown)}")
         self.name = str(name)
@@ -114,8 +120,9 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
         self._setup = RobotSetup(self, template, system_prompt, context or {}, local_tools, llm)
         self._setup.apply(RunConfig.of(config).merge(RunConfig.of(explicit)), named=name != "robot")
         self._budget = RobotBudget(self.config.token_budget, self.config.cost_budget)
-        self._open_history()
-        self._init_bus(settings.get("bus"))
+        self.conversation = Conversation(self._setup, self.config.history_path, self.name)
+        self.messaging = RobotBus(self, settings.get("bus"))
+        self._streams: tuple[TextIO | None, TextIO | None] = (None, None)
 
     config: RunConfig
     """The effective config: front matter, then ``config=``, then keyword arguments."""
@@ -192,6 +199,24 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
         return self._memory
 
     @property
+    def input(self) -> TextIO:
+        """Where ``AskUser`` reads the person's answers (stdin unless set)."""
+        return self._streams[0] or sys.stdin
+
+    @input.setter
+    def input(self, stream: TextIO | None) -> None:
+        self._streams = (stream, self._streams[1])
+
+    @property
+    def output(self) -> TextIO:
+        """Where ``AskUser`` writes its questions (stdout unless set)."""
+        return self._streams[1] or sys.stdout
+
+    @output.setter
+    def output(self, stream: TextIO | None) -> None:
+        self._streams = (self._streams[0], stream)
+
+    @property
     def crew(self) -> list[Robot]:
         """``[self]`` (the Runnable protocol)."""
         return [self]
@@ -235,7 +260,7 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
         """
         per_run = [] if hooks is None else list(hooks) if isinstance(hooks, (list, tuple)) else [hooks]
         scope = HookScope(global_hooks(), getattr(network, "hooks", None), self.hooks, per_run)
-        with active_memory(self, memory, network, network_memory) as active:
+        with active_memory(self.name, self._memory, lambda: self.memory, memory, network, network_memory) as active:
             ctx = RunHookContext(robot=self, network=network, task=task, memory=active, config=self.config,
                                  request=message)
             return scope.run("run", ctx, lambda: self._run(
@@ -254,10 +279,10 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
             outcome = self._generate(message, attachments, sent_tools, on_content, network_config, scope, ctx)
         except BaseException as exc:
             self._budget.release(reservation)
-            self._log.end_run(exc)
+            self.conversation.log.end_run(exc)
             raise
         result = self._build_result(outcome, started)
-        self._log.end_run(None, result.reply)
+        self.conversation.log.end_run(None, result.reply)
         self._budget.settle(reservation, result.input_tokens + result.output_tokens, result.cost,
                             self.total_input_tokens + self.total_output_tokens)
         return result
@@ -280,20 +305,20 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
                                        memory=run_ctx.memory, config=self.config, request=message)
 
         def core() -> LoopOutcome:
-            compacted = maybe_compact(self, self._log.messages(), self._setup.params()["model"], scope)
+            compacted = maybe_compact(self, self.conversation.log.messages(), self._setup.params()["model"], scope)
             if compacted is not None:
-                self._log.rewrite(compacted, "compaction")
-            self._log.begin_run(self._setup.system_text)
+                self.conversation.log.rewrite(compacted, "compaction")
+            self.conversation.log.begin_run(self._setup.system_text)
             text = self._learnings.inject(message)
             if text is not None:
-                self._log.append(TaskEntry(content=content_with(text, attachments)))
+                self.conversation.log.append(TaskEntry(content=content_with(text, attachments)))
             loop = ToolLoop(
-                self.llm, self._setup.params(network_config), sent_tools, scope, self,
+                self.llm, {**self._setup.params(network_config), **self.chat_extras.params()}, sent_tools, scope, self,
                 on_chunk=chain_callbacks(self.config.on_content, on_content), on_tool_call=self.config.on_tool_call,
                 on_tool_result=self.config.on_tool_result, max_tool_rounds=self.config.max_tool_rounds,
-                doom_loop_threshold=self.config.doom_loop_threshold,
+                doom_loop_threshold=self.config.doom_loop_threshold, structured=self.chat_extras.structured,
             )
-            return loop.run(self._log, self._setup.system_messages())
+            return loop.run(self.conversation.log, self._setup.system_messages())
 
         return scope.run("llm_generation", ctx, core)
 
@@ -305,6 +330,7 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
         return RobotResult(
             self.name, reply=outcome.text(), input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
             cost=outcome.cost, duration=time.monotonic() - started, tool_calls=outcome.tool_calls, raw=outcome.reply,
+            parsed=outcome.parsed,
         )
 
     # -- other actions ---------------------------------------------------------------------
@@ -323,7 +349,7 @@ class Robot(Runnable, ChatMethods, ConversationMethods, BusMethods):
 
     def delegate(self, to: Any, task: str, *, async_: bool = False, **kwargs: Any) -> Any:
         """Run ``task`` on ``to`` (robot, spawn handle or bus name): its result, or a future if ``async_``."""
-        return _delegate(self, self._delegatee(to), task, async_=async_, **kwargs)
+        return _delegate(self, self.messaging.delegatee(to), task, async_=async_, **kwargs)
 
     def update(self, **changes: Any) -> Robot:
         """Re-apply settings (``template``, ``context``, ``system_prompt``, ``model``, ...); returns self."""

@@ -2,8 +2,9 @@
 
 Precedence, lowest first: template (and skill) front matter, the ``config=`` given to the
 robot, the robot's keyword arguments; then, per run, a network config fills LLM fields the
-robot leaves unset; the global configuration supplies the model when nothing else does, and
-``chat.with_temperature`` when nothing sets a temperature.
+robot leaves unset; the global configuration supplies the model when nothing else does,
+``chat.with_temperature`` when nothing sets a temperature, and ``chat.with_params.*`` (top_p,
+top_k, max_tokens, the penalties, stop) for each of those nothing sets.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from robotlab.config.run_config import LLM_FIELDS, RunConfig
+from robotlab.config.model_settings import REQUEST_FIELDS
+from robotlab.config.run_config import RunConfig
 from robotlab.llm import LLM, LiteLLM, model_id
 from robotlab.prompt.system_prompt import Composition, SystemPrompt, import_tools
 from robotlab.tools.selection import is_none_value
@@ -107,6 +109,10 @@ class RobotSetup:
             # The global default is a preference, not a demand: a model that takes no
             # temperature (OpenAI's reasoning models) gets the request without it.
             self._params.update(temperature=settings.chat.with_temperature, drop_params=True)
+        defaults = {k: v for k, v in settings.chat.with_params.model_dump().items()
+                    if v is not None and getattr(config, k) is None}
+        if defaults:
+            self._params.update(defaults, drop_params=True)  # preferences too, like the temperature
 
     def _build_params(self, config: RunConfig, api_base: str | None) -> dict[str, Any]:
         params: dict[str, Any] = {"model": model_id(self.model, self.provider), **config.llm_params()}
@@ -127,8 +133,8 @@ class RobotSetup:
         """Request parameters; a network config fills the LLM fields the robot leaves unset."""
         if network_config is None:
             return self._params
-        inherited = {k: getattr(network_config, k) for k in (*LLM_FIELDS[1:], "api_base", "api_key")
-                     if getattr(network_config, k) is not None and getattr(self.config, k) is None}
+        offered = network_config.set_fields((*REQUEST_FIELDS, "api_base", "api_key"))
+        inherited = {k: v for k, v in offered.items() if getattr(self.config, k) is None}
         params = {**self._params, **inherited}
         if self.own.model is None and self.config.model is None and network_config.model:
             params["model"] = model_id(network_config.model, network_config.provider or self.config.provider)

@@ -12,7 +12,6 @@ The parent talks to a child through a :class:`SpawnHandle` (``run``, ``ask``, ``
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import select
 import shutil
@@ -27,7 +26,9 @@ import uuid
 from typing import Any
 
 from robotlab.bus import to_plain
+from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import BoundaryError, ConfigError, PeerUnavailable, RobotlabError
+from robotlab.ipc import json_lines
 from robotlab.robot.message import RobotMessage
 from robotlab.robot.remote_tasks import (
     DEFAULT_TASK_TIMEOUT,
@@ -47,6 +48,7 @@ FORK_SERVER_START_TIMEOUT = 120.0
 """Seconds to wait for a new fork server to import everything (litellm alone takes 3-10 s)."""
 
 _INHERITED = ("model", "provider", "api_base")
+"""The model fields a child takes from its parent unless spawn names them."""
 
 
 class RemoteRobot(BusMember):
@@ -71,7 +73,7 @@ class RemoteRobot(BusMember):
     @property
     def bus(self) -> Any:
         """The connection used: ``via``'s, at the time of the call."""
-        return self.via._require_bus()
+        return self.via.messaging.require_client()
 
     def run(self, message: Any = None, *, timeout: float | None = None, **kwargs: Any) -> RobotResult:
         """Run the remote robot and return its result (a network's task runs with its memory).
@@ -162,10 +164,11 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
                             "front matter lists its tools", type_name="Tool", path="local_tools")
     detach = bool(options.pop("detach", False))
     timeout = float(options.pop("timeout", 30.0))
-    robot = {key: options.pop(key, getattr(parent, key)) for key in _INHERITED}
-    robot.update(template=template, system_prompt=system_prompt, prompts_dir=options.pop("prompts_dir", None),
-                 serve=True, settings=to_plain(options, "settings"))
-    client = parent.with_bus()._require_bus()
+    llm = {key: options.pop(key, getattr(parent, key)) for key in _INHERITED}
+    llm.update({key: options.pop(key) for key in ModelSettings.model_fields if key in options})
+    robot = {"template": template, "system_prompt": system_prompt, "prompts_dir": options.pop("prompts_dir", None),
+             "serve": True, "llm": ModelSettings(**llm).set_fields(), "settings": to_plain(options, "settings")}
+    client = parent.with_bus().messaging.require_client()
     if client.url.startswith("inproc://"):
         raise ConfigError(f"robot '{parent.name}' is on an inproc:// bus, which other processes cannot reach; "
                           "join an ipc:// or tcp:// broker (or let spawn start one: with_bus())")
@@ -236,13 +239,12 @@ class ForkServerClient:
             conn.settimeout(timeout)
             try:
                 conn.connect(self.path)
-                conn.sendall(json.dumps(request).encode() + b"\n")
-                line = conn.makefile("rb").readline()
-            except (OSError, TimeoutError) as exc:
+                json_lines.send(conn, request)
+                return json_lines.LineReader(conn).next() or {}
+            except EOFError as exc:
+                raise PeerUnavailable("the fork server closed the connection without an answer") from exc
+            except (OSError, ValueError) as exc:
                 raise PeerUnavailable(f"the fork server did not answer within {timeout:g}s: {exc}") from exc
-        if not line:
-            raise PeerUnavailable("the fork server closed the connection without an answer")
-        return json.loads(line)
 
     def close(self) -> None:
         """Stop the server if we started it (children keep running: they are in their own sessions)."""

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from robotlab.errors import ToolError, ToolLoopError, retryable
-from robotlab.history.log import HistoryLog, ReplyEntry, ToolCallEntry, ToolResultEntry
+from robotlab.history.log import HistoryLog, ReplyEntry, TaskEntry, ToolCallEntry, ToolResultEntry
 from robotlab.hooks.hooks import HookScope, ToolCallHookContext
 from robotlab.llm import LLM, ChunkCallback, LLMReply, ToolCall
 from robotlab.robot.doom_loop import DoomLoopDetector, annotate
+from robotlab.robot.structured import RETRY_PROMPT, StructuredOutput, invalid_twice
 from robotlab.robot.text_tool_calls import parse_text_tool_calls
 from robotlab.tools.tool import Tool
 
@@ -80,6 +81,7 @@ class LoopOutcome:
     output_tokens: int = 0
     cost: float = 0.0
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    parsed: Any = None
 
     def text(self) -> str | None:
         """Content, else thinking text, else this turn's last non-empty assistant text, else None."""
@@ -104,12 +106,14 @@ class ToolLoop:
     on_tool_result: Callable[[Any], Any] | None = None
     max_tool_rounds: int | None = None
     doom_loop_threshold: int | None = None
+    structured: StructuredOutput | None = None
 
     def __post_init__(self) -> None:
         self._by_name = {tool.name: tool for tool in self.tools}
         self._schemas = [tool.to_json_schema() for tool in self.tools]
         self._doom = DoomLoopDetector(self.doom_loop_threshold)
         self._calls_made = 0
+        self._schema_retried = False
 
     def run(self, history: HistoryLog, system: list[dict[str, Any]]) -> LoopOutcome:
         """Ask the model with ``system`` plus the rendered ``history``, record and run its tool calls,
@@ -120,9 +124,24 @@ class ToolLoop:
             outcome = self._account(outcome, reply)
             history.append(*reply_entries(reply))
             if not reply.tool_calls:
-                return outcome
+                if self.structured is None or self._validated(outcome, history):
+                    return outcome
+                continue
             for call in reply.tool_calls:
                 history.append(self._dispatch(call, outcome))
+
+    def _validated(self, outcome: LoopOutcome, history: HistoryLog) -> bool:
+        """Parse the final reply into ``outcome.parsed``; on the first failure, ask once more."""
+        assert self.structured is not None
+        try:
+            outcome.parsed = self.structured.parse(outcome.text())
+        except ValueError as exc:
+            if self._schema_retried:
+                raise invalid_twice(str(exc)) from exc
+            self._schema_retried = True
+            history.append(TaskEntry(content=RETRY_PROMPT.format(error=exc)))
+            return False
+        return True
 
     def _ask(self, messages: list[dict[str, Any]]) -> LLMReply:
         reply = self.llm.complete(messages, self._schemas, self.params, self.on_chunk)

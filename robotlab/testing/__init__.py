@@ -40,8 +40,8 @@ def serve_script(turns: Any) -> AbstractContextManager[str]:
     return serve(turns)
 
 
-def requests_seen(url: str) -> list[dict[str, Any]]:
-    """Request bodies a script server received; see ``robotlab.testing.llm_server.requests_seen``."""
+def requests_seen(url: str, what: str = "requests") -> list[dict[str, Any]]:
+    """Request bodies (or ``"headers"``) a script server received; see ``robotlab.testing.llm_server``."""
     from robotlab.testing.llm_server import requests_seen as seen
 
-    return seen(url)
+    return seen(url, what)

@@ -3,9 +3,10 @@
 Run it as ``python -m robotlab.testing.llm_server --script FILE [--host H] [--port P]``; it
 prints ``LISTENING http://HOST:PORT/v1`` once ready. In tests, ``serve_script(turns)`` runs it
 in a thread. Endpoints: ``POST /v1/chat/completions`` (plain and streamed, with
-``stream_options.include_usage``), ``GET /v1/models``, and ``GET /_requests`` (every request
-body received so far, as a JSON list). One server holds one script: every request, from any
-process, takes the next turn.
+``stream_options.include_usage``), ``POST /v1/embeddings`` (a deterministic vector of letter
+counts per input, taking no turn), ``GET /v1/models``, ``GET /_requests`` (every request
+body received so far, as a JSON list) and ``GET /_headers`` (their HTTP headers, likewise).
+One server holds one script: every request, from any process, takes the next turn.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 from robotlab.errors import InferenceError
 from robotlab.testing.script import Script, Turn, load_script
 
-__all__ = ["ScriptServer", "main", "requests_seen", "serve_script"]
+__all__ = ["ScriptServer", "embedding_body", "main", "requests_seen", "serve_script"]
 
 
 def _message(turn: Turn) -> dict[str, Any]:
@@ -83,6 +84,18 @@ def stream_events(turn: Turn, model: str, number: int, include_usage: bool) -> I
         yield {**base, "choices": [], "usage": _usage(turn)}
 
 
+def embedding_body(body: dict[str, Any]) -> dict[str, Any]:
+    """An embeddings reply: for each input, how often each letter a-z occurs in it."""
+    inputs = body.get("input") or []
+    inputs = [inputs] if isinstance(inputs, str) else list(inputs)
+    data = [{"object": "embedding", "index": i,
+             "embedding": [float(str(text).lower().count(chr(97 + k))) for k in range(26)]}
+            for i, text in enumerate(inputs)]
+    tokens = sum(len(str(text).split()) for text in inputs)
+    return {"object": "list", "data": data, "model": body.get("model", "scripted"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+
 class ScriptServer(ThreadingHTTPServer):
     """The HTTP server plus the script it replays and the requests it has seen."""
 
@@ -92,6 +105,7 @@ class ScriptServer(ThreadingHTTPServer):
         super().__init__((host, port), _Handler)
         self.script = script
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
 
     @property
@@ -100,9 +114,10 @@ class ScriptServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def record(self, body: dict[str, Any]) -> int:
+    def record(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> int:
         with self.lock:
             self.requests.append(body)
+            self.headers.append(dict(headers or {}))
             return len(self.requests)
 
 
@@ -129,15 +144,22 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/_requests":
             with self.server.lock:
                 self._send_json(200, list(self.server.requests))
+        elif self.path == "/_headers":
+            with self.server.lock:
+                self._send_json(200, list(self.server.headers))
         else:
             self._send_json(404, {"error": {"message": f"no such path {self.path}"}})
 
     def do_POST(self) -> None:
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        path = self.path.rstrip("/")
+        if not path.endswith(("/chat/completions", "/embeddings")):
             self._send_json(404, {"error": {"message": f"no such path {self.path}"}})
             return
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-        number = self.server.record(body)
+        number = self.server.record(body, {k.lower(): v for k, v in self.headers.items()})
+        if path.endswith("/embeddings"):
+            self._send_json(200, embedding_body(body))
+            return
         try:
             turn = self.server.script.next_turn()
         except InferenceError as exc:
@@ -180,10 +202,11 @@ def serve_script(turns: Any) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-def requests_seen(url: str) -> list[dict[str, Any]]:
-    """The request bodies a script server has received (``url`` as given to ``api_base``)."""
+def requests_seen(url: str, what: str = "requests") -> list[dict[str, Any]]:
+    """The request bodies (or, with ``what="headers"``, the HTTP headers, lowercased) a script
+    server has received (``url`` as given to ``api_base``)."""
     root = url.rsplit("/v1", 1)[0]
-    with urllib.request.urlopen(f"{root}/_requests", timeout=10) as response:
+    with urllib.request.urlopen(f"{root}/_{what}", timeout=10) as response:
         return json.loads(response.read())
 
 

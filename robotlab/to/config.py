@@ -69,6 +69,8 @@ class FileSettings(BaseSettings):
     decision_mode: Literal["wait", "exit"]
     decision_wait_poll: float
     decision_timeout: float | None = None
+    preflight: bool
+    preflight_timeout: float
 
     @classmethod
     def settings_customise_sources(
@@ -105,6 +107,8 @@ class Settings(BaseModel):
     decision_mode: Literal["wait", "exit"] = "wait"
     decision_wait_poll: float = 30
     decision_timeout: float | None = None
+    preflight: bool = True
+    preflight_timeout: float = 20
     max_iterations: int | None = None
     max_tokens: int | None = None
     stop_when: str | None = None

@@ -64,9 +64,13 @@ class Git:
         """True when a local branch ``name`` exists."""
         return self._run("rev-parse", "--verify", "--quiet", f"refs/heads/{name}", check=False).returncode == 0
 
-    def create_branch(self, name: str) -> None:
-        """``git checkout -b name`` from HEAD."""
-        self._run("checkout", "-b", name)
+    def create_branch(self, name: str, start: str | None = None) -> None:
+        """``git checkout -b name`` from HEAD (or from ``start``)."""
+        self._run("checkout", "-b", name, *([start] if start else []))
+
+    def delete_branch(self, name: str) -> None:
+        """``git branch -D name`` (never the branch checked out)."""
+        self._run("branch", "-q", "-D", name)
 
     def checkout_branch(self, name: str) -> None:
         """``git checkout name``."""
@@ -134,6 +138,11 @@ class Git:
         """``git ls-files``, or [] on failure."""
         proc = self._run("ls-files", check=False)
         return proc.stdout.splitlines() if proc.returncode == 0 else []
+
+    def files_changed(self, ref: str = "HEAD") -> list[str]:
+        """The paths commit ``ref`` changed, from git (not from anyone's claim)."""
+        proc = self._run("show", "--format=", "--name-only", ref, check=False)
+        return [line for line in proc.stdout.splitlines() if line.strip()] if proc.returncode == 0 else []
 
     def log_subjects(self, base: str) -> list[str]:
         """Commit subjects in ``base..HEAD``, newest first."""

@@ -30,6 +30,9 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for key in list(__import__("os").environ):
         if key.startswith("ROBOT_LAB_TO_") or key == "OPENAI_API_BASE":
             monkeypatch.delenv(key)
+    # Scripts are written turn for turn and the preflight call would take the first turn, so it
+    # is off (for the Python API, the CLI and child processes alike); test_preflight.py turns it on.
+    monkeypatch.setenv("ROBOT_LAB_TO_PREFLIGHT", "false")
     path = tmp_path / "repo"
     path.mkdir()
     git(path, "init", "-q", "-b", "main")

@@ -7,11 +7,14 @@ from pathlib import Path
 
 from tests.to.conftest import DONE, Runner, call, git, names, submit, write_and_submit
 
-FLAKY = {"error": {"status": 400, "message": "flaky upstream"}}
+# A transient error: robot-to retries it. (A 400 is permanent and ends the run at once.)
+FLAKY = {"error": {"status": 503, "message": "flaky upstream"}}
+# The provider client retries a 503 three times on its own before robot-to sees it.
+CLIENT_ATTEMPTS = 4
 
 
 def test_errors_are_retried_then_fatal(runner: Runner, repo: Path) -> None:
-    report = runner.run([FLAKY] * 6, max_retries=2)
+    report = runner.run([FLAKY] * (3 * CLIENT_ATTEMPTS), max_retries=2)
 
     events = runner.events(report)
     assert report.exit_code == 1 and (report.reason or "").startswith("fatal:")
@@ -22,7 +25,8 @@ def test_errors_are_retried_then_fatal(runner: Runner, repo: Path) -> None:
 
 
 def test_an_error_then_success_commits_in_the_same_iteration(runner: Runner) -> None:
-    report = runner.run([FLAKY, *write_and_submit("a.txt", "x\n")], max_iterations=1, local_guards=True)
+    report = runner.run([FLAKY] * CLIENT_ATTEMPTS + write_and_submit("a.txt", "x\n"), max_iterations=1,
+                        local_guards=True)
 
     assert report.exit_code == 0 and runner.subjects()[0] == "robot-to 1: did it"
     assert "[ERROR]" in runner.notes(report)

@@ -14,6 +14,7 @@ import socket
 
 from robotlab.errors import RemoteError
 from robotlab.to.evals.prose import Judge, JudgeReply
+from robotlab.to.process.failure import Failure
 from robotlab.to.process.forked import ForkedChild, Watch, send_line
 from robotlab.to.process.groups import Supervisor
 
@@ -45,6 +46,6 @@ class SupervisedJudge:
         finally:
             child.close()
         if not answer.get("ok"):
-            error = answer.get("error") or {}
-            raise RemoteError(str(error.get("class", "ChildExited")), str(error.get("message", "")))
+            error = Failure.from_wire(answer.get("error"))
+            raise RemoteError(error.error_class, error.message)
         return JudgeReply(**answer["reply"])

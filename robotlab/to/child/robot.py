@@ -10,11 +10,11 @@ process group, and its descendants' groups.
 from __future__ import annotations
 
 import dataclasses
-import json
 import socket
 from typing import Any
 
 from robotlab.errors import BudgetExceeded, InferenceError
+from robotlab.ipc import json_lines
 from robotlab.to.child.robot_factory import (
     ModelSettings,
     Oversight,
@@ -24,7 +24,8 @@ from robotlab.to.child.robot_factory import (
 )
 from robotlab.to.guards.chain import GuardChain, GuardSettings
 from robotlab.to.guards.grader_lock import GraderLock
-from robotlab.to.process.forked import ForkedChild, Watch, describe_error, send_line
+from robotlab.to.process.failure import Failure, describe_error
+from robotlab.to.process.forked import ForkedChild, Watch, send_line
 from robotlab.to.process.groups import Supervisor
 from robotlab.to.tools import submit, toolset
 
@@ -55,9 +56,23 @@ class AttemptReport:
     output_tokens: int = 0
     result: dict[str, Any] | None = None
     decisions: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    error: dict[str, Any] | None = None
+    error: Failure | None = None
     budget_stop: bool = False
     quality: list[str] = dataclasses.field(default_factory=list)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The report as one JSON-ready dict (the failure as plain data)."""
+        data = dataclasses.asdict(self)
+        data["error"] = self.error.to_wire() if self.error else None
+        return data
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> AttemptReport:
+        """Read ``to_wire``'s dict, or a failure reply of the forked child (``ok`` false, ``error``)."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        values = {key: value for key, value in data.items() if key in fields}
+        values["error"] = Failure.from_wire(data["error"]) if data.get("error") else None
+        return cls(**values)
 
 
 def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, oversight: Oversight) -> AttemptReport:
@@ -86,12 +101,15 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     oversight = Oversight(chain.monitor, lambda: capture.result is not None, metered_llm(), plan.token_budget)
     robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,
                         oversight=oversight)
-    with sock.makefile("rb") as commands:
-        for line in commands:
-            command = json.loads(line)
-            if command.get("cmd") != "run":
-                return
-            send_line(sock, dataclasses.asdict(_attempt(robot, command, capture, oversight)))
+    commands = json_lines.LineReader(sock)
+    while True:
+        try:
+            command = commands.next()
+        except EOFError:
+            return
+        if command is None or command.get("cmd") != "run":
+            return
+        send_line(sock, _attempt(robot, command, capture, oversight).to_wire())
 
 
 class RobotChild:
@@ -116,7 +134,7 @@ class RobotChild:
 
         Ends early on the deadline or a stop request.
         """
-        return AttemptReport(**self._child.request({"cmd": "run", "message": message, "budget": budget}))
+        return AttemptReport.from_wire(self._child.request({"cmd": "run", "message": message, "budget": budget}))
 
     def kill(self) -> None:
         """Kill the child's process group and its descendants' groups, then reap it."""

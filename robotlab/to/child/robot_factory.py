@@ -151,6 +151,41 @@ def judge(model: ModelSettings) -> Callable[[str, str], JudgeReply]:
     return ask
 
 
+def missing_credentials(model: ModelSettings) -> list[str]:
+    """The environment variables litellm says the model needs and that are not set.
+
+    A model with an ``api_base`` (a local server) needs none: the robot sends a placeholder key.
+    """
+    if model.api_base:
+        return []
+    from robotlab.config.cascade import prepare_litellm_environment
+    from robotlab.llm import model_id
+
+    prepare_litellm_environment()
+    import litellm
+
+    found = litellm.validate_environment(model=model_id(model.model, model.provider))
+    # Providers such as Ollama list their base URL, which has a default; only keys are required.
+    return [key for key in found.get("missing_keys") or [] if not key.endswith("_API_BASE")]
+
+
+def ping(model: ModelSettings, timeout: float) -> None:
+    """One minimal model call with no retries, the way the iteration's robot calls the model.
+
+    Raises:
+        InferenceError: the provider failed (its cause is in ``__cause__``).
+    """
+    from robotlab.config.cascade import dummy_api_key_needed
+    from robotlab.llm import LiteLLM, model_id
+
+    params: dict[str, Any] = {"model": model_id(model.model, model.provider), "max_tokens": 16}
+    if model.api_base:
+        params["api_base"] = model.api_base
+        if dummy_api_key_needed(model.provider):
+            params["api_key"] = "not-needed"
+    LiteLLM(max_retries=0, timeout=timeout).complete([{"role": "user", "content": "Reply with OK."}], [], params)
+
+
 @functools.cache
 def warm_up() -> None:
     """Import the robot library and litellm once in the orchestrator, so every forked

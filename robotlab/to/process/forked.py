@@ -11,10 +11,7 @@ prose judge (``judge_child.py``) both run this way.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import re
-import select
 import signal
 import socket
 import threading
@@ -22,11 +19,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from robotlab.errors import RemoteError
+from robotlab.ipc import json_lines
+from robotlab.to.process.failure import Failure, describe_error
 from robotlab.to.process.groups import Supervisor, kill_tree
 
 POLL_SECONDS = 0.05
-_AUTH = re.compile(r"invalid api key|unauthorized|authentication failed", re.IGNORECASE)
 
 Serve = Callable[[socket.socket], None]
 """What the child runs: it reads commands from and writes replies to the socket."""
@@ -45,41 +42,20 @@ class Watch:
     def ended(self) -> dict[str, Any] | None:
         """The failure to report when the wait must end now, else None."""
         if self.stop.is_set():
-            return failure("Interrupted", "stopped by a signal")
+            return failure(Failure.interrupted())
         if self.deadline is not None and time.monotonic() >= self.deadline:
-            return failure("IterationTimeout", "the iteration ran past --iteration-timeout")
+            return failure(Failure.timed_out())
         return None
 
 
-def failure(error_class: str, message: str, **extra: Any) -> dict[str, Any]:
+def failure(reason: Failure) -> dict[str, Any]:
     """A reply for work the orchestrator ended (timeout, signal, crash)."""
-    return {"ok": False, "error": {"class": error_class, "message": message, **extra}}
-
-
-def describe_error(exc: BaseException) -> dict[str, Any]:
-    """An exception as plain data: class, message, auth flag, Retry-After seconds.
-
-    A ``RemoteError`` (raised when a supervised child failed) is described by the class it names.
-    """
-    if isinstance(exc, RemoteError):
-        auth = "Unauthorized" in exc.type_name or "Authentication" in exc.type_name or bool(_AUTH.search(exc.detail))
-        return {"class": exc.type_name, "message": exc.detail, "auth": auth, "retry_after": None}
-    cause = exc.__cause__ or exc.__context__
-    names = f"{type(exc).__name__} {type(cause).__name__ if cause else ''}"
-    status = getattr(exc, "status", None) or getattr(exc, "status_code", None) or getattr(cause, "status_code", None)
-    auth = "Unauthorized" in names or "Authentication" in names or status == 401 or bool(_AUTH.search(str(exc)))
-    retry_after = getattr(exc, "retry_after", None) or getattr(cause, "retry_after", None)
-    return {
-        "class": type(exc).__name__,
-        "message": str(exc),
-        "auth": auth,
-        "retry_after": float(retry_after) if isinstance(retry_after, int | float) else None,
-    }
+    return {"ok": False, "error": reason.to_wire()}
 
 
 def send_line(sock: socket.socket, payload: dict[str, Any]) -> None:
-    """Write one JSON object as one line."""
-    sock.sendall(json.dumps(payload, default=str).encode() + b"\n")
+    """Write one JSON object as one line (values JSON cannot hold become their ``str``)."""
+    json_lines.send(sock, payload, default=str)
 
 
 def _child_main(serve: Serve, sock: socket.socket) -> None:
@@ -92,7 +68,7 @@ def _child_main(serve: Serve, sock: socket.socket) -> None:
     except BaseException as exc:  # the child must never fall back into the parent's stack
         code = 1
         try:
-            send_line(sock, {"ok": False, "error": describe_error(exc)})
+            send_line(sock, failure(describe_error(exc)))
         except BaseException:
             pass
     finally:
@@ -107,7 +83,7 @@ class ForkedChild:
         self.watch = watch
         self.pid: int | None = None
         self._sock: socket.socket | None = None
-        self._buffer = b""
+        self._reader: json_lines.LineReader | None = None
 
     def start(self, serve: Serve) -> None:
         """Fork a child (its own process group) that runs ``serve``."""
@@ -121,13 +97,13 @@ class ForkedChild:
             os.setpgid(pid, pid)
         except OSError:
             pass  # the child already did it (or already exited)
-        self.pid, self._sock = pid, parent
+        self.pid, self._sock, self._reader = pid, parent, json_lines.LineReader(parent)
         self.supervisor.add(pid)
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Send ``payload`` and wait for the child's reply (or for the watch to end the wait)."""
         if self._sock is None or self.pid is None:
-            return failure("ChildExited", "the child process is not running")
+            return failure(Failure.child_exited("the child process is not running"))
         try:
             send_line(self._sock, payload)
         except OSError:
@@ -136,23 +112,20 @@ class ForkedChild:
 
     def receive(self) -> dict[str, Any]:
         """The child's next reply; a failure reply when the watch ends the wait or the child dies."""
-        if self._sock is None:
-            return failure("ChildExited", "the child process is not running")
-        while b"\n" not in self._buffer:
+        if self._reader is None:
+            return failure(Failure.child_exited("the child process is not running"))
+        while True:
             ended = self.watch.ended()
             if ended is not None:
                 self.kill()
                 return ended
-            ready, _, _ = select.select([self._sock], [], [], POLL_SECONDS)
-            if ready:
-                chunk = self._sock.recv(65536)
-                if not chunk:
-                    self.close()
-                    return failure("ChildExited", "the child process exited unexpectedly")
-                self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        reply: dict[str, Any] = json.loads(line)
-        return reply
+            try:
+                reply = self._reader.next(timeout=POLL_SECONDS)
+            except (EOFError, OSError):
+                self.close()
+                return failure(Failure.child_exited())
+            if reply is not None:
+                return reply
 
     def kill(self) -> None:
         """Kill the child's process group and its descendants' groups, then reap it."""
@@ -168,7 +141,7 @@ class ForkedChild:
             except OSError:
                 pass
             self._sock.close()
-            self._sock = None
+            self._sock = self._reader = None
         if self.pid is not None:
             _reap(self.pid)
             self.supervisor.discard(self.pid)

@@ -160,6 +160,9 @@ def report(runs_dir: str | Path, run_id: str | None = None) -> tuple[str, int]:
     ids = sorted(p.name for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
     if run_id is None and not ids:
         return f"No runs found under {runs}", 1
+    if run_id is not None and run_id not in ids:
+        known = f"; the newest is {ids[-1]}" if ids else ""
+        return f"No run {run_id} under {runs}{known}. Run `robot-to decisions` for the newest run.", 1
     run_id = run_id or ids[-1]
     store = DecisionStore(runs / run_id / "decisions")
     pending = [d for d in store.all() if d.status == "pending"]

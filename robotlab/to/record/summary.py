@@ -11,17 +11,22 @@
       Tokens:       1,204,883 in / 38,902 out
 
     Run state:  .robot_lab_to/runs/<run id>/
+    Log:        .robot_lab_to/runs/<run id>/run.log
     Next steps:
       git log robot-to/<slug>-<timestamp>
       git diff <base>..HEAD
+      robot-to --resume <run id>      (to continue)
 
 The header says ``complete`` when the run reached its goal (target met, stop condition
-met) and ``stopped`` otherwise; the Branch line is always printed.
+met) and ``stopped`` otherwise; the Branch line is always printed. ``as_json`` is the same
+facts as one JSON object (``robot-to --json``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+from typing import Any
 
 COMPLETE_PREFIXES = ("target met", "stop condition met")
 
@@ -47,6 +52,7 @@ class SummaryFacts:
     deletions: int = 0
     files: int = 0
     resumable: bool = False
+    returned_to: str | None = None
 
 
 def format_elapsed(seconds: float) -> str:
@@ -66,20 +72,45 @@ def _iterations_line(f: SummaryFacts) -> str:
     return f"  Iterations:   {f.iterations:<3} ({', '.join(parts)})"
 
 
+def is_complete(reason: str | None) -> bool:
+    """True when the run reached its goal (or ended without a stop reason)."""
+    return reason is None or reason.startswith(COMPLETE_PREFIXES)
+
+
+def log_path(f: SummaryFacts) -> str:
+    """Where the run's ``run.log`` is (relative to the repository)."""
+    return f"{f.run_dir.rstrip('/')}/run.log"
+
+
+def resume_command(f: SummaryFacts) -> str | None:
+    """How to continue the run, or None when it cannot be resumed."""
+    return f"robot-to --resume {f.run_id}" if f.resumable else None
+
+
+def as_json(f: SummaryFacts, exit_code: int) -> str:
+    """The summary as one JSON object on one line (ends with a newline)."""
+    data: dict[str, Any] = dataclasses.asdict(f)
+    data.update(status="complete" if is_complete(f.reason) else "stopped", exit_code=int(exit_code),
+                elapsed=round(f.elapsed, 1), branch_deleted=f.returned_to is not None, log=log_path(f),
+                notes=f"{f.run_dir.rstrip('/')}/notes.md", resume=resume_command(f))
+    return json.dumps(data, ensure_ascii=False) + "\n"
+
+
 def render(f: SummaryFacts) -> str:
     """The summary text (ends with a newline)."""
-    complete = f.reason is None or f.reason.startswith(COMPLETE_PREFIXES)
+    complete = is_complete(f.reason)
     lines = ["", f"robot-to {'complete' if complete else 'stopped'} — {f.model} — {format_elapsed(f.elapsed)}"]
     if f.reason:
         lines.append(f"Reason: {f.reason}")
     lines += [
-        f"Branch: {f.branch}",
+        f"Branch: {f.branch}" + (f" (deleted: nothing was committed; back on {f.returned_to})" if f.returned_to else ""),
         "",
         _iterations_line(f),
         f"  Changes:      +{f.insertions:,} / -{f.deletions:,} across {f.files:,} files",
         f"  Tokens:       {f.input_tokens:,} in / {f.output_tokens:,} out",
         "",
         f"Run state:  {f.run_dir.rstrip('/')}/",
+        f"Log:        {log_path(f)}",
         "Next steps:",
     ]
     if f.commits:
@@ -87,5 +118,5 @@ def render(f: SummaryFacts) -> str:
     else:
         lines.append(f"  nothing was committed; read {f.run_dir.rstrip('/')}/notes.md")
     if f.resumable:
-        lines.append(f"  robot-to --resume {f.run_id}")
+        lines.append(f"  robot-to --resume {f.run_id}      (to continue)")
     return "\n".join(lines) + "\n\n"

@@ -4,38 +4,38 @@ from __future__ import annotations
 
 import time
 
-from robotlab.errors import AbortError
+from robotlab.errors import RunExit, StopRun
 from robotlab.to.runner.session import Session
 
 
-def wait_for_decisions(s: Session) -> None:
-    """Return when nothing blocks (or a stop was requested); raise AbortError to pause."""
-    if not s.settings.decisions_enabled:
+def wait_for_decisions(session: Session) -> None:
+    """Return when nothing blocks (or a stop was requested); raise StopRun to pause."""
+    if not session.settings.decisions_enabled:
         return
-    blocking = s.decisions.blocking()
+    blocking = session.decisions.blocking()
     if not blocking:
         return
-    mode = s.settings.decision_mode
-    s.log.event("decision:blocking", count=len(blocking), mode=mode)
+    mode = session.settings.decision_mode
+    session.log.event("decision:blocking", count=len(blocking), mode=mode)
     paths = "\n".join(f"  {d.path}" for d in blocking)
     if mode == "exit":
-        s.save()
-        raise AbortError(f"awaiting human decision — resolve then resume:\n{paths}\n  robot-to --resume {s.run.run_id}")
-    s.status.say(f"awaiting human decision on {len(blocking)} item(s):\n{paths}")
-    s.status.update(phase="awaiting decision")
-    s.log.event("decision:wait:start", count=len(blocking))
-    _poll(s)
+        session.save()
+        raise StopRun(f"awaiting human decision — resolve then resume:\n{paths}\n  robot-to --resume {session.run.run_id}")
+    session.status.say(f"awaiting human decision on {len(blocking)} item(s):\n{paths}")
+    session.status.update(phase="awaiting decision")
+    session.log.event("decision:wait:start", count=len(blocking))
+    _poll(session)
 
 
-def _poll(s: Session) -> None:
-    timeout = s.settings.decision_timeout
+def _poll(session: Session) -> None:
+    timeout = session.settings.decision_timeout
     deadline = time.monotonic() + timeout if timeout is not None else None
     while True:
-        if not s.backoff.sleep_seconds(s.settings.decision_wait_poll) or s.stopping:
+        if not session.backoff.sleep_seconds(session.settings.decision_wait_poll) or session.stopping:
             return
-        if not s.decisions.blocking():
-            s.log.event("decision:wait:resolved")
-            s.status.say("decision resolved — resuming")
+        if not session.decisions.blocking():
+            session.log.event("decision:wait:resolved")
+            session.status.say("decision resolved — resuming")
             return
         if deadline is not None and time.monotonic() >= deadline:
-            raise AbortError(f"awaiting human decision (timed out after {timeout:g}s)", exit_code=1)
+            raise StopRun(f"awaiting human decision (timed out after {timeout:g}s)", exit_code=RunExit.ABORTED)

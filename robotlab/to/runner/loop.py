@@ -1,69 +1,86 @@
 """The iteration loop: run the robot, gate, commit or roll back, check the stop conditions.
 
-It ends only by raising: ``AbortError`` (a stop condition), ``PermanentError``, or any
+It ends only by raising: ``StopRun`` (a stop condition), ``PermanentError``, or any
 other error (fatal); or by returning once a signal asked it to stop.
 """
 
 from __future__ import annotations
 
 from robotlab.errors import PermanentError, ToError
+from robotlab.to.process.failure import Failure
 from robotlab.to.runner import outcomes
 from robotlab.to.runner.decision_wait import wait_for_decisions
-from robotlab.to.runner.iteration import Outcome, run_iteration
+from robotlab.to.runner.iteration import run_iteration
+from robotlab.to.runner.outcome_types import Outcome, OutcomeKind
+from robotlab.to.runner.preflight import explain
 from robotlab.to.runner.session import Session
-from robotlab.to.runner.stop_conditions import check_after, check_limits
+from robotlab.to.runner.stop_conditions import check_after, check_limits, check_target
 
 
-def run_loop(s: Session) -> None:
+def run_loop(session: Session) -> None:
     """Iterate until a stop condition raises or a signal stops the run."""
-    while not s.stopping:
-        wait_for_decisions(s)
-        if s.stopping:
+    check_target(session.run, session.settings)
+    while not session.stopping:
+        wait_for_decisions(session)
+        if session.stopping:
             return
-        check_limits(s.run, s.settings)
-        s.run.iteration += 1
-        s.log.event("iteration:start", iteration=s.run.iteration)
-        s.status.update(iteration=s.run.iteration, phase="robot")
-        s.status.say(f"iteration {s.run.iteration} ({s.settings.model})...")
-        outcome = run_with_retries(s)
+        check_limits(session.run, session.settings)
+        session.run.iteration += 1
+        session.log.event("iteration:start", iteration=session.run.iteration)
+        session.status.update(iteration=session.run.iteration, phase="robot")
+        session.status.say(f"iteration {session.run.iteration} ({session.settings.model})...")
+        outcome = run_with_retries(session)
         try:
-            outcomes.apply(s, outcome)
+            outcomes.apply(session, outcome)
         finally:
-            s.save()
-        if outcome.kind == "interrupted":
+            session.save()
+        if outcome.kind == OutcomeKind.INTERRUPTED:
             return
-        check_after(s.run, s.settings)
+        check_after(session.run, session.settings)
 
 
-def run_with_retries(s: Session) -> Outcome:
-    """Run the iteration; after an error, back off and retry the same iteration number."""
+def run_with_retries(session: Session) -> Outcome:
+    """Run the iteration; after a transient error, back off and retry the same iteration number.
+
+    A permanent error (authentication, DNS, model not found, a 4xx other than 408 and 429)
+    ends the run at once: waiting cannot fix it.
+    """
     while True:
-        outcome = run_iteration(s)
-        if outcome.kind != "error" or outcome.error is None:
+        outcome = run_iteration(session)
+        if outcome.kind != OutcomeKind.ERROR or outcome.error is None:
             return outcome
         error = outcome.error
-        if error.get("auth"):
-            raise PermanentError(f"API authentication failed: {error['message']}")
-        _record_error(s, error)
-        if s.run.consecutive_errors > s.settings.max_retries:
-            raise ToError(error["message"])
-        if s.stopping:
-            return Outcome("interrupted", outcome.result)
-        s.log.event("backoff:start", consecutive_errors=s.run.consecutive_errors)
-        s.status.update(phase="backoff")
-        s.backoff.sleep_for(s.run.consecutive_errors, error.get("retry_after"))
-        s.log.event("backoff:end")
-        if s.stopping:
-            return Outcome("interrupted", outcome.result)
+        _record_error(session, error)
+        if error.permanent:
+            prefix = "API authentication failed: " if error.auth else ""
+            raise PermanentError(prefix + explain(error, session.settings))
+        if session.run.consecutive_errors > session.settings.max_retries:
+            raise ToError(error.message)
+        if session.stopping:
+            return Outcome(OutcomeKind.INTERRUPTED, outcome.result)
+        _back_off(session, error)
+        if session.stopping:
+            return Outcome(OutcomeKind.INTERRUPTED, outcome.result)
 
 
-def _record_error(s: Session, error: dict[str, object]) -> None:
-    run = s.run
-    s.log.event("agent:run:error", iteration=run.iteration, error=error["class"], message=error["message"])
-    s.rollback()
-    s.notes.error(run.iteration, str(error["class"]), str(error["message"]))
+def _back_off(session: Session, error: Failure) -> None:
+    run = session.run
+    seconds = session.backoff.delay(run.consecutive_errors, error.retry_after)
+    session.log.event("backoff:start", consecutive_errors=run.consecutive_errors, seconds=seconds, cause=str(error.cause))
+    session.status.update(phase=f"waiting {seconds:g}s to retry")
+    session.status.say(f"iteration {run.iteration}: {error.cause.replace('_', ' ')} error — retrying in {seconds:g}s "
+                       f"(retry {run.consecutive_errors}/{session.settings.max_retries})")
+    session.backoff.sleep_for(run.consecutive_errors, error.retry_after)
+    session.log.event("backoff:end")
+
+
+def _record_error(session: Session, error: Failure) -> None:
+    run = session.run
+    session.log.event("agent:run:error", iteration=run.iteration, error=error.error_class, message=error.message,
+                      cause=str(error.cause), permanent=error.permanent)
+    session.rollback()
+    session.notes.error(run.iteration, error.error_class, error.message)
     run.consecutive_failures += 1
     run.consecutive_errors += 1
     run.iterations_since_improvement += 1
-    s.status.say(f"iteration {run.iteration} error: {error['class']}: {error['message']}")
-
+    session.status.say(f"iteration {run.iteration} error: {error.error_class}: {error.message}")

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
-from robotlab.errors import AbortError, ConfigError, PermanentError, SetupError
+from robotlab.errors import ConfigError, PermanentError, RunExit, SetupError, StopRun
 from robotlab.to import config
 from robotlab.to.child.judge import SupervisedJudge
 from robotlab.to.child.robot_factory import ModelSettings, judge, warm_up
@@ -30,6 +30,7 @@ from robotlab.to.record.decisions import DecisionStore
 from robotlab.to.record.notes import Notes
 from robotlab.to.record.run_log import JsonlLog, stderr_echo
 from robotlab.to.record.status import Status
+from robotlab.to.runner import empty_branch, preflight
 from robotlab.to.runner.backoff import Backoff
 from robotlab.to.runner.loop import run_loop
 from robotlab.to.runner.session import Session
@@ -50,11 +51,17 @@ class RunReport:
 
 @dataclasses.dataclass
 class Streams:
-    """Where the summary (stdout) and progress lines (stderr) go."""
+    """Where the summary (stdout) and progress lines (stderr) go, and in what form.
+
+    ``live``: draw the live view (None: when ``err`` is a terminal); ``summary_json``: the
+    summary as one JSON object; ``quiet``: no progress at all, only the summary.
+    """
 
     out: TextIO = dataclasses.field(default_factory=lambda: sys.stdout)
     err: TextIO = dataclasses.field(default_factory=lambda: sys.stderr)
     live: bool | None = None
+    summary_json: bool = False
+    quiet: bool = False
 
 
 def _repository(work_dir: str | os.PathLike[str] | None) -> Git:
@@ -89,35 +96,37 @@ def start(objective: str, settings: config.Settings, registry: EvalRegistry, str
           work_dir: str | None = None) -> Session:
     """Check the repository, create the branch and the run directory; return the session."""
     git = _repository(work_dir)
+    if settings.preflight:
+        preflight.check(settings)
     now = dt.datetime.now()
     run_id = new_run_id(now)
     run = Run(run_id, objective, branch_name(objective, now), git.head_sha(), f"{settings.run_dir}/runs/{run_id}",
-              settings=settings.persisted())
-    s = _session(git, run, settings, registry, streams)
+              start_branch=git.current_branch(), settings=settings.persisted())
+    session = _session(git, run, settings, registry, streams)
     if git.branch_exists(run.branch):  # two runs of one objective within a second
         run.branch = f"{run.branch}-{run_id[-6:]}"
     git.create_branch(run.branch)
     git.add_to_local_exclude(settings.run_dir)
     (Path(git.work_dir) / run.run_dir).mkdir(parents=True, exist_ok=True)
-    s.log.open(Path(git.work_dir) / run.log_path)
-    s.notes.write_header(run_id, objective)
-    s.decisions.directory.mkdir(parents=True, exist_ok=True)
-    _baseline(s)
-    s.save()
-    s.log.event("orchestrator:start", run_id=run_id, objective=objective, branch=run.branch, model=settings.model)
-    s.status.say(f"run {run_id} → branch {run.branch}")
-    return s
+    session.log.open(Path(git.work_dir) / run.log_path)
+    session.notes.write_header(run_id, objective)
+    session.decisions.directory.mkdir(parents=True, exist_ok=True)
+    _baseline(session)
+    session.save()
+    session.log.event("orchestrator:start", run_id=run_id, objective=objective, branch=run.branch, model=settings.model)
+    session.status.say(f"run {run_id} → branch {run.branch}")
+    return session
 
 
-def _baseline(s: Session) -> None:
-    measure = getattr(s.evaluator, "baseline", None)
+def _baseline(session: Session) -> None:
+    measure = getattr(session.evaluator, "baseline", None)
     if measure is None:
         return
-    value = measure(Context(s.root, s.run.base_commit, None, s.run.objective, 0))
+    value = measure(Context(session.root, session.run.base_commit, None, session.run.objective, 0))
     if value is not None:
-        s.run.last_score_value = value
-        s.log.event("eval:baseline", value=value)
-        s.status.say(f"base score: {value}")
+        session.run.record_score(value)
+        session.log.event("eval:baseline", value=value)
+        session.status.say(f"base score: {value}")
 
 
 def reopen(run_id: str, overrides: dict[str, Any], registry: EvalRegistry, streams: Streams,
@@ -130,71 +139,74 @@ def reopen(run_id: str, overrides: dict[str, Any], registry: EvalRegistry, strea
         raise SetupError(f"no resumable run at {path}")
     run = Run.load(path)
     settings = config.load(overrides, base=run.settings)
+    if settings.preflight:
+        preflight.check(settings)
     run.settings = settings.persisted()
-    s = _session(git, run, settings, registry, streams)
-    git.checkout_branch(run.branch)
-    s.log.open(Path(git.work_dir) / run.log_path)
-    s.log.event("orchestrator:resume", run_id=run_id, iteration=run.iteration, branch=run.branch, model=settings.model)
-    s.status.say(f"resumed run {run_id} at iteration {run.iteration} → branch {run.branch}")
-    return s
+    session = _session(git, run, settings, registry, streams)
+    empty_branch.restore(session)
+    session.log.open(Path(git.work_dir) / run.log_path)
+    session.log.event("orchestrator:resume", run_id=run_id, iteration=run.iteration, branch=run.branch, model=settings.model)
+    session.status.say(f"resumed run {run_id} at iteration {run.iteration} → branch {run.branch}")
+    return session
 
 
-def _install_signals(s: Session) -> dict[int, Any]:
+def _install_signals(session: Session) -> dict[int, Any]:
     if threading.current_thread() is not threading.main_thread():
         return {}
 
     def handler(signum: int, _frame: Any) -> None:
-        s.request_stop(signal.Signals(signum).name)
-        s.supervisor.kill_all()
+        session.request_stop(signal.Signals(signum).name)
+        session.supervisor.kill_all()
 
     return {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
-def execute(s: Session, streams: Streams) -> RunReport:
+def execute(session: Session, streams: Streams) -> RunReport:
     """Run the loop, turn how it ended into a reason and an exit code, print the summary."""
-    previous = _install_signals(s)
+    previous = _install_signals(session)
     warm_up()
-    s.status.start()
-    reason, code = None, 0
+    session.status.start()
+    reason, code = None, int(RunExit.STOPPED)
     try:
-        run_loop(s)
-    except AbortError as exc:
+        run_loop(session)
+    except StopRun as exc:
         reason, code = exc.reason, exc.exit_code
-        s.log.event("orchestrator:abort", reason=reason)
+        session.log.event("orchestrator:abort", reason=reason)
     except PermanentError as exc:
-        reason, code = f"permanent error: {exc}", 1
-        s.git.reset_hard() if s.commit_failure is None else None
-        s.log.event("orchestrator:abort", reason=reason, permanent=True)
+        reason, code = f"permanent error: {exc}", int(RunExit.ABORTED)
+        session.git.reset_hard() if session.commit_failure is None else None
+        session.log.event("orchestrator:abort", reason=reason, permanent=True)
     except Exception as exc:  # the run's one boundary: any other error ends it as fatal
-        reason, code = f"fatal: {exc}", 1
-        s.rollback()
-        s.log.event("orchestrator:fatal", error=type(exc).__name__, message=str(exc))
+        reason, code = f"fatal: {exc}", int(RunExit.ABORTED)
+        session.rollback()
+        session.log.event("orchestrator:fatal", error=type(exc).__name__, message=str(exc))
     finally:
-        s.status.stop()
+        session.status.stop()
         for signum, old in previous.items():
             signal.signal(signum, old)
-    if s.signal_name and (reason is None or not reason.startswith("awaiting")):
-        reason, code = f"interrupted by {s.signal_name}", 130
-    return finish(s, reason, code, streams)
+    if session.signal_name and (reason is None or not reason.startswith("awaiting")):
+        reason, code = f"interrupted by {session.signal_name}", int(RunExit.INTERRUPTED)
+    return finish(session, reason, code, streams)
 
 
-def finish(s: Session, reason: str | None, code: int, streams: Streams) -> RunReport:
+def finish(session: Session, reason: str | None, code: int, streams: Streams) -> RunReport:
     """Log the end, save ``run.json``, print the summary to stdout."""
-    run = s.run
+    run = session.run
     elapsed = (dt.datetime.now().astimezone() - run.started()).total_seconds()
-    s.log.event("orchestrator:end", iterations=run.iteration, commits=run.commits, input_tokens=run.input_tokens,
+    returned_to = empty_branch.leave_if_empty(session)
+    session.log.event("orchestrator:end", iterations=run.iteration, commits=run.commits, input_tokens=run.input_tokens,
                 output_tokens=run.output_tokens, abort_reason=reason, elapsed=round(elapsed, 1))
-    s.log.close()
-    s.save()
-    ins, dels, files = s.git.diff_stat(run.base_commit)
+    session.log.close()
+    session.save()
+    ins, dels, files = session.git.diff_stat(run.base_commit)
     facts = summary.SummaryFacts(
-        model=s.settings.model, elapsed=elapsed, reason=reason, branch=run.branch, run_id=run.run_id,
+        model=session.settings.model, elapsed=elapsed, reason=reason, branch=run.branch, run_id=run.run_id,
         run_dir=run.run_dir, base_commit=run.base_commit, iterations=run.iteration, commits=run.commits,
         rolled_back=max(run.iteration - run.commits - run.no_change, 0), no_change=run.no_change,
         input_tokens=run.input_tokens, output_tokens=run.output_tokens, insertions=ins, deletions=dels,
-        files=files, resumable=code in (0, 130) and not (reason or "").startswith(summary.COMPLETE_PREFIXES),
+        files=files, returned_to=returned_to, resumable=not summary.is_complete(reason),
     )
-    text = summary.render(facts)
+    text = summary.as_json(facts, code) if streams.summary_json else summary.render(facts)
     streams.out.write(text)
     streams.out.flush()
     return RunReport(code, reason, run, text)
@@ -204,7 +216,7 @@ def setup_failure(exc: Exception, streams: Streams) -> RunReport:
     """A run that never started: ``robot-to: <reason>`` on stderr, exit 2."""
     streams.err.write(f"robot-to: {exc}\n")
     streams.err.flush()
-    return RunReport(2, str(exc))
+    return RunReport(int(RunExit.CANNOT_START), str(exc))
 
 
 SETUP_ERRORS = (SetupError, ConfigError, PermanentError)

@@ -41,8 +41,9 @@ class Session:
     @property
     def model(self) -> ModelSettings:
         """How the iteration's robot reaches its model."""
-        s = self.settings
-        return ModelSettings(s.model, s.provider, s.api_base, s.stream, s.max_tool_rounds)
+        settings = self.settings
+        return ModelSettings(settings.model, settings.provider, settings.api_base, settings.stream,
+                             settings.max_tool_rounds)
 
     @property
     def stopping(self) -> bool:

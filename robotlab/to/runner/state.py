@@ -36,9 +36,15 @@ def new_run_id(now: dt.datetime | None = None) -> str:
 
 
 def slugify(objective: str) -> str:
-    """Lowercase, runs of other characters to ``-``, trimmed, cut to 40, or ``takeover``."""
-    slug = re.sub(r"[^a-z0-9]+", "-", objective.lower()).strip("-")[:SLUG_LIMIT].rstrip("-")
-    return slug or "takeover"
+    """Lowercase, runs of other characters to ``-``, trimmed, cut to 40 at a word boundary, or ``takeover``.
+
+    A single word longer than the limit is cut at the limit.
+    """
+    slug = re.sub(r"[^a-z0-9]+", "-", objective.lower()).strip("-")
+    if len(slug) > SLUG_LIMIT:
+        cut = slug[: SLUG_LIMIT + 1]
+        slug = cut[: cut.rindex("-")] if "-" in cut else slug[:SLUG_LIMIT]
+    return slug.rstrip("-") or "takeover"
 
 
 def branch_name(objective: str, now: dt.datetime | None = None) -> str:
@@ -63,9 +69,11 @@ class Run:
     input_tokens: int = 0
     output_tokens: int = 0
     last_score_value: float | None = None
+    best_score_value: float | None = None
     iterations_since_improvement: int = 0
     no_change: int = 0
     rolled_back: int = 0
+    start_branch: str | None = None
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
@@ -92,6 +100,11 @@ class Run:
     def total_tokens(self) -> int:
         """Input plus output tokens so far."""
         return self.input_tokens + self.output_tokens
+
+    def record_score(self, value: float) -> None:
+        """A committed (or the base commit's) score: the newest, and the best so far."""
+        self.last_score_value = value
+        self.best_score_value = value if self.best_score_value is None else max(self.best_score_value, value)
 
     def started(self) -> dt.datetime:
         """``started_at`` parsed (elapsed time includes paused time across resumes)."""
@@ -120,6 +133,8 @@ class Run:
             run_dir=data.get("run_dir") or str(Path(path).parent),
             started_at=data.get("started_at") or dt.datetime.now().astimezone().isoformat(),
             last_score_value=data.get("last_score_value"),
+            best_score_value=data.get("best_score_value", data.get("last_score_value")),
+            start_branch=data.get("start_branch"),
             settings=data.get("settings") or {},
         )
         for key in _COUNTERS:

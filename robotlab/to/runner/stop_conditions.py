@@ -1,4 +1,4 @@
-"""The run's limits, checked before and after each iteration; each raises AbortError(reason).
+"""The run's limits, checked before and after each iteration; each raises StopRun(reason).
 
 A limit the user set (iterations, tokens, plateau) is a stop: exit code 0. Too many
 consecutive failures is an abort: exit code 1.
@@ -6,26 +6,33 @@ consecutive failures is an abort: exit code 1.
 
 from __future__ import annotations
 
-from robotlab.errors import AbortError
+from robotlab.errors import RunExit, StopRun
 from robotlab.to.config import Settings
 from robotlab.to.runner.state import Run
+
+
+def check_target(run: Run, settings: Settings) -> None:
+    """Stop before any iteration when the best score (the base's, at first) meets ``--target``."""
+    best, target = run.best_score_value, settings.eval_target
+    if best is not None and target is not None and best >= target:
+        raise StopRun(f"target met: the score {best:g} already meets the target {target:g}")
 
 
 def check_limits(run: Run, settings: Settings) -> None:
     """Max iterations, then max tokens (the pre-check of every pass)."""
     if settings.max_iterations is not None and run.iteration >= settings.max_iterations:
-        raise AbortError(f"max iterations reached ({settings.max_iterations})")
+        raise StopRun(f"max iterations reached ({settings.max_iterations})")
     if settings.max_tokens is not None and run.total_tokens >= settings.max_tokens:
-        raise AbortError(f"max tokens reached ({settings.max_tokens})")
+        raise StopRun(f"max tokens reached ({settings.max_tokens})")
 
 
 def check_after(run: Run, settings: Settings) -> None:
     """Limits, then consecutive failures, then plateau (the post-check of every pass)."""
     check_limits(run, settings)
     if run.consecutive_failures >= settings.max_consecutive_failures:
-        raise AbortError(f"{run.consecutive_failures} consecutive failures", exit_code=1)
+        raise StopRun(f"{run.consecutive_failures} consecutive failures", exit_code=RunExit.ABORTED)
     if settings.stop_on_plateau is not None and run.iterations_since_improvement >= settings.stop_on_plateau:
-        raise AbortError(f"plateau: {run.iterations_since_improvement} iterations without improvement")
+        raise StopRun(f"plateau: {run.iterations_since_improvement} iterations without improvement")
 
 
 def tokens_exhausted(run: Run, settings: Settings) -> bool:

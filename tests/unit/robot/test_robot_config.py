@@ -140,3 +140,28 @@ def test_chat_with_temperature_is_the_temperature_of_robots_that_set_none() -> N
     assert llm.requests[1].params["temperature"] == 0.2
     robotlab.build(llm=llm, temperature=0.9).run("hi")
     assert llm.requests[2].params["temperature"] == 0.9 and "drop_params" not in llm.requests[2].params
+
+
+def test_the_model_fields_are_declared_once_and_shared() -> None:
+    from robotlab.config.model_settings import ModelSettings
+    from robotlab.config.settings import LLMSettings
+    from robotlab.robotd.hosting import RobotSpec
+
+    model_fields = set(ModelSettings.model_fields)
+    assert model_fields <= set(RunConfig.model_fields)
+    assert model_fields <= set(LLMSettings.model_fields)
+    spec = RobotSpec(template="t", llm=ModelSettings(model="m", temperature=0.2, api_key="k"))
+    again = RobotSpec.from_dict(spec.to_dict())
+    assert again.llm == spec.llm and again.template == "t"
+    assert RunConfig(model="m", api_key="k").as_model_settings().plain() == {"model": "m"}
+
+
+def test_a_model_value_of_the_wrong_type_is_one_config_error_naming_the_field() -> None:
+    from robotlab.config.model_settings import ModelSettings
+
+    with pytest.raises(ConfigError, match=r"RunConfig.temperature: .*'hot'"):
+        RunConfig(temperature="hot")
+    with pytest.raises(ConfigError, match=r"ModelSettings.max_tokens"):
+        ModelSettings(max_tokens="many")
+    with pytest.raises(TypeError, match="unexpected keyword arguments: colour"):
+        ModelSettings(colour="red")

@@ -1,0 +1,85 @@
+"""``ModelSettings``: which model a robot calls and how, declared once.
+
+Robot keyword arguments, ``RunConfig`` (which extends it), template front matter, spawn's fork
+request, robotd's robot spec and robot-to's settings all take the model fields from here, so a
+new request parameter is added in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from robotlab.errors import ConfigError
+
+__all__ = ["REQUEST_FIELDS", "ROUTE_FIELDS", "ModelSettings", "validated"]
+
+REQUEST_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "presence_penalty", "frequency_penalty", "stop")
+"""The fields sent as request parameters of a model call."""
+
+ROUTE_FIELDS = ("model", "provider", "api_base", "api_key")
+"""The fields that say where a model call goes."""
+
+
+class ModelSettings(BaseModel):
+    """The model a robot calls, where it is served, and the request parameters; None is "not set"."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | None = None
+    """The model id; a provider prefix (``ollama/llama3``) may be part of it."""
+    provider: str | None = None
+    """A litellm provider name (``openai``, ``anthropic``, ``ollama``...)."""
+    api_base: str | None = None
+    """The server URL, for OpenAI-compatible or local servers."""
+    api_key: str | None = Field(default=None, repr=False)
+    """The key for this robot's calls (otherwise the provider's environment variable)."""
+    temperature: float | None = None
+    """Sampling temperature."""
+    top_p: float | None = None
+    """Nucleus sampling mass."""
+    top_k: int | None = None
+    """Top-k sampling (providers that support it)."""
+    max_tokens: int | None = None
+    """The most output tokens one call may produce."""
+    presence_penalty: float | None = None
+    """Penalty for tokens already present."""
+    frequency_penalty: float | None = None
+    """Penalty by token frequency."""
+    stop: str | list[str] | None = None
+    """Stop sequence(s)."""
+
+    def __init__(self, **values: Any) -> None:
+        validated(super().__init__, type(self).__name__, values)
+
+    def set_fields(self, names: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """The set (non-None) fields, of ``names`` when given, as they are (no copies)."""
+        keys = names if names is not None else tuple(type(self).model_fields)
+        return {key: getattr(self, key) for key in keys if getattr(self, key) is not None}
+
+    def request_params(self) -> dict[str, Any]:
+        """The set request parameters (model and routing excluded)."""
+        return self.set_fields(REQUEST_FIELDS)
+
+    def plain(self) -> dict[str, Any]:
+        """The set fields as plain data without the key (a fork request or ``robot.info`` carries it)."""
+        return {k: v for k, v in self.set_fields().items() if k != "api_key"}
+
+
+def validated(init: Any, kind: str, values: dict[str, Any]) -> None:
+    """Run a pydantic ``__init__``; an unknown keyword is Python's ``TypeError``, a bad value a ``ConfigError``.
+
+    Raises:
+        TypeError: a keyword that is not a field (a programming error, as for any class).
+        ConfigError: a value of the wrong type, one line naming the field.
+    """
+    try:
+        init(**values)
+    except ValidationError as exc:
+        unknown = [str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden"]
+        if unknown:
+            raise TypeError(f"{kind}() got unexpected keyword arguments: {', '.join(unknown)}") from None
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(f"{kind}.{field}: {first['msg']} (got {first.get('input')!r})") from None

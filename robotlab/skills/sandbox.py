@@ -1,0 +1,149 @@
+"""Run a skill script confined to its grant: bubblewrap, else Landlock, else refuse.
+
+``sandbox.enabled: false`` (the default) runs scripts unconfined, as the Ruby gem does, but
+still under the time-out. Enabled, the strategy is the first that works on this machine:
+
+- **bubblewrap** (``bwrap``): a fresh mount namespace holding only the system directories,
+  the skill's own directory and the granted paths (writable ones bound read-write), fresh
+  PID/IPC/UTS namespaces, and a network namespace with nothing in it unless the grant allows
+  the network. It needs unprivileged user namespaces (or root).
+- **Landlock** (Linux 5.13+): the kernel refuses file access outside the granted paths;
+  network off is enforced for TCP only, and only from Landlock ABI 4 (Linux 6.7).
+- nothing: ``sandbox.enabled: true`` then refuses to run the script (``SandboxUnavailable``)
+  instead of running it unconfined.
+
+Every script runs in its own process group; on time-out the group and every descendant's
+group get SIGTERM, then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from robotlab.errors import SandboxUnavailable
+from robotlab.skills import landlock
+from robotlab.skills.capabilities import Capabilities
+from robotlab.to.process.groups import kill_tree
+
+__all__ = ["STRATEGIES", "SYSTEM_PATHS", "ScriptRun", "choose_strategy", "run_script"]
+
+STRATEGIES = ("auto", "bubblewrap", "landlock")
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
+"""Read-only in every sandbox, so ``bash`` and ordinary tools can start."""
+# A fixed, minimal environment: a script never sees the robot's API keys or $HOME.
+_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/nonexistent"}
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    """What a script did: combined output, exit status, and whether it was killed."""
+
+    output: str
+    status: int | None
+    timed_out: bool = False
+
+
+@functools.cache
+def bubblewrap_works() -> bool:
+    """True when ``bwrap`` is installed and can make namespaces here."""
+    bwrap = shutil.which("bwrap")
+    if not bwrap:
+        return False
+    probe = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-all", "true"],
+                           capture_output=True, timeout=10, check=False)
+    return probe.returncode == 0
+
+
+def _unavailable(grant: Capabilities, abi: int) -> str | None:
+    if abi < 1:
+        return "neither bubblewrap nor Landlock can confine skill scripts on this machine"
+    if not grant.network and abi < landlock.NET_ABI:
+        return f"Landlock ABI {abi} cannot turn the network off (needs {landlock.NET_ABI})"
+    return None
+
+
+def choose_strategy(enabled: bool, strategy: str, grant: Capabilities) -> str:
+    """``none``, ``bubblewrap`` or ``landlock``: how this script will be confined.
+
+    Raises:
+        ConfigError: ``strategy`` is not one of ``STRATEGIES``.
+        SandboxUnavailable: the sandbox is enabled and nothing here can enforce the grant.
+    """
+    if strategy not in STRATEGIES:
+        raise SandboxUnavailable(f"unknown sandbox.strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    if not enabled or grant.trust == "core":
+        return "none"
+    if strategy in ("auto", "bubblewrap") and bubblewrap_works():
+        return "bubblewrap"
+    if strategy == "bubblewrap":
+        raise SandboxUnavailable("sandbox.strategy is bubblewrap but bwrap cannot run here: "
+                                 "install bubblewrap (apt-get install bubblewrap) or use strategy auto")
+    reason = _unavailable(grant, landlock.abi_version())
+    if reason:
+        raise SandboxUnavailable(f"sandbox.enabled is true but {reason}: install bubblewrap "
+                                 "(apt-get install bubblewrap) or set sandbox.enabled: false; "
+                                 "the script was not run")
+    return "landlock"
+
+
+def _bind(flag: str, path: str) -> list[str]:
+    source = Path(path)
+    if source.is_symlink() and flag == "--ro-bind":
+        return ["--symlink", str(source.readlink()), path]
+    return [flag, path, path] if source.exists() else []
+
+
+def bubblewrap_argv(argv: list[str], grant: Capabilities, skill_dir: Path, cwd: Path) -> list[str]:
+    """The ``bwrap`` command line that confines ``argv`` to ``grant``."""
+    out = ["bwrap", "--unshare-all", "--die-with-parent", "--clearenv"]
+    if grant.network:
+        out += ["--share-net"]
+    for name, value in _ENV.items():
+        out += ["--setenv", name, value]
+    for path in SYSTEM_PATHS:
+        out += _bind("--ro-bind", path)
+    out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for path in (str(skill_dir), *grant.fs_read):
+        out += _bind("--ro-bind", path)
+    for path in grant.fs_write:
+        out += _bind("--bind", path)
+    readable = [Path(p) for p in (str(skill_dir), *grant.fs_read, *grant.fs_write)]
+    inside = any(cwd == p or cwd.is_relative_to(p) for p in readable)
+    return [*out, "--chdir", str(cwd if inside else skill_dir), *argv]
+
+
+def landlock_argv(argv: list[str], grant: Capabilities, skill_dir: Path) -> list[str]:
+    """The command line that applies Landlock in a fresh interpreter, then execs ``argv``."""
+    rules = {"read": [*SYSTEM_PATHS, "/dev", str(skill_dir), *grant.fs_read],
+             "write": [*grant.fs_write, "/dev/null"], "network": grant.network}
+    # Run the file itself, isolated (-I): it needs only the standard library, so the launcher
+    # starts in milliseconds instead of importing robotlab.
+    return [sys.executable, "-I", landlock.__file__, json.dumps(rules), *argv]
+
+
+def run_script(argv: list[str], grant: Capabilities, strategy: str, skill_dir: Path,
+               cwd: Path | None = None) -> ScriptRun:
+    """Run ``argv`` under ``strategy`` with ``grant``'s time-out; stdin closed, own group."""
+    cwd = (cwd or Path.cwd()).resolve()
+    env: dict[str, str] | None = dict(_ENV)
+    if strategy == "bubblewrap":
+        argv, env = bubblewrap_argv(argv, grant, skill_dir, cwd), None
+    elif strategy == "landlock":
+        argv = landlock_argv(argv, grant, skill_dir)
+    elif strategy == "none":
+        env = None
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True, text=True, errors="replace")
+    try:
+        output, _ = proc.communicate(timeout=grant.timeout)
+    except subprocess.TimeoutExpired:
+        kill_tree(proc.pid, grace=0.5)
+        output, _ = proc.communicate()
+        return ScriptRun(output or "", proc.returncode, timed_out=True)
+    return ScriptRun(output or "", proc.returncode)

@@ -1,0 +1,53 @@
+"""Before the branch: are there credentials, and does the model answer one minimal call?
+
+A missing key, a refused key, an unknown model or an unreachable host ends the run before it
+creates anything, with one line that names the cause and the fix (``SetupError``, exit 2).
+``explain`` words the same causes for a permanent error in the middle of a run.
+"""
+
+from __future__ import annotations
+
+from robotlab.errors import SetupError
+from robotlab.to.child.robot_factory import ModelSettings, missing_credentials, ping
+from robotlab.to.config import Settings
+from robotlab.to.process.failure import Cause, Failure, describe_error
+
+
+def _where(settings: Settings) -> str:
+    return settings.api_base or f"the {settings.provider or 'model'} API"
+
+
+def _key_name(settings: Settings) -> str:
+    return f"{(settings.provider or 'openai').upper().replace('-', '_')}_API_KEY"
+
+
+def explain(failure: Failure, settings: Settings, timeout: float | None = None) -> str:
+    """One line: what went wrong with the model, and what to do about it."""
+    where = _where(settings)
+    causes = {
+        Cause.AUTH: f"the provider refused the API key ({_key_name(settings)}): check it, "
+                    "or pass --api-base URL for a local server",
+        Cause.MODEL_NOT_FOUND: f"model {settings.model!r} was not found at {where}: check --model and --provider",
+        Cause.HOST_NOT_FOUND: f"cannot resolve the host of {where}: check the network, or pass --api-base URL",
+        Cause.CONNECTION: f"cannot reach {where}: start the server or check --api-base",
+        Cause.TIMEOUT: f"{where} did not answer" + (f" within {timeout:g}s" if timeout else "")
+                       + ": check the server, or skip this check with --no-preflight",
+        Cause.BAD_REQUEST: f"{where} rejected the request: check --model and --provider",
+    }
+    reason = causes.get(failure.cause)
+    detail = failure.message.splitlines()[0][:200] if failure.message else failure.error_class
+    return f"{reason} ({detail})" if reason else f"the model call failed: {detail}"
+
+
+def check(settings: Settings) -> None:
+    """Raise SetupError naming cause and fix unless the model has credentials and answers."""
+    model = ModelSettings(settings.model, settings.provider, settings.api_base, False)
+    missing = missing_credentials(model)
+    if missing:
+        names = " and ".join(missing)
+        verb = "is" if len(missing) == 1 else "are"
+        raise SetupError(f"{names} {verb} not set: set it, or pass --api-base URL for a local server")
+    try:
+        ping(model, settings.preflight_timeout)
+    except Exception as exc:  # every provider failure becomes one line with its fix
+        raise SetupError(f"preflight: {explain(describe_error(exc), settings, settings.preflight_timeout)}") from exc
