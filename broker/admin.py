@@ -46,7 +46,8 @@ class Admin:
         op = self.ops.get(header["op"])
         if op is None:
             return {"id": header["id"], "ok": False, "error": f"unknown op {header['op']!r}; known: {', '.join(self.ops)}"}
-        args = header.get("args") if isinstance(header.get("args"), dict) else {}
+        given = header.get("args")
+        args: dict[str, Any] = given if isinstance(given, dict) else {}
         try:
             return {"id": header["id"], "ok": True, "result": op(peer, args)}
         except (KeyError, TypeError, ValueError) as exc:

@@ -180,9 +180,9 @@ class BusClient:
         if len(body) > self.max_message_bytes:
             raise BusError(f"message of {len(body)} bytes exceeds the broker's limit of {self.max_message_bytes} bytes")
         message_id = f"{self._epoch}.{next(self._ids)}"
-        flags = {"any": any, "idempotent": idempotent, "untracked": untracked, "to_instance": to_instance,
+        flags: dict[str, Any] = {"any": any, "idempotent": idempotent, "untracked": untracked, "to_instance": to_instance,
                  "reply_to": reply_to, "ack": ack, "deadline": deadline}
-        header = {"id": message_id, "to": to, "type": type}
+        header: dict[str, Any] = {"id": message_id, "to": to, "type": type}
         header.update((k, v) for k, v in flags.items() if v)
         if not receipt:
             header["receipt"] = False
@@ -317,15 +317,15 @@ class BusClient:
             type=str(h.get("type", "message")), content=content, reply_to=h.get("reply_to"),
             deadline=h.get("deadline"), attempt=int(h.get("attempt", 1)), delivery=h["delivery"],
         )
-        if message.reply_to is not None and self._settle_reply(message):
+        if message.reply_to is not None and self._settle_reply(message, message.reply_to):
             return
         self.dispatcher.submit(message)
 
-    def _settle_reply(self, message: Message) -> bool:
-        """Settle what a reply answers; True when a waiting request consumed it."""
+    def _settle_reply(self, message: Message, reply_to: str) -> bool:
+        """Settle what a reply (to ``reply_to``) answers; True when a waiting request consumed it."""
         with self._lock:
-            entry = self._unsettled.pop(message.reply_to, None)
-            waiting = self._requests.get(message.reply_to)
+            entry = self._unsettled.pop(reply_to, None)
+            waiting = self._requests.get(reply_to)
         if entry is not None:
             entry[1].replied(message)  # the broker sends no receipt once a reply proves delivery
         if waiting is None:

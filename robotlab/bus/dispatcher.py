@@ -79,8 +79,9 @@ class Dispatcher:
         """Queue an inbound message (called by the I/O thread); answer duplicates from the cache."""
         key = (message.sender_instance, message.id)
         with self._lock:
-            extras = self._seen.get(key, ())
-            if extras == ():
+            first = key not in self._seen
+            extras = self._seen.get(key)
+            if first:
                 self._seen[key] = [message.delivery]
                 while len(self._seen) > SEEN_LIMIT:
                     self._seen.popitem(last=False)
@@ -92,7 +93,7 @@ class Dispatcher:
             cached = self._replies.get(key) if extras is None else None
             if cached is not None:
                 self._unacked.add(message.delivery)
-        if extras == ():
+        if first:
             self._queue.put(message)
         elif extras is None:
             self._answer_again(message, cached)

@@ -40,6 +40,12 @@ _POLLIN = int(zmq.POLLIN)
 _EVENTS = int(zmq.EVENTS)
 
 
+def _readable(sock: zmq.Socket) -> bool:
+    """Whether a message waits on ``sock`` (ZMQ_EVENTS, an int option, has POLLIN)."""
+    events = sock.get(_EVENTS)
+    return isinstance(events, int) and bool(events & _POLLIN)
+
+
 class Link:
     """Owns the socket and the connection state machine; calls ``on_frame`` for inbound frames."""
 
@@ -129,6 +135,12 @@ class Link:
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
 
+    @property
+    def _sock(self) -> zmq.Socket:
+        """The current socket: the I/O thread holds one from connect until it exits."""
+        assert self._socket is not None, "the link is not connected"
+        return self._socket
+
     def _wake(self) -> None:
         try:
             os.write(self._wake_w, b"x")
@@ -137,7 +149,7 @@ class Link:
 
     def _wake_if_input(self) -> None:
         # A send may have consumed the edge of the socket's fd; don't let input sit unseen.
-        if self._socket is not None and self._socket.get(_EVENTS) & _POLLIN:
+        if self._socket is not None and _readable(self._socket):
             self._wake()
 
     # -- the I/O thread ------------------------------------------------------------------------
@@ -149,14 +161,14 @@ class Link:
                     self._drain_socket()
                     self._flush_acks()
                     self._timers()
-                    fd = self._socket.get(zmq.FD)
+                    fd = self._sock.fileno()
                     timeout = self._poll_ms()
                 self._wait(fd, timeout)
             with self._lock:
                 self._flush_acks()
         finally:
             with self._lock:
-                self._socket.close(linger=100)
+                self._sock.close(linger=100)
                 self._socket = None
             os.close(self._wake_r)
             os.close(self._wake_w)
@@ -186,9 +198,9 @@ class Link:
                 self._acks = []
 
     def _drain_socket(self) -> None:
-        while self._socket.get(_EVENTS) & _POLLIN:
+        while _readable(self._sock):
             try:
-                frames = protocol.recv(self._socket)
+                frames = protocol.recv(self._sock)
             except zmq.Again:
                 return
             self._last_recv = time.monotonic()
@@ -277,7 +289,7 @@ class Link:
 
     def _send(self, frames: list[bytes]) -> bool:
         try:
-            protocol.send(self._socket, frames)
+            protocol.send(self._sock, frames)
         except zmq.Again:
             return False
         self._last_sent = time.monotonic()
