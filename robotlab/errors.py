@@ -149,6 +149,8 @@ class InferenceError(RobotlabError):
     """The LLM provider failed, or the call that just finished crossed a budget."""
 
     exit_code: int = ExitCode.TEMPFAIL
+    status_code: int | None = None
+    """The provider's HTTP status, when it gave one."""
 
 
 class ToolLoopError(InferenceError):

@@ -64,7 +64,7 @@ def run_demo(broker_url: str, say: Callable[[str], Any] = print) -> None:
             _wait_for(lead.bus, "concierge", concierge)
             reply = lead.ask("concierge", "Which room is free this morning?", timeout=30)
             say(f"  lead asked concierge, reply: {reply.content}")
-            say(f"  lead's outbox: {reply.in_reply_to} is {lead.outbox[reply.in_reply_to]['status']}")
+            say(f"  lead's outbox: {reply.in_reply_to} is {lead.outbox[reply.in_reply_to or '']['status']}")
             warming.join()
             started = time.perf_counter()
             specialist = lead.spawn(name="specialist", system_prompt="You plan meetings.")

@@ -10,6 +10,7 @@ Every process the demo starts is stopped before it exits.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import queue
@@ -104,7 +105,7 @@ def start_clerks(demo: Demo, client: Any) -> None:
     argv = [sys.executable, "-m", "robotlab.robotd", "--name", "clerk", "--broker", demo.url, "--handler", CLERK_HANDLER]
     procs = [demo.procs.start("robotd-clerk", argv) for _ in range(2)]
     for proc in procs:
-        _wait(lambda p=proc: any(r["pid"] == p.pid for r in client.admin("ps")), proc, demo, f"robotd pid {proc.pid}")
+        _wait(functools.partial(_listed, client, proc.pid), proc, demo, f"robotd pid {proc.pid}")
     for row in client.admin("ps"):
         demo.say(f"  robotd --name {row['name']} --handler {CLERK_HANDLER}: pid {row['pid']}, instance {row['instance']}, {row['state']}")
 
@@ -140,6 +141,10 @@ def dead_letter(client: Any, say: Callable[[str], None]) -> None:
 
     for row in client.admin("dlq.list"):
         say(f"  dlq list: {row['dlq_id']}  {row['reason']}  to {row['to']}  from {row['from']}  {unpack(row['body'])!r}")
+
+
+def _listed(client: Any, pid: int) -> bool:
+    return any(row["pid"] == pid for row in client.admin("ps"))
 
 
 def _wait(ready: Callable[[], Any], proc: subprocess.Popen[bytes], demo: Demo, what: str) -> None:

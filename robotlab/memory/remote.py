@@ -161,7 +161,7 @@ class RemoteMemory(WriterSlot):
         values = {k: self._await(k, wait) for k in names}
         return values[names[0]] if len(names) == 1 else values
 
-    def _await(self, key: str, wait: Wait) -> Any:
+    def _await(self, key: str, wait: float) -> Any:
         deadline = None if wait is True else time.monotonic() + max(0.0, float(wait))
         changed = threading.Event()
         route = uuid.uuid4().hex

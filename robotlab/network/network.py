@@ -200,11 +200,15 @@ class Network(Runnable):
         scope = HookScope(global_hooks(), self.hooks, None)
         return scope.run("network_run", ctx, lambda: self._runner().run(initial))
 
+    def _step(self, task: Task) -> Callable[[FlowResult], FlowResult]:
+        """The wave runner's call for one task: run it with the result so far, in this network."""
+        return lambda result: task(result, self)
+
     def _runner(self) -> WaveRunner:
         tasks = dict(self._tasks)
         return WaveRunner(
             self._waves or [],
-            {name: (lambda result, t=task: t(result, self)) for name, task in tasks.items()},
+            {name: self._step(task) for name, task in tasks.items()},
             self._dependencies(),
             optional=[name for name, task in tasks.items() if task.optional],
             max_concurrent=self.config.max_concurrent_robots,

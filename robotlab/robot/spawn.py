@@ -209,6 +209,7 @@ class ForkServerClient:
         if threading.current_thread() is threading.main_thread():
             argv.append("--pdeathsig")  # the kernel ties it to this thread; see robotd/supervision.py
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+        assert process.stdout is not None  # stdout=PIPE
         server = cls(path, process, folder)
         deadline = time.monotonic() + timeout
         line = b""

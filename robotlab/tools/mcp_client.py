@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import threading
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -213,7 +214,7 @@ class MCPClient:
     def _wrap(self, mcp_tool: Any) -> Tool:
         schema = getattr(mcp_tool, "input_schema", None) or getattr(mcp_tool, "inputSchema", None) or {}
         return Tool.create(name=mcp_tool.name, description=mcp_tool.description or "", parameters=dict(schema),
-                           handler=lambda args, name=mcp_tool.name: self.call_tool(name, args), mcp=self.name)
+                           handler=functools.partial(self.call_tool, mcp_tool.name), mcp=self.name)
 
     def list_tools(self) -> list[Tool]:
         """The server's tools, wrapped as robotlab tools."""
