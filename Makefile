@@ -9,6 +9,9 @@ STAMP := $(VENV)/.installed
 TYPETREE := $(VENV)/typecheck/robotlab
 LOCK := requirements.lock
 SOURCES := robotlab broker robotd cli
+# pytest-xdist workers (auto: one per core). --dist loadgroup spreads tests one by one, and
+# keeps tests marked @pytest.mark.xdist_group(name) on one worker (none need it today).
+WORKERS ?= auto
 
 .PHONY: demo test venv lint types lock bench clean
 
@@ -33,7 +36,7 @@ demo: $(STAMP)
 	$(BIN)/python -m robotlab.demo
 
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
 
 lint: $(STAMP) $(TYPETREE)/cli
 	$(BIN)/ruff check $(SOURCES) tests bench
