@@ -8,11 +8,15 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig
 
 from .deliveries import Deliveries
 from .dlq import DeadLetterQueue
 from .registry import Peer, Registry
+
+OPEN_OPS = frozenset({"ping"})
+"""Ops any member may use; every other op needs an admin peer."""
 
 
 class BrokerState(Protocol):
@@ -46,6 +50,9 @@ class Admin:
         op = self.ops.get(header["op"])
         if op is None:
             return {"id": header["id"], "ok": False, "error": f"unknown op {header['op']!r}; known: {', '.join(self.ops)}"}
+        if not peer.admin and header["op"] not in OPEN_OPS:
+            return {"id": header["id"], "ok": False, "error": f"forbidden: {header['op']!r} needs an admin key "
+                    "(make one with `robotlab keys new NAME --robot '*' --role admin`)"}
         given = header.get("args")
         args: dict[str, Any] = given if isinstance(given, dict) else {}
         try:
@@ -61,7 +68,8 @@ class Admin:
     def ps(self, peer: Peer, args: dict[str, Any]) -> list[dict[str, Any]]:
         """Every live peer (robots first, then clients), as ``robotlab ps`` lists them."""
         now = time.monotonic()
-        rows = [p.describe(now) for p in self.broker.registry.by_identity.values()]
+        rows = [p.describe(now) | {"oldest": self.broker.deliveries.oldest(p, now)}
+                for p in self.broker.registry.by_identity.values()]
         if not args.get("all"):
             rows = [r for r in rows if r["role"] == "robot"]
         return sorted(rows, key=lambda r: (r["role"] != "robot", r["name"], r["instance"]))
@@ -78,15 +86,22 @@ class Admin:
         return [letter.describe() for letter in self.broker.dlq.list()]
 
     def dlq_replay(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:
-        """Route a dead letter again under a new id (``args["id"]``); its receipt goes to the requester."""
+        """Route a dead letter again under a fresh id of the broker's making; its receipt goes to
+        the requester, under the requester's ``args["ref"]`` (default: the new id).
+
+        The caller never chooses the id the broker dedupes on: a chosen id could collide with
+        a real message of the original sender and answer it with the replay's receipt.
+        """
         letter = self.broker.dlq.take(str(args["dlq_id"]))
         if letter is None:
             raise ValueError(f"no dead letter {args['dlq_id']!r}")
         header = {k: v for k, v in letter.header.items() if k not in {"delivery", "attempt"}}
-        new_id = args.get("id")
-        header["id"] = new_id if isinstance(new_id, str) and new_id else f"replay-{uuid.uuid4().hex[:12]}"
-        self.broker.deliveries.route(header, letter.body, notify=peer.instance)
-        return {"dlq_id": letter.dlq_id, "id": header["id"], "to": header.get("to")}
+        header["id"] = f"replay-{uuid.uuid4().hex}"
+        ref = args.get("ref")
+        receipt_id = ref if isinstance(ref, str) and 0 < len(ref) <= protocol.ID_MAX else header["id"]
+        self.broker.deliveries.route(header, letter.body, notify=peer.instance, key=("", header["id"]),
+                                     receipt_id=receipt_id)
+        return {"dlq_id": letter.dlq_id, "id": header["id"], "ref": receipt_id, "to": header.get("to")}
 
     def dlq_purge(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:
         """Drop one dead letter (``dlq_id``) or all of them."""

@@ -42,7 +42,7 @@ class Broker:
         self.context = context or zmq.Context.instance()
         self.registry = Registry()
         self.dlq = DeadLetterQueue(config.dlq_max)
-        self.deliveries = Deliveries(self.registry, self.dlq, self._transmit, config.ack_timeout)
+        self.deliveries = Deliveries(self.registry, self.dlq, self._transmit, config.ack_timeout, config.max_handling)
         self.admin = Admin(self)
         self.counters: Counter[str] = Counter()
         self.started = time.monotonic()
@@ -210,39 +210,38 @@ class Broker:
         if exc.code == "bad_signature":
             self.counters["dropped_bad_signature"] += 1
             return
-        self._error(identity, exc.code, str(exc), None)
+        self._error(identity, exc.code, str(exc), None, ref=exc.ref)
 
-    def _error(self, identity: bytes, code: str, detail: str, frame: Frame | None) -> None:
+    def _error(self, identity: bytes, code: str, detail: str, frame: Frame | None, ref: str | None = None) -> None:
         self.counters[f"error_{code}"] += 1
-        header: dict[str, Any] = {"code": code, "detail": detail}
-        if frame is not None and isinstance(frame.header.get("id"), str):
-            header["ref"] = frame.header["id"]
+        header: dict[str, Any] = {"code": code, "detail": detail[: protocol.TEXT_MAX]}
+        ref = frame.header.get("id") if frame is not None else ref
+        if isinstance(ref, str):
+            header["ref"] = ref
         self._send_frames(identity, protocol.encode(Command.ERROR, header))
 
     # -- command handlers ---------------------------------------------------------------------
 
     def on_hello(self, identity: bytes, peer: Peer | None, frame: Frame) -> None:
-        """HELLO {name, instance, role, pid, parent?, max_inflight?} -> WELCOME."""
+        """HELLO {name, instance, token?, role, pid, parent?, max_inflight?} -> WELCOME.
+
+        Refused with ``forbidden`` when the key may not use the name, and with ``conflict``
+        when another live connection holds the instance. A second HELLO on one connection
+        replaces its earlier registration.
+        """
         h = frame.header
         refusal = self.guard.refusal(self._user_id, h["name"]) if self.guard is not None else None
         if refusal is not None:
             self._error(identity, ErrorCode.FORBIDDEN, f"HELLO as {h['name']!r} refused: {refusal}", frame)
             return
-        now = time.monotonic()
-        max_inflight = h.get("max_inflight")
-        if not isinstance(max_inflight, int) or not 1 <= max_inflight <= self.config.max_inflight:
-            max_inflight = self.config.max_inflight
-        new = Peer(
-            identity=identity,
-            name=h["name"],
-            instance=h["instance"],
-            role=str(h.get("role", "robot")),
-            max_inflight=max_inflight,
-            expires=now + self.config.expiry,
-            joined=now,
-            pid=h.get("pid") if isinstance(h.get("pid"), int) else None,
-            parent=h.get("parent") if isinstance(h.get("parent"), str) else None,
-        )
+        holder = self.registry.claimant(h["instance"], identity, h.get("token"), self._user_id)
+        if holder is not None:
+            self._error(identity, ErrorCode.CONFLICT, f"instance {h['instance']!r} belongs to another live connection "
+                        f"({holder.name}, pid {holder.pid}); it is free again {self.config.expiry:g}s after that one goes silent", frame)
+            return
+        if peer is not None and peer.instance != h["instance"]:
+            self._forget(peer, f"replaced by a new HELLO as {h['name']} ({h['instance']})")
+        new = self._peer(identity, h)
         old = self.registry.add(new)
         if old is not None:  # same instance again (reconnect): its in-flight work resumes
             new.inflight, new.delivered, new.nacked, new.joined = old.inflight, old.delivered, old.nacked, old.joined
@@ -257,6 +256,19 @@ class Broker:
         self._transmit(new, Command.WELCOME, welcome, b"")
         if old is not None:
             self.deliveries.resend_inflight(new)
+
+    def _peer(self, identity: bytes, h: dict[str, Any]) -> Peer:
+        now = time.monotonic()
+        max_inflight = h.get("max_inflight")
+        if max_inflight is None or not 1 <= max_inflight <= self.config.max_inflight:
+            max_inflight = self.config.max_inflight
+        grant = self.guard.grant(self._user_id) if self.guard is not None else None
+        return Peer(
+            identity=identity, name=h["name"], instance=h["instance"], role=h.get("role", "robot"),
+            max_inflight=max_inflight, expires=now + self.config.expiry, joined=now, pid=h.get("pid"),
+            parent=h.get("parent"), token=h.get("token"), key=self._user_id,
+            admin=grant.admin if grant is not None else self.guard is None,
+        )
 
     def on_send(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """SEND {id, to, type, ...} + body -> DELIVER to the targets; RECEIPT back later."""

@@ -36,15 +36,16 @@ class Record:
     header: dict[str, Any]
     body: bytes
     notify: str | None
+    key: tuple[str, str]
+    """What the broker dedupes and correlates on: (sender instance, id) for a SEND, ("", a
+    broker-made id) for a replay. Instances are non-empty and bound to their connection, so no
+    other party can make a key that collides with someone else's."""
+    receipt_id: str
+    """The id the notified party knows the message by (its own SEND id, or its replay token)."""
     pending: int = 0
     outcomes: list[tuple[str, str, str]] = field(default_factory=list)
     replied: bool = False
     dlq_ids: list[str] = field(default_factory=list)
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """(sender instance, message id): unique per message."""
-        return (self.header.get("from_instance", ""), self.header["id"])
 
 
 @dataclass(slots=True)
@@ -57,16 +58,22 @@ class Delivery:
     deadline: float
     attempt: int
     tried: set[str]
+    started: float = 0.0
+    """When this copy was handed out (monotonic): ``ps`` shows its age."""
+    limit: float = float("inf")
+    """The latest its ack may come, however often it is touched (the maximum handling time)."""
 
 
 class Deliveries:
     """The broker's delivery state: records, in-flight copies, ack deadlines, recent receipts."""
 
-    def __init__(self, registry: Registry, dlq: DeadLetterQueue, transmit: Transmit, ack_timeout: float) -> None:
+    def __init__(self, registry: Registry, dlq: DeadLetterQueue, transmit: Transmit, ack_timeout: float,
+                 max_handling: float = float("inf")) -> None:
         self.registry = registry
         self.dlq = dlq
         self.transmit = transmit
         self.ack_timeout = ack_timeout
+        self.max_handling = max_handling
         self.inflight: dict[int, Delivery] = {}
         self.active: dict[tuple[str, str], Record] = {}
         self.recent: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
@@ -76,9 +83,14 @@ class Deliveries:
 
     # -- entry points ---------------------------------------------------------------------
 
-    def route(self, header: dict[str, Any], body: bytes, notify: str | None) -> None:
-        """Route one SEND (already stamped with ``from``/``from_instance``) to its targets."""
-        record = Record(header, body, notify)
+    def route(self, header: dict[str, Any], body: bytes, notify: str | None,
+              key: tuple[str, str] | None = None, receipt_id: str | None = None) -> None:
+        """Route one SEND (already stamped with ``from``/``from_instance``) to its targets.
+
+        ``key`` defaults to (``notify``, id) and ``receipt_id`` to the message id; a replay
+        passes its own of both (see :class:`Record`).
+        """
+        record = Record(header, body, notify, key or (notify or "", header["id"]), receipt_id or header["id"])
         if record.key in self.active:
             return  # a resend after reconnect; the original is still in flight
         if record.key in self.recent:
@@ -102,7 +114,7 @@ class Deliveries:
         header = dict(record.header, delivery=0, attempt=1)
         for peer in targets:
             if not self.transmit(peer, Command.DELIVER, header, record.body):
-                self._settle(Record(record.header, record.body, None, pending=1), peer.instance,
+                self._settle(Record(record.header, record.body, None, record.key, record.receipt_id, pending=1), peer.instance,
                              Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
 
     def ack(self, peer: Peer, delivery_id: int, reply: dict[str, Any] | None = None) -> None:
@@ -132,7 +144,7 @@ class Deliveries:
             delivery = self.inflight.get(delivery_id) if isinstance(delivery_id, int) else None
             if delivery is None or delivery.instance != peer.instance:
                 continue
-            extended = now + self.ack_timeout
+            extended = min(now + self.ack_timeout, delivery.limit)
             deadline = delivery.record.header.get("deadline")
             if isinstance(deadline, (int, float)):
                 extended = min(extended, now + max(deadline - wall_now, 0.0))
@@ -152,7 +164,18 @@ class Deliveries:
             if peer is not None:
                 peer.inflight.discard(delivery_id)
             self.counters["timeouts"] += 1
-            self._fail(delivery, Status.TIMEOUT, f"{delivery.instance} did not ack within {self.ack_timeout:g}s")
+            self._fail(delivery, Status.TIMEOUT, self._late(delivery, now))
+
+    def _late(self, delivery: Delivery, now: float) -> str:
+        if now >= delivery.limit:
+            return (f"{delivery.instance} did not finish within the maximum handling time of "
+                    f"{delivery.limit - delivery.started:g}s (it may still be running; its result will be ignored)")
+        return f"{delivery.instance} did not ack within {self.ack_timeout:g}s"
+
+    def oldest(self, peer: Peer, now: float) -> float | None:
+        """Seconds the oldest delivery ``peer`` holds has been in flight; None when it holds none."""
+        started = [self.inflight[d].started for d in peer.inflight if d in self.inflight]
+        return round(now - min(started), 3) if started else None
 
     def lost(self, peer: Peer, why: str) -> None:
         """Fail every delivery in flight to a peer that went away."""
@@ -190,7 +213,10 @@ class Deliveries:
         if not peer.has_room:
             self._settle(record, peer.instance, Status.BUSY, f"{peer.name} ({peer.instance}) has {len(peer.inflight)} deliveries in flight")
             return
-        delivery = Delivery(next(self._ids), record, peer.instance, time.monotonic() + self.ack_timeout, attempt, tried)
+        now = time.monotonic()
+        limit = now + self._handling_time(record)
+        delivery = Delivery(next(self._ids), record, peer.instance, min(now + self.ack_timeout, limit), attempt, tried,
+                            started=now, limit=limit)
         self.inflight[delivery.id] = delivery
         peer.inflight.add(delivery.id)
         heapq.heappush(self._deadlines, (delivery.deadline, delivery.id))
@@ -198,6 +224,10 @@ class Deliveries:
             self.inflight.pop(delivery.id, None)
             peer.inflight.discard(delivery.id)
             self._fail(delivery, Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
+
+    def _handling_time(self, record: Record) -> float:
+        asked = record.header.get("max_handling")
+        return min(asked, self.max_handling) if isinstance(asked, (int, float)) else self.max_handling
 
     @staticmethod
     def _deliver_header(delivery: Delivery) -> dict[str, Any]:
@@ -243,7 +273,7 @@ class Deliveries:
         failures = [o for o in record.outcomes if o[1] != Status.DELIVERED]
         status, detail = (failures[0][1], failures[0][2]) if failures else (Status.DELIVERED, "")
         receipt: dict[str, Any] = {
-            "id": record.header["id"],
+            "id": record.receipt_id,
             "to": record.header["to"],
             "status": status,
             "instances": [o[0] for o in record.outcomes if o[0]],

@@ -19,6 +19,12 @@ class Peer:
     joined: float
     pid: int | None = None
     parent: str | None = None
+    token: str | None = None
+    """The secret its client said in HELLO: only the holder may take the instance over."""
+    key: str | None = None
+    """The CURVE key it authenticated with (None without keys)."""
+    admin: bool = True
+    """May use the admin commands (every peer of a keyless broker; admin keys with keys)."""
     last_sent: float = 0.0
     inflight: set[int] = field(default_factory=set)
     delivered: int = 0
@@ -60,6 +66,20 @@ class Registry:
 
     def __len__(self) -> int:
         return len(self.by_identity)
+
+    def claimant(self, instance: str, identity: bytes, token: str | None, key: str | None) -> Peer | None:
+        """The live peer that holds ``instance`` and may NOT be taken over by this HELLO, if any.
+
+        A HELLO may take over a live instance only from its own connection, or, after a
+        reconnect, with the same secret token (and the same key): the instance id is public
+        (``ps`` shows it), the token is not.
+        """
+        holder = self.by_instance.get(instance)
+        if holder is None or holder.identity == identity:
+            return None
+        if holder.token is not None and holder.token == token and holder.key == key:
+            return None
+        return holder
 
     def add(self, peer: Peer) -> Peer | None:
         """Register ``peer``; return the record it replaces when its instance was known."""

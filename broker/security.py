@@ -2,8 +2,9 @@
 
 pyzmq's ZAP authenticator (a thread on the broker's context) admits only the public keys in
 ``KEYS/authorized``; the handshake of any other key fails before a single frame reaches the
-loop. ZAP then tags every message of an admitted connection with the key (``User-Id``), and
-:meth:`KeyGuard.refusal` checks a HELLO's name against that key's ``robots`` metadata.
+loop. ZAP then tags every message of an admitted connection with the key (``User-Id``),
+:meth:`KeyGuard.refusal` checks a HELLO's name against that key's ``robots`` metadata, and the
+key's ``roles`` say whether the connection may use the admin commands.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import zmq
 import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 
-from robotlab.bus.config import AUTHORIZED, BROKER_KEY, allows, authorized_robots
+from robotlab.bus.config import AUTHORIZED, BROKER_KEY, Grant, allows, authorized_keys
 from robotlab.errors import ConfigError
 
 log = logging.getLogger("robotlab.broker")
@@ -33,8 +34,8 @@ class KeyGuard:
         if not secret_file.is_file():
             raise ConfigError(f"no broker key at {secret_file}; make one with `robotlab keys new broker --dir {keys_dir}`")
         self.public, self.secret = _load_pair(secret_file)
-        self.robots = authorized_robots(folder)
-        if not self.robots:
+        self.grants = authorized_keys(folder)
+        if not self.grants:
             log.warning("no keys in %s: every client will be refused", folder / AUTHORIZED)
         self.authenticator = ThreadAuthenticator(context)
         self.authenticator.start()
@@ -46,14 +47,18 @@ class KeyGuard:
         socket.curve_secretkey = self.secret
         socket.curve_publickey = self.public
 
+    def grant(self, user_id: str | None) -> Grant | None:
+        """What the key ``user_id`` may do; None for a key that is not authorized."""
+        return self.grants.get(user_id or "")
+
     def refusal(self, user_id: str | None, name: str) -> str | None:
         """Why a connection authenticated as ``user_id`` may not HELLO as ``name``; None if it may."""
-        robots = self.robots.get(user_id or "")
-        if robots is None:
+        grant = self.grant(user_id)
+        if grant is None:
             return "the connection carries no authorized key"
-        if allows(robots, name):
+        if allows(grant.robots, name):
             return None
-        allowed = ", ".join(sorted(robots)) or "no robot names"
+        allowed = ", ".join(sorted(grant.robots)) or "no robot names"
         return f"this key may not use the robot name {name!r} (it may use: {allowed})"
 
     def stop(self) -> None:

@@ -8,12 +8,12 @@ from typing import Any
 import click
 
 from robotlab.bus import keys
-from robotlab.bus.config import keys_dir
+from robotlab.bus.config import ROLE_ROBOT, ROLES, keys_dir
 
 from .errors import exits_on_error
 from .output import print_rows
 
-CLI_KEY = "robotlab"
+CLI_KEY = keys.CLIENT_KEY
 """The key the CLI's own commands use by default: ``KEYS/robotlab.key_secret``."""
 
 
@@ -26,13 +26,10 @@ def key_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def client_keys(keys_folder: str | None, key_file: str | None, name: str = CLI_KEY) -> keys.KeyConfig | None:
-    """The KeyConfig the options ask for, or None when no keys folder is given nor in the environment."""
-    folder = keys_dir(keys_folder)
-    if folder is None:
-        if key_file:
-            raise click.UsageError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public key")
-        return None
-    return keys.KeyConfig.load(folder, name, key_file)
+    """The KeyConfig the options ask for (:func:`robotlab.bus.keys.client_keys`), or None."""
+    if key_file and keys_dir(keys_folder) is None:
+        raise click.UsageError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public key")
+    return keys.client_keys(name, keys_folder, key_file)
 
 
 @click.group("keys")
@@ -45,13 +42,17 @@ def keys_group() -> None:
 @click.option("--dir", "folder", default=None, help="Keys folder (default: $ROBOTLAB_KEYS, else ./keys).")
 @click.option("--robot", "robots", multiple=True,
               help="A robot name this key may use (repeat it; '*' for any name, for CLI and admin keys).")
+@click.option("--role", "roles", multiple=True, type=click.Choice(ROLES),
+              help="robot (the default: HELLO as its names and send) or admin (also ps, stats, dlq); repeatable.")
 @click.option("--no-authorize", is_flag=True, help="Do not copy the public key to DIR/authorized/.")
 @exits_on_error
-def keys_new_command(name: str, folder: str | None, robots: tuple[str, ...], no_authorize: bool) -> None:
+def keys_new_command(name: str, folder: str | None, robots: tuple[str, ...], roles: tuple[str, ...],
+                     no_authorize: bool) -> None:
     """Write NAME.key and NAME.key_secret (mode 0600); `broker` makes the broker's own key."""
     if name != keys.BROKER_KEY and not robots:
         raise click.UsageError("say which robot names the key may use: --robot NAME (or --robot '*')")
-    public, secret = keys.new_key(keys_dir(folder) or "keys", name, list(robots), authorize=not no_authorize)
+    grant = sorted({ROLE_ROBOT, *roles})
+    public, secret = keys.new_key(keys_dir(folder) or "keys", name, list(robots), authorize=not no_authorize, roles=grant)
     click.echo(f"wrote {public} and {secret}")
 
 
@@ -62,4 +63,4 @@ def keys_new_command(name: str, folder: str | None, robots: tuple[str, ...], no_
 def keys_list_command(folder: str | None, as_json: bool) -> None:
     """List the key pairs in the folder, the robot names each may use, and whether the broker accepts it."""
     rows = keys.list_keys(keys_dir(folder) or "keys")
-    print_rows(rows, ["name", "robots", "authorized"], as_json=as_json, empty="no keys in this folder")
+    print_rows(rows, ["name", "robots", "roles", "authorized"], as_json=as_json, empty="no keys in this folder")

@@ -38,6 +38,8 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
 @click.option("--heartbeat", type=float, default=1.0, show_default=True, help="Seconds between heartbeats.")
 @click.option("--liveness", type=int, default=3, show_default=True, help="Heartbeats a robot may miss.")
 @click.option("--ack-timeout", type=float, default=30.0, show_default=True, help="Seconds a delivery may stay unacked.")
+@click.option("--max-handling", type=float, default=3600.0, show_default=True,
+              help="Seconds a delivery may stay in flight even while its receiver touches it.")
 @click.option("--max-message-bytes", type=int, default=16 * 1024 * 1024, show_default=True)
 @click.option("--max-inflight", type=int, default=64, show_default=True, help="Unacked deliveries per robot before 'busy'.")
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback bind without CURVE keys.")
@@ -45,7 +47,8 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
               help="CURVE keys folder: DIR/broker.key_secret, clients in DIR/authorized/ (default: $ROBOTLAB_KEYS).")
 @click.option("--log-level", default="INFO", show_default=True)
 @exits_on_error
-def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float, max_message_bytes: int,
+def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float, max_handling: float,
+                   max_message_bytes: int,
                    max_inflight: int, insecure: bool, keys_folder: str | None, log_level: str) -> None:
     """Run the broker until SIGTERM or Ctrl-C."""
     from robotlab.broker.serve import serve
@@ -53,6 +56,7 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     config = BrokerConfig(
         bind=bind or bus.config.DEFAULT_URL, heartbeat=heartbeat, liveness=liveness, ack_timeout=ack_timeout,
+        max_handling=max_handling,
         max_message_bytes=max_message_bytes, max_inflight=max_inflight, insecure=insecure,
         keys_dir=bus.config.keys_dir(keys_folder),
     )
@@ -66,10 +70,10 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
 @key_options
 @exits_on_error
 def ps_command(url: str | None, show_all: bool, as_json: bool, keys_folder: str | None, key_file: str | None) -> None:
-    """List live robots: name, instance, state, in flight, delivered, nacked, parent."""
+    """List live robots: name, instance, state, in flight, age of the oldest, delivered, nacked, parent."""
     with _connect(url, "robotlab-ps", keys_folder, key_file) as client:
         rows = client.admin("ps", all=show_all)
-    columns = ["name", "instance", "state", "in_flight", "delivered", "nacked", "parent", "pid"]
+    columns = ["name", "instance", "state", "in_flight", "oldest", "delivered", "nacked", "parent", "pid"]
     print_rows(rows, columns, as_json=as_json, empty="no robots on the bus")
 
 

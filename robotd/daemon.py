@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from robotlab import bus
+from robotlab.bus.keys import client_keys
 from robotlab.errors import ConfigError, PeerUnavailable
 
 from .supervision import watch_process
@@ -50,16 +51,21 @@ class DaemonConfig:
     """CURVE keys folder, for a broker run with ``--keys`` (``broker.key`` is read from it)."""
     key_file: str | None = None
     """This robot's secret key file (default: ``keys_dir/<name>.key_secret``)."""
+    curve: dict[str, str] | None = None
+    """Keys the parent resolved, handed over in memory (``KeyConfig.to_plain``; ``{}`` for none):
+    a spawned child joins with exactly its parent's keys and reads neither flags nor
+    ``$ROBOTLAB_KEYS``, since the long-lived fork server's environment may be older than the
+    parent's."""
 
     def keys(self) -> bus.KeyConfig | None:
-        """The client keys this robotd connects with, or None without a keys folder.
+        """The client keys this robotd connects with (the same rule as every client), or None.
 
         Raises:
             ConfigError: a key file is missing or unreadable.
         """
-        if self.keys_dir is None:
-            return None
-        return bus.KeyConfig.load(self.keys_dir, self.name, self.key_file)
+        if self.curve is not None:
+            return bus.KeyConfig.from_plain(self.curve) if self.curve else None
+        return client_keys(self.name, self.keys_dir, self.key_file)
 
 
 def _serves(handler: Callable[[bus.Message], Any]) -> Callable[[bus.BusClient], Any]:
@@ -110,7 +116,7 @@ class Daemon:
         config = self.config
         client = bus.BusClient(
             config.broker, name=config.name, instance=config.instance,
-            role="robot", parent=config.parent, max_inflight=config.max_inflight, keys=config.keys(),
+            role="robot", parent=config.parent, max_inflight=config.max_inflight, keys=config.keys() or False,
         )
         self.attach(client)  # before start: nothing may arrive before the handler is in place
         try:

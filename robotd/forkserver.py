@@ -195,7 +195,7 @@ class ForkServer:
 
 def run_child(request: dict[str, Any], ready_fd: int) -> int:
     """Run the robotd a fork request describes; a config error is reported through ``ready_fd``."""
-    from robotlab.errors import RobotlabError
+    from robotlab.errors import PeerUnavailable, RobotlabError
 
     from .daemon import DaemonConfig
     from .hosting import RobotSpec, host
@@ -206,7 +206,8 @@ def run_child(request: dict[str, Any], ready_fd: int) -> int:
         spec = RobotSpec.from_dict(request["robot"])
         return host(config, spec)
     except (RobotlabError, TypeError, KeyError) as exc:
-        code = getattr(exc, "exit_code", 64)
+        # An unreachable broker is a config error to systemd (78), but "not there" (69) to spawn.
+        code = PeerUnavailable.exit_code if isinstance(exc.__cause__, PeerUnavailable) else getattr(exc, "exit_code", 64)
         try:
             os.write(ready_fd, f"error {exc}\n".encode())
         except OSError:

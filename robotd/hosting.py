@@ -110,12 +110,12 @@ def check_broker(config: DaemonConfig) -> None:
     from robotlab import bus
     from robotlab.errors import PeerUnavailable
 
-    if config.keys_dir is not None:
+    if config.keys() is not None:
         # A key may be allowed only this robot's name, not a probe's; the Daemon's own
         # connect reports an unreachable or refusing broker just as clearly.
         return
     try:
-        bus.connect(config.broker, name=f"{config.name}-probe", timeout=config.connect_timeout).close()
+        bus.connect(config.broker, name=f"{config.name}-probe", timeout=config.connect_timeout, keys=False).close()
     except PeerUnavailable as exc:
         raise ConfigError(f"robotd {config.name}: {exc}") from exc
 

@@ -149,8 +149,7 @@ class InferenceError(RobotlabError):
     """The LLM provider failed, or the call that just finished crossed a budget."""
 
     exit_code: int = ExitCode.TEMPFAIL
-    status_code: int | None = None
-    """The provider's HTTP status, when it gave one."""
+    status_code: int | None = None  # the provider's HTTP status, when it gave one
 
 
 class ToolLoopError(InferenceError):
@@ -293,14 +292,17 @@ class BusError(RobotlabError):
 
 
 class ProtocolError(BusError):
-    """Frames that do not parse. ``frames`` holds the raw frames for diagnosis."""
+    """Frames that do not parse. ``frames`` holds the raw frames for diagnosis; ``ref`` the
+    message's id when the header was readable enough to name one."""
 
     exit_code: int = ExitCode.PROTOCOL
 
-    def __init__(self, message: str, *, code: str = "malformed", frames: list[bytes] | None = None) -> None:
+    def __init__(self, message: str, *, code: str = "malformed", frames: list[bytes] | None = None,
+                 ref: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.frames = frames or []
+        self.ref = ref
 
 
 class PeerUnavailable(BusError):

@@ -19,11 +19,12 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import secrets
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import zmq
 
@@ -32,7 +33,7 @@ from robotlab.errors import BusError, ConfigError, PeerUnavailable
 from . import protocol
 from .boundary import pack_plain
 from .dispatcher import Dispatcher
-from .keys import KeyConfig
+from .keys import KeyConfig, client_keys
 from .message import Message
 from .protocol import Command, Frame, Status
 from .tracking import Tracker
@@ -43,7 +44,12 @@ DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 
 
 class BusClient:
-    """A member of the bus: one DEALER connection to a broker, run by a background I/O thread."""
+    """A member of the bus: one DEALER connection to a broker, run by a background I/O thread.
+
+    ``keys``: a :class:`KeyConfig`; None (the default) finds them as every client does
+    (:func:`~robotlab.bus.keys.client_keys`: ``$ROBOTLAB_KEYS``, then ``NAME.key_secret`` or
+    ``robotlab.key_secret``); False joins without CURVE whatever the environment says.
+    """
 
     def __init__(
         self,
@@ -55,7 +61,7 @@ class BusClient:
         parent: str | None = None,
         max_inflight: int | None = None,
         context: zmq.Context | None = None,
-        keys: KeyConfig | None = None,
+        keys: KeyConfig | Literal[False] | None = None,
     ) -> None:
         from .link import Link  # kept local: Link is an implementation detail of the client
 
@@ -71,12 +77,17 @@ class BusClient:
         self._admin_replies: dict[str, dict[str, Any]] = {}
         self.max_message_bytes = DEFAULT_MAX_BYTES
         self.dispatcher = Dispatcher(self)
-        hello = {"name": self.name, "instance": self.instance, "role": role, "pid": os.getpid()}
+        # The token proves, after a reconnect, that this is the client that claimed the instance:
+        # the instance id is public (ps shows it), the token never leaves this HELLO.
+        hello = {"name": self.name, "instance": self.instance, "token": secrets.token_hex(16), "role": role,
+                 "pid": os.getpid()}
         if parent:
             hello["parent"] = parent
         if max_inflight:
             hello["max_inflight"] = max_inflight
-        self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome, keys)
+        if keys is None and not url.startswith("inproc://"):  # CURVE never runs over inproc
+            keys = client_keys(self.name)
+        self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome, keys or None)
         self._link.holding = self.dispatcher.holding
         self._embedded: Any = None
         self._closed = False
@@ -103,12 +114,14 @@ class BusClient:
         return self
 
     def _no_answer(self, timeout: float) -> str:
-        if self._link.keys is None:
-            return f"no broker answered at {self.url} within {timeout:g}s; is `robotlab broker` running there?"
-        # A CURVE handshake the broker rejects looks, from here, exactly like no broker.
-        return (f"no broker answered at {self.url} within {timeout:g}s: the broker did not accept this client's key "
-                "(is its public key in the broker's authorized/ folder, and is broker.key the broker's?), "
-                "or no `robotlab broker --keys` runs there")
+        if self._link.last_error is not None:
+            return f"the broker at {self.url} did not welcome {self.name!r} within {timeout:g}s: {self._link.last_error}"
+        return f"no broker answered at {self.url} within {timeout:g}s: {self._link.why_not_welcomed()}"
+
+    @property
+    def keys(self) -> KeyConfig | None:
+        """The CURVE keys this client joins with (None: no CURVE)."""
+        return self._link.keys
 
     @property
     def connected(self) -> bool:
@@ -157,6 +170,7 @@ class BusClient:
         reply_to: str | None = None,
         ack: int | None = None,
         deadline: float | None = None,
+        max_handling: float | None = None,
         busy_retry: float = 10.0,
         receipt: bool = True,
         untracked: bool = False,
@@ -171,21 +185,23 @@ class BusClient:
         tracker never settles: fire and forget. ``untracked=True`` (used for replies) also skips
         the receiver's ack: nothing is held in flight for it. ``expect_reply=True`` (what
         :meth:`send_request` uses) hands the reply to ``tracker.reply()`` instead of the handler.
+        ``max_handling`` (seconds, capped by the broker's maximum) bounds how long the receiver
+        may hold it, touched or not. *Changed in issue 10:* ``max_handling``; ``ProtocolError``.
 
         Raises:
             BoundaryError: ``content`` is not plain data; nothing was sent.
             BusError: the encoded message is larger than the broker accepts.
+            ProtocolError: a header field breaks :data:`protocol.SCHEMA` (an id too long...).
         """
         body = pack_plain(content, "content")
         if len(body) > self.max_message_bytes:
             raise BusError(f"message of {len(body)} bytes exceeds the broker's limit of {self.max_message_bytes} bytes")
         message_id = f"{self._epoch}.{next(self._ids)}"
         flags: dict[str, Any] = {"any": any, "idempotent": idempotent, "untracked": untracked, "to_instance": to_instance,
-                 "reply_to": reply_to, "ack": ack, "deadline": deadline}
-        header: dict[str, Any] = {"id": message_id, "to": to, "type": type}
-        header.update((k, v) for k, v in flags.items() if v)
-        if not receipt:
-            header["receipt"] = False
+                 "reply_to": reply_to, "ack": ack, "deadline": deadline, "max_handling": max_handling}
+        header: dict[str, Any] = {"id": message_id, "to": to, "type": type, **{k: v for k, v in flags.items() if v}}
+        header.update(() if receipt else [("receipt", False)])
+        protocol.check_header(Command.SEND, header)  # the broker would refuse it: say so here
         tracker = Tracker(message_id, to, busy_retry)
         frames = protocol.encode(Command.SEND, header, body)
         self._register(tracker, frames, receipt, expect_reply)
@@ -225,6 +241,7 @@ class BusClient:
         Replies are fire and forget (``receipt=False``): the requester's own resend covers a
         reply lost with a broker, and this client answers such a duplicate from its reply cache.
         """
+        pack_plain(content, "reply")  # a reply that cannot cross raises before the ack is claimed
         ack = self.dispatcher.claim_ack(message)
         tracker = self.send(message.sender, content, type=type, to_instance=message.sender_instance,
                             reply_to=message.id, ack=ack, receipt=False, untracked=True)
@@ -236,7 +253,8 @@ class BusClient:
         if nack_reason is None:
             self._link.ack(delivery)
         else:
-            self._link.post(protocol.encode(Command.NACK, {"delivery": delivery, "reason": nack_reason}))
+            reason = nack_reason[: protocol.TEXT_MAX]  # the broker refuses longer reasons
+            self._link.post(protocol.encode(Command.NACK, {"delivery": delivery, "reason": reason}))
 
     # -- receiving ----------------------------------------------------------------------------
 
@@ -279,7 +297,7 @@ class BusClient:
         with self._lock:
             self._unsettled[message_id] = ([], tracker)
         try:
-            result = self.admin("dlq.replay", timeout=timeout, dlq_id=dlq_id, id=message_id)
+            result = self.admin("dlq.replay", timeout=timeout, dlq_id=dlq_id, ref=message_id)
         except Exception:
             with self._lock:
                 self._unsettled.pop(message_id, None)
@@ -322,10 +340,15 @@ class BusClient:
         self.dispatcher.submit(message)
 
     def _settle_reply(self, message: Message, reply_to: str) -> bool:
-        """Settle what a reply (to ``reply_to``) answers; True when a waiting request consumed it."""
+        """Settle what a reply (to ``reply_to``) answers; True when a waiting request consumed it.
+        Only the robot a request went to may answer it: anyone else's ``reply_to`` goes to the
+        handler."""
         with self._lock:
-            entry = self._unsettled.pop(reply_to, None)
+            entry = self._unsettled.get(reply_to)
             waiting = self._requests.get(reply_to)
+            if any(t is not None and t.to != message.sender for t in (entry and entry[1], waiting)):
+                return False
+            self._unsettled.pop(reply_to, None)
         if entry is not None:
             entry[1].replied(message)  # the broker sends no receipt once a reply proves delivery
         if waiting is None:

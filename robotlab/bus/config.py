@@ -6,6 +6,7 @@ Only entry points (the CLI, robotd, the broker's ``__main__``) read the environm
 
 from __future__ import annotations
 
+import fnmatch
 import ipaddress
 import os
 import re
@@ -21,7 +22,12 @@ ENV_KEYS = "ROBOTLAB_KEYS"
 ANY_NAME = "*"
 BROKER_KEY = "broker"
 AUTHORIZED = "authorized"
+ROLE_ROBOT = "robot"
+ROLE_ADMIN = "admin"
+ROLES = (ROLE_ROBOT, ROLE_ADMIN)
+"""A robot key may HELLO as its names and send; an admin key may also use ps, dlq and stats."""
 _ROBOTS_LINE = re.compile(r'^\s+robots\s*=\s*"?([^"\n]*)"?\s*$', re.MULTILINE)
+_ROLES_LINE = re.compile(r'^\s+roles\s*=\s*"?([^"\n]*)"?\s*$', re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,9 @@ class BrokerConfig:
     """Heartbeats a peer may miss before it stops receiving and is dropped."""
     ack_timeout: float = 30.0
     """Seconds a delivery may stay unacked before it times out."""
+    max_handling: float = 3600.0
+    """Seconds any delivery may stay in flight, touched or not; past it the sender is told
+    ``timeout`` and the message is dead-lettered. A SEND may ask for less (``max_handling``)."""
     max_message_bytes: int = 16 * 1024 * 1024
     """Largest frame accepted; ZeroMQ drops a connection that sends more."""
     max_inflight: int = 64
@@ -55,6 +64,8 @@ class BrokerConfig:
             raise ConfigError(f"liveness must be at least 1, got {self.liveness}")
         if self.ack_timeout <= 0:
             raise ConfigError(f"ack timeout must be positive, got {self.ack_timeout}")
+        if self.max_handling <= 0:
+            raise ConfigError(f"max handling time must be positive, got {self.max_handling}")
         if self.max_message_bytes < 1024:
             raise ConfigError(f"max message bytes must be at least 1024, got {self.max_message_bytes}")
         if self.max_inflight < 1:
@@ -108,29 +119,55 @@ def is_loopback(url: str) -> bool:
 _PUBLIC_LINE = re.compile(r'^\s+public-key\s*=\s*"([^"]{40})"', re.MULTILINE)
 
 
-def key_robots(path: str | os.PathLike[str]) -> frozenset[str]:
-    """The robot names the certificate at ``path`` may use (empty when it names none)."""
-    match = _ROBOTS_LINE.search(Path(path).read_text(encoding="utf-8"))
+@dataclass(frozen=True)
+class Grant:
+    """What one authorized key may do: the robot names it may use and its roles."""
+
+    robots: frozenset[str]
+    roles: frozenset[str]
+
+    @property
+    def admin(self) -> bool:
+        """True for a key that may use the admin commands."""
+        return ROLE_ADMIN in self.roles
+
+
+def _metadata_list(pattern: re.Pattern[str], text: str) -> frozenset[str]:
+    match = pattern.search(text)
     if match is None:
         return frozenset()
     return frozenset(n.strip() for n in match.group(1).split(",") if n.strip())
 
 
-def authorized_robots(folder: str | os.PathLike[str]) -> dict[str, frozenset[str]]:
-    """Map each authorized public key (z85 text, as ZAP reports it in User-Id) to its robot names.
+def key_robots(path: str | os.PathLike[str]) -> frozenset[str]:
+    """The robot names the certificate at ``path`` may use (empty when it names none)."""
+    return _metadata_list(_ROBOTS_LINE, Path(path).read_text(encoding="utf-8"))
 
-    The robot names come from the authorized public file's metadata; ``robotlab keys new``
-    writes them into both files.
+
+def key_roles(path: str | os.PathLike[str]) -> frozenset[str]:
+    """The roles of the certificate at ``path``; a key that names none is a robot key."""
+    return _metadata_list(_ROLES_LINE, Path(path).read_text(encoding="utf-8")) or frozenset({ROLE_ROBOT})
+
+
+def authorized_keys(folder: str | os.PathLike[str]) -> dict[str, Grant]:
+    """Map each authorized public key (z85 text, as ZAP reports it in User-Id) to its grant.
+
+    The robot names and roles come from the authorized public file's metadata;
+    ``robotlab keys new`` writes them into both files.
     """
-    table: dict[str, frozenset[str]] = {}
+    table: dict[str, Grant] = {}
     for path in sorted((Path(folder) / AUTHORIZED).glob("*.key")):
         match = _PUBLIC_LINE.search(path.read_text(encoding="utf-8"))
         if match is None:
             raise ConfigError(f"{path} is not a CURVE public key file")
-        table[match.group(1)] = key_robots(path)
+        table[match.group(1)] = Grant(key_robots(path), key_roles(path))
     return table
 
 
 def allows(robots: frozenset[str], name: str) -> bool:
-    """True when a key with these robot names may HELLO as ``name``."""
-    return ANY_NAME in robots or name in robots
+    """True when a key with these robot names may HELLO as ``name``.
+
+    A name may be a shell pattern (``bob-*``): a parent's key that lists the names of the
+    children it spawns, which join with that key (docs/broker.md, "Keys of spawned robots").
+    """
+    return ANY_NAME in robots or name in robots or any(fnmatch.fnmatchcase(name, pattern) for pattern in robots)

@@ -166,7 +166,7 @@ class Dispatcher:
             try:
                 self.client.reply(message, result)
             except Exception as exc:  # e.g. a reply that cannot cross the boundary
-                self._nack(message, f"the reply could not be sent: {exc}")
+                self._nack(message, f"the reply could not be sent: {type(exc).__name__}: {exc}")
                 return
         self._ack(message)
 

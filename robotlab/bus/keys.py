@@ -9,7 +9,7 @@ Layout of a keys folder (see docs/broker.md, "Security")::
     authorized/NAME.key    the public keys the broker accepts
 
 A key's robot names are the ``robots`` metadata of its certificate: ``robots = "bob,alice"``,
-or ``"*"`` for any name (the CLI and admin clients).
+or ``"*"`` for any name; its ``roles`` metadata is ``robot`` (the default) or ``robot,admin``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,10 @@ import zmq.auth
 
 from robotlab.errors import ConfigError
 
-from .config import AUTHORIZED, BROKER_KEY, key_robots
+from .config import AUTHORIZED, BROKER_KEY, ROLE_ROBOT, ROLES, key_robots, key_roles, keys_dir
+
+CLIENT_KEY = "robotlab"
+"""The key a member without a key of its own name uses: the CLI's (``robotlab.key_secret``)."""
 
 _KEY_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -53,11 +56,53 @@ class KeyConfig:
         server, _ = read_certificate(folder / f"{BROKER_KEY}.key")
         return cls(public=public, secret=secret, server=server)
 
+    @classmethod
+    def find(cls, keys_dir: str | os.PathLike[str], name: str, key_file: str | os.PathLike[str] | None = None) -> KeyConfig:
+        """Like :meth:`load`, but a member with no key of its own name uses the folder's client
+        key, ``robotlab.key_secret`` (the CLI's), when there is one.
+
+        Raises:
+            ConfigError: neither key exists, naming both files and how to make one.
+        """
+        folder = Path(keys_dir)
+        if key_file is None and not (folder / f"{name}.key_secret").is_file():
+            if not (folder / f"{CLIENT_KEY}.key_secret").is_file():
+                raise ConfigError(f"no CURVE key for {name!r} in {folder} (looked for {name}.key_secret and "
+                                  f"{CLIENT_KEY}.key_secret); make one with `robotlab keys new {name} --robot {name}`")
+            name = CLIENT_KEY
+        return cls.load(folder, name, key_file)
+
+    def to_plain(self) -> dict[str, str]:
+        """The three keys as z85 text, to hand to a spawned child (never written to disk)."""
+        return {"public": self.public.decode(), "secret": self.secret.decode(), "server": self.server.decode()}
+
+    @classmethod
+    def from_plain(cls, data: dict[str, str]) -> KeyConfig:
+        """The inverse of :meth:`to_plain`."""
+        return cls(public=data["public"].encode(), secret=data["secret"].encode(), server=data["server"].encode())
+
     def apply(self, socket: zmq.Socket) -> None:
         """Make ``socket`` a CURVE client of the broker (call before connect)."""
         socket.curve_secretkey = self.secret
         socket.curve_publickey = self.public
         socket.curve_serverkey = self.server
+
+
+def client_keys(name: str, keys_folder: str | None = None, key_file: str | None = None) -> KeyConfig | None:
+    """The keys a member named ``name`` joins with: the one rule every client follows.
+
+    The folder is ``keys_folder``, else ``$ROBOTLAB_KEYS``; without either, None (no CURVE).
+    In it, ``key_file`` if given, else ``NAME.key_secret``, else ``robotlab.key_secret``.
+
+    Raises:
+        ConfigError: a key file is given without a folder, or no key is found in the folder.
+    """
+    folder = keys_dir(keys_folder)
+    if folder is None:
+        if key_file:
+            raise ConfigError("a key file needs its keys folder (--keys DIR or $ROBOTLAB_KEYS) for the broker's public key")
+        return None
+    return KeyConfig.find(folder, name, key_file)
 
 
 def read_certificate(path: Path) -> tuple[bytes, bytes | None]:
@@ -74,7 +119,8 @@ def read_certificate(path: Path) -> tuple[bytes, bytes | None]:
         raise ConfigError(f"{path} is not a CURVE certificate: {exc}") from exc
 
 
-def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], authorize: bool = True) -> tuple[Path, Path]:
+def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], authorize: bool = True,
+            roles: list[str] | None = None) -> tuple[Path, Path]:
     """Write ``NAME.key`` and ``NAME.key_secret`` (mode 0600) into ``keys_dir``; return both paths.
 
     Args:
@@ -83,6 +129,8 @@ def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], auth
         robots: robot names this key may HELLO as (``["*"]`` for any).
         authorize: also copy the public key to ``authorized/`` so a broker reading this
             folder accepts it (never done for the broker's own key).
+        roles: ``robot`` (the default: HELLO as ``robots`` and send) and/or ``admin`` (also
+            ps, stats and the dead-letter queue).
 
     Raises:
         ConfigError: a bad name, or a key of that name already exists.
@@ -93,15 +141,20 @@ def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], auth
     folder.mkdir(parents=True, exist_ok=True)
     if (folder / f"{name}.key_secret").exists():
         raise ConfigError(f"{folder / name}.key_secret exists; remove it first to replace the key")
+    roles = list(roles or [ROLE_ROBOT])
+    unknown = sorted(set(roles) - set(ROLES))
+    if unknown:
+        raise ConfigError(f"unknown role {unknown[0]!r}; a key's roles are {' and '.join(ROLES)}")
     old_umask = os.umask(0o077)  # the secret file must never exist with wider permissions
     try:
-        robots_line = f'robots = "{",".join(robots)}"'
-        public, secret = zmq.auth.create_certificates(folder, name, metadata={"robots": robots_line[9:]})
+        metadata = {"robots": f'"{",".join(robots)}"', "roles": f'"{",".join(roles)}"'}
+        public, secret = zmq.auth.create_certificates(folder, name, metadata=metadata)
     finally:
         os.umask(old_umask)
     # pyzmq writes metadata into the secret file only; the broker reads the public one.
+    lines = "".join(f"    {key} = {value}\n" for key, value in metadata.items())
     text = Path(public).read_text(encoding="utf-8")
-    Path(public).write_text(text.replace("metadata\n", f"metadata\n    {robots_line}\n", 1), encoding="utf-8")
+    Path(public).write_text(text.replace("metadata\n", f"metadata\n{lines}", 1), encoding="utf-8")
     os.chmod(secret, 0o600)
     os.chmod(public, 0o644)
     if authorize and name != BROKER_KEY:
@@ -117,5 +170,6 @@ def list_keys(keys_dir: str | os.PathLike[str]) -> list[dict[str, str]]:
     for secret in sorted(folder.glob("*.key_secret")):
         name = secret.name[: -len(".key_secret")]
         authorized = "broker" if name == BROKER_KEY else ("yes" if (folder / AUTHORIZED / f"{name}.key").is_file() else "no")
-        rows.append({"name": name, "robots": ",".join(sorted(key_robots(secret))), "authorized": authorized})
+        roles = "" if name == BROKER_KEY else ",".join(sorted(key_roles(secret)))
+        rows.append({"name": name, "robots": ",".join(sorted(key_robots(secret))), "roles": roles, "authorized": authorized})
     return rows

@@ -23,10 +23,14 @@ import random
 import select
 import threading
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import zmq
+from zmq.utils.monitor import recv_monitor_message
+
+from robotlab.errors import ProtocolError
 
 from . import protocol
 from .keys import KeyConfig
@@ -34,6 +38,12 @@ from .protocol import Command, ErrorCode, Frame
 
 log = logging.getLogger("robotlab.bus")
 
+# A CURVE handshake that fails looks, from the frames, exactly like no broker; the socket's
+# monitor tells which it was, so the error can name the cause.
+HANDSHAKE_FAILED = (int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL) | int(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+                    | int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL))
+NO_KEYS = ("this broker requires CURVE keys and this client has none: give --keys DIR or set ROBOTLAB_KEYS "
+           "(`robotlab keys new NAME --robot NAME` makes one)")
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
 _POLLIN = int(zmq.POLLIN)
@@ -62,6 +72,10 @@ class Link:
         self.keys = keys
         self.refused: str | None = None
         """Why the broker refused our HELLO (ERROR forbidden); we stop trying once set."""
+        self.last_error: str | None = None
+        """The last ERROR the broker answered a HELLO with (e.g. ``conflict``), for messages."""
+        self.dropped: Counter[str] = Counter()
+        """Inbound frames dropped, by reason (an ErrorCode, or ``handler_error``)."""
         self.answered = threading.Event()
         """Set by a WELCOME or a refusal: either way, waiting longer changes nothing."""
         self.url = url
@@ -85,6 +99,8 @@ class Link:
         self.ack_timeout = 30.0
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
+        self._monitor: zmq.Socket | None = None
+        self._handshake: Mapping[str, Any] | None = None
         self._last_recv = self._last_sent = self._attempt_at = 0.0
         self._hello_sent = False
         self._backoff = BACKOFF_START
@@ -141,6 +157,25 @@ class Link:
         assert self._socket is not None, "the link is not connected"
         return self._socket
 
+    def why_not_welcomed(self) -> str:
+        """The likeliest reason no WELCOME came, in one line (the handshake's fate when known)."""
+        with self._lock:
+            while self._monitor is not None and self._monitor.poll(0):
+                self._handshake = recv_monitor_message(self._monitor)
+        event = self._handshake
+        if event is None:
+            if self.keys is None:
+                return "is `robotlab broker` running there?"
+            return "is `robotlab broker --keys` running there (and is broker.key its public key)?"
+        if self.keys is None:  # a plain handshake fails only against a CURVE server
+            return NO_KEYS
+        if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+            return "the broker refused this client's CURVE key (is its public key in the broker's authorized/ folder?)"
+        if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
+            return "the broker does not use CURVE keys: drop --keys (or unset ROBOTLAB_KEYS)"
+        return ("the broker refused this client's CURVE key or its handshake (is its public key in the broker's "
+                "authorized/ folder, and is broker.key the broker's?)")
+
     def _wake(self) -> None:
         try:
             os.write(self._wake_w, b"x")
@@ -157,12 +192,18 @@ class Link:
     def _loop(self) -> None:
         try:
             while self._running:
-                with self._lock:
-                    self._drain_socket()
-                    self._flush_acks()
-                    self._timers()
-                    fd = self._sock.fileno()
-                    timeout = self._poll_ms()
+                try:
+                    with self._lock:
+                        self._drain_socket()
+                        self._flush_acks()
+                        self._timers()
+                        fd = self._sock.fileno()
+                        timeout = self._poll_ms()
+                except zmq.ContextTerminated:
+                    return
+                except Exception as exc:  # nothing may stop this thread: start over on a fresh socket
+                    self._recover(exc)
+                    continue
                 self._wait(fd, timeout)
             with self._lock:
                 self._flush_acks()
@@ -170,8 +211,21 @@ class Link:
             with self._lock:
                 self._sock.close(linger=100)
                 self._socket = None
+                self._close_monitor()
             os.close(self._wake_r)
             os.close(self._wake_w)
+
+    def _recover(self, exc: Exception) -> None:
+        self._note("io_error", f"bus: the I/O loop of {self.hello['name']} failed ({exc!r}); reconnecting")
+        self._wait(self._wake_r, 100)  # no busy loop if the fresh socket fails the same way
+        with self._lock:
+            self.welcomed.clear()
+            self._reconnect()
+
+    def _note(self, reason: str, text: str) -> None:
+        """Count a dropped frame or a failure; log the first of each reason as a warning."""
+        self.dropped[reason] += 1
+        log.log(logging.WARNING if self.dropped[reason] == 1 else logging.DEBUG, "%s", text)
 
     def _wait(self, fd: int, timeout_ms: int) -> None:
         poller = select.poll()
@@ -206,10 +260,16 @@ class Link:
             self._last_recv = time.monotonic()
             try:
                 frame = protocol.decode(frames)
-            except Exception as exc:  # a broken broker must not kill the client
-                log.warning("bus: dropped an unparseable frame from the broker: %s", exc)
+            except ProtocolError as exc:  # a broken broker (or a forged frame) must not kill the client
+                self._note(exc.code, f"bus: dropped a frame from the broker ({exc.code}): {exc}")
                 continue
-            self._handle(frame)
+            try:
+                self._handle(frame)
+            except Exception as exc:  # one bad frame costs that frame, never the connection
+                self._note("handler_error", f"bus: dropped a {frame.command.name} that failed: {exc!r}")
+                if frame.command == Command.DELIVER and frame.header["delivery"]:
+                    reason = f"the receiver could not take it: {exc!r}"[: protocol.TEXT_MAX]
+                    self._send(protocol.encode(Command.NACK, {"delivery": frame.header["delivery"], "reason": reason}))
 
     def _handle(self, frame: Frame) -> None:
         if frame.command == Command.WELCOME:
@@ -218,6 +278,9 @@ class Link:
             self.welcomed.clear()  # the broker restarted and forgot us: introduce ourselves again
             self._attempt_at = time.monotonic()
             self._hello_sent = self._send_hello()
+        elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.CONFLICT:
+            self.last_error = f"conflict: {frame.header.get('detail', '')}"
+            log.warning("bus: the broker at %s refused our HELLO for now: %s", self.url, self.last_error)
         elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.FORBIDDEN:
             self.refused = str(frame.header.get("detail", "forbidden"))
             self.welcomed.clear()
@@ -228,6 +291,7 @@ class Link:
 
     def _on_welcome(self, header: dict[str, Any]) -> None:
         self.welcome = header
+        self.last_error = None
         self.heartbeat = float(header["heartbeat"])
         self.liveness = int(header["liveness"])
         self.ack_timeout = float(header.get("ack_timeout", self.ack_timeout))
@@ -271,6 +335,7 @@ class Link:
     def _reconnect(self) -> None:
         if self._socket is not None:
             self._socket.close(linger=0)
+        self._close_monitor()
         sock = self.context.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.IMMEDIATE, 1)  # never queue on a dead connection; we resend ourselves
@@ -278,10 +343,19 @@ class Link:
         sock.setsockopt(zmq.RCVHWM, 100_000)
         if self.keys is not None:
             self.keys.apply(sock)
+        if not self.url.startswith("inproc://"):
+            self._monitor = sock.get_monitor_socket(HANDSHAKE_FAILED)
         sock.connect(self.url)
         self._socket = sock
         self._attempt_at = time.monotonic()
         self._hello_sent = self._send_hello()
+
+    def _close_monitor(self) -> None:
+        if self._monitor is not None:
+            while self._monitor.poll(0):  # keep the last verdict across reconnects
+                self._handshake = recv_monitor_message(self._monitor)
+            self._monitor.close(linger=0)
+            self._monitor = None
 
     def _send_hello(self) -> bool:
         self._last_recv = time.monotonic()

@@ -10,8 +10,8 @@ Every message is four ZeroMQ frames (a ROUTER prepends the peer's identity on th
 
 Peer -> broker:
 
-    HELLO      {name, instance, role, pid, parent?, max_inflight?}   must come first
-    SEND       {id, to, type, to_instance?, reply_to?, ack?, deadline?,
+    HELLO      {name, instance, token?, role, pid, parent?, max_inflight?}   must come first
+    SEND       {id, to, type, to_instance?, reply_to?, ack?, deadline?, max_handling?,
                 any?, idempotent?, receipt?, untracked?}              body = payload
     ACK        {deliveries: [delivery ids]}                           batched acks
     TOUCH      {deliveries: [delivery ids]}                           still working on these
@@ -34,11 +34,16 @@ Broker -> peer:
 delivered with ``delivery = 0``, held in no in-flight table and never acked: the requester's
 own resend is a reply's retry. TOUCH pushes the ack deadline of deliveries a live receiver
 still holds (queued or running) by another ack timeout, never past the message's ``deadline``:
-the ack timeout catches silent receivers, not long tasks.
+the ack timeout catches silent receivers, not long tasks; ``max_handling`` (seconds, capped by
+the broker's own maximum) bounds how long any delivery may stay in flight, touched or not.
+
+Every header field's type and bound is in :data:`SCHEMA`; :func:`decode` enforces it.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -81,6 +86,7 @@ class ErrorCode:
     TOO_LARGE = "too_large"
     BAD_HEADER = "bad_header"
     FORBIDDEN = "forbidden"
+    CONFLICT = "conflict"
 
 
 class Status:
@@ -95,21 +101,108 @@ class Status:
     FAILURES = frozenset({UNDELIVERABLE, NACKED, TIMEOUT, BUSY})
 
 
-# Header fields a command must carry, with their types; checked by decode().
-REQUIRED: dict[Command, dict[str, type | tuple[type, ...]]] = {
-    Command.HELLO: {"name": str, "instance": str},
-    Command.SEND: {"id": str, "to": str},
-    Command.ACK: {"deliveries": list},
-    Command.TOUCH: {"deliveries": list},
-    Command.NACK: {"delivery": int},
-    Command.REQUEST: {"id": str, "op": str},
-    Command.WELCOME: {"heartbeat": (int, float), "liveness": int},
-    Command.DELIVER: {"delivery": int, "id": str, "from": str},
-    Command.RECEIPT: {"id": str, "status": str},
-    Command.REPLY: {"id": str, "ok": bool},
-    Command.ERROR: {"code": str},
+MAX_HEADER_BYTES = 64 * 1024
+"""Largest header frame decoded; larger ones are refused before msgpack sees them."""
+NAME_MAX = 128
+"""Longest robot name, message type or admin op."""
+ID_MAX = 128
+"""Longest message, instance or dead-letter id."""
+TEXT_MAX = 4096
+"""Longest free text (a NACK reason, an error detail)."""
+BATCH_MAX = 4096
+"""Most items in a list field (delivery ids of one ACK or TOUCH, instances of a receipt)."""
+INT_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """The type and bounds of one header field. ``kind`` is one of the keys of ``_KINDS``."""
+
+    kind: str
+    required: bool = False
+    limit: int = ID_MAX
+    """Longest str, most list items, or most map entries."""
+
+    def accepts(self, value: Any) -> bool:
+        """True when ``value`` is of this field's kind and within its bounds."""
+        return _KINDS[self.kind](value, self.limit)
+
+    def describe(self) -> str:
+        """The rule in words, for the error detail."""
+        return _KIND_WORDS[self.kind].format(limit=self.limit)
+
+
+def _is_int(value: Any, limit: int = 0) -> bool:
+    return type(value) is int and 0 <= value <= INT_MAX
+
+
+def _is_number(value: Any, limit: int = 0) -> bool:
+    return (type(value) is float and math.isfinite(value)) or _is_int(value)
+
+
+_KINDS: dict[str, Callable[[Any, int], bool]] = {
+    "str": lambda v, n: type(v) is str and 0 < len(v) <= n,
+    "text": lambda v, n: type(v) is str and len(v) <= n,
+    "int": _is_int,
+    "number": _is_number,
+    "bool": lambda v, n: type(v) is bool,
+    "ints": lambda v, n: type(v) is list and len(v) <= n and all(_is_int(i) for i in v),
+    "strs": lambda v, n: type(v) is list and len(v) <= n and all(type(i) is str and len(i) <= ID_MAX for i in v),
+    "map": lambda v, n: type(v) is dict and len(v) <= n and all(type(k) is str for k in v),
+    "any": lambda v, n: True,
+}
+_KIND_WORDS = {
+    "str": "a non-empty string of at most {limit} characters",
+    "text": "a string of at most {limit} characters",
+    "int": "a non-negative integer",
+    "number": "a finite non-negative number",
+    "bool": "true or false",
+    "ints": "a list of at most {limit} non-negative integers",
+    "strs": "a list of at most {limit} strings",
+    "map": "a map of at most {limit} string keys",
+    "any": "anything",
 }
 
+_NAME = Field("str", limit=NAME_MAX)
+_ID = Field("str")
+_FLAG = Field("bool")
+_SEND_FIELDS = {
+    "id": Field("str", required=True), "to": Field("str", required=True, limit=NAME_MAX), "type": _NAME,
+    "to_instance": _ID, "reply_to": _ID, "ack": Field("int"), "deadline": Field("number"),
+    "max_handling": Field("number"), "any": _FLAG, "idempotent": _FLAG, "receipt": _FLAG, "untracked": _FLAG,
+}
+SCHEMA: dict[Command, dict[str, Field]] = {
+    Command.HELLO: {"name": Field("str", required=True, limit=NAME_MAX), "instance": Field("str", required=True),
+                    "token": _ID, "role": _NAME, "pid": Field("int"), "parent": _ID, "max_inflight": Field("int")},
+    Command.SEND: _SEND_FIELDS,
+    Command.ACK: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
+    Command.TOUCH: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
+    Command.NACK: {"delivery": Field("int", required=True), "reason": Field("text", limit=TEXT_MAX)},
+    Command.HEARTBEAT: {},
+    Command.BYE: {},
+    Command.REQUEST: {"id": Field("str", required=True), "op": Field("str", required=True, limit=NAME_MAX),
+                      "args": Field("map", limit=64)},
+    Command.WELCOME: {"broker": _ID, "heartbeat": Field("number", required=True), "liveness": Field("int", required=True),
+                      "ack_timeout": Field("number"), "max_message_bytes": Field("int"), "version": Field("int")},
+    Command.DELIVER: {**_SEND_FIELDS, "delivery": Field("int", required=True), "from": Field("str", required=True, limit=NAME_MAX),
+                      "from_instance": _ID, "attempt": Field("int")},
+    Command.RECEIPT: {"id": Field("str", required=True), "status": Field("str", required=True, limit=NAME_MAX),
+                      "to": _NAME, "detail": Field("text", limit=TEXT_MAX), "dlq_id": _ID,
+                      "instances": Field("strs", limit=BATCH_MAX)},
+    Command.REPLY: {"id": Field("str", required=True), "ok": Field("bool", required=True), "result": Field("any"),
+                    "error": Field("text", limit=TEXT_MAX)},
+    Command.ERROR: {"code": Field("str", required=True, limit=NAME_MAX), "detail": Field("text", limit=TEXT_MAX), "ref": _ID},
+}
+"""Every header field of every command: its kind, whether it is required, and its bound.
+
+:func:`decode` checks each field named here and refuses the frame (``bad_header``) when one is
+wrong, so no handler, settle path or routing table ever sees a field of the wrong type or
+size. A field given as None counts as absent. Fields not named here travel untouched (newer
+peers may add some) but nothing in robotlab reads them; the header frame as a whole is bounded
+by ``MAX_HEADER_BYTES``.
+"""
+
+_SCHEMA_ITEMS = {command: tuple(fields.items()) for command, fields in SCHEMA.items()}
 
 _BY_BYTE = {bytes([c]): c for c in Command}
 _COMMAND_BYTES = {c: bytes([c]) for c in Command}
@@ -183,11 +276,13 @@ def decode(frames: list[bytes]) -> Frame:
     if command is None:
         raise ProtocolError(f"unknown command {command_frame[:8]!r}", code=ErrorCode.UNKNOWN_COMMAND, frames=frames)
     header = _decode_header(header_frame, frames)
-    _check_required(command, header, frames)
+    _check_header(command, header, frames)
     return Frame(command, header, body)
 
 
 def _decode_header(data: bytes, frames: list[bytes]) -> dict[str, Any]:
+    if len(data) > MAX_HEADER_BYTES:
+        raise ProtocolError(f"header of {len(data)} bytes exceeds {MAX_HEADER_BYTES}", code=ErrorCode.TOO_LARGE, frames=frames)
     try:
         header = unpack(data)
     except Exception as exc:  # msgpack raises several unrelated types on garbage
@@ -197,20 +292,35 @@ def _decode_header(data: bytes, frames: list[bytes]) -> dict[str, Any]:
     return header
 
 
-_REQUIRED_ITEMS = {command: tuple(fields.items()) for command, fields in REQUIRED.items()}
+def check_header(command: Command, header: dict[str, Any]) -> None:
+    """Check ``header`` against :data:`SCHEMA` as :func:`decode` will on the other side.
+
+    Raises:
+        ProtocolError: ``bad_header``, naming the field and what it must be.
+    """
+    _check_header(command, header, [])
 
 
-def _check_required(command: Command, header: dict[str, Any], frames: list[bytes]) -> None:
-    for name, kind in _REQUIRED_ITEMS.get(command, ()):
+def _check_header(command: Command, header: dict[str, Any], frames: list[bytes]) -> None:
+    for name, spec in _SCHEMA_ITEMS[command]:
         value = header.get(name)
-        if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
-            raise ProtocolError(
-                f"{command.name} header needs {name!r} of type {_type_names(kind)}",
-                code=ErrorCode.BAD_HEADER,
-                frames=frames,
-            )
+        if value is None:
+            if spec.required:
+                problem = f"{command.name} header needs {name!r} ({spec.describe()})"
+                raise ProtocolError(problem, code=ErrorCode.BAD_HEADER, frames=frames, ref=_ref(header))
+            header.pop(name, None)  # an explicit None means "not given": one spelling downstream
+            continue
+        if not spec.accepts(value):
+            problem = f"{command.name} header field {name!r} must be {spec.describe()}, got {_show(value)}"
+            raise ProtocolError(problem, code=ErrorCode.BAD_HEADER, frames=frames, ref=_ref(header))
 
 
-def _type_names(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join(k.__name__ for k in kinds)
+def _ref(header: dict[str, Any]) -> str | None:
+    """The header's id when it is a valid one, so the refusal can name the message it refuses."""
+    value = header.get("id")
+    return value if _KINDS["str"](value, ID_MAX) else None
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:40]}{'...' if len(text) > 40 else ''}"

@@ -151,7 +151,8 @@ class RobotBus:
         if isinstance(bus, BusClient) and bus.name == self.name:
             client, owned = bus, False
         elif isinstance(bus, (BusClient, EmbeddedBroker)):
-            client, owned = BusClient(bus.url, name=self.name, role="robot", context=_context_of(bus)), True
+            client, owned = BusClient(bus.url, name=self.name, role="robot", context=_context_of(bus),
+                                      keys=_keys_of(bus)), True
         elif isinstance(bus, str):
             client, owned = BusClient(bus, name=self.name, role="robot"), True
         else:
@@ -359,6 +360,13 @@ def _url_of(bus: Any) -> str | None:
     if isinstance(bus, str):
         return bus
     return getattr(bus, "url", None) if isinstance(bus, (BusClient, EmbeddedBroker)) else None
+
+
+def _keys_of(bus: Any) -> Any:
+    """The CURVE keys to join ``bus`` with: a client's own, none for a keyless embedded broker."""
+    if isinstance(bus, EmbeddedBroker):
+        return None if bus.config.keys_dir else False
+    return bus.keys or False
 
 
 def _context_of(bus: Any) -> Any:

@@ -175,6 +175,8 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
     instance = uuid.uuid4().hex[:12]
     daemon = {"name": name, "broker": client.url, "instance": instance, "parent": parent.name,
               "watch_pid": None if detach else os.getpid(), "connect_timeout": min(timeout, 10.0)}
+    # The child joins with exactly its parent's keys (none: {}), handed over in memory.
+    daemon["curve"] = client.keys.to_plain() if client.keys is not None else {}
     server = fork_server()
     robot["fork_server"] = server.path
     answer = server.fork({"daemon": daemon, "robot": robot}, timeout)
@@ -185,7 +187,9 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
 
 def _spawn_error(name: str, answer: dict[str, Any]) -> RobotlabError:
     text = f"spawned robot '{name}' did not start: {answer.get('error', 'no reason given')}"
-    return ConfigError(text) if answer.get("exit_code") == ConfigError.exit_code else RobotlabError(text)
+    kinds = {ConfigError.exit_code: ConfigError, PeerUnavailable.exit_code: PeerUnavailable}
+    code = answer.get("exit_code")
+    return kinds.get(code, RobotlabError)(text) if isinstance(code, int) else RobotlabError(text)
 
 
 class ForkServerClient:

@@ -25,10 +25,12 @@ def free_tcp_url() -> str:
 
 @pytest.fixture
 def keys_dir(tmp_path: Path) -> Path:
-    """Keys made with the CLI: the broker's, bob's (only bob) and the CLI's own (any name)."""
+    """Keys made with the CLI: the broker's, bob's (only bob), the CLI's own (any name, admin), and
+    boss's (boss and the children it spawns, boss-*)."""
     folder = tmp_path / "keys"
     runner = CliRunner()
-    for argv in (["broker"], ["bob", "--robot", "bob"], ["robotlab", "--robot", "*"]):
+    for argv in (["broker"], ["bob", "--robot", "bob"], ["robotlab", "--robot", "*", "--role", "admin"],
+                 ["boss", "--robot", "boss", "--robot", "boss-*"]):
         result = runner.invoke(main, ["keys", "new", *argv, "--dir", str(folder)])
         assert result.exit_code == 0, result.output
     return folder
@@ -50,7 +52,9 @@ def robotd_argv(url: str, name: str, *extra: str) -> list[str]:
 def test_keys_cli_lists_what_it_made(keys_dir: Path) -> None:
     result = CliRunner().invoke(main, ["keys", "list", "--dir", str(keys_dir), "--json"])
     assert result.exit_code == 0, result.output
-    assert {row["name"]: row["robots"] for row in json.loads(result.output)} == {"bob": "bob", "broker": "", "robotlab": "*"}
+    rows = {row["name"]: (row["robots"], row["roles"]) for row in json.loads(result.output)}
+    assert rows == {"bob": ("bob", "robot"), "boss": ("boss,boss-*", "robot"), "broker": ("", ""),
+                    "robotlab": ("*", "admin,robot")}
     refused = CliRunner().invoke(main, ["keys", "new", "carol", "--dir", str(keys_dir)])
     assert refused.exit_code == 2 and "--robot" in refused.output
 
@@ -73,7 +77,7 @@ def test_a_robotd_with_an_unknown_key_exits_78_saying_its_key_was_not_accepted(
     (stranger / "broker.key").write_bytes((keys_dir / "broker.key").read_bytes())
     proc = processes.start(robotd_argv(keyed_broker, "bob", "--keys", str(stranger), "--connect-timeout", "1"))
     assert proc.popen.wait(15) == 78
-    assert "did not accept this client's key" in proc.output()
+    assert "the broker refused this client's CURVE key" in proc.output()
 
 
 def test_a_key_for_bob_cannot_hello_as_alice(processes: Processes, keyed_broker: str, keys_dir: Path) -> None:
@@ -83,3 +87,49 @@ def test_a_key_for_bob_cannot_hello_as_alice(processes: Processes, keyed_broker:
     assert proc.popen.wait(15) == 78
     assert time.monotonic() - started < 8  # refused at once, not after 10 s of retried HELLOs
     assert "refused 'alice' (forbidden)" in proc.output() and "may use: bob" in proc.output()
+
+
+def test_a_robot_key_cannot_list_ps_or_read_the_dlq(keyed_broker: str, keys_dir: Path) -> None:
+    from robotlab import bus
+    from robotlab.errors import BusError
+
+    runner = CliRunner(env={"ROBOTLAB_KEYS": str(keys_dir)})
+    assert runner.invoke(main, ["send", "--to", "nobody", "--broker", keyed_broker, "secret"]).exit_code == 69
+    # Given bob's key, joined as bob (the only name it may use)
+    with bus.connect(keyed_broker, name="bob", keys=bus.KeyConfig.load(keys_dir, "bob")) as bob:
+        for op in ("ps", "stats", "dlq.list", "dlq.purge", "dlq.replay"):
+            with pytest.raises(BusError, match=f"forbidden: '{op}' needs an admin key"):
+                bob.admin(op, dlq_id="dl-1")
+    # Then the letter is still there, body and all, for the admin key only
+    listed = runner.invoke(main, ["dlq", "list", "--broker", keyed_broker, "--json"])
+    assert [row["content"] for row in json.loads(listed.output)] == ["secret"]
+
+
+def test_keys_go_all_the_way_down_to_spawned_children(keyed_broker: str, keys_dir: Path, monkeypatch) -> None:
+    from robotlab import ConfigError, Robot
+    from robotlab.robot.spawn import stop_fork_server
+    from robotlab.testing import serve_script
+
+    # Given only $ROBOTLAB_KEYS: build(bus=URL) finds boss.key_secret there by the robot's name
+    monkeypatch.setenv("ROBOTLAB_KEYS", str(keys_dir))
+    with serve_script([{"content": "from the kid"}]) as api:
+        boss = Robot(name="boss", bus=keyed_broker, model="openai/scripted", api_base=api)
+        try:
+            # When boss spawns a child named under its key's names: it joins with boss's key
+            kid = boss.spawn(name="boss-kid", system_prompt="You help.", timeout=20)
+            assert kid.run("hi").reply == "from the kid"
+            # And a child named outside them is refused at once, naming the reason
+            with pytest.raises(ConfigError, match="may not use the robot name .stranger."):
+                boss.spawn(name="stranger", timeout=20)
+            kid.stop()
+        finally:
+            boss.leave_bus()
+            # The fork server took this test's $ROBOTLAB_KEYS into its environment: end it, so
+            # later tests' children do not find keys there.
+            stop_fork_server()
+
+
+def test_a_client_without_keys_is_told_the_broker_requires_them(keyed_broker: str) -> None:
+    result = CliRunner().invoke(main, ["send", "--to", "bob", "--broker", keyed_broker, "hi"])
+    assert result.exit_code == 69
+    assert "this broker requires CURVE keys and this client has none" in result.output

@@ -37,3 +37,8 @@ def hang_if_told(message: Message) -> str:
     if os.environ.get("HANG") == "1":
         threading.Event().wait()
     return echo(message)
+
+
+def unsendable(message: Message) -> object:
+    """Return something that cannot cross a process boundary (a function)."""
+    return unsendable

@@ -12,9 +12,9 @@ import zmq
 from robotlab import bus
 from robotlab.broker.serve import check_bind
 from robotlab.bus import BrokerConfig, EmbeddedBroker, KeyConfig
-from robotlab.bus.config import authorized_robots
+from robotlab.bus.config import Grant, authorized_keys
 from robotlab.bus.keys import list_keys, new_key
-from robotlab.errors import ConfigError, PeerUnavailable
+from robotlab.errors import BusError, ConfigError, PeerUnavailable
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def keys_dir(tmp_path: Path) -> Path:
     folder = tmp_path / "keys"
     new_key(folder, "broker", [])
     new_key(folder, "bob", ["bob"])
-    new_key(folder, "admin", ["*"])
+    new_key(folder, "admin", ["*"], roles=["robot", "admin"])
     return folder
 
 
@@ -45,7 +45,7 @@ def test_new_key_writes_a_pair_with_a_private_secret_and_authorizes_it(keys_dir:
     assert (keys_dir / "authorized" / "bob.key").read_text() == (keys_dir / "bob.key").read_text()
     assert not (keys_dir / "authorized" / "broker.key").exists()
     public, _ = zmq.auth.load_certificate(keys_dir / "bob.key")
-    assert authorized_robots(keys_dir)[public.decode()] == frozenset({"bob"})
+    assert authorized_keys(keys_dir)[public.decode()] == Grant(frozenset({"bob"}), frozenset({"robot"}))
 
 
 def test_new_key_refuses_to_overwrite_and_odd_names(keys_dir: Path) -> None:
@@ -58,10 +58,10 @@ def test_new_key_refuses_to_overwrite_and_odd_names(keys_dir: Path) -> None:
 def test_list_keys_shows_names_and_authorization(keys_dir: Path, tmp_path: Path) -> None:
     new_key(keys_dir, "carol", ["carol", "dave"], authorize=False)
     assert list_keys(keys_dir) == [
-        {"name": "admin", "robots": "*", "authorized": "yes"},
-        {"name": "bob", "robots": "bob", "authorized": "yes"},
-        {"name": "broker", "robots": "", "authorized": "broker"},
-        {"name": "carol", "robots": "carol,dave", "authorized": "no"},
+        {"name": "admin", "robots": "*", "roles": "admin,robot", "authorized": "yes"},
+        {"name": "bob", "robots": "bob", "roles": "robot", "authorized": "yes"},
+        {"name": "broker", "robots": "", "roles": "", "authorized": "broker"},
+        {"name": "carol", "robots": "carol,dave", "roles": "robot", "authorized": "no"},
     ]
 
 
@@ -102,12 +102,45 @@ def test_an_unknown_key_never_gets_a_welcome(keyed_broker: EmbeddedBroker, keys_
     stranger = tmp_path / "elsewhere"
     new_key(stranger, "eve", ["*"])
     (stranger / "broker.key").write_bytes((keys_dir / "broker.key").read_bytes())
-    with pytest.raises(PeerUnavailable, match="did not accept this client's key"):
+    with pytest.raises(PeerUnavailable, match="the broker refused this client's CURVE key"):
         bus.connect(keyed_broker.url, name="eve", keys=KeyConfig.load(stranger, "eve"), timeout=0.5)
     assert keyed_broker._broker.counters["frames_in"] == 0  # the handshake failed before any frame
 
 
 def test_a_client_without_keys_never_reaches_a_keyed_broker(keyed_broker: EmbeddedBroker) -> None:
-    with pytest.raises(PeerUnavailable, match="no broker answered"):
+    with pytest.raises(PeerUnavailable, match="this broker requires CURVE keys and this client has none"):
         bus.connect(keyed_broker.url, name="bob", timeout=0.5)
     assert keyed_broker._broker.counters["frames_in"] == 0
+
+
+def test_new_key_refuses_an_unknown_role(keys_dir: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown role 'root'"):
+        new_key(keys_dir, "carol", ["carol"], roles=["root"])
+
+
+@pytest.mark.parametrize("op", ["ps", "stats", "dlq.list", "dlq.replay", "dlq.purge"])
+def test_a_robot_key_may_not_use_admin_ops_and_an_admin_key_may(keyed_broker: EmbeddedBroker, keys_dir: Path, op: str) -> None:
+    # Given bob's robot key and an admin key on a keyed broker
+    with bus.connect(keyed_broker.url, name="bob", keys=KeyConfig.load(keys_dir, "bob")) as bob, \
+            bus.connect(keyed_broker.url, name="ops", keys=KeyConfig.load(keys_dir, "admin")) as admin:
+        # Then the robot key is refused every admin op, naming the fix
+        with pytest.raises(BusError, match=f"forbidden: '{op}' needs an admin key"):
+            bob.admin(op, dlq_id="dl-1")
+        # And ping stays open, while the admin key may use the op (a missing letter is its only complaint)
+        assert bob.admin("ping")["peers"] == 2
+        try:
+            admin.admin(op, dlq_id="dl-none")
+        except BusError as exc:
+            assert "no dead letter" in str(exc)
+
+
+def test_a_key_cannot_take_over_another_keys_live_instance(keyed_broker: EmbeddedBroker, keys_dir: Path) -> None:
+    new_key(keys_dir, "mallory", ["bob"])  # allowed the name bob, but not bob's connection
+    guard = keyed_broker._broker.guard
+    guard.authenticator.configure_curve(domain="*", location=str(keys_dir / "authorized"))
+    guard.grants = bus.config.authorized_keys(keys_dir)
+    with bus.connect(keyed_broker.url, name="bob", keys=KeyConfig.load(keys_dir, "bob")) as bob:
+        with pytest.raises(PeerUnavailable, match="conflict: instance .* belongs to another live connection"):
+            bus.connect(keyed_broker.url, name="bob", instance=bob.instance, keys=KeyConfig.load(keys_dir, "mallory"),
+                        timeout=1)
+        assert [p.key for p in keyed_broker._broker.registry.instances("bob")] == [bob._link.keys.public.decode()]

@@ -1,0 +1,76 @@
+"""A hostile local process: a raw DEALER socket that speaks the wire protocol however it likes.
+
+It is not a robotlab component (it is the attacker the broker must withstand), so the tests use
+it in place of a BusClient wherever they need to send what no BusClient would.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import zmq
+
+from robotlab.bus import protocol
+from robotlab.bus.protocol import Command, Frame
+
+
+class Raw:
+    """One raw connection to a broker."""
+
+    def __init__(self, url: str) -> None:
+        self.socket = zmq.Context.instance().socket(zmq.DEALER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.connect(url)
+
+    def send(self, command: Command, header: dict[str, Any], body: Any = None) -> None:
+        """Send one message with any header (no schema check on this side)."""
+        packed = protocol.pack(body) if body is not None else b""
+        self.socket.send_multipart([protocol.SIGNATURE, bytes([command]), protocol.pack(header), packed])
+
+    def send_frames(self, frames: list[bytes]) -> None:
+        """Send raw frames."""
+        self.socket.send_multipart(frames)
+
+    def expect(self, command: Command, timeout: float = 5.0) -> Frame:
+        """The next message of ``command`` (others are skipped); AssertionError on timeout."""
+        while self.socket.poll(int(timeout * 1000)):
+            frame = protocol.decode(self.socket.recv_multipart())
+            if frame.command == command:
+                return frame
+        raise AssertionError(f"no {command.name} within {timeout}s")
+
+    def hello(self, name: str, instance: str, **extra: Any) -> Frame:
+        """Say HELLO and return the broker's answer (WELCOME or ERROR)."""
+        self.send(Command.HELLO, {"name": name, "instance": instance, "role": "robot", **extra})
+        while self.socket.poll(5000):
+            frame = protocol.decode(self.socket.recv_multipart())
+            if frame.command in (Command.WELCOME, Command.ERROR):
+                return frame
+        raise AssertionError("no answer to HELLO")
+
+    def close(self) -> None:
+        """Close the socket at once."""
+        self.socket.close(linger=0)
+
+
+def wrong_values() -> list[Any]:
+    """Values of every wrong kind, size and sign for some header field."""
+    return [{"a": 1}, [1, [2]], "x" * (protocol.TEXT_MAX + 1), -1, 2**64 - 1, float("nan"), True, b"\x00", 1.5, "s"]
+
+
+def malformed_headers() -> list[tuple[Command, dict[str, Any]]]:
+    """For every peer command and every field of its schema, the header with each wrong value."""
+    valid = {
+        Command.SEND: {"id": "m.1", "to": "bob", "type": "message"},
+        Command.ACK: {"deliveries": [1]},
+        Command.TOUCH: {"deliveries": [1]},
+        Command.NACK: {"delivery": 1, "reason": "no"},
+        Command.REQUEST: {"id": "r.1", "op": "ping", "args": {}},
+    }
+    shapes = []
+    for command, base in valid.items():
+        for name, spec in protocol.SCHEMA[command].items():
+            for value in wrong_values():
+                if not spec.accepts(value):
+                    shapes.append((command, {**base, name: value}))
+    return shapes
