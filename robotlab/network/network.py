@@ -21,6 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from types import TracebackType
 from typing import Any
 
 from robotlab.config.run_config import RunConfig
@@ -176,7 +177,8 @@ class Network(Runnable):
     def __enter__(self) -> Network:
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if exc_type is None:
             self.build()
 

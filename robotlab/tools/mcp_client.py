@@ -21,10 +21,13 @@ import functools
 import threading
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from robotlab.errors import DependencyError, MCPError, ToolError
 from robotlab.tools.tool import Tool
+
+if TYPE_CHECKING:
+    from mcp.types import Tool as MCPTool  # the server's description of a tool
 
 __all__ = ["DEFAULT_TIMEOUT", "TRANSPORTS", "MCPClient", "server_timeout", "transport_opener"]
 
@@ -211,7 +214,7 @@ class MCPClient:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else MCPError(str(exc)))
 
-    def _wrap(self, mcp_tool: Any) -> Tool:
+    def _wrap(self, mcp_tool: MCPTool) -> Tool:
         schema = getattr(mcp_tool, "input_schema", None) or getattr(mcp_tool, "inputSchema", None) or {}
         return Tool.create(name=mcp_tool.name, description=mcp_tool.description or "", parameters=dict(schema),
                            handler=functools.partial(self.call_tool, mcp_tool.name), mcp=self.name)
