@@ -32,6 +32,9 @@ from robotlab import bus
 pytestmark = pytest.mark.process
 
 HANDLERS = str(Path(__file__).parent / "handlers")
+# How long a robotd hosting a model robot may take to join: it imports litellm first, 3-4 s on
+# an idle machine and past 30 s when parallel workers and other jobs share two cores.
+ROBOT_READY = 60
 # xprocess names a process's control folder; unique within a session (one per xdist worker).
 _KEPT = itertools.count()
 

@@ -17,7 +17,7 @@ import pytest
 from robotlab import Robot, bus
 from robotlab.history.log import HistoryLog
 from robotlab.testing import ScriptedLLM, requests_seen, serve_script
-from tests.process.conftest import Proc, Processes, is_live
+from tests.process.conftest import ROBOT_READY, Proc, Processes, is_live
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
@@ -27,7 +27,8 @@ def start_robot(processes: Processes, broker: str, api: str, history: Path) -> P
     argv = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", broker,
             "--system-prompt", "You answer briefly.", "--model", "openai/scripted", "--api-base", api,
             "--serve", "--history-file", str(history)]
-    return processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob", timeout=30)
+    return processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob",
+                          timeout=ROBOT_READY)
 
 
 def entries(path: Path) -> list[dict[str, Any]]:
