@@ -13,7 +13,7 @@ SOURCES := robotlab broker robotd cli
 # keeps tests marked @pytest.mark.xdist_group(name) on one worker (none need it today).
 WORKERS ?= auto
 
-.PHONY: demo test venv lint types lock bench clean
+.PHONY: demo test venv lint types lock bench docs clean
 
 venv: $(STAMP)
 
@@ -21,10 +21,12 @@ venv: $(STAMP)
 # without build isolation (nothing unlocked is fetched) and without dependencies (pip's
 # hash mode cannot hash an editable install; its dependencies are already in the lock).
 $(STAMP): pyproject.toml $(LOCK)
+	@echo "make: installing robotlab and its dev tools into $(VENV) (a minute or two the first time)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+	@echo "make: $(VENV) is ready"
 
 # mypy cannot read setuptools' editable import hook, so it finds broker/, robotd/ and cli/
 # under their installed names through these links ([tool.mypy] mypy_path).
@@ -48,13 +50,22 @@ types: $(STAMP) $(TYPETREE)/cli
 
 # Universal resolution: one lock for every platform and Python the project supports. The
 # build backend's requirements are read from pyproject.toml and locked with the rest.
-lock: | $(STAMP)
+lock: $(BIN)/uv
 	$(BIN)/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], "pip", sep="\n")' \
 		| $(BIN)/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
 			--extra dev --custom-compile-command 'make lock' pyproject.toml - -o $(LOCK)
 
+# uv comes with the venv; an existing one serves even when pyproject.toml is newer than the
+# lock (the usual reason to run `make lock`).
+$(BIN)/uv:
+	$(MAKE) venv
+
 bench: $(STAMP)
 	$(BIN)/python bench/bus.py
 
+# The documentation site (mkdocs, in the dev extra) into site/, failing on any broken link.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info

@@ -16,6 +16,10 @@ from .dlq import DeadLetterQueue
 from .registry import Peer, Registry
 
 OPEN_OPS = frozenset({"ping"})
+
+
+class NotThere(LookupError):
+    """An op's argument names nothing the broker has (a dead-letter id); its message is the reply."""
 """Ops any member may use; every other op needs an admin peer."""
 
 
@@ -57,6 +61,8 @@ class Admin:
         args: dict[str, Any] = given if isinstance(given, dict) else {}
         try:
             return {"id": header["id"], "ok": True, "result": op(peer, args)}
+        except NotThere as exc:
+            return {"id": header["id"], "ok": False, "error": str(exc)}
         except (KeyError, TypeError, ValueError) as exc:
             return {"id": header["id"], "ok": False, "error": f"{header['op']}: bad arguments ({exc})"}
 
@@ -94,7 +100,7 @@ class Admin:
         """
         letter = self.broker.dlq.take(str(args["dlq_id"]))
         if letter is None:
-            raise ValueError(f"no dead letter {args['dlq_id']!r}")
+            raise NotThere(f"no dead letter {args['dlq_id']!r}")
         header = {k: v for k, v in letter.header.items() if k not in {"delivery", "attempt"}}
         header["id"] = f"replay-{uuid.uuid4().hex}"
         ref = args.get("ref")

@@ -13,14 +13,15 @@ import os
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import zmq
 
 from robotlab.bus import protocol
-from robotlab.bus.config import BrokerConfig
+from robotlab.bus.config import BrokerConfig, is_ipv6
 from robotlab.bus.protocol import Command, ErrorCode, Frame
-from robotlab.errors import ProtocolError
+from robotlab.errors import ConfigError, ProtocolError
 
 from .admin import Admin
 from .deliveries import Deliveries
@@ -47,11 +48,16 @@ class Broker:
         self.counters: Counter[str] = Counter()
         self.started = time.monotonic()
         self.socket: zmq.Socket | None = None
+        self.endpoint = config.bind
+        """Where the socket is bound (a tcp port of 0 resolved), once bound."""
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
         self._unroutable: set[bytes] = set()
         self._next_scan = 0.0
-        self.guard = KeyGuard(config.keys_dir, self.context) if config.keys_dir else None
+        self.guard = KeyGuard(config.keys_dir, self.context, config.key_file) if config.keys_dir else None
+        self.on_tick: Callable[[str], None] = _nothing
+        """Called from the loop at least every quarter heartbeat with a status line (the
+        entry point feeds systemd's watchdog with it; the broker knows nothing of systemd)."""
         self._user_id: str | None = None
         """The authenticated key of the message in dispatch (with keys only)."""
         self.handlers = {
@@ -75,11 +81,30 @@ class Broker:
         sock.setsockopt(zmq.SNDHWM, 100_000)
         sock.setsockopt(zmq.RCVHWM, 100_000)
         sock.setsockopt(zmq.LINGER, 0)
+        if is_ipv6(self.config.bind):
+            sock.setsockopt(zmq.IPV6, 1)  # without it ZeroMQ answers "No such device" for [::1]
         if self.guard is not None:
             self.guard.secure(sock)
-        sock.bind(self.config.bind)
+        try:
+            sock.bind(self.config.bind)
+        except zmq.ZMQError:
+            sock.close(linger=0)  # the caller may try again once the address exists
+            raise
         self.socket = sock
-        return sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        return self.endpoint
+
+    def reload_keys(self) -> None:
+        """Read the authorized keys again (SIGHUP); a folder that does not read keeps the keys in force."""
+        if self.guard is None:
+            log.info("reload: this broker runs without --keys; nothing to read")
+            return
+        try:
+            owners = self.guard.reload()
+        except ConfigError as exc:
+            log.error("reload failed, the authorized keys in force stay: %s", exc)
+            return
+        log.info("reloaded authorized keys: %s", ", ".join(owners) or "none")
 
     def stop(self) -> None:
         """Ask the loop to finish its pass and return (safe from signal handlers and threads)."""
@@ -102,13 +127,17 @@ class Broker:
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
         poller.register(self._wake_r, zmq.POLLIN)
-        log.info("broker %s listening on %s", self.id, self.config.bind)
+        log.info("broker %s listening on %s", self.id, self.endpoint)
         try:
             while not self._stopping:
                 events = dict(poller.poll(self._poll_timeout_ms()))
                 if self.socket in events:
                     self._drain()
-                self._timers()
+                try:
+                    self._timers()
+                except Exception:  # a timer's bug costs that pass, never the loop
+                    self.counters["internal_errors"] += 1
+                    log.exception("broker: a timer pass failed")
         finally:
             self._close()
 
@@ -168,6 +197,8 @@ class Broker:
         if now >= self._next_scan:  # walking every peer on every pass would not scale to 1,000s
             self._next_scan = now + self.config.heartbeat / 4
             self._scan_peers(now)
+            self.on_tick(f"listening on {self.endpoint}; {len(self.registry.by_identity)} members, "
+                         f"{len(self.dlq)} dead letters")
 
     def _scan_peers(self, now: float) -> None:
         for peer in self.registry.expired(now):
@@ -231,7 +262,9 @@ class Broker:
         """
         h = frame.header
         refusal = self.guard.refusal(self._user_id, h["name"]) if self.guard is not None else None
-        if refusal is not None:
+        if refusal is not None and self.guard is not None:
+            self.counters["hello_refused"] += 1
+            log.info("refused HELLO as %r with %s's key: %s", h["name"], self.guard.owner(self._user_id), refusal)
             self._error(identity, ErrorCode.FORBIDDEN, f"HELLO as {h['name']!r} refused: {refusal}", frame)
             return
         holder = self.registry.claimant(h["instance"], identity, h.get("token"), self._user_id)
@@ -254,6 +287,8 @@ class Broker:
             "version": protocol.VERSION,
         }
         self._transmit(new, Command.WELCOME, welcome, b"")
+        log.info("peer %s (%s) %s as %s%s", new.name, new.instance, "rejoined" if old is not None else "joined",
+                 new.role, f" with {self.guard.owner(self._user_id)}'s key" if self.guard is not None else "")
         if old is not None:
             self.deliveries.resend_inflight(new)
 
@@ -333,3 +368,7 @@ class Broker:
             self._unroutable.add(identity)
             log.debug("cannot send to %r: %s", identity, exc)
         return False
+
+
+def _nothing(status: str) -> None:
+    """The default ``on_tick``: no service manager to tell."""

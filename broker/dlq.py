@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
+
+log = logging.getLogger("robotlab.broker")
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ class DeadLetterQueue:
         """Record a dead letter and return it."""
         letter = DeadLetter(f"dl-{next(self._ids)}", reason, detail, dict(header), body, time.time())
         self._entries[letter.dlq_id] = letter
+        log.info("dead letter %s: %s %s from %s to %s (%s)", letter.dlq_id, header.get("type", "message"),
+                 header.get("id"), header.get("from"), header.get("to"), f"{reason}: {detail}" if detail else reason)
         while len(self._entries) > self.limit:
             self._entries.popitem(last=False)
             self.evicted += 1

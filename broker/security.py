@@ -1,8 +1,8 @@
 """CURVE on the broker's ROUTER: who may connect, and which robot names each key may use.
 
 pyzmq's ZAP authenticator (a thread on the broker's context) admits only the public keys in
-``KEYS/authorized``; the handshake of any other key fails before a single frame reaches the
-loop. ZAP then tags every message of an admitted connection with the key (``User-Id``),
+``KEYS/authorized`` (read again on SIGHUP); the handshake of any other key fails before a
+single frame reaches the loop, and is logged by the broker without the key. ZAP then tags every message of an admitted connection with the key (``User-Id``),
 :meth:`KeyGuard.refusal` checks a HELLO's name against that key's ``robots`` metadata, and the
 key's ``roles`` say whether the connection may use the admin commands.
 """
@@ -16,7 +16,14 @@ import zmq
 import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 
-from robotlab.bus.config import AUTHORIZED, BROKER_KEY, Grant, allows, authorized_keys
+from robotlab.bus.config import (
+    AUTHORIZED,
+    BROKER_KEY,
+    Grant,
+    allows,
+    authorized_keys,
+    read_certificate,
+)
 from robotlab.errors import ConfigError
 
 log = logging.getLogger("robotlab.broker")
@@ -28,18 +35,42 @@ _RCVMORE = int(zmq.RCVMORE)
 class KeyGuard:
     """The broker's key pair, the authorized keys with their robot names, and the ZAP thread."""
 
-    def __init__(self, keys_dir: str, context: zmq.Context) -> None:
-        folder = Path(keys_dir)
-        secret_file = folder / f"{BROKER_KEY}.key_secret"
-        if not secret_file.is_file():
-            raise ConfigError(f"no broker key at {secret_file}; make one with `robotlab keys new broker --dir {keys_dir}`")
-        self.public, self.secret = _load_pair(secret_file)
-        self.grants = authorized_keys(folder)
-        if not self.grants:
-            log.warning("no keys in %s: every client will be refused", folder / AUTHORIZED)
+    def __init__(self, keys_dir: str, context: zmq.Context, secret_file: str | None = None) -> None:
+        self.folder = Path(keys_dir)
+        secret_path = Path(secret_file) if secret_file else self.folder / f"{BROKER_KEY}.key_secret"
+        if not secret_path.is_file():
+            raise ConfigError(f"no broker key at {secret_path}; make one with `robotlab keys new broker --dir {keys_dir}`")
+        self.public, self.secret = _load_pair(secret_path)
+        self.grants: dict[str, Grant] = {}
+        self.reload()
         self.authenticator = ThreadAuthenticator(context)
         self.authenticator.start()
-        self.authenticator.configure_curve(domain="*", location=str(folder / AUTHORIZED))
+        # A callback instead of configure_curve(location=...): it reads self.grants, so a reload
+        # (SIGHUP) takes effect at the next handshake, and a refusal is logged.
+        self.authenticator.configure_curve_callback(domain="*", credentials_provider=self)
+
+    def reload(self) -> list[str]:
+        """Read ``authorized/`` again; return the owners of the keys now accepted.
+
+        Raises:
+            ConfigError: a file there is unreadable or not a public key (the keys in force stay).
+        """
+        self.grants = authorized_keys(self.folder)  # one assignment: the ZAP thread sees old or new
+        if not self.grants:
+            log.warning("no keys in %s: every client will be refused", self.folder / AUTHORIZED)
+        return sorted(grant.owner for grant in self.grants.values())
+
+    def callback(self, domain: str, client_key: bytes) -> bool:
+        """ZAP's question, on its thread: may this public key (z85) connect at all?"""
+        if client_key.decode("ascii", "replace") in self.grants:
+            return True
+        log.info("refused a connection: its CURVE key is not in %s", self.folder / AUTHORIZED)
+        return False
+
+    def owner(self, user_id: str | None) -> str:
+        """Whose key a connection authenticated with (its file's name in ``authorized/``)."""
+        grant = self.grant(user_id)
+        return grant.owner if grant is not None else "an unknown key"
 
     def secure(self, socket: zmq.Socket) -> None:
         """Make ``socket`` a CURVE server (call before bind)."""
@@ -55,7 +86,7 @@ class KeyGuard:
         """Why a connection authenticated as ``user_id`` may not HELLO as ``name``; None if it may."""
         grant = self.grant(user_id)
         if grant is None:
-            return "the connection carries no authorized key"
+            return "the connection carries no authorized key (was it removed from authorized/?)"
         if allows(grant.robots, name):
             return None
         allowed = ", ".join(sorted(grant.robots)) or "no robot names"
@@ -67,7 +98,7 @@ class KeyGuard:
 
 
 def _load_pair(secret_file: Path) -> tuple[bytes, bytes]:
-    public, secret = zmq.auth.load_certificate(secret_file)
+    public, secret = read_certificate(secret_file)
     if secret is None:
         raise ConfigError(f"{secret_file} holds no secret key")
     return public, secret

@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import logging
 import os
 import signal
+import threading
+import time
+from collections.abc import Callable
 
 import zmq
 
 from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig, is_loopback
 from robotlab.bus.protocol import Command
-from robotlab.errors import ConfigError
+from robotlab.errors import ConfigError, ExitCode
 
 from .broker import Broker
 
 log = logging.getLogger("robotlab.broker")
+
+# Bind errors that mean "not there yet": an address or interface still coming up (DHCP, a
+# late network-online.target). Anything else is a configuration to fix.
+_NOT_THERE_YET = frozenset({errno.EADDRNOTAVAIL, errno.ENODEV})
+_BIND_RETRY_MAX = 5.0
 
 
 def check_bind(config: BrokerConfig) -> None:
@@ -54,12 +63,53 @@ def check_ipc_free(config: BrokerConfig) -> None:
         raise ConfigError(f"cannot bind {config.bind}: another broker is listening there")
 
 
-def serve(config: BrokerConfig, *, on_ready=None) -> int:
+def bind_when_available(broker: Broker, stopping: threading.Event) -> str | None:
+    """Bind, waiting up to ``bind_timeout`` for an address that does not exist yet.
+
+    Returns the bound endpoint, or None when stopped first or when the address did not appear
+    in time (logged: a later start may find it, so the caller exits 75).
+
+    Raises:
+        ConfigError: the address can never work as given (in use, a missing folder, refused).
+    """
+    config = broker.config
+    deadline = time.monotonic() + config.bind_timeout
+    delay = 0.25
+    while True:
+        try:
+            return broker.bind()
+        except zmq.ZMQError as exc:
+            if exc.errno not in _NOT_THERE_YET:
+                raise ConfigError(f"cannot bind {config.bind}: {exc}{_bind_hint(exc)}") from exc
+            left = deadline - time.monotonic()
+            if left <= 0:
+                log.error("cannot bind %s after waiting %gs: %s; is that address configured on this host?",
+                          config.bind, config.bind_timeout, exc)
+                return None
+            delay = min(delay * 2, _BIND_RETRY_MAX, left)
+            log.warning("cannot bind %s yet (%s); trying again in %.1fs", config.bind, exc, delay)
+            if stopping.wait(delay):
+                return None
+
+
+def _bind_hint(exc: zmq.ZMQError) -> str:
+    if exc.errno == errno.ENOENT:
+        return " (its folder does not exist: create it, or let systemd's RuntimeDirectory= make it)"
+    if exc.errno == errno.EADDRINUSE:
+        return " (another process listens there: stop it or choose another port)"
+    return ""
+
+
+def serve(config: BrokerConfig, *, on_ready: Callable[[str], None] | None = None,
+          on_tick: Callable[[str], None] | None = None) -> int:
     """Bind, serve until SIGTERM or SIGINT, and return the exit code (0 on a clean stop).
 
     Args:
         config: how to listen.
         on_ready: called with the bound endpoint once the socket is bound.
+        on_tick: called from the loop with a status line, at least every quarter heartbeat.
+
+    Returns 75 (try again later) when the bind address did not appear within ``bind_timeout``.
 
     Raises:
         ConfigError: an unsafe or unusable bind address (exit code 78).
@@ -67,12 +117,21 @@ def serve(config: BrokerConfig, *, on_ready=None) -> int:
     check_bind(config)
     check_ipc_free(config)
     broker = Broker(config)
-    try:
-        endpoint = broker.bind()
-    except zmq.ZMQError as exc:
-        raise ConfigError(f"cannot bind {config.bind}: {exc}") from exc
+    if on_tick is not None:
+        broker.on_tick = on_tick
+    stopping = threading.Event()
+
+    def on_signal(*_: object) -> None:
+        stopping.set()
+        broker.stop()
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: broker.stop())
+        signal.signal(signum, on_signal)
+    # The handler runs on this thread, the loop's, between two bytecodes: no lock needed.
+    signal.signal(signal.SIGHUP, lambda *_: broker.reload_keys())
+    endpoint = bind_when_available(broker, stopping)
+    if endpoint is None:
+        return ExitCode.OK if stopping.is_set() else ExitCode.TEMPFAIL
     if on_ready is not None:
         on_ready(endpoint)
     # Everything allocated so far lives for the whole run: keep the collector off it, and

@@ -61,6 +61,7 @@ def keys_new_command(name: str, folder: str | None, robots: tuple[str, ...], rol
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @exits_on_error
 def keys_list_command(folder: str | None, as_json: bool) -> None:
-    """List the key pairs in the folder, the robot names each may use, and whether the broker accepts it."""
+    """List the keys in the folder (pairs, and authorized keys whose secret is on another host),
+    the robot names each may use, and whether the broker accepts it."""
     rows = keys.list_keys(keys_dir(folder) or "keys")
-    print_rows(rows, ["name", "robots", "roles", "authorized"], as_json=as_json, empty="no keys in this folder")
+    print_rows(rows, ["name", "robots", "roles", "authorized", "secret"], as_json=as_json, empty="no keys in this folder")

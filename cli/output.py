@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import click
@@ -22,16 +23,18 @@ def print_rows(rows: list[dict[str, Any]], columns: list[str], *, as_json: bool,
     table = Table(box=None, pad_edge=False)
     for column in columns:
         table.add_column(column.replace("_", " ").upper())
+    # On a terminal, long cells are cut to fit; in a pipe or a file nothing is cut or wrapped.
+    on_terminal = sys.stdout.isatty()
     for row in rows:
-        table.add_row(*(_cell(row.get(column)) for column in columns))
-    Console(soft_wrap=True).print(table)
+        table.add_row(*(_cell(row.get(column), cut=on_terminal) for column in columns))
+    Console(soft_wrap=True, width=None if on_terminal else 100_000).print(table)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, cut: bool) -> str:
     if value is None:
         return "-"
     text = value if isinstance(value, str) else json.dumps(value, default=_jsonable)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= 60 or not cut else text[:57] + "..."
 
 
 def _jsonable(value: Any) -> Any:

@@ -61,6 +61,8 @@ INT, FLOAT = click.IntRange(min=0), click.FloatRange(min=0)
 @opt("--api-base", metavar="URL", help="OpenAI-compatible server URL (Ollama, vLLM...); OPENAI_API_BASE works too.")
 @opt("--max-iterations", type=INT, metavar="N", help="Stop after N iterations.")
 @opt("--max-tokens", type=INT, metavar="N", help="Stop after N total tokens.")
+@opt("--max-cost", type=FLOAT, metavar="USD", help="Stop once the run has spent USD dollars (litellm's prices).")
+@opt("--max-output-tokens", type=INT, metavar="N", help="Longest reply a model call may write (default 8192; 0: the provider's).")
 @opt("--stop-when", metavar="CONDITION", help="Natural-language stop condition the robot evaluates.")
 @opt("--max-consecutive-failures", type=INT, metavar="N", help="Abort after N consecutive failures (default 3).")
 @opt("--verify-command", "--verify", "verify_command", metavar="CMD", help="Command that must pass before a commit.")
@@ -88,24 +90,29 @@ INT, FLOAT = click.IntRange(min=0), click.FloatRange(min=0)
 @opt("--no-preflight", is_flag=True, help="Skip the credentials check and the one model call made before the branch.")
 @opt("--preflight-timeout", type=FLOAT, metavar="SECONDS", help="Time-out of the preflight model call (default 20).")
 @opt("--json", "summary_json", is_flag=True, help="Print the exit summary as one JSON object.")
+@opt("--quiet", "-q", is_flag=True, help="Print only the exit summary (no progress lines, no live view).")
+@opt("--broker", metavar="URL", help="Join the crew's bus at URL (ROBOTLAB_BROKER works too): answer status and decisions.")
 @opt("--resume", "resume_id", metavar="RUN_ID", help="Continue a paused run (its settings are stored).")
 @click.version_option(message="%(prog)s %(version)s", version=None, package_name="robotlab", prog_name="robot-to")
-def robot_to(words: tuple[str, ...], resume_id: str | None, summary_json: bool, **options: Any) -> None:
+def robot_to(words: tuple[str, ...], resume_id: str | None, summary_json: bool, quiet: bool, **options: Any) -> None:
     """Run the loop (parse, build settings, call robotlab.to, exit with its code)."""
+    objective = None if resume_id else _objective(words)
+    if not resume_id and not objective:
+        click.echo("Error: objective required (pass as argument or via stdin)\n", err=True)
+        click.echo(click.get_current_context().get_help(), err=True)
+        sys.exit(2)
+    if not quiet:
+        # The first line, before the library and the model client load (seconds on a cold start).
+        click.echo("robot-to: starting…", err=True)
     import robotlab.to
     from robotlab.to.runner.orchestrator import Streams
 
     settings = _settings(options)
-    settings["streams"] = Streams(summary_json=summary_json)
+    settings["streams"] = Streams(summary_json=summary_json, quiet=quiet)
     if resume_id:
         report = robotlab.to.resume(resume_id, **settings)
     else:
-        objective = _objective(words)
-        if not objective:
-            click.echo("Error: objective required (pass as argument or via stdin)\n", err=True)
-            click.echo(click.get_current_context().get_help(), err=True)
-            sys.exit(2)
-        report = robotlab.to.run(objective, **settings)
+        report = robotlab.to.run(str(objective), **settings)
     sys.exit(report.exit_code)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from typing import Any
 
@@ -12,6 +11,8 @@ import click
 from robotlab import bus
 from robotlab.bus.config import BrokerConfig
 from robotlab.bus.protocol import unpack
+from robotlab.errors import ConfigError
+from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_environment
 
 from .errors import exits_on_error
 from .keys import client_keys, key_options, keys_group
@@ -29,8 +30,16 @@ def main() -> None:
 main.add_command(keys_group)
 
 
+TIMEOUT = click.FloatRange(min=0)
+"""Seconds to wait: never negative."""
+
+
 def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str | None) -> bus.BusClient:
-    return bus.connect(bus.broker_url(url), name=name, keys=client_keys(keys_folder, key_file))
+    address = bus.broker_url(url)
+    if address.startswith("inproc://"):
+        # An inproc broker lives inside one process; a new command could only wait for it in vain.
+        raise ConfigError(f"{address} is an in-process address: give the broker's tcp:// or ipc:// address")
+    return bus.connect(address, name=name, keys=client_keys(keys_folder, key_file))
 
 
 @main.command("broker")
@@ -45,22 +54,29 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback bind without CURVE keys.")
 @click.option("--keys", "keys_folder", default=None,
               help="CURVE keys folder: DIR/broker.key_secret, clients in DIR/authorized/ (default: $ROBOTLAB_KEYS).")
+@click.option("--key", "key_file", default=None,
+              help="The broker's secret key file (default: DIR/broker.key_secret, or $ROBOTLAB_KEY).")
+@click.option("--bind-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
+              help="Seconds to wait for a bind address that does not exist yet, then exit 75.")
 @click.option("--log-level", default="INFO", show_default=True)
+@click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text", show_default=True,
+              help="text for people, json for journald or Loki (one object a line).")
 @exits_on_error
 def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float, max_handling: float,
-                   max_message_bytes: int,
-                   max_inflight: int, insecure: bool, keys_folder: str | None, log_level: str) -> None:
+                   max_message_bytes: int, max_inflight: int, insecure: bool, keys_folder: str | None,
+                   key_file: str | None, bind_timeout: float, log_level: str, log_format: str) -> None:
     """Run the broker until SIGTERM or Ctrl-C."""
     from robotlab.broker.serve import serve
 
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    configure_logging(log_level, log_format)
     config = BrokerConfig(
         bind=bind or bus.config.DEFAULT_URL, heartbeat=heartbeat, liveness=liveness, ack_timeout=ack_timeout,
         max_handling=max_handling,
         max_message_bytes=max_message_bytes, max_inflight=max_inflight, insecure=insecure,
-        keys_dir=bus.config.keys_dir(keys_folder),
+        keys_dir=bus.config.keys_dir(keys_folder), key_file=bus.config.key_file(key_file), bind_timeout=bind_timeout,
     )
-    sys.exit(serve(config, on_ready=lambda url: click.echo(f"robotlab broker listening on {url}", err=True)))
+    notifier = Notifier(service_environment())
+    sys.exit(serve(config, on_ready=lambda url: notifier.ready(f"listening on {url}"), on_tick=notifier.tick))
 
 
 @main.command("ps")
@@ -82,22 +98,29 @@ def ps_command(url: str | None, show_all: bool, as_json: bool, keys_folder: str 
 @click.option("--broker", "url", default=None, help=BROKER_HELP)
 @click.option("--any", "any_", is_flag=True, help="Deliver to one instance instead of every instance.")
 @click.option("--wait", is_flag=True, help="Wait for the reply and print it.")
-@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds to wait.")
-@click.option("--json", "as_json", is_flag=True, help="CONTENT is JSON.")
+@click.option("--timeout", type=TIMEOUT, default=30.0, show_default=True, help="Seconds to wait.")
+@click.option("--json-content", "json_content", is_flag=True, help="CONTENT is JSON (sent as data, not text).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: the reply, or where it was delivered.")
 @click.argument("content")
 @key_options
 @exits_on_error
-def send_command(to: str, url: str | None, any_: bool, wait: bool, timeout: float, as_json: bool, content: str,
-                 keys_folder: str | None, key_file: str | None) -> None:
+def send_command(to: str, url: str | None, any_: bool, wait: bool, timeout: float, json_content: bool, as_json: bool,
+                 content: str, keys_folder: str | None, key_file: str | None) -> None:
     """Send CONTENT to a robot. Exit 0 delivered (or replied), 69 undeliverable, 75 timeout."""
-    payload: Any = _parse_content(content) if as_json else content
+    payload: Any = _parse_content(content) if json_content else content
     with _connect(url, "robotlab-send", keys_folder, key_file) as client:
         if wait:
             reply = client.request(to, payload, timeout=timeout, any=any_)
-            click.echo(reply.content if isinstance(reply.content, str) else json.dumps(reply.content))
+            if as_json:
+                click.echo(json.dumps({"from": reply.sender, "content": reply.content}, default=str))
+            else:
+                click.echo(reply.content if isinstance(reply.content, str) else json.dumps(reply.content))
             return
         tracker = client.send(to, payload, any=any_).wait(timeout)
-    click.echo(f"delivered to {', '.join(tracker.instances) or to}", err=True)
+    if as_json:
+        click.echo(json.dumps({"delivered_to": list(tracker.instances)}))
+    else:
+        click.echo(f"delivered to {', '.join(tracker.instances) or to}", err=True)
 
 
 @main.group("dlq")
@@ -123,7 +146,7 @@ def dlq_list_command(url: str | None, as_json: bool, keys_folder: str | None, ke
 @dlq_group.command("replay")
 @click.argument("dlq_id")
 @click.option("--broker", "url", default=None, help=BROKER_HELP)
-@click.option("--timeout", type=float, default=30.0, show_default=True)
+@click.option("--timeout", type=TIMEOUT, default=30.0, show_default=True, help="Seconds to wait.")
 @key_options
 @exits_on_error
 def dlq_replay_command(dlq_id: str, url: str | None, timeout: float, keys_folder: str | None, key_file: str | None) -> None:

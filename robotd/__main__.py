@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -11,9 +10,11 @@ from typing import Any
 import click
 
 from robotlab.bus.config import broker_url, keys_dir
+from robotlab.bus.config import key_file as bus_key_file
 from robotlab.cli.errors import exits_on_error
 from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import ConfigError
+from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_environment
 
 from .daemon import Daemon, DaemonConfig
 from .hosting import RobotSpec, host
@@ -36,29 +37,35 @@ from .hosting import RobotSpec, host
 @click.option("--keys", "keys_folder", default=None,
               help="CURVE keys folder, for a broker run with --keys (default: $ROBOTLAB_KEYS).")
 @click.option("--key", "key_file", default=None, help="Secret key file of this robot (default: DIR/NAME.key_secret).")
-@click.option("--connect-timeout", type=float, default=10.0, show_default=True, help="Seconds to wait for the broker at start.")
-@click.option("--log-level", default="WARNING", show_default=True)
+@click.option("--connect-timeout", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Seconds to wait for the broker at start, then exit 75; 0 waits for ever, logging each retry.")
+@click.option("--log-level", default="INFO", show_default=True)
+@click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text", show_default=True,
+              help="text for people, json for journald or Loki (one object a line).")
+@click.version_option(package_name="robotlab")
 @exits_on_error
 def main(name: str, url: str | None, template: str | None, system_prompt: str | None, model: str | None,
          provider: str | None, api_base: str | None, prompts_dir: str | None, history_file: str | None, serve: bool,
          handler_path: str | None, instance: str | None, parent: str | None, keys_folder: str | None,
-         key_file: str | None, connect_timeout: float, log_level: str) -> None:
+         key_file: str | None, connect_timeout: float, log_level: str, log_format: str) -> None:
     """Host one robot (or any callable) as its own process on the bus."""
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    configure_logging(log_level, log_format)
+    notifier = Notifier(service_environment())
     config = DaemonConfig(name=name, broker=broker_url(url), instance=instance, parent=parent,
-                          connect_timeout=connect_timeout, keys_dir=keys_dir(keys_folder), key_file=key_file)
-    if key_file and config.keys_dir is None:
+                          connect_timeout=connect_timeout, keys_dir=keys_dir(keys_folder),
+                          key_file=bus_key_file(key_file))
+    if config.key_file and config.keys_dir is None:
         raise ConfigError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public key")
     robot_options = (template, system_prompt, model, provider, api_base, prompts_dir, history_file)
     if handler_path is not None:
         if any(robot_options) or serve:
             raise ConfigError("--handler hosts a function; it does not combine with the robot options")
-        sys.exit(Daemon(config, load_handler(handler_path)).run())
+        sys.exit(Daemon(config, load_handler(handler_path), notifier=notifier).run())
     if not template and not system_prompt:
         raise ConfigError("robotd needs something to host: --template, --system-prompt or --handler")
     spec = RobotSpec(template=template, system_prompt=system_prompt, prompts_dir=prompts_dir, serve=serve,
                      llm=ModelSettings(model=model, provider=provider, api_base=api_base), history_file=history_file)
-    sys.exit(host(config, spec))
+    sys.exit(host(config, spec, notifier))
 
 
 def load_handler(path: str) -> Callable[..., Any]:

@@ -1,5 +1,9 @@
 """One bus member per OS process: connect, announce readiness, handle deliveries, drain on SIGTERM.
 
+An absent broker is waited for (for ever by default, the link backing off 1 s to 30 s); the
+daemon is ready (its stderr line, and ``READY=1`` to systemd) only once welcomed, and feeds
+systemd's watchdog from its main loop while the bus I/O thread lives.
+
 The first SIGTERM (or SIGINT) lets the delivery in hand finish, acks it, says BYE and exits 0;
 deliveries still queued are left unacked, so the broker fails them over or dead-letters them
 (the sender is told). A second signal exits at once. A spawned robotd also stops, the same
@@ -13,13 +17,15 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from robotlab import bus
 from robotlab.bus.keys import client_keys
-from robotlab.errors import ConfigError, PeerUnavailable
+from robotlab.errors import ConfigError, ExitCode
+from robotlab.service import Notifier, ServiceEnvironment
 
 from .supervision import watch_process
 
@@ -37,8 +43,9 @@ class DaemonConfig:
     broker: str
     instance: str | None = None
     parent: str | None = None
-    connect_timeout: float = 10.0
-    """Seconds to wait for the broker at start before exiting with the configuration code."""
+    connect_timeout: float = 0.0
+    """Seconds to wait for the broker at start before exiting 75 (try again later); 0 waits
+    for ever, so a robot whose host boots before the broker's simply joins once it is up."""
     max_inflight: int = 16
     """Deliveries the broker may queue here; they are still handled one at a time."""
     watch_pid: int | None = None
@@ -77,7 +84,7 @@ class Daemon:
     """Hosts one handler (a callable), or whatever ``attach`` installs on the client (a robot)."""
 
     def __init__(self, config: DaemonConfig, handler: Callable[[bus.Message], Any] | None = None, *,
-                 attach: Callable[[bus.BusClient], Any] | None = None) -> None:
+                 attach: Callable[[bus.BusClient], Any] | None = None, notifier: Notifier | None = None) -> None:
         if attach is None and handler is not None:
             attach = _serves(handler)
         elif attach is None or handler is not None:
@@ -85,25 +92,34 @@ class Daemon:
         self.config = config
         self.attach: Callable[[bus.BusClient], Any] = attach
         self.client: bus.BusClient | None = None
+        self.notifier = notifier or Notifier(ServiceEnvironment())
+        """Tells systemd (when it listens) READY once welcomed, and feeds its watchdog from the loop."""
         self._stop = threading.Event()
         self._signals = 0
 
     def run(self) -> int:
-        """Serve until signalled (or the watched process is gone); return the exit code.
+        """Wait for the broker, serve until signalled (or the watched process is gone); return the exit code.
+
+        Returns 75 (try again later) when no broker answered within a positive ``connect_timeout``.
 
         Raises:
-            ConfigError: the broker did not answer at start (exit 78, so systemd does not loop).
+            ConfigError: the broker refused this robot's name for its key (exit 78: no retry helps).
         """
         self._install_signals()
         client = self._connect()
         self.client = client
+        gave_up = self._wait_for_welcome(client)
+        if gave_up is not None:
+            client.close(bye=False)  # nothing was taken on yet, nothing to drain
+            return gave_up
         self._announce(client)
         if self.config.watch_pid is not None:
             watch_process(self.config.watch_pid, self.stop)
         # A timed wait: a signal delivered to another thread only runs its Python handler once
         # the main thread executes bytecode again, which an untimed wait would never do.
         while not self._stop.wait(0.2):
-            pass
+            self._feed_watchdog(client)
+        self.notifier.stopping(f"finishing the delivery in hand, then leaving {self.config.broker}")
         client.close(bye=True, drain=None)  # finish the delivery in hand, however long it takes
         log.info("robotd %s stopped", self.config.name)
         return EXIT_OK
@@ -119,15 +135,39 @@ class Daemon:
             role="robot", parent=config.parent, max_inflight=config.max_inflight, keys=config.keys() or False,
         )
         self.attach(client)  # before start: nothing may arrive before the handler is in place
-        try:
-            client.start(timeout=config.connect_timeout)
-        except PeerUnavailable as exc:
-            client.close(bye=False)
-            raise ConfigError(f"robotd {config.name}: {exc}") from exc
-        return client
+        return client.start(timeout=None)
+
+    def _wait_for_welcome(self, client: bus.BusClient) -> int | None:
+        """None once welcomed, else the exit code: 0 if stopped first, 75 past the connect timeout.
+
+        The link retries with backoff meanwhile, one log line a step.
+        """
+        timeout = self.config.connect_timeout
+        deadline = time.monotonic() + timeout if timeout > 0 else None
+        self.notifier.status(f"waiting for the broker at {self.config.broker}")
+        while not self._stop.is_set():
+            self._feed_watchdog(client)
+            try:
+                # Short waits, so a signal's handler runs and the deadline is checked.
+                if client.wait_welcome(0.2):
+                    return None
+            except ConfigError as exc:
+                client.close(bye=False)
+                raise ConfigError(f"robotd {self.config.name}: {exc}") from exc
+            if deadline is not None and time.monotonic() >= deadline:
+                log.error("robotd %s: %s", self.config.name, client.no_answer(timeout))
+                return ExitCode.TEMPFAIL
+        return EXIT_OK
+
+    def _feed_watchdog(self, client: bus.BusClient) -> None:
+        # Fed only while the bus I/O thread runs: a robotd whose link died is hung, not waiting.
+        if client.alive:
+            where = "connected to" if client.connected else "reconnecting to"
+            self.notifier.tick(f"{self.config.name} (instance {client.instance}) {where} {self.config.broker}")
 
     def _announce(self, client: bus.BusClient) -> None:
         config = self.config
+        self.notifier.ready(f"{config.name} (instance {client.instance}) connected to {config.broker}")
         if config.ready_fd is not None:
             try:
                 os.write(config.ready_fd, f"ready {client.instance}\n".encode())

@@ -22,18 +22,23 @@ import argparse
 import contextlib
 import gc
 import importlib
+import inspect
 import logging
 import os
+import queue
 import selectors
 import signal
 import socket
 import sys
+import threading
 import traceback
 from typing import Any
 
 from robotlab.ipc import json_lines
 
 from .supervision import die_with_parent, open_pidfd, process_alive
+
+log = logging.getLogger("robotlab.robotd")
 
 POLL_SECONDS = 0.5
 REQUEST_TIMEOUT = 5.0
@@ -62,10 +67,10 @@ WARM_MODELS = (
 
 
 def warm() -> None:
-    """Import everything a robotd needs, then freeze the heap so forked children share it.
+    """Import everything a robotd needs, make one model call, then freeze the heap.
 
-    Nothing here may start a thread (a fork keeps only the forking thread), which is why
-    litellm is warmed by imports and schema builds rather than by a real completion.
+    A fork keeps only the forking thread, so no thread may outlive the warm-up: the model call
+    (:func:`warm_model_call`) ends every thread it started before ``gc.freeze()``.
     """
     from robotlab.config.cascade import prepare_litellm_environment
 
@@ -90,8 +95,68 @@ def warm() -> None:
         # Built lazily by the first price lookup, by walking the whole price table: each child
         # doing it itself would also un-share every key it touches.
         litellm.utils._rebuild_model_cost_lowercase_map()
+    try:
+        warm_model_call()
+    except Exception as exc:  # best effort: a child then pays the first call's cost itself
+        log.warning("fork server: warm-up model call skipped: %s", exc)
     gc.collect()
     gc.freeze()
+
+
+def warm_model_call() -> None:
+    """One robot run against an in-process stub model, then every thread it started ended.
+
+    A child's first model call otherwise builds (and so un-shares) about 15 MB of litellm's
+    lazily made objects; made here, they are inherited copy-on-write. Three things the call
+    leaves behind would break a fork: the stub's connection thread (closed with litellm's
+    cached HTTP clients, which children must not share anyway), and litellm's logging
+    executor worker, which a child would believe alive while no thread serves its queue.
+
+    Raises:
+        RuntimeError: a thread the call started is still running.
+    """
+    import litellm
+    from litellm.litellm_core_utils.thread_pool_executor import executor
+
+    from robotlab.robot.robot import Robot
+    from robotlab.testing import serve_script
+
+    before = set(threading.enumerate())
+    with serve_script([{"content": "warm"}]) as api:
+        # Through a whole Robot.run, so the robot's own first-run paths are warm too.
+        robot = Robot(name="warm-up", system_prompt="Warm up.", model="openai/warm-up", api_base=api,
+                      api_key="warm-up")
+        robot.run("warm up")
+        _close_cached_clients(litellm.in_memory_llm_clients_cache)
+    _stop_workers(executor)
+    for thread in set(threading.enumerate()) - before:
+        thread.join(timeout=5)
+    left = [t.name for t in set(threading.enumerate()) - before if t.is_alive()]
+    if left:
+        raise RuntimeError(f"threads still running after the warm-up call: {', '.join(left)}")
+
+
+def _close_cached_clients(cache: Any) -> None:
+    for client in list(cache.cache_dict.values()):
+        close = getattr(client, "close", None)
+        if callable(close) and not inspect.iscoroutinefunction(close):
+            with contextlib.suppress(Exception):
+                close()
+    cache.flush_cache()
+
+
+def _stop_workers(executor: Any) -> None:
+    """Let a ThreadPoolExecutor's workers exit, leaving it usable and threadless.
+
+    There is no public restart: these are the fields ``shutdown`` sets and ``submit`` reads in
+    CPython 3.11-3.13 (``concurrent/futures/thread.py``). The next ``submit`` (in a child)
+    starts a fresh worker.
+    """
+    executor.shutdown(wait=True)
+    executor._shutdown = False
+    executor._threads.clear()
+    executor._idle_semaphore = threading.Semaphore(0)
+    executor._work_queue = queue.SimpleQueue()
 
 
 class ForkServer:

@@ -7,17 +7,20 @@ and systemd does not restart-loop.
 
 from __future__ import annotations
 
-import sys
+import logging
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import ConfigError
+from robotlab.service import Notifier
 
 from .daemon import Daemon, DaemonConfig
 
-__all__ = ["RobotSpec", "build_robot", "check_broker", "check_provider", "host", "warm_llm"]
+log = logging.getLogger("robotlab.robotd")
+
+__all__ = ["RobotSpec", "build_robot", "check_provider", "host", "warm_llm"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ class RobotSpec:
     """The fork server socket this robot's own ``spawn`` calls reuse."""
     history_file: str | None = None
     """The robot's conversation log: loaded if it exists, saved after every step."""
+    shared_budget: dict[str, str] | None = None
+    """``{"service", "owner"}``: the parent's budget service a spawned robot draws on."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a fork request carries it as JSON)."""
@@ -96,39 +101,23 @@ def build_robot(name: str, spec: RobotSpec) -> Any:
     history = {"history_path": spec.history_file} if spec.history_file else {}
     settings = {**spec.llm.set_fields(), **history, **spec.settings}
     try:
-        return Robot(name=name, template=spec.template, system_prompt=spec.system_prompt, **settings)
+        robot = Robot(name=name, template=spec.template, system_prompt=spec.system_prompt, **settings)
     except TypeError as exc:
         raise ConfigError(f"robot {name}: {exc}") from exc
+    if spec.shared_budget:
+        from robotlab.robot.shared_budget import share_parent_budget
+
+        share_parent_budget(robot, spec.shared_budget["service"], spec.shared_budget["owner"])
+    return robot
 
 
-def check_broker(config: DaemonConfig) -> None:
-    """Fail fast when the broker does not answer, before seconds go into importing the LLM client.
-
-    Raises:
-        ConfigError: no broker answered within ``config.connect_timeout``.
-    """
-    from robotlab import bus
-    from robotlab.errors import PeerUnavailable
-
-    if config.keys() is not None:
-        # A key may be allowed only this robot's name, not a probe's; the Daemon's own
-        # connect reports an unreachable or refusing broker just as clearly.
-        return
-    try:
-        bus.connect(config.broker, name=f"{config.name}-probe", timeout=config.connect_timeout, keys=False).close()
-    except PeerUnavailable as exc:
-        raise ConfigError(f"robotd {config.name}: {exc}") from exc
-
-
-def host(config: DaemonConfig, spec: RobotSpec) -> int:
+def host(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | None = None) -> int:
     """Build the robot, join the bus as it, serve if asked, and run until stopped.
 
     Raises:
-        ConfigError: see :func:`build_robot`; or the broker did not answer at start.
+        ConfigError: see :func:`build_robot`; or the broker refused this robot's key.
     """
     robot = build_robot(config.name, spec)
-    if "litellm" not in sys.modules:
-        check_broker(config)
     # Import the LLM client before joining (seconds, cold): a robot that shows up on the bus is
     # ready to work, and its first task does not run into the broker's ack timeout.
     warm_llm()
@@ -142,4 +131,7 @@ def host(config: DaemonConfig, spec: RobotSpec) -> int:
         if spec.serve:
             robot.serve()
 
-    return Daemon(config, attach=attach).run()
+    if not spec.serve:
+        log.warning("robotd %s hosts a robot without --serve: it acks messages but never runs or answers "
+                    "them; pass --serve to answer each one with run()", config.name)
+    return Daemon(config, attach=attach, notifier=notifier).run()

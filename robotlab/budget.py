@@ -83,9 +83,10 @@ class Ledger:
 
 @dataclass
 class Reservation:
-    """What one run holds, per dimension."""
+    """What one run holds, per dimension (``upstream``: what it holds on a parent's ledger)."""
 
     amounts: dict[str, float] = field(default_factory=dict)
+    upstream: dict[str, object] = field(default_factory=dict)
 
 
 class RobotBudget:
@@ -126,9 +127,7 @@ class RobotBudget:
         """
         if self.ledger is None:
             return
-        actual = {"tokens": tokens, "cost": cost}
-        for key, amount in reservation.amounts.items():
-            self.ledger.reconcile(key, amount, actual.get(key, 0))
+        self._reconcile(reservation, tokens, cost)
         if self.token_budget is not None and cumulative_tokens > self.token_budget:
             raise InferenceError(
                 f"Token budget exceeded: {cumulative_tokens} tokens used, budget is {self.token_budget}"
@@ -137,6 +136,39 @@ class RobotBudget:
             raise InferenceError(
                 f"Cost budget exceeded: ${self.ledger.consumed('cost'):.6f} used, budget is ${self.cost_budget:.6f}"
             )
+
+    def _reconcile(self, reservation: Reservation, tokens: int, cost: float) -> None:
+        assert self.ledger is not None
+        actual = {"tokens": tokens, "cost": cost}
+        for key, amount in reservation.amounts.items():
+            self.ledger.reconcile(key, amount, actual.get(key, 0))
+
+    def settle_shared(self, reservation: Reservation, tokens: int, cost: float, owner: str) -> str | None:
+        """Reconcile what a spawned robot spent on this budget.
+
+        Returns:
+            the crossed limit, in words naming ``owner``'s budget, or None.
+        """
+        if self.ledger is None:
+            return None
+        self._reconcile(reservation, tokens, cost)
+        used = self.ledger.consumed("tokens")
+        if self.token_budget is not None and used > self.token_budget:
+            return (f"Token budget of robot '{owner}' exceeded: {_number(used)} tokens used by it and the robots "
+                    f"it spawned, budget is {self.token_budget}")
+        spent = self.ledger.consumed("cost")
+        if self.cost_budget is not None and spent > self.cost_budget:
+            return (f"Cost budget of robot '{owner}' exceeded: ${spent:.6f} used by it and the robots it spawned, "
+                    f"budget is ${self.cost_budget:.6f}")
+        return None
+
+    def with_limits(self, token_budget: int | None, cost_budget: float | None) -> RobotBudget:
+        """A fresh budget with these limits (``Robot.update``)."""
+        return RobotBudget(token_budget, cost_budget)
+
+    def shares(self) -> bool:
+        """True when a spawned child should draw on this budget (it has a limit)."""
+        return self.ledger is not None
 
     def reset(self) -> None:
         """Start the ledger over (``reset_token_totals``)."""

@@ -17,17 +17,17 @@ ROOT = Path(__file__).resolve().parent.parent
 PIN = re.compile(r"^([A-Za-z0-9._-]+)==([^\s;\\]+)")
 
 
-def _locked() -> dict[str, tuple[str, int]]:
-    """Each locked name: its version and how many hashes it carries."""
-    pins: dict[str, tuple[str, int]] = {}
+def _locked() -> dict[str, list[tuple[str, int]]]:
+    """Each locked name: its pins (one per environment marker), each a version and its hash count."""
+    pins: dict[str, list[tuple[str, int]]] = {}
     name = ""
     for line in (ROOT / "requirements.lock").read_text().splitlines():
         if match := PIN.match(line):
             name = canonicalize_name(match[1])
-            pins[name] = (match[2], 0)
+            pins.setdefault(name, []).append((match[2], 0))
         elif line.strip().startswith("--hash=sha256:") and name:
-            version, hashes = pins[name]
-            pins[name] = (version, hashes + 1)
+            version, hashes = pins[name][-1]
+            pins[name][-1] = (version, hashes + 1)
     return pins
 
 
@@ -46,14 +46,14 @@ def test_every_declared_requirement_is_locked_inside_its_range() -> None:
     for requirement in _declared():
         name = canonicalize_name(requirement.name)
         assert name in pins, f"{requirement} is not in requirements.lock: run `make lock`"
-        version = pins[name][0]
-        assert requirement.specifier.contains(version, prereleases=True), (
-            f"requirements.lock pins {name}=={version}, outside {requirement}: run `make lock`"
+        versions = [version for version, _ in pins[name]]
+        assert any(requirement.specifier.contains(v, prereleases=True) for v in versions), (
+            f"requirements.lock pins {name} at {versions}, none inside {requirement}: run `make lock`"
         )
 
 
 def test_every_pin_carries_a_hash() -> None:
     pins = _locked()
     assert {"pip", "setuptools", "wheel"} <= set(pins), "the installer and build backend are locked too"
-    unhashed = sorted(name for name, (_, hashes) in pins.items() if hashes == 0)
+    unhashed = sorted(name for name, entries in pins.items() if any(hashes == 0 for _, hashes in entries))
     assert not unhashed, f"pins without --hash (pip's --require-hashes refuses them): {unhashed}"

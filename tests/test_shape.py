@@ -139,7 +139,7 @@ def test_broker_imports_only_the_wire_protocol_config_and_errors() -> None:
 # are not ranked. Change a rank only with the reason in docs/architecture.md.
 LAYERS: dict[str, int] = {
     "robotlab.errors": 0, "robotlab.text": 0, "robotlab.ipc": 0,
-    "robotlab.config": 1, "robotlab.bus": 1, "robotlab.hooks": 1, "robotlab.budget": 1,
+    "robotlab.config": 1, "robotlab.service": 1, "robotlab.bus": 1, "robotlab.hooks": 1, "robotlab.budget": 1,
     "robotlab.llm": 2, "robotlab.memory": 2, "robotlab.tools": 2,
     "robotlab.history": 3, "robotlab.prompt": 3, "robotlab.testing": 3, "robotlab.skills": 3, "robotlab.knowledge": 3,
     "robotlab.robot": 4,

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import zmq
 
-from robotlab.errors import BusError, ConfigError, PeerUnavailable
+from robotlab.errors import BusError, PeerUnavailable
 
 from . import protocol
 from .boundary import pack_plain
@@ -104,24 +104,27 @@ class BusClient:
         """
         self._link.start()
         self.dispatcher.start()
-        if timeout is None:
-            return self
-        self._link.answered.wait(timeout)
-        if self._link.refused is not None:
-            raise ConfigError(f"the broker at {self.url} refused {self.name!r} (forbidden): {self._link.refused}")
-        if not self._link.welcomed.is_set():
-            raise PeerUnavailable(self._no_answer(timeout))
+        if timeout is not None and not self.wait_welcome(timeout):
+            raise PeerUnavailable(self.no_answer(timeout))
         return self
 
-    def _no_answer(self, timeout: float) -> str:
-        if self._link.last_error is not None:
-            return f"the broker at {self.url} did not welcome {self.name!r} within {timeout:g}s: {self._link.last_error}"
-        return f"no broker answered at {self.url} within {timeout:g}s: {self._link.why_not_welcomed()}"
+    def wait_welcome(self, timeout: float) -> bool:
+        """Up to ``timeout`` s: True once welcomed, False if not yet (it keeps trying), ConfigError if refused."""
+        return self._link.wait_welcome(timeout)
+
+    def no_answer(self, timeout: float) -> str:
+        """The one line that says no broker welcomed this client within ``timeout``, and why not."""
+        return self._link.no_answer(timeout)
 
     @property
     def keys(self) -> KeyConfig | None:
         """The CURVE keys this client joins with (None: no CURVE)."""
         return self._link.keys
+
+    @property
+    def alive(self) -> bool:
+        """True while the I/O thread runs (connected or still trying); False once it died or was closed."""
+        return self._link.alive
 
     @property
     def connected(self) -> bool:

@@ -14,11 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import zmq.auth
+
 from robotlab.errors import ConfigError
 
 DEFAULT_URL = "tcp://127.0.0.1:5555"
 ENV_BROKER = "ROBOTLAB_BROKER"
 ENV_KEYS = "ROBOTLAB_KEYS"
+ENV_KEY = "ROBOTLAB_KEY"
 ANY_NAME = "*"
 BROKER_KEY = "broker"
 AUTHORIZED = "authorized"
@@ -56,6 +59,11 @@ class BrokerConfig:
     keys_dir: str | None = None
     """CURVE keys folder: ``broker.key_secret`` is the broker's key, ``authorized/*.key`` the
     keys it accepts. None: no authentication (loopback, or ``insecure``)."""
+    key_file: str | None = None
+    """The broker's secret key file, when not ``keys_dir/broker.key_secret`` (a systemd credential)."""
+    bind_timeout: float = 60.0
+    """Seconds to keep trying a bind address that does not exist yet (an interface still coming
+    up) before giving up with the temporary-failure code."""
 
     def __post_init__(self) -> None:
         if self.heartbeat <= 0:
@@ -70,6 +78,10 @@ class BrokerConfig:
             raise ConfigError(f"max message bytes must be at least 1024, got {self.max_message_bytes}")
         if self.max_inflight < 1:
             raise ConfigError(f"max in-flight must be at least 1, got {self.max_inflight}")
+        if self.key_file and not self.keys_dir:
+            raise ConfigError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the authorized keys")
+        if self.bind_timeout < 0:
+            raise ConfigError(f"bind timeout must not be negative, got {self.bind_timeout}")
         check_endpoint(self.bind)
 
     @property
@@ -90,6 +102,12 @@ def keys_dir(explicit: str | None = None) -> str | None:
     return explicit or os.environ.get(ENV_KEYS) or None
 
 
+def key_file(explicit: str | None = None) -> str | None:
+    """This process's own secret key file: ``explicit``, else $ROBOTLAB_KEY (systemd units point
+    it at the credential they load), else None (``KEYS/<name>.key_secret``)."""
+    return explicit or os.environ.get(ENV_KEY) or None
+
+
 def check_endpoint(url: str) -> None:
     """Raise ConfigError unless ``url`` is a tcp://, ipc:// or inproc:// endpoint."""
     scheme = url.split("://", 1)[0] if "://" in url else ""
@@ -99,6 +117,11 @@ def check_endpoint(url: str) -> None:
         parts = urlsplit(url)
         if not parts.hostname or parts.port is None:
             raise ConfigError(f"broker address {url!r} needs a host and a port, e.g. tcp://127.0.0.1:5555")
+
+
+def is_ipv6(url: str) -> bool:
+    """True for a tcp:// endpoint whose host is a bracketed IPv6 address (``tcp://[::1]:5555``)."""
+    return url.startswith("tcp://[")
 
 
 def is_loopback(url: str) -> bool:
@@ -119,12 +142,31 @@ def is_loopback(url: str) -> bool:
 _PUBLIC_LINE = re.compile(r'^\s+public-key\s*=\s*"([^"]{40})"', re.MULTILINE)
 
 
+def read_certificate(path: Path) -> tuple[bytes, bytes | None]:
+    """The (public, secret) keys of a certificate file; secret is None in a public file.
+
+    Raises:
+        ConfigError: the file is missing, unreadable, or not a CURVE certificate; the message
+            names the file and the fix.
+    """
+    if not path.is_file():
+        raise ConfigError(f"no CURVE key at {path}; make one with `robotlab keys new`")
+    try:
+        return zmq.auth.load_certificate(path)
+    except PermissionError as exc:
+        raise ConfigError(_unreadable(path, exc)) from exc
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"{path} is not a CURVE certificate: {exc}") from exc
+
+
 @dataclass(frozen=True)
 class Grant:
-    """What one authorized key may do: the robot names it may use and its roles."""
+    """What one authorized key may do: the robot names it may use and its roles, and whose it is."""
 
     robots: frozenset[str]
     roles: frozenset[str]
+    owner: str = ""
+    """The key's file name in ``authorized/`` (``bob.key`` is bob's): how logs name it."""
 
     @property
     def admin(self) -> bool:
@@ -141,27 +183,43 @@ def _metadata_list(pattern: re.Pattern[str], text: str) -> frozenset[str]:
 
 def key_robots(path: str | os.PathLike[str]) -> frozenset[str]:
     """The robot names the certificate at ``path`` may use (empty when it names none)."""
-    return _metadata_list(_ROBOTS_LINE, Path(path).read_text(encoding="utf-8"))
+    return _metadata_list(_ROBOTS_LINE, _read_key_text(Path(path)))
 
 
 def key_roles(path: str | os.PathLike[str]) -> frozenset[str]:
     """The roles of the certificate at ``path``; a key that names none is a robot key."""
-    return _metadata_list(_ROLES_LINE, Path(path).read_text(encoding="utf-8")) or frozenset({ROLE_ROBOT})
+    return _metadata_list(_ROLES_LINE, _read_key_text(Path(path))) or frozenset({ROLE_ROBOT})
 
 
 def authorized_keys(folder: str | os.PathLike[str]) -> dict[str, Grant]:
     """Map each authorized public key (z85 text, as ZAP reports it in User-Id) to its grant.
 
     The robot names and roles come from the authorized public file's metadata;
-    ``robotlab keys new`` writes them into both files.
+    ``robotlab keys new`` writes them into both files. The owner is the file's name.
+
+    Raises:
+        ConfigError: a file there is unreadable or not a CURVE public key.
     """
     table: dict[str, Grant] = {}
     for path in sorted((Path(folder) / AUTHORIZED).glob("*.key")):
-        match = _PUBLIC_LINE.search(path.read_text(encoding="utf-8"))
+        match = _PUBLIC_LINE.search(_read_key_text(path))
         if match is None:
             raise ConfigError(f"{path} is not a CURVE public key file")
-        table[match.group(1)] = Grant(key_robots(path), key_roles(path))
+        table[match.group(1)] = Grant(key_robots(path), key_roles(path), path.stem)
     return table
+
+
+def _read_key_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except PermissionError as exc:
+        raise ConfigError(_unreadable(path, exc)) from exc
+
+
+def _unreadable(path: Path, exc: OSError) -> str:
+    return (f"cannot read the key {path} ({exc.strerror}) as uid {os.getuid()}: make it readable by this "
+            "service's user (chown it; mode 0600 for a secret, 0644 for a public key), or under systemd "
+            "load a secret with LoadCredential= (see deploy/README.md)")
 
 
 def allows(robots: frozenset[str], name: str) -> bool:

@@ -25,7 +25,16 @@ import zmq.auth
 
 from robotlab.errors import ConfigError
 
-from .config import AUTHORIZED, BROKER_KEY, ROLE_ROBOT, ROLES, key_robots, key_roles, keys_dir
+from .config import (
+    AUTHORIZED,
+    BROKER_KEY,
+    ROLE_ROBOT,
+    ROLES,
+    key_robots,
+    key_roles,
+    keys_dir,
+    read_certificate,
+)
 
 CLIENT_KEY = "robotlab"
 """The key a member without a key of its own name uses: the CLI's (``robotlab.key_secret``)."""
@@ -105,20 +114,6 @@ def client_keys(name: str, keys_folder: str | None = None, key_file: str | None 
     return KeyConfig.find(folder, name, key_file)
 
 
-def read_certificate(path: Path) -> tuple[bytes, bytes | None]:
-    """The (public, secret) keys of a certificate file; secret is None in a public file.
-
-    Raises:
-        ConfigError: the file is missing or is not a CURVE certificate.
-    """
-    if not path.is_file():
-        raise ConfigError(f"no CURVE key at {path}; make one with `robotlab keys new`")
-    try:
-        return zmq.auth.load_certificate(path)
-    except (ValueError, OSError) as exc:
-        raise ConfigError(f"{path} is not a CURVE certificate: {exc}") from exc
-
-
 def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], authorize: bool = True,
             roles: list[str] | None = None) -> tuple[Path, Path]:
     """Write ``NAME.key`` and ``NAME.key_secret`` (mode 0600) into ``keys_dir``; return both paths.
@@ -164,12 +159,22 @@ def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], auth
 
 
 def list_keys(keys_dir: str | os.PathLike[str]) -> list[dict[str, str]]:
-    """One row per key pair in ``keys_dir``: name, robot names, and whether it is authorized."""
+    """One row per key in ``keys_dir``: each pair here, and each authorized key whose secret is elsewhere.
+
+    Columns: name, robot names, whether the broker accepts it, and where its secret is
+    (``here``, or ``elsewhere`` for a robot on another host whose public key was copied in).
+    """
     folder = Path(keys_dir)
-    rows = []
+    rows = {}
     for secret in sorted(folder.glob("*.key_secret")):
         name = secret.name[: -len(".key_secret")]
         authorized = "broker" if name == BROKER_KEY else ("yes" if (folder / AUTHORIZED / f"{name}.key").is_file() else "no")
         roles = "" if name == BROKER_KEY else ",".join(sorted(key_roles(secret)))
-        rows.append({"name": name, "robots": ",".join(sorted(key_robots(secret))), "roles": roles, "authorized": authorized})
-    return rows
+        rows[name] = {"name": name, "robots": ",".join(sorted(key_robots(secret))), "roles": roles,
+                      "authorized": authorized, "secret": "here"}
+    for public in sorted((folder / AUTHORIZED).glob("*.key")):
+        if public.stem not in rows:
+            rows[public.stem] = {"name": public.stem, "robots": ",".join(sorted(key_robots(public))),
+                                 "roles": ",".join(sorted(key_roles(public))), "authorized": "yes",
+                                 "secret": "elsewhere"}
+    return sorted(rows.values(), key=lambda row: row["name"])

@@ -30,9 +30,10 @@ from typing import Any
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
-from robotlab.errors import ProtocolError
+from robotlab.errors import ConfigError, ProtocolError
 
 from . import protocol
+from .config import is_ipv6
 from .keys import KeyConfig
 from .protocol import Command, ErrorCode, Frame
 
@@ -115,6 +116,11 @@ class Link:
             self._reconnect()
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        """True while the I/O thread runs."""
+        return self._thread.is_alive()
+
     def post(self, frames: list[bytes]) -> bool:
         """Send frames now if the broker has welcomed us; False if they were not sent.
 
@@ -156,6 +162,19 @@ class Link:
         """The current socket: the I/O thread holds one from connect until it exits."""
         assert self._socket is not None, "the link is not connected"
         return self._socket
+
+    def wait_welcome(self, timeout: float) -> bool:
+        """True once welcomed within ``timeout`` s; False if not yet; ConfigError if the broker refused us."""
+        self.answered.wait(timeout)
+        if self.refused is not None:
+            raise ConfigError(f"the broker at {self.url} refused {self.hello['name']!r} (forbidden): {self.refused}")
+        return self.welcomed.is_set()
+
+    def no_answer(self, timeout: float) -> str:
+        """One line: no WELCOME within ``timeout`` s, and the likeliest reason."""
+        if self.last_error is not None:
+            return f"the broker at {self.url} did not welcome {self.hello['name']!r} within {timeout:g}s: {self.last_error}"
+        return f"no broker answered at {self.url} within {timeout:g}s: {self.why_not_welcomed()}"
 
     def why_not_welcomed(self) -> str:
         """The likeliest reason no WELCOME came, in one line (the handshake's fate when known)."""
@@ -328,6 +347,10 @@ class Link:
         if now - self._attempt_at >= self._retry_in:
             self._backoff = min(self._backoff * 2, BACKOFF_MAX)
             self._retry_in = self._backoff * random.uniform(0.75, 1.25)
+            # One line per backoff step: a daemon waiting for its broker says so, every 30 s at most.
+            log.info("bus: no answer from the broker at %s%s; trying again in %.0fs", self.url,
+                     " (is this client's key in the broker's authorized/ folder?)" if self.keys else "",
+                     self._retry_in)
             self._reconnect()
         elif not self._hello_sent:
             self._hello_sent = self._send_hello()  # the connection was not up yet
@@ -341,6 +364,8 @@ class Link:
         sock.setsockopt(zmq.IMMEDIATE, 1)  # never queue on a dead connection; we resend ourselves
         sock.setsockopt(zmq.SNDHWM, 100_000)
         sock.setsockopt(zmq.RCVHWM, 100_000)
+        if is_ipv6(self.url):
+            sock.setsockopt(zmq.IPV6, 1)  # ZeroMQ answers "No such device" for [::1] without it
         if self.keys is not None:
             self.keys.apply(sock)
         if not self.url.startswith("inproc://"):

@@ -80,9 +80,12 @@ class Demo:
         """Print one plain line (no markup is read from ``text``)."""
         self.console.print(escape(text))
 
-    def part(self, title: str, run: Callable[[], Any]) -> bool:
-        """Run one part under a heading; report (not raise) what it raised. True when it ran."""
+    def part(self, title: str, run: Callable[[], Any], shows: str = "") -> bool:
+        """Run one part under a heading (and a line on what it shows); report, not raise, what it
+        raised. True when it ran."""
         self.console.print(f"\n[bold cyan]== {title}[/]")
+        if shows:
+            self.console.print(f"  [dim]{escape(shows)}[/]")
         try:
             run()
             return True
@@ -182,22 +185,36 @@ def run_robot_to(demo: Demo) -> None:
 
 # -- the whole demo ------------------------------------------------------------------------
 
+NEXT_STEPS = """
+Next: the same crew with a real model (any litellm model; set its API key, or run Ollama):
+  .venv/bin/robotlab broker &
+  .venv/bin/robotd --name bob --system-prompt "You are a terse clerk." --model gpt-4o-mini --serve &
+  .venv/bin/robotlab send --to bob --wait "What can you do?"
+  .venv/bin/robotlab ps
+On systemd hosts: deploy/README.md (a two-host crew with keys); the docs: make docs."""
+
 
 def run_bus_parts(demo: Demo) -> None:
     """Broker, robotds, messages, dead letters, then the demos that need the broker."""
     from robotlab import bus
 
-    if not demo.part("a broker process", lambda: start_broker(demo)):
+    if not demo.part("a broker process", lambda: start_broker(demo),
+                     "the router every robot connects to, as its own OS process"):
         demo.say("  skipping everything that needs the broker")
         return
     replies: queue.Queue[Any] = queue.Queue()
     with bus.connect(demo.url, name="demo") as client:
         client.on_message(lambda message: replies.put(message) if message.is_reply else None)
-        if demo.part("two robotds, one name", lambda: start_clerks(demo, client)):
-            demo.part("routing", lambda: route_messages(client, demo.say, replies))
-        demo.part("dead letters", lambda: dead_letter(client, demo.say))
-    demo.part("a network across robotds", lambda: run_optional("robotlab.demo.network", demo, demo.url, demo.say))
-    demo.part("a crew", lambda: run_optional("robotlab.demo.crew", demo, demo.url))
+        if demo.part("two robotds, one name", lambda: start_clerks(demo, client),
+                     "two processes answer to the name clerk: the bus treats them as one robot"):
+            demo.part("routing", lambda: route_messages(client, demo.say, replies),
+                      "a message goes to every clerk, or to any one of them; replies find their way back")
+        demo.part("dead letters", lambda: dead_letter(client, demo.say),
+                  "a message nobody can take is kept, with the reason, and its sender is told")
+    demo.part("a network across robotds", lambda: run_optional("robotlab.demo.network", demo, demo.url, demo.say),
+              "robots in different processes work one pipeline over a shared memory")
+    demo.part("a crew", lambda: run_optional("robotlab.demo.crew", demo, demo.url),
+              "robots built from templates, each in its own robotd, answering with a scripted model")
 
 
 def main() -> int:
@@ -220,6 +237,7 @@ def main() -> int:
         console.print(f"\n[bold red]demo finished in {elapsed:.1f} s; failed: {escape(', '.join(demo.failed))}[/]")
         return 1
     console.print(f"\n[bold green]demo finished in {elapsed:.1f} s[/]; every process it started is stopped")
+    console.print(escape(NEXT_STEPS))
     return 0
 
 

@@ -54,6 +54,7 @@ def _script(verify: str) -> list[dict[str, Any]]:
         return {"tool_calls": [{"name": name, "arguments": arguments}]}
 
     return [
+        {"content": "OK"},  # the answer to robot-to's preflight call, made before the branch
         call("read", path="test_calc.py"),
         call("read", path="calc.py"),
         call("edit", path="test_calc.py", old_text="== 5", new_text="== -1"),

@@ -4,7 +4,9 @@ The message becomes a list of content parts in the OpenAI format, which litellm 
 each provider: the text first, then one part per attachment. An image (a file, or an ``http``/
 ``https`` URL ending in an image suffix) is an ``image_url`` part (files as ``data:`` URLs); a
 PDF file is a ``file`` part with its data URL; a text file (``text/*``, JSON, YAML) is a text
-part headed by its name. Anything else is a ``ConfigError`` before the model is asked.
+part headed by its name. A dict that already is a content part (``{"type": "text", ...}``, as
+``MCPClient.resource_part`` makes) is sent as it is. Anything else is a ``ConfigError`` before
+the model is asked.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ def content_with(text: str, attachments: list[Any]) -> str | list[dict[str, Any]
 
 
 def _part(item: Any) -> dict[str, Any]:
+    if isinstance(item, dict) and item.get("type") in ("text", "image_url", "file"):
+        return dict(item)  # already a content part (an MCP resource's, for one)
     if isinstance(item, str) and item.startswith(("http://", "https://")):
         if item.lower().split("?", 1)[0].endswith(_IMAGE_SUFFIXES):
             return {"type": "image_url", "image_url": {"url": item}}

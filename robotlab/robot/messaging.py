@@ -88,6 +88,8 @@ class RobotBus:
         self._embedded: EmbeddedBroker | None = None
         self._embedded_dir: str | None = None
         self._task_server: TaskServer | None = None
+        self.budget_service: Any = None
+        """This robot's budget, served to the robots it spawned (``robotlab/robot/shared_budget.py``)."""
         self.configured = bus
         if isinstance(bus, (str, BusClient, EmbeddedBroker)):
             self.join(bus)
@@ -172,9 +174,10 @@ class RobotBus:
         client, self.client = self.client, None
         if client is not None and self._owns_client:
             client.close()
-        if self._task_server is not None:
-            self._task_server.close()
-            self._task_server = None
+        for service in (self._task_server, self.budget_service):
+            if service is not None:
+                service.close()
+        self._task_server = self.budget_service = None
         if self._embedded is not None:
             self._embedded.stop()
             self._embedded = None

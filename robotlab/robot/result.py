@@ -31,7 +31,8 @@ class RobotResult:
         stop_reason: why the run ended early, when it did (None normally).
         parsed: the reply validated against ``with_schema`` (a model instance, or the parsed
             JSON for a JSON schema); None without a schema.
-        raw: the last provider reply (not serialised).
+        raw: the last model reply as robotlab's own ``LLMReply`` record (content, tool calls,
+            reasoning, usage, cost, model), not the provider's response object (not serialised).
     """
 
     robot_name: str

@@ -355,7 +355,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
     def update(self, **changes: Any) -> Robot:
         """Re-apply settings (``template``, ``context``, ``system_prompt``, ``model``, ...); returns self."""
         self._setup.update(changes)
-        self._budget = RobotBudget(self.config.token_budget, self.config.cost_budget)
+        self._budget = self._budget.with_limits(self.config.token_budget, self.config.cost_budget)
         return self
 
     def reset_token_totals(self) -> Robot:

@@ -39,6 +39,7 @@ from robotlab.robot.remote_tasks import (
 )
 from robotlab.robot.requests import INFO_TYPE, RUN_TYPE
 from robotlab.robot.result import RobotResult
+from robotlab.robot.shared_budget import budget_service_for
 
 __all__ = [
     "ForkServerClient", "RemoteRobot", "SpawnHandle", "spawn", "start_fork_server", "stop_fork_server", "use_fork_server",
@@ -169,6 +170,9 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
     robot = {"template": template, "system_prompt": system_prompt, "prompts_dir": options.pop("prompts_dir", None),
              "serve": True, "llm": ModelSettings(**llm).set_fields(), "settings": to_plain(options, "settings")}
     client = parent.with_bus().messaging.require_client()
+    service = budget_service_for(parent)
+    if service is not None:  # the child draws on this robot's budget (docs/budgets.md)
+        robot["shared_budget"] = {"service": service, "owner": parent.name}
     if client.url.startswith("inproc://"):
         raise ConfigError(f"robot '{parent.name}' is on an inproc:// bus, which other processes cannot reach; "
                           "join an ipc:// or tcp:// broker (or let spawn start one: with_bus())")

@@ -1,6 +1,6 @@
 """Landlock (Linux 5.13+) through its three system calls: restrict this process, then exec.
 
-Run as ``python -I robotlab/skills/landlock.py '<rules json>' program args...``: the rules are
+Run as ``python -I -S robotlab/skills/landlock.py '<rules json>' program args...``: the rules are
 ``{"read": [...], "write": [...], "network": bool}``. Landlock domains are inherited across
 ``execve`` and cannot be lifted, so the program and all it starts stay confined. Paths that do
 not exist are skipped. With ``network`` false and ABI 4 or later, TCP bind and connect are
@@ -96,11 +96,22 @@ def main(argv: list[str]) -> None:
     if len(argv) < 2:
         sys.exit("usage: python -I landlock.py '<rules json>' program [args...]")
     rules = json.loads(argv[0])
+    program = _resolve(argv[1])  # before restricting: the PATH lookup imports modules
     try:
         restrict(list(rules["read"]), list(rules["write"]), bool(rules["network"]))
     except OSError as exc:
         sys.exit(f"sandbox: {exc}; the script was not run")
-    os.execvp(argv[1], argv[1:])
+    os.execv(program, argv[1:])
+
+
+def _resolve(name: str) -> str:
+    if os.sep in name:
+        return name
+    for folder in os.get_exec_path():
+        candidate = os.path.join(folder, name)
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return name
 
 
 if __name__ == "__main__":

@@ -71,6 +71,8 @@ class FileSettings(BaseSettings):
     decision_timeout: float | None = None
     preflight: bool
     preflight_timeout: float
+    max_output_tokens: int
+    max_cost: float | None = None
 
     @classmethod
     def settings_customise_sources(
@@ -109,8 +111,11 @@ class Settings(BaseModel):
     decision_timeout: float | None = None
     preflight: bool = True
     preflight_timeout: float = 20
+    max_output_tokens: int = 8192
     max_iterations: int | None = None
     max_tokens: int | None = None
+    max_cost: float | None = None
+    broker: str | None = None
     stop_when: str | None = None
     verify_command: str | None = None
     eval: Any = None
@@ -145,4 +150,6 @@ def load(overrides: dict[str, Any] | None = None, base: dict[str, Any] | None = 
         raise ConfigError(f"invalid robot-to settings: {exc}") from exc
     if settings.api_base is None and os.environ.get("OPENAI_API_BASE"):
         settings.api_base = os.environ["OPENAI_API_BASE"]
+    if settings.broker is None and os.environ.get("ROBOTLAB_BROKER"):
+        settings.broker = os.environ["ROBOTLAB_BROKER"]  # the variable every bus client reads
     return settings

@@ -140,9 +140,9 @@ class Git:
         proc = self._run("ls-files", check=False)
         return proc.stdout.splitlines() if proc.returncode == 0 else []
 
-    def files_changed(self, ref: str = "HEAD") -> list[str]:
-        """The paths commit ``ref`` changed, from git (not from anyone's claim)."""
-        proc = self._run("show", "--format=", "--name-only", ref, check=False)
+    def staged_files(self) -> list[str]:
+        """The paths staged for the next commit (``git diff --cached --name-only``)."""
+        proc = self._run("diff", "--cached", "--name-only", check=False)
         return [line for line in proc.stdout.splitlines() if line.strip()] if proc.returncode == 0 else []
 
     def log_subjects(self, base: str) -> list[str]:

@@ -91,11 +91,11 @@ def test_robotd_with_a_bad_handler_exits_78(runner: CliRunner, broker: str) -> N
     assert "cannot import handler module 'no_such_module'" in result.output
 
 
-def test_robotd_with_an_unreachable_broker_exits_78(tmp_path) -> None:
+def test_robotd_given_a_connect_timeout_and_no_broker_exits_75(tmp_path) -> None:
     argv = [sys.executable, "-m", "robotlab.robotd", "--name", "x", "--broker", f"ipc://{tmp_path}/none.sock",
             "--handler", "json:dumps", "--connect-timeout", "0.5"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    assert done.returncode == 78
+    assert done.returncode == 75
     assert "no broker answered" in done.stderr
 
 
@@ -103,3 +103,58 @@ def test_a_second_broker_on_a_live_ipc_path_is_refused(runner: CliRunner, broker
     result = runner.invoke(main, ["broker", "--bind", broker])
     assert result.exit_code == 78
     assert "another broker is listening there" in result.output
+
+
+def test_the_commands_refuse_an_inproc_address_at_once(runner: CliRunner) -> None:
+    for argv in (["ps"], ["send", "--to", "bob", "hi"], ["dlq", "list"]):
+        result = runner.invoke(main, [*argv, "--broker", "inproc://crew"])
+        assert result.exit_code == 78, result.output
+        assert len(result.output.strip().splitlines()) == 1, result.output
+        assert result.output.strip().endswith(": inproc://crew is an in-process address: give the broker's tcp:// "
+                                              "or ipc:// address")
+
+
+def test_a_negative_timeout_is_refused(runner: CliRunner) -> None:
+    for argv in (["send", "--to", "bob", "--timeout", "-1", "hi"], ["dlq", "replay", "dl-1", "--timeout", "-1"]):
+        result = runner.invoke(main, argv)
+        assert result.exit_code == 2 and "-1" in result.output and ">=0" in result.output.replace(" ", ""), result.output
+
+
+def test_send_json_prints_json_and_json_content_sends_data(runner: CliRunner, broker: str, start_robotd) -> None:
+    bob = start_robotd("bob")
+    replied = runner.invoke(main, ["send", "--to", "bob", "--broker", broker, "--wait", "--json", "hi"])
+    assert replied.exit_code == 0, replied.output
+    assert json.loads(replied.output) == {"from": "bob", "content": f"hi (from {bob.pid})"}
+    delivered = runner.invoke(main, ["send", "--to", "bob", "--broker", broker, "--json", "--json-content", '{"n": 3}'])
+    assert delivered.exit_code == 0, delivered.output
+    assert len(json.loads(delivered.output)["delivered_to"]) == 1
+    bad = runner.invoke(main, ["send", "--to", "bob", "--broker", broker, "--json-content", "{nope"])
+    assert bad.exit_code == 2 and "not JSON" in bad.output
+
+
+def test_replaying_an_unknown_dead_letter_says_so_plainly(runner: CliRunner, broker: str) -> None:
+    result = runner.invoke(main, ["dlq", "replay", "dl-999", "--broker", broker])
+    assert result.exit_code == 69, result.output
+    assert result.output.strip().endswith(": no dead letter 'dl-999'"), result.output
+
+
+def test_tables_cut_nothing_when_not_on_a_terminal(runner: CliRunner, broker: str) -> None:
+    long = "x" * 300
+    runner.invoke(main, ["send", "--to", "ghost", "--broker", broker, long])
+    table = runner.invoke(main, ["dlq", "list", "--broker", broker])
+    assert table.exit_code == 0 and long in table.output, table.output
+
+
+def test_robotd_says_its_version(runner: CliRunner) -> None:
+    result = runner.invoke(robotd_main, ["--version"])
+    assert result.exit_code == 0 and "version" in result.output
+
+
+def test_a_robot_hosted_without_serve_warns_at_start(processes, broker: str) -> None:
+    from tests.waiting import wait_until
+
+    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "quiet", "--broker", broker, "--system-prompt", "hi"]
+    proc = processes.start(argv, name="robotd-quiet")
+    wait_until(lambda: "without --serve" in proc.output() or proc.popen.poll() is not None, timeout=60,
+               message="the warning")
+    assert "it acks messages but never runs or answers them; pass --serve" in proc.output()

@@ -27,6 +27,9 @@ def test_the_demo_runs_every_part_and_leaves_no_process_behind() -> None:
     assert "final reply: Summary: offer yearly billing up front." in out
     assert "robot-to complete" in out
     assert "demo finished in" in out and "failed:" not in out
+    # It ends with how to run the same crew for real, pointing at nothing it deleted.
+    next_steps = out[out.index("Next: the same crew with a real model"):]
+    assert "robotd --name bob" in next_steps and "--serve" in next_steps and "rl-demo-" not in next_steps
     pids = {int(pid) for pid in re.findall(r"\bpid (\d+)", out)}
     alive = [pid for pid in pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
     assert not alive, f"the demo left processes running: {alive}"

@@ -14,8 +14,8 @@ from robotlab import bus
 from robotlab.bus.protocol import Command, ErrorCode
 from robotlab.cli.robotlab_cli import main
 from robotlab.errors import DeliveryTimeout, Undeliverable
+from tests.hostile import Raw, malformed_headers
 from tests.process.conftest import live
-from tests.process.hostile import Raw, malformed_headers
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process

@@ -134,6 +134,16 @@ def test_the_fork_server_answers_a_malformed_request_and_keeps_serving(boss: Rob
     assert boss.spawn(name="second").info()["name"] == "second"
 
 
+def test_the_warm_fork_server_runs_one_thread_so_children_inherit_no_half_held_lock(boss: Robot) -> None:
+    # Given a fork server warmed by a real model call (robotd/forkserver.py: warm_model_call)
+    boss.spawn(name="probe").info()
+    server = fork_server()
+    assert server.process is not None, "this test process started the fork server"
+    # Then only its main thread is left: a fork copies no other thread, so any other one would
+    # leave its locks held forever in every child.
+    assert psutil.Process(server.process.pid).num_threads() == 1
+
+
 def parent_main() -> None:
     """The parent process of the supervision test: spawn two children, print their pids, wait."""
     parent = Robot(name="mortal", bus=os.environ["TEST_BROKER"], model="openai/scripted")

@@ -134,3 +134,14 @@ def test_resume_recreates_a_deleted_empty_branch(repo: Path) -> None:
     assert second.exit_code == 0, second.output
     assert git(repo, "log", "--format=%s").splitlines() == ["robot-to 2: did it", "initial"]
     assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip().startswith("robot-to/improve-the-project-")
+
+
+def test_the_first_lines_say_what_the_start_up_waits_for(repo: Path, preflight_on: None) -> None:
+    with serve_script([{"error": {"status": 401, "message": "Incorrect API key provided"}}]) as url:
+        result = robot_to_cli("--api-base", url)
+
+    assert result.stderr.splitlines()[:3] == [
+        "robot-to: starting…",
+        "robot-to: loading the model client…",
+        "robot-to: checking openai/scripted (preflight: credentials and one call)…",
+    ]

@@ -18,8 +18,9 @@ def test_a_committed_success_creates_the_branch_commit_notes_and_events(runner: 
     assert runner.subjects() == ["robot-to 1: add a.txt", "initial"]
     assert "### Iteration 1\n" in runner.notes(report)
     assert names(runner.events(report)) == [
-        "orchestrator:start", "iteration:start", "agent:run:start", "agent:run:end", "eval",
-        "commit:success", "orchestrator:abort", "orchestrator:end",
+        "orchestrator:start", "iteration:start", "agent:run:start",
+        "tool:call", "tool:result", "tool:call", "tool:result",  # write a.txt, submit
+        "agent:run:end", "eval", "commit:success", "iteration:end", "orchestrator:abort", "orchestrator:end",
     ]
     assert "Reason: max iterations reached (1)" in report.summary
     assert f"Branch: {branch}" in report.summary

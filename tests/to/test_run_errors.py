@@ -21,7 +21,9 @@ def test_errors_are_retried_then_fatal(runner: Runner, repo: Path) -> None:
     assert names(events).count("agent:run:start") == 3
     assert names(events).count("iteration:start") == 1
     assert names(events).count("backoff:start") == 2
-    assert runner.notes(report).count("[ERROR]") == 3
+    notes = runner.notes(report)
+    assert notes.count("### Iteration 1") == 1 and notes.count("[ERROR]") == 1  # one entry, its retries inside
+    assert "**Retried after 2 error(s):**" in notes
 
 
 def test_an_error_then_success_commits_in_the_same_iteration(runner: Runner) -> None:
@@ -29,7 +31,9 @@ def test_an_error_then_success_commits_in_the_same_iteration(runner: Runner) -> 
                         local_guards=True)
 
     assert report.exit_code == 0 and runner.subjects()[0] == "robot-to 1: did it"
-    assert "[ERROR]" in runner.notes(report)
+    notes = runner.notes(report)
+    assert "[ERROR]" not in notes and notes.count("### Iteration 1") == 1
+    assert "**Retried after 1 error(s):**\n- InferenceError:" in notes
 
 
 def test_authentication_errors_are_permanent(runner: Runner) -> None:
@@ -179,3 +183,12 @@ def test_a_runaway_tool_is_killed_with_its_process_group(runner: Runner) -> None
 
     wait_until(lambda: marker not in subprocess.run(["ps", "-eo", "cmd"], capture_output=True, text=True).stdout,
                timeout=5, message="no surviving sleep")
+
+
+def test_the_run_directory_keeps_no_lock_files(runner: Runner) -> None:
+    report = runner.run(write_and_submit("a.txt", "x\n") + [submit(False, "no"), DONE], max_iterations=2,
+                        local_guards=True)
+
+    assert report.exit_code == 0
+    left = [p.name for p in runner.run_dir(report).rglob("*") if p.name.endswith((".lock", ".tmp"))]
+    assert left == []

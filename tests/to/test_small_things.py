@@ -9,7 +9,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from robotlab.cli.robot_to import decisions, robot_to
-from robotlab.testing import serve_script
+from robotlab.testing import requests_seen, serve_script
+from robotlab.to.record.status import LiveState
 from robotlab.to.runner.state import slugify
 from tests.to.conftest import DONE, git, submit, write_and_submit
 
@@ -65,3 +66,31 @@ def test_the_summary_says_how_to_continue_and_where_the_log_is(repo: Path) -> No
     run_id = next((repo / ".robot_lab_to" / "runs").iterdir()).name
     assert f"Log:        .robot_lab_to/runs/{run_id}/run.log" in result.stdout
     assert f"robot-to --resume {run_id}      (to continue)" in result.stdout
+
+
+def test_quiet_prints_only_the_summary(repo: Path) -> None:
+    with serve_script(write_and_submit("a.txt", "x\n")) as url:
+        result = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base", url,
+                                               "--max-iterations", "1", "--local-guards", "--quiet"])
+
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    assert "Reason: max iterations reached (1)" in result.stdout
+
+
+def test_the_live_line_shows_n_of_N_activity_tokens_and_dollars() -> None:
+    state = LiveState(iteration=2, max_iterations=15, phase="robot", activity="edit parser.py", tokens=12_345,
+                      cost=0.0123)
+    assert state.line(68) == "iteration 2/15 · robot · edit parser.py · 12,345 tokens · $0.0123 · 1m 08s"
+    assert LiveState(iteration=1, cost=None).line(0) == "iteration 1 · starting · 0 tokens · unknown · 0m 00s"
+
+
+def test_every_model_call_is_bounded_by_max_output_tokens(repo: Path) -> None:
+    for args, expected in (([], 8192), (["--max-output-tokens", "300"], 300)):
+        with serve_script(write_and_submit("a.txt", "x\n")) as url:
+            result = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base", url,
+                                                   "--max-iterations", "1", "--local-guards", *args])
+            seen = requests_seen(url)
+        assert result.exit_code == 0, result.output
+        assert [body["max_tokens"] for body in seen] == [expected] * 3
+        git(repo, "checkout", "-q", "main")

@@ -87,7 +87,9 @@ def test_a_child_whose_robot_cannot_be_built_fails_the_iteration_cleanly(repo: P
     events = [json.loads(line) for line in (run_dir / "run.log").read_text().splitlines()]
     errors = [e for e in events if e["event"] == "agent:run:error"]
     assert [e["error"] for e in errors] == ["ConfigError", "ConfigError"]
-    assert (run_dir / "notes.md").read_text().count("[ERROR]") == 2
+    notes = (run_dir / "notes.md").read_text()
+    assert notes.count("### Iteration 1") == 1 and notes.count("[ERROR]") == 1  # one entry, its retry inside
+    assert "**Retried after 1 error(s):**\n- ConfigError:" in notes
     state = json.loads((run_dir / "run.json").read_text())
     assert state["consecutive_failures"] == 2 and state["consecutive_errors"] == 2
     assert _left_behind(repo) == []

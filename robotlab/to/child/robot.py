@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import socket
+from collections.abc import Callable
 from typing import Any
 
 from robotlab.errors import BudgetExceeded, InferenceError
@@ -22,12 +23,16 @@ from robotlab.to.child.robot_factory import (
     metered_llm,
     run_robot,
 )
+from robotlab.to.child.token_meter import MeteredLLM
 from robotlab.to.guards.chain import GuardChain, GuardSettings
 from robotlab.to.guards.grader_lock import GraderLock
 from robotlab.to.process.failure import Failure, describe_error
 from robotlab.to.process.forked import ForkedChild, Watch, send_line
 from robotlab.to.process.groups import Supervisor
 from robotlab.to.tools import submit, toolset
+
+REPLY_LIMIT = 2000
+"""Characters of the model's last reply kept in ``run.log``."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,8 +52,10 @@ class ChildPlan:
 class AttemptReport:
     """What one robot run in the child produced.
 
-    ``budget_stop`` is set when the run's token budget ended the attempt (not an error);
-    ``quality`` holds the quality monitor's warnings (reasons below their limits).
+    ``budget_stop`` is set when the run's token or cost budget ended the attempt (not an error);
+    ``quality`` holds the quality monitor's warnings (reasons below their limits); ``cost``
+    is the attempt's dollars, None when the model has no price; ``last_reply`` the model's
+    last text, clipped to ``REPLY_LIMIT`` characters.
     """
 
     ok: bool
@@ -59,6 +66,8 @@ class AttemptReport:
     error: Failure | None = None
     budget_stop: bool = False
     quality: list[str] = dataclasses.field(default_factory=list)
+    cost: float | None = 0.0
+    last_reply: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
         """The report as one JSON-ready dict (the failure as plain data)."""
@@ -77,7 +86,8 @@ class AttemptReport:
 
 def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, oversight: Oversight) -> AttemptReport:
     meter = oversight.meter
-    meter.start(command.get("budget"))
+    meter.start(command.get("budget"), command.get("cost_budget"))
+    oversight.last_reply = None
     try:
         run_robot(robot, command["message"])
         report = AttemptReport(True)
@@ -87,11 +97,30 @@ def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, overs
             False, error=describe_error(exc))
     except Exception as exc:  # every failure crosses to the orchestrator as data
         report = AttemptReport(False, error=describe_error(exc))
-    report.input_tokens, report.output_tokens = meter.input_tokens, meter.output_tokens
+    report.input_tokens, report.output_tokens, report.cost = meter.input_tokens, meter.output_tokens, meter.cost
     report.result = dataclasses.asdict(capture.result) if capture.result else None
     report.decisions, capture.decisions = capture.decisions, []
     report.quality = oversight.monitor.drain()
+    report.last_reply = clip(oversight.last_reply)
     return report
+
+
+def clip(text: str | None, limit: int = REPLY_LIMIT) -> str | None:
+    """``text`` cut to ``limit`` characters (with a marker saying how much was cut)."""
+    if text is None or len(text) <= limit:
+        return text
+    return text[:limit] + f"… [{len(text) - limit} more characters]"
+
+
+def _tell_parent(sock: socket.socket, meter: MeteredLLM) -> Callable[[dict[str, Any]], None]:
+    """Events the parent shows and logs while the attempt runs: tool calls, and usage after each model call."""
+
+    def tell(event: dict[str, Any]) -> None:
+        send_line(sock, event)
+
+    meter.on_usage = lambda: tell({"event": "usage", "input_tokens": meter.input_tokens,
+                                   "output_tokens": meter.output_tokens, "cost": meter.cost})
+    return tell
 
 
 def _serve(plan: ChildPlan, sock: socket.socket) -> None:
@@ -99,6 +128,7 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     chain = GuardChain(plan.guard, GraderLock(plan.guard.root, plan.lock_patterns))
     specs = toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor())
     oversight = Oversight(chain.monitor, lambda: capture.result is not None, metered_llm(), plan.token_budget)
+    chain.observer = _tell_parent(sock, oversight.meter)
     robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,
                         oversight=oversight)
     commands = json_lines.LineReader(sock)
@@ -129,12 +159,15 @@ class RobotChild:
         plan = self.plan
         self._child.start(lambda sock: _serve(plan, sock))
 
-    def run(self, message: str, budget: int | None = None) -> AttemptReport:
-        """Ask the robot to run ``message`` using at most ``budget`` tokens (None: no limit).
+    def run(self, message: str, budget: int | None = None, cost_budget: float | None = None,
+            on_event: Callable[[dict[str, Any]], None] | None = None) -> AttemptReport:
+        """Ask the robot to run ``message`` using at most ``budget`` tokens and ``cost_budget``
+        dollars (None: no limit); progress events (tool calls, usage) go to ``on_event``.
 
         Ends early on the deadline or a stop request.
         """
-        return AttemptReport.from_wire(self._child.request({"cmd": "run", "message": message, "budget": budget}))
+        command = {"cmd": "run", "message": message, "budget": budget, "cost_budget": cost_budget}
+        return AttemptReport.from_wire(self._child.request(command, on_event))
 
     def kill(self) -> None:
         """Kill the child's process group and its descendants' groups, then reap it."""

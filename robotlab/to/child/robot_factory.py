@@ -33,6 +33,8 @@ class ModelSettings:
     api_base: str | None = None
     stream: bool = True
     max_tool_rounds: int = 100
+    max_output_tokens: int | None = None
+    """The longest reply the model may write (``max_tokens`` of every call); None: the provider's."""
 
 
 def _tool_class() -> type:
@@ -68,12 +70,14 @@ class Oversight:
         submitted: whether the robot has submitted its result (an empty reply after that is fine).
         meter: the metered LLM the robot calls (built by ``metered_llm``).
         token_budget: the robot's own ``token_budget`` (what was left of the run's at the start).
+        last_reply: the text of the model's newest reply that had any.
     """
 
     monitor: QualityMonitor
     submitted: Callable[[], bool]
     meter: MeteredLLM
     token_budget: int | None = None
+    last_reply: str | None = None
 
 
 def metered_llm() -> MeteredLLM:
@@ -97,6 +101,8 @@ def _quality_hook(oversight: Oversight) -> Any:
             reply = getattr(ctx.generation_response, "reply", None)
             content = getattr(reply, "content", None)
             calls = len(getattr(reply, "tool_calls", ()) or ())
+            if content:
+                oversight.last_reply = content
             oversight.monitor.run_ended(content, calls, oversight.submitted())
 
     return QualityHook()
@@ -125,6 +131,8 @@ def build_robot(
         options["provider"] = model.provider
     if model.api_base:
         options["api_base"] = model.api_base
+    if model.max_output_tokens:
+        options["max_tokens"] = model.max_output_tokens
     if model.stream and on_content is not None:
         options["on_content"] = on_content
     if oversight is None:
@@ -184,6 +192,14 @@ def ping(model: ModelSettings, timeout: float) -> None:
         if dummy_api_key_needed(model.provider):
             params["api_key"] = "not-needed"
     LiteLLM(max_retries=0, timeout=timeout).complete([{"role": "user", "content": "Reply with OK."}], [], params)
+
+
+def load_model_client() -> None:
+    """Import litellm (seconds on a cold start; the caller shows a spinner meanwhile)."""
+    from robotlab.config.cascade import prepare_litellm_environment
+
+    prepare_litellm_environment()
+    import litellm  # noqa: F401
 
 
 @functools.cache

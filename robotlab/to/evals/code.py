@@ -8,6 +8,7 @@ that times out or prints no number fails the gate.
 from __future__ import annotations
 
 import re
+import time
 
 from robotlab.to.evals.score import Context, Eval, Score
 from robotlab.to.process.command import DEFAULT_TIMEOUT, CommandResult, run_command
@@ -40,13 +41,17 @@ class CodeEval(Eval):
         self.supervisor = supervisor
         self.scored = self.measure is not None or target is not None
 
-    def _run(self, command: str, work_dir: str, merge: bool = True) -> CommandResult:
-        return run_command(command, work_dir, self.timeout, self.supervisor, merge=merge)
+    def _run(self, kind: str, command: str, context: Context, merge: bool = True) -> CommandResult:
+        started = time.monotonic()
+        result = run_command(command, context.work_dir, self.timeout, self.supervisor, merge=merge)
+        if context.on_command is not None:
+            context.on_command(kind, command, result, time.monotonic() - started)
+        return result
 
-    def _measure(self, work_dir: str) -> tuple[float | None, str | None]:
+    def _measure(self, context: Context) -> tuple[float | None, str | None]:
         """(value, failure text); the failure text is set when no number could be read."""
         assert self.measure is not None
-        result = self._run(self.measure, work_dir, merge=False)
+        result = self._run("measure", self.measure, context, merge=False)
         if result.timed_out:
             return None, f"measure `{self.measure}` timed out:\n{result.output}"
         value = read_number(result.stdout)
@@ -56,17 +61,17 @@ class CodeEval(Eval):
 
     def baseline(self, context: Context) -> float | None:
         """The measured value of the tree as it is (the base commit), or None."""
-        return self._measure(context.work_dir)[0] if self.measure else None
+        return self._measure(context)[0] if self.measure else None
 
     def score(self, context: Context) -> Score:
         """Verify, then (when the gate passed) measure and compare with the parent's value."""
         gate_ok, output = True, None
         if self.verify:
-            result = self._run(self.verify, context.work_dir)
+            result = self._run("verify", self.verify, context)
             gate_ok, output = result.passed, result.output
         if not gate_ok or not self.measure:
             return Score(gate_ok=gate_ok, improved=gate_ok, detail=f"verify={str(gate_ok).lower()}", output=output)
-        value, failure = self._measure(context.work_dir)
+        value, failure = self._measure(context)
         if value is None:
             return Score(gate_ok=False, improved=False, detail="verify=true measure=none", output=failure)
         previous = context.previous_value

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -83,7 +84,10 @@ class ProseEval(Eval):
         """Floor first (a failure is ``worse`` without a judge call), then the judge."""
         floor_ok, output = True, None
         if self.floor:
+            started = time.monotonic()
             result = run_command(self.floor, context.work_dir, self.timeout, self.supervisor)
+            if context.on_command is not None:
+                context.on_command("floor", self.floor, result, time.monotonic() - started)
             floor_ok, output = result.passed, result.output
         if not floor_ok:
             return Score(False, False, detail="floor=false judge=worse", output=output)

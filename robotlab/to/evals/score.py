@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+
+from robotlab.to.process.command import CommandResult
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +44,8 @@ class Context:
     previous_value: float | None
     objective: str
     iteration: int
+    on_command: Callable[[str, str, CommandResult, float], None] | None = None
+    """Told of every command the eval runs: (kind, command, result, seconds)."""
 
 
 class Eval:

@@ -21,6 +21,9 @@ from robotlab.to.guards.quality import QualityMonitor
 
 PATH_TOOLS = ("read", "write", "edit")
 Handler = Callable[[dict[str, Any]], str]
+Observer = Callable[[dict[str, Any]], None]
+"""Told of every tool call: ``{"event": "tool:call", ...}`` before, ``"tool:result"`` after."""
+TARGET_LIMIT = 120
 
 WRITE_REFUSAL = (
     "Refused -- {path} already exists. write is for NEW files only. Read the file and use edit "
@@ -53,19 +56,29 @@ class GuardChain:
         self.known: set[str] = set()
         self.monitor = QualityMonitor()
         self.checkpoints = Checkpoints(settings.checkpoint_dir or Path(self.root) / ".checkpoints")
+        self.observer: Observer | None = None
 
     def wrap(self, name: str, handler: Callable[[str, dict[str, Any]], str] | Handler) -> Handler:
         """A handler that runs ``handler`` behind the guards. Path tools get ``(path, args)``."""
 
         def guarded(args: dict[str, Any]) -> str:
+            target = tool_target(name, args)
+            self._tell({"event": "tool:call", "name": name, "target": target})
             try:
                 reply = self.call(name, args, handler)
             except Exception as exc:  # a tool bug is an observation for the model, not a crash
                 reply = f"Error ({name}): {exc}"
             self.monitor.record(name, args)
+            outcome = tool_outcome(reply)
+            reason = reply.strip().splitlines()[0][:200] if outcome != "ok" and reply.strip() else None
+            self._tell({"event": "tool:result", "name": name, "target": target, "outcome": outcome, "reason": reason})
             return reply
 
         return guarded
+
+    def _tell(self, event: dict[str, Any]) -> None:
+        if self.observer is not None:
+            self.observer(event)
 
     def call(self, name: str, args: dict[str, Any], handler: Any) -> str:
         """Run one tool call through the guards (without the quality monitor)."""
@@ -104,3 +117,21 @@ class GuardChain:
         if name == "edit" and path not in self.known:
             return EDIT_REFUSAL.format(path=shown)
         return None
+
+
+def tool_target(name: str, args: dict[str, Any]) -> str:
+    """What a call works on, for people: the path, the command, or the question (clipped)."""
+    for key in ("path", "file_path", "command", "question", "summary"):
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            text = " ".join(value.split())
+            return text if len(text) <= TARGET_LIMIT else text[: TARGET_LIMIT - 1] + "…"
+    return ""
+
+
+def tool_outcome(reply: str) -> str:
+    """``refused`` (a guard said no), ``error`` (the tool failed) or ``ok``, from the reply the model reads."""
+    head = reply.lstrip()
+    if head.startswith("Refused"):
+        return "refused"
+    return "error" if head.startswith("Error") else "ok"

@@ -100,15 +100,25 @@ class ForkedChild:
         self.pid, self._sock, self._reader = pid, parent, json_lines.LineReader(parent)
         self.supervisor.add(pid)
 
-    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """Send ``payload`` and wait for the child's reply (or for the watch to end the wait)."""
+    def request(self, payload: dict[str, Any], on_event: Callable[[dict[str, Any]], None] | None = None
+                ) -> dict[str, Any]:
+        """Send ``payload`` and wait for the child's reply (or for the watch to end the wait).
+
+        Lines with an ``event`` key that arrive first are progress, not the reply: each goes
+        to ``on_event``.
+        """
         if self._sock is None or self.pid is None:
             return failure(Failure.child_exited("the child process is not running"))
         try:
             send_line(self._sock, payload)
         except OSError:
             pass  # the child already failed; its error report is waiting in the socket
-        return self.receive()
+        while True:
+            reply = self.receive()
+            if "event" not in reply:
+                return reply
+            if on_event is not None:
+                on_event(reply)
 
     def receive(self) -> dict[str, Any]:
         """The child's next reply; a failure reply when the watch ends the wait or the child dies."""

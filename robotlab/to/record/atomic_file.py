@@ -1,7 +1,8 @@
 """Crash-safe file writes: a reader sees the whole old content or the whole new content.
 
-A write takes an exclusive lock on a sibling ``.<name>.lock`` file, writes a temp file,
-fsyncs it and renames it over the target; an append is a read-modify-write under the lock.
+A write takes an exclusive lock on the file's directory, writes a temp file, fsyncs it and
+renames it over the target; an append is a read-modify-write under the lock. Locking the
+directory (``flock`` works on a directory's descriptor) leaves no lock files behind.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from pathlib import Path
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    lock_path = path.parent / f".{path.name}.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

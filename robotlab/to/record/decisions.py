@@ -148,6 +148,18 @@ class DecisionStore:
         """Answered decisions not yet consumed by a committing iteration."""
         return [d for d in self.all() if d.status == "resolved"]
 
+    def resolve(self, decision_id: str, answer: str) -> Decision | None:
+        """Answer a pending decision as a human editing its file would; None if no such pending one."""
+        decision = next((d for d in self.all() if d.id == decision_id and d.status == "pending"), None)
+        if decision is None:
+            return None
+        text = decision.path.read_text(encoding="utf-8")
+        head, sep, body = text.partition("\n---\n")
+        meta = yaml.safe_load(head.removeprefix("---\n")) or {}
+        meta.update(status="resolved", resolution=answer, resolved_at=dt.datetime.now(dt.timezone.utc).isoformat())
+        atomic_file.write(decision.path, f"---\n{yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)}---\n{body}")
+        return parse(decision.path)
+
     def close(self, decision: Decision) -> None:
         """Mark ``decision`` closed (only its first ``status:`` line changes)."""
         text = decision.path.read_text(encoding="utf-8")

@@ -34,6 +34,11 @@ class Notes:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._retries: list[str] = []
+
+    def retry(self, error_class: str, message: str) -> None:
+        """An error the iteration is retried after: it goes into the iteration's one entry."""
+        self._retries.append(f"{error_class}: {message}")
 
     def write_header(self, run_id: str, objective: str) -> None:
         """Start the file: run id, objective and the log heading."""
@@ -43,13 +48,20 @@ class Notes:
         """The whole file, or "" when it does not exist."""
         return self.path.read_text(encoding="utf-8") if self.path.exists() else ""
 
-    def _entry(self, iteration: int, marker: str, body: list[str]) -> None:
+    def _entry(self, iteration: int, marker: str, body: list[str], ends_iteration: bool = True) -> None:
+        if self._retries and ends_iteration:
+            body = [*body, "", f"**Retried after {len(self._retries)} error(s):**", _bullets(self._retries)]
+            self._retries = []
         heading = f"### Iteration {iteration}" + (f" {marker}" if marker else "")
         atomic_file.append(self.path, "\n" + heading + "\n\n" + "\n".join(body) + "\n")
 
-    def success(self, iteration: int, summary: str, changes: list[str], learnings: list[str]) -> None:
-        """A committing iteration (written before the commit is attempted)."""
-        body = [f"**Summary:** {summary}", "", "**Changes:**", _bullets(changes), "", "**Learnings:**", _bullets(learnings)]
+    def success(self, iteration: int, summary: str, changes: list[str], learnings: list[str],
+                files: list[str] | None = None) -> None:
+        """A committing iteration (written before the commit is attempted); ``files`` as git staged them."""
+        body = [f"**Summary:** {summary}", "", "**Changes:**", _bullets(changes)]
+        if files is not None:
+            body += ["", "**Files changed (git):**", _bullets(files)]
+        body += ["", "**Learnings:**", _bullets(learnings)]
         self._entry(iteration, "", body)
 
     def failure(self, iteration: int, summary: str, learnings: list[str]) -> None:
@@ -108,7 +120,7 @@ class Notes:
             f"**Recommendation:** {recommendation}",
             f"**File:** {path}",
         ]
-        self._entry(iteration, "[DECISION]", body)
+        self._entry(iteration, "[DECISION]", body, ends_iteration=False)
 
 
 def _digest_line(entry: str) -> str:

@@ -1,25 +1,49 @@
 """What a person watching sees on stderr: ``robot-to: <message>`` progress lines, and on a
-terminal a live status line (iteration, phase, tokens, elapsed) drawn with rich."""
+terminal a live status line drawn with rich (iteration n/N, phase, what the robot is doing,
+tokens, dollars, elapsed). ``quiet`` prints nothing at all (the summary still goes to stdout)."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any, TextIO
+
+from robotlab.to.record.summary import format_cost
+
+
+@dataclasses.dataclass
+class LiveState:
+    """What the live line shows; ``cost`` None means the model has no price ("unknown")."""
+
+    iteration: int = 0
+    max_iterations: int | None = None
+    phase: str = "starting"
+    activity: str = ""
+    tokens: int = 0
+    cost: float | None = 0.0
+
+    def line(self, elapsed: int) -> str:
+        """The status line as text."""
+        of = f"/{self.max_iterations}" if self.max_iterations else ""
+        parts = [f"iteration {self.iteration}{of}", self.phase, *([self.activity] if self.activity else []),
+                 f"{self.tokens:,} tokens", format_cost(self.cost), f"{elapsed // 60}m {elapsed % 60:02d}s"]
+        return " · ".join(parts)
 
 
 class Status:
-    """Progress output; a live line only when ``stream`` is a terminal."""
+    """Progress output; a live line only when ``stream`` is a terminal; nothing when ``quiet``."""
 
-    def __init__(self, stream: TextIO | None = None, live: bool | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, live: bool | None = None, quiet: bool = False) -> None:
         self.stream = stream or sys.stderr
-        self.live_enabled = self.stream.isatty() if live is None else live
+        self.quiet = quiet
+        self.live_enabled = not quiet and (self.stream.isatty() if live is None else live)
         self._live: Any = None
         self._console: Any = None
         self.started = time.monotonic()
-        self.iteration = 0
-        self.phase_name = "starting"
-        self.tokens = 0
+        self.state = LiveState()
 
     def start(self) -> None:
         """Begin the live line (terminal only)."""
@@ -36,26 +60,38 @@ class Status:
     def _render(self) -> Any:
         from rich.text import Text
 
-        elapsed = int(time.monotonic() - self.started)
-        return Text(
-            f"iteration {self.iteration} · {self.phase_name} · {self.tokens:,} tokens · "
-            f"{elapsed // 60}m {elapsed % 60:02d}s",
-            style="bold cyan",
-        )
+        return Text(self.state.line(int(time.monotonic() - self.started)), style="bold cyan")
 
     def say(self, message: str) -> None:
         """One progress line: ``robot-to: <message>``."""
+        if self.quiet:
+            return
         if self._console is not None:
             self._console.print(f"robot-to: {message}", markup=False, highlight=False)
         else:
             self.stream.write(f"robot-to: {message}\n")
             self.stream.flush()
 
-    def update(self, iteration: int | None = None, phase: str | None = None, tokens: int | None = None) -> None:
-        """Change what the live line shows."""
-        self.iteration = self.iteration if iteration is None else iteration
-        self.phase_name = self.phase_name if phase is None else phase
-        self.tokens = self.tokens if tokens is None else tokens
+    @contextlib.contextmanager
+    def working(self, message: str) -> Iterator[None]:
+        """A spinner with ``message`` while the block runs (a plain ``message…`` line off a terminal)."""
+        if self.quiet:
+            yield
+            return
+        if not self.live_enabled:
+            self.say(f"{message}…")
+            yield
+            return
+        from rich.console import Console
+
+        with Console(file=self.stream).status(f"robot-to: {message}…", spinner="dots"):
+            yield
+
+    def update(self, **fields: Any) -> None:
+        """Change what the live line shows (any ``LiveState`` field; ``phase`` clears ``activity``)."""
+        if "phase" in fields and "activity" not in fields:
+            fields["activity"] = ""
+        self.state = dataclasses.replace(self.state, **fields)
 
     def stop(self) -> None:
         """Remove the live line."""

@@ -9,6 +9,7 @@
       Iterations:   8   (6 committed, 2 rolled back)
       Changes:      +312 / -47 across 14 files
       Tokens:       1,204,883 in / 38,902 out
+      Cost:         $4.12
 
     Run state:  .robot_lab_to/runs/<run id>/
     Log:        .robot_lab_to/runs/<run id>/run.log
@@ -53,6 +54,7 @@ class SummaryFacts:
     files: int = 0
     resumable: bool = False
     returned_to: str | None = None
+    cost_usd: float | None = 0.0
 
 
 def format_elapsed(seconds: float) -> str:
@@ -63,6 +65,13 @@ def format_elapsed(seconds: float) -> str:
     if hours:
         return f"{hours}h {minutes}m {secs}s"
     return f"{minutes}m {secs}s" if minutes else f"{secs}s"
+
+
+def format_cost(cost: float | None) -> str:
+    """Dollars (``$0.0123``, ``$4.20``), or ``unknown`` when the model has no price."""
+    if cost is None:
+        return "unknown"
+    return f"${cost:,.2f}" if cost >= 1 else f"${cost:.4f}"
 
 
 def _iterations_line(f: SummaryFacts) -> str:
@@ -108,6 +117,8 @@ def render(f: SummaryFacts) -> str:
         _iterations_line(f),
         f"  Changes:      +{f.insertions:,} / -{f.deletions:,} across {f.files:,} files",
         f"  Tokens:       {f.input_tokens:,} in / {f.output_tokens:,} out",
+        f"  Cost:         {format_cost(f.cost_usd)}" + ("" if f.cost_usd is not None else
+                                                         " (the model is not in litellm's price table)"),
         "",
         f"Run state:  {f.run_dir.rstrip('/')}/",
         f"Log:        {log_path(f)}",

@@ -9,7 +9,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from robotlab.llm import model_id
 from robotlab.to.child.robot import AttemptReport, ChildPlan, RobotChild
+from robotlab.to.child.token_meter import price
 from robotlab.to.evals.registry import is_scored
 from robotlab.to.evals.score import Context, Score
 from robotlab.to.guards.chain import GuardSettings
@@ -18,8 +20,9 @@ from robotlab.to.guards.quality import correction_message
 from robotlab.to.process.failure import describe_error
 from robotlab.to.runner import prompt
 from robotlab.to.runner.outcome_types import Outcome, OutcomeKind
+from robotlab.to.runner.progress import ChildProgress, command_reporter
 from robotlab.to.runner.session import Session
-from robotlab.to.runner.stop_conditions import tokens_exhausted
+from robotlab.to.runner.stop_conditions import budget_spent
 from robotlab.to.tools.submit import IterationResult
 
 
@@ -64,9 +67,9 @@ class Attempts:
         session.log.event("agent:run:start", iteration=session.run.iteration)
         session.status.update(phase="robot")
         message, self.corrections = "\n\n".join([*self.corrections, message]), []
-        report = self.child.run(message, remaining_tokens(session))
-        session.log.event("agent:run:end", iteration=session.run.iteration)
-        session.add_tokens(report.input_tokens, report.output_tokens)
+        report = self.child.run(message, remaining_tokens(session), remaining_cost(session), ChildProgress(session))
+        session.log.event("agent:run:end", iteration=session.run.iteration, last_reply=report.last_reply)
+        session.add_usage(report.input_tokens, report.output_tokens, report.cost)
         if report.result:
             self.result = IterationResult(**report.result)
         for request in report.decisions:
@@ -86,8 +89,8 @@ class Attempts:
                          str(decision.path))
 
     def budget_left(self) -> bool:
-        """False once a stop was requested or the token budget is spent."""
-        return not self.session.stopping and not tokens_exhausted(self.session.run, self.session.settings)
+        """False once a stop was requested or the token or cost budget is spent."""
+        return not self.session.stopping and not budget_spent(self.session.run, self.session.settings)
 
 
 def run_iteration(session: Session) -> Outcome:
@@ -108,6 +111,12 @@ def run_iteration(session: Session) -> Outcome:
     finally:
         child.close()
         session.watch.deadline = None
+
+
+def remaining_cost(session: Session) -> float | None:
+    """What is left of ``--max-cost`` in dollars (None without a limit, or while the cost is unknown)."""
+    limit, spent = session.settings.max_cost, session.run.cost_usd
+    return None if limit is None or spent is None else max(limit - spent, 0.0)
 
 
 def remaining_tokens(session: Session) -> int | None:
@@ -153,14 +162,24 @@ def evaluate(session: Session) -> Score:
     # --require-improvement means "beat the best committed score", not only the parent's (which
     # may be lower after a commit made with --no-require-improvement).
     previous = run.best_score_value if session.settings.require_improvement else run.last_score_value
-    context = Context(session.root, session.git.head_sha(), previous, run.objective, run.iteration)
+    context = Context(session.root, session.git.head_sha(), previous, run.objective, run.iteration,
+                      on_command=command_reporter(session))
     score = session.evaluator.score(context)
     if not isinstance(score, Score):
         raise TypeError(f"eval returned {type(score).__name__}, not Score")
-    session.add_tokens(score.input_tokens, score.output_tokens)
+    session.add_usage(score.input_tokens, score.output_tokens, judge_cost(session, score))
     session.log.event("eval", iteration=run.iteration, gate=score.gate_ok, improved=score.improved, value=score.value,
                 met_target=score.met_target, detail=score.detail, judge_reply=score.reply)
     return score
+
+
+def judge_cost(session: Session, score: Score) -> float | None:
+    """The dollars of the eval's model call (a prose judge), at the judge model's price."""
+    if not score.input_tokens and not score.output_tokens:
+        return 0.0
+    settings = session.settings
+    return price(model_id(settings.eval_judge_model or settings.model, settings.provider), score.input_tokens,
+                 score.output_tokens)
 
 
 def _gate(session: Session, attempts: Attempts, lock: GraderLock, before: dict[str, str | None]) -> Outcome:
@@ -181,8 +200,9 @@ def _gate(session: Session, attempts: Attempts, lock: GraderLock, before: dict[s
             return Outcome(OutcomeKind.INTERRUPTED, result, score)
         if score.gate_ok or attempt == budget or not attempts.budget_left():
             break
-        session.log.event("eval:repair", iteration=session.run.iteration, attempt=attempt + 1)
-        session.status.say(f"iteration {session.run.iteration}: verification failed — repairing ({attempt + 1}/{budget})")
+        session.log.event("eval:repair", iteration=session.run.iteration, attempt=attempt + 1, reason=score.detail)
+        session.status.say(f"iteration {session.run.iteration}: verification failed ({score.detail}) — "
+                           f"repairing ({attempt + 1}/{budget})")
         report = attempts.run(prompt.repair_message(session.settings.verify_command, score.output))
         if report.error is not None:
             session.log.event("eval:repair_error", iteration=session.run.iteration, message=report.error.message)

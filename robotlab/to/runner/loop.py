@@ -29,14 +29,26 @@ def run_loop(session: Session) -> None:
         session.log.event("iteration:start", iteration=session.run.iteration)
         session.status.update(iteration=session.run.iteration, phase="robot")
         session.status.say(f"iteration {session.run.iteration} ({session.settings.model})...")
+        spent = (session.run.total_tokens, session.run.cost_usd)
         outcome = run_with_retries(session)
         try:
             outcomes.apply(session, outcome)
         finally:
+            _log_spending(session, outcome, spent)
             session.save()
         if outcome.kind == OutcomeKind.INTERRUPTED:
             return
         check_after(session.run, session.settings)
+
+
+def _log_spending(session: Session, outcome: Outcome, before: tuple[int, float | None]) -> None:
+    """``iteration:end``: how the iteration ended and what it spent (``cost_usd`` "unknown" when unpriced)."""
+    run = session.run
+    tokens, cost = before
+    spent = None if run.cost_usd is None or cost is None else round(run.cost_usd - cost, 6)
+    session.log.event("iteration:end", iteration=run.iteration, outcome=str(outcome.kind),
+                      tokens=run.total_tokens - tokens, cost_usd="unknown" if spent is None else spent,
+                      total_cost_usd="unknown" if run.cost_usd is None else round(run.cost_usd, 6))
 
 
 def run_with_retries(session: Session) -> Outcome:
@@ -52,10 +64,13 @@ def run_with_retries(session: Session) -> Outcome:
         error = outcome.error
         _record_error(session, error)
         if error.permanent:
+            session.notes.error(session.run.iteration, error.error_class, error.message)
             prefix = "API authentication failed: " if error.auth else ""
             raise PermanentError(prefix + explain(error, session.settings))
         if session.run.consecutive_errors > session.settings.max_retries:
+            session.notes.error(session.run.iteration, error.error_class, error.message)
             raise ToError(error.message)
+        session.notes.retry(error.error_class, error.message)
         if session.stopping:
             return Outcome(OutcomeKind.INTERRUPTED, outcome.result)
         _back_off(session, error)
@@ -79,7 +94,6 @@ def _record_error(session: Session, error: Failure) -> None:
     session.log.event("agent:run:error", iteration=run.iteration, error=error.error_class, message=error.message,
                       cause=str(error.cause), permanent=error.permanent)
     session.rollback()
-    session.notes.error(run.iteration, error.error_class, error.message)
     run.consecutive_failures += 1
     run.consecutive_errors += 1
     run.iterations_since_improvement += 1

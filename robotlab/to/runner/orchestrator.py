@@ -16,10 +16,17 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
-from robotlab.errors import ConfigError, PermanentError, RunExit, SetupError, StopRun
+from robotlab.errors import (
+    ConfigError,
+    PeerUnavailable,
+    PermanentError,
+    RunExit,
+    SetupError,
+    StopRun,
+)
 from robotlab.to import config
 from robotlab.to.child.judge import SupervisedJudge
-from robotlab.to.child.robot_factory import ModelSettings, judge, warm_up
+from robotlab.to.child.robot_factory import ModelSettings, judge, load_model_client, warm_up
 from robotlab.to.evals.registry import EvalRegistry, build
 from robotlab.to.evals.score import Context
 from robotlab.to.git import Git
@@ -33,6 +40,8 @@ from robotlab.to.record.status import Status
 from robotlab.to.runner import empty_branch, preflight
 from robotlab.to.runner.backoff import Backoff
 from robotlab.to.runner.loop import run_loop
+from robotlab.to.runner.on_the_bus import RunOnBus
+from robotlab.to.runner.progress import command_reporter
 from robotlab.to.runner.session import Session
 from robotlab.to.runner.state import Run, branch_name, new_run_id
 
@@ -79,15 +88,27 @@ def _repository(work_dir: str | os.PathLike[str] | None) -> Git:
     return git
 
 
-def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegistry, streams: Streams) -> Session:
+def _prepare(settings: config.Settings, status: Status) -> None:
+    """Load the model client and check the model before anything is created, under a spinner."""
+    with status.working("loading the model client"):
+        load_model_client()
+    preflight.check_cost_limit(settings)
+    if settings.preflight:
+        with status.working(f"checking {settings.model} (preflight: credentials and one call)"):
+            preflight.check(settings)
+    warm_up()
+
+
+def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegistry, status: Status) -> Session:
     supervisor, watch = Supervisor(), Watch()
-    model = ModelSettings(settings.eval_judge_model or settings.model, settings.provider, settings.api_base, False)
+    model = ModelSettings(settings.eval_judge_model or settings.model, settings.provider, settings.api_base, False,
+                          max_output_tokens=settings.max_output_tokens or None)
     evaluator = build(settings, registry, SupervisedJudge(judge(model), supervisor, watch), supervisor)
     return Session(
         run=run, settings=settings, root=git.work_dir, git=git, log=JsonlLog(stderr_echo(settings.debug)),
         notes=Notes(Path(git.work_dir) / run.notes_path), evaluator=evaluator,
         backoff=Backoff(settings.backoff_base), decisions=DecisionStore(Path(git.work_dir) / run.decisions_path),
-        supervisor=supervisor, status=Status(streams.err, streams.live), lock_patterns=list(settings.protect_paths),
+        supervisor=supervisor, status=status, lock_patterns=list(settings.protect_paths),
         watch=watch,
     )
 
@@ -96,13 +117,13 @@ def start(objective: str, settings: config.Settings, registry: EvalRegistry, str
           work_dir: str | None = None) -> Session:
     """Check the repository, create the branch and the run directory; return the session."""
     git = _repository(work_dir)
-    if settings.preflight:
-        preflight.check(settings)
+    status = Status(streams.err, streams.live, streams.quiet)
+    _prepare(settings, status)
     now = dt.datetime.now()
     run_id = new_run_id(now)
     run = Run(run_id, objective, branch_name(objective, now), git.head_sha(), f"{settings.run_dir}/runs/{run_id}",
               start_branch=git.current_branch(), settings=settings.persisted())
-    session = _session(git, run, settings, registry, streams)
+    session = _session(git, run, settings, registry, status)
     if git.branch_exists(run.branch):  # two runs of one objective within a second
         run.branch = f"{run.branch}-{run_id[-6:]}"
     git.create_branch(run.branch)
@@ -122,7 +143,8 @@ def _baseline(session: Session) -> None:
     measure = getattr(session.evaluator, "baseline", None)
     if measure is None:
         return
-    value = measure(Context(session.root, session.run.base_commit, None, session.run.objective, 0))
+    value = measure(Context(session.root, session.run.base_commit, None, session.run.objective, 0,
+                            on_command=command_reporter(session)))
     if value is not None:
         session.run.record_score(value)
         session.log.event("eval:baseline", value=value)
@@ -139,10 +161,10 @@ def reopen(run_id: str, overrides: dict[str, Any], registry: EvalRegistry, strea
         raise SetupError(f"no resumable run at {path}")
     run = Run.load(path)
     settings = config.load(overrides, base=run.settings)
-    if settings.preflight:
-        preflight.check(settings)
+    status = Status(streams.err, streams.live, streams.quiet)
+    _prepare(settings, status)
     run.settings = settings.persisted()
-    session = _session(git, run, settings, registry, streams)
+    session = _session(git, run, settings, registry, status)
     empty_branch.restore(session)
     session.log.open(Path(git.work_dir) / run.log_path)
     session.log.event("orchestrator:resume", run_id=run_id, iteration=run.iteration, branch=run.branch, model=settings.model)
@@ -161,13 +183,30 @@ def _install_signals(session: Session) -> dict[int, Any]:
     return {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
+def _join_bus(session: Session) -> RunOnBus | None:
+    """Join the crew when ``--broker`` (or ROBOTLAB_BROKER) names one."""
+    url = session.settings.broker
+    if not url:
+        return None
+    try:
+        membership = RunOnBus(session, url).start()
+    except PeerUnavailable as exc:
+        raise PermanentError(f"cannot join the bus at {url} ({exc}): start the broker, or drop --broker") from exc
+    session.status.say(f"on the bus at {url} as {membership.name}: robotlab send --to {membership.name} status --wait")
+    return membership
+
+
 def execute(session: Session, streams: Streams) -> RunReport:
     """Run the loop, turn how it ended into a reason and an exit code, print the summary."""
     previous = _install_signals(session)
+    session.status.update(iteration=session.run.iteration, max_iterations=session.settings.max_iterations,
+                          tokens=session.run.total_tokens, cost=session.run.cost_usd)
     warm_up()
     session.status.start()
     reason, code = None, int(RunExit.STOPPED)
+    membership: RunOnBus | None = None
     try:
+        membership = _join_bus(session)
         run_loop(session)
     except StopRun as exc:
         reason, code = exc.reason, exc.exit_code
@@ -181,6 +220,8 @@ def execute(session: Session, streams: Streams) -> RunReport:
         session.rollback()
         session.log.event("orchestrator:fatal", error=type(exc).__name__, message=str(exc))
     finally:
+        if membership is not None:
+            membership.close()
         session.status.stop()
         for signum, old in previous.items():
             signal.signal(signum, old)
@@ -195,7 +236,7 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
     elapsed = (dt.datetime.now().astimezone() - run.started()).total_seconds()
     returned_to = empty_branch.leave_if_empty(session)
     session.log.event("orchestrator:end", iterations=run.iteration, commits=run.commits, input_tokens=run.input_tokens,
-                output_tokens=run.output_tokens, abort_reason=reason, elapsed=round(elapsed, 1))
+                output_tokens=run.output_tokens, cost_usd="unknown" if run.cost_usd is None else round(run.cost_usd, 6), abort_reason=reason, elapsed=round(elapsed, 1))
     session.log.close()
     session.save()
     ins, dels, files = session.git.diff_stat(run.base_commit)
@@ -203,7 +244,7 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
         model=session.settings.model, elapsed=elapsed, reason=reason, branch=run.branch, run_id=run.run_id,
         run_dir=run.run_dir, base_commit=run.base_commit, iterations=run.iteration, commits=run.commits,
         rolled_back=max(run.iteration - run.commits - run.no_change, 0), no_change=run.no_change,
-        input_tokens=run.input_tokens, output_tokens=run.output_tokens, insertions=ins, deletions=dels,
+        input_tokens=run.input_tokens, output_tokens=run.output_tokens, cost_usd=run.cost_usd, insertions=ins, deletions=dels,
         files=files, returned_to=returned_to, resumable=not summary.is_complete(reason),
     )
     text = summary.as_json(facts, code) if streams.summary_json else summary.render(facts)

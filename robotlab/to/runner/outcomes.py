@@ -82,10 +82,13 @@ def commit_message(session: Session, result: IterationResult) -> str:
 
 def _commit_path(session: Session, outcome: Outcome) -> None:
     n, result, score = session.run.iteration, outcome.result, outcome.score
-    session.notes.success(n, result.summary, result.key_changes, result.key_learnings)
     session.status.update(phase="commit")
     session.git.add_all()
-    if not session.git.staged():
+    staged = session.git.staged()
+    # The files come from git, not from the robot's own account of its changes.
+    files = session.git.staged_files() if staged else []
+    session.notes.success(n, result.summary, result.key_changes, result.key_learnings, files)
+    if not staged:
         session.run.no_change += 1
         session.run.iterations_since_improvement += 1
         session.run.consecutive_errors = 0

@@ -8,7 +8,9 @@ creates anything, with one line that names the cause and the fix (``SetupError``
 from __future__ import annotations
 
 from robotlab.errors import SetupError
+from robotlab.llm import model_id
 from robotlab.to.child.robot_factory import ModelSettings, missing_credentials, ping
+from robotlab.to.child.token_meter import is_priced
 from robotlab.to.config import Settings
 from robotlab.to.process.failure import Cause, Failure, describe_error
 
@@ -37,6 +39,16 @@ def explain(failure: Failure, settings: Settings, timeout: float | None = None) 
     reason = causes.get(failure.cause)
     detail = failure.message.splitlines()[0][:200] if failure.message else failure.error_class
     return f"{reason} ({detail})" if reason else f"the model call failed: {detail}"
+
+
+def check_cost_limit(settings: Settings) -> None:
+    """Refuse ``--max-cost`` for a model litellm has no price for: the limit could not hold."""
+    if settings.max_cost is None:
+        return
+    model = model_id(settings.model, settings.provider)
+    if not is_priced(model):
+        raise SetupError(f"--max-cost needs a price, and litellm's price table has none for {model}: "
+                         "drop --max-cost (or use --max-tokens)")
 
 
 def check(settings: Settings) -> None:

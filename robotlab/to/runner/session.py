@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 from robotlab.to.child.robot_factory import ModelSettings
+from robotlab.to.child.token_meter import add_cost
 from robotlab.to.config import Settings
 from robotlab.to.git import Git
 from robotlab.to.process.forked import Watch
@@ -43,7 +44,7 @@ class Session:
         """How the iteration's robot reaches its model."""
         settings = self.settings
         return ModelSettings(settings.model, settings.provider, settings.api_base, settings.stream,
-                             settings.max_tool_rounds)
+                             settings.max_tool_rounds, settings.max_output_tokens or None)
 
     @property
     def stopping(self) -> bool:
@@ -69,8 +70,9 @@ class Session:
         except OSError as exc:
             self.log.event("run_state:write_failed", message=str(exc))
 
-    def add_tokens(self, input_tokens: int, output_tokens: int) -> None:
-        """Count tokens toward the run (robot and judge alike)."""
+    def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None) -> None:
+        """Count tokens and dollars toward the run (robot and judge alike; None: unpriced)."""
         self.run.input_tokens += input_tokens
         self.run.output_tokens += output_tokens
-        self.status.update(tokens=self.run.total_tokens)
+        self.run.cost_usd = add_cost(self.run.cost_usd, cost)
+        self.status.update(tokens=self.run.total_tokens, cost=self.run.cost_usd)

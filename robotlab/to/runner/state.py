@@ -68,6 +68,7 @@ class Run:
     commits: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = 0.0
     last_score_value: float | None = None
     best_score_value: float | None = None
     iterations_since_improvement: int = 0
@@ -135,6 +136,7 @@ class Run:
             last_score_value=data.get("last_score_value"),
             best_score_value=data.get("best_score_value", data.get("last_score_value")),
             start_branch=data.get("start_branch"),
+            cost_usd=data["cost_usd"] if "cost_usd" in data else 0.0,
             settings=data.get("settings") or {},
         )
         for key in _COUNTERS:

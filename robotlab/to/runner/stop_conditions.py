@@ -24,6 +24,8 @@ def check_limits(run: Run, settings: Settings) -> None:
         raise StopRun(f"max iterations reached ({settings.max_iterations})")
     if settings.max_tokens is not None and run.total_tokens >= settings.max_tokens:
         raise StopRun(f"max tokens reached ({settings.max_tokens})")
+    if settings.max_cost is not None and run.cost_usd is not None and run.cost_usd >= settings.max_cost:
+        raise StopRun(f"max cost reached (${settings.max_cost:g})")
 
 
 def check_after(run: Run, settings: Settings) -> None:
@@ -35,6 +37,8 @@ def check_after(run: Run, settings: Settings) -> None:
         raise StopRun(f"plateau: {run.iterations_since_improvement} iterations without improvement")
 
 
-def tokens_exhausted(run: Run, settings: Settings) -> bool:
-    """True once the token budget is used up (then no nudge or repair is started)."""
-    return settings.max_tokens is not None and run.total_tokens >= settings.max_tokens
+def budget_spent(run: Run, settings: Settings) -> bool:
+    """True once the token or cost budget is used up (then no nudge or repair is started)."""
+    if settings.max_tokens is not None and run.total_tokens >= settings.max_tokens:
+        return True
+    return settings.max_cost is not None and run.cost_usd is not None and run.cost_usd >= settings.max_cost

@@ -45,7 +45,7 @@ def test_new_key_writes_a_pair_with_a_private_secret_and_authorizes_it(keys_dir:
     assert (keys_dir / "authorized" / "bob.key").read_text() == (keys_dir / "bob.key").read_text()
     assert not (keys_dir / "authorized" / "broker.key").exists()
     public, _ = zmq.auth.load_certificate(keys_dir / "bob.key")
-    assert authorized_keys(keys_dir)[public.decode()] == Grant(frozenset({"bob"}), frozenset({"robot"}))
+    assert authorized_keys(keys_dir)[public.decode()] == Grant(frozenset({"bob"}), frozenset({"robot"}), owner="bob")
 
 
 def test_new_key_refuses_to_overwrite_and_odd_names(keys_dir: Path) -> None:
@@ -58,10 +58,10 @@ def test_new_key_refuses_to_overwrite_and_odd_names(keys_dir: Path) -> None:
 def test_list_keys_shows_names_and_authorization(keys_dir: Path, tmp_path: Path) -> None:
     new_key(keys_dir, "carol", ["carol", "dave"], authorize=False)
     assert list_keys(keys_dir) == [
-        {"name": "admin", "robots": "*", "roles": "admin,robot", "authorized": "yes"},
-        {"name": "bob", "robots": "bob", "roles": "robot", "authorized": "yes"},
-        {"name": "broker", "robots": "", "roles": "", "authorized": "broker"},
-        {"name": "carol", "robots": "carol,dave", "roles": "robot", "authorized": "no"},
+        {"name": "admin", "robots": "*", "roles": "admin,robot", "authorized": "yes", "secret": "here"},
+        {"name": "bob", "robots": "bob", "roles": "robot", "authorized": "yes", "secret": "here"},
+        {"name": "broker", "robots": "", "roles": "", "authorized": "broker", "secret": "here"},
+        {"name": "carol", "robots": "carol,dave", "roles": "robot", "authorized": "no", "secret": "here"},
     ]
 
 

@@ -1,11 +1,14 @@
-"""A hostile local process: a raw DEALER socket that speaks the wire protocol however it likes.
+"""A raw DEALER socket that speaks the wire protocol however it likes: a hostile local process,
+or a peer whose every ACK, NACK, TOUCH and silence a test chooses.
 
-It is not a robotlab component (it is the attacker the broker must withstand), so the tests use
-it in place of a BusClient wherever they need to send what no BusClient would.
+It is not a robotlab component (it is the peer the broker must withstand), so tests use it in
+place of a BusClient wherever they need to send what no BusClient would, or to control exactly
+when a peer speaks.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import zmq
@@ -17,8 +20,8 @@ from robotlab.bus.protocol import Command, Frame
 class Raw:
     """One raw connection to a broker."""
 
-    def __init__(self, url: str) -> None:
-        self.socket = zmq.Context.instance().socket(zmq.DEALER)
+    def __init__(self, url: str, context: zmq.Context | None = None) -> None:
+        self.socket = (context or zmq.Context.instance()).socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.connect(url)
 
@@ -31,9 +34,17 @@ class Raw:
         """Send raw frames."""
         self.socket.send_multipart(frames)
 
+    def drain(self) -> list[Frame]:
+        """Every message waiting now, without blocking."""
+        frames = []
+        while self.socket.poll(0):
+            frames.append(protocol.decode(self.socket.recv_multipart()))
+        return frames
+
     def expect(self, command: Command, timeout: float = 5.0) -> Frame:
         """The next message of ``command`` (others are skipped); AssertionError on timeout."""
-        while self.socket.poll(int(timeout * 1000)):
+        deadline = time.monotonic() + timeout
+        while self.socket.poll(max(int((deadline - time.monotonic()) * 1000), 0)):
             frame = protocol.decode(self.socket.recv_multipart())
             if frame.command == command:
                 return frame
@@ -42,11 +53,12 @@ class Raw:
     def hello(self, name: str, instance: str, **extra: Any) -> Frame:
         """Say HELLO and return the broker's answer (WELCOME or ERROR)."""
         self.send(Command.HELLO, {"name": name, "instance": instance, "role": "robot", **extra})
-        while self.socket.poll(5000):
+        deadline = time.monotonic() + 5
+        while self.socket.poll(max(int((deadline - time.monotonic()) * 1000), 0)):
             frame = protocol.decode(self.socket.recv_multipart())
             if frame.command in (Command.WELCOME, Command.ERROR):
                 return frame
-        raise AssertionError("no answer to HELLO")
+        raise AssertionError("no answer to HELLO within 5s")
 
     def close(self) -> None:
         """Close the socket at once."""

@@ -1,0 +1,7 @@
+"""Running under a service manager: sd_notify readiness and watchdog, log formats for journald."""
+
+from .config import ServiceEnvironment, service_environment
+from .logs import LOG_FORMATS, configure_logging
+from .notify import Notifier
+
+__all__ = ["LOG_FORMATS", "Notifier", "ServiceEnvironment", "configure_logging", "service_environment"]

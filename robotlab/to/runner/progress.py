@@ -1,0 +1,66 @@
+"""What the child and the gate report while they work, shown live and written to run.log.
+
+The iteration's child sends events mid-attempt (``tool:call``, ``tool:result``, ``usage``);
+the code eval reports each command it ran. Both become ``run.log`` events and update the
+live view; a refused tool call and a failed verify are also progress lines, with their why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from robotlab.to.child.token_meter import add_cost
+from robotlab.to.process.command import CommandResult
+from robotlab.to.runner.session import Session
+
+OUTPUT_TAIL_LINES = 15
+OUTPUT_TAIL_CHARS = 2000
+
+
+def output_tail(text: str | None) -> str:
+    """The last lines of a command's output (where the failure usually is), clipped."""
+    lines = (text or "").rstrip().splitlines()[-OUTPUT_TAIL_LINES:]
+    return "\n".join(lines)[-OUTPUT_TAIL_CHARS:]
+
+
+class ChildProgress:
+    """Receives one attempt's events from the child process."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        """Log and show one event (unknown kinds are logged as they came)."""
+        session, kind = self.session, str(event.get("event"))
+        iteration = session.run.iteration
+        if kind == "usage":
+            run = session.run
+            tokens = run.total_tokens + int(event.get("input_tokens") or 0) + int(event.get("output_tokens") or 0)
+            session.status.update(tokens=tokens, cost=add_cost(run.cost_usd, event.get("cost")))
+            return
+        # ``name`` is the event's own name in the log, so the tool's name is logged as ``tool``.
+        fields = {("tool" if key == "name" else key): value for key, value in event.items() if key != "event"}
+        session.log.event(kind, iteration=iteration, **fields)
+        name, target = event.get("name", ""), event.get("target", "")
+        if kind == "tool:call":
+            session.status.update(activity=f"{name} {target}".strip())
+        elif kind == "tool:result" and event.get("outcome") == "refused":
+            session.status.say(f"iteration {iteration}: refused {name} {target}: {event.get('reason')}")
+
+
+def command_reporter(session: Session) -> Any:
+    """The eval's ``on_command``: one ``verify:run`` event per gate command, and the tail on failure."""
+
+    def report(kind: str, command: str, result: CommandResult, seconds: float) -> None:
+        iteration = session.run.iteration
+        tail = output_tail(result.output)
+        session.log.event("verify:run", iteration=iteration, kind=kind, command=command, exit_code=result.status,
+                          passed=result.passed, timed_out=result.timed_out, seconds=round(seconds, 2),
+                          output_tail=tail)
+        if not result.passed:
+            why = "timed out" if result.timed_out else f"exited {result.status}"
+            session.status.say(f"iteration {iteration}: {kind} `{command}` {why} after {seconds:.1f}s:\n{tail}")
+        else:
+            session.status.update(activity=f"{kind} passed ({seconds:.1f}s)")
+
+    return report

@@ -1,0 +1,77 @@
+"""robot-to on the bus: a real broker, robot-to as a process with --broker, asked for its
+status through `robotlab send` and told a decision's answer over the bus."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from robotlab import bus
+from tests.process.conftest import broker, endpoint, live, processes, start_broker  # noqa: F401 (fixtures)
+from tests.to.conftest import (
+    DONE,
+    call,
+    git,
+    robot_to_process,
+    script_server_process,
+    submit,
+    write_and_submit,
+)
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.process
+
+
+def run_id_of(repo: Path) -> str | None:
+    runs = repo / ".robot_lab_to" / "runs"
+    found = [p.name for p in runs.iterdir()] if runs.is_dir() else []
+    return found[0] if found else None
+
+
+def test_a_run_on_the_bus_answers_status_and_a_decision(repo: Path, tmp_path: Path, broker: str) -> None:  # noqa: F811
+    turns = [call("request_decision", question="404 or 410?", recommendation="410", blocking=True),
+             submit(False, "waiting for the answer"), DONE, *write_and_submit("a.txt", "x\n")]
+    with script_server_process(tmp_path, turns) as url:
+        proc = robot_to_process(repo, url, "--broker", broker, "--local-guards", "--max-iterations", "2",
+                                "--decision-poll", "0.2")
+        try:
+            run_id = wait_until(lambda: run_id_of(repo), timeout=60, message="the run directory")
+            wait_until(lambda: live(broker, run_id), timeout=30, message="the run in robotlab ps")
+            with bus.connect(broker, name="tester", timeout=5) as client:
+                state = wait_until(lambda: _awaiting(client, run_id), timeout=60, message="the run awaiting")
+                (pending,) = state["pending_decisions"]
+                cli = subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--to", run_id, "--broker", broker,
+                                      "--wait", "status"], capture_output=True, text=True, timeout=60)
+                answer = client.request(run_id, f"decide {pending['id']} use 410", timeout=10).content
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+    assert json.loads(cli.stdout)["phase"] == "awaiting decision", cli.stderr
+    assert answer == {"id": pending["id"], "status": "resolved", "resolution": "use 410"}
+    assert proc.returncode == 0, err
+    assert "Reason: max iterations reached (2)" in out
+    assert git(repo, "log", "--format=%s").splitlines()[0] == "robot-to 2: did it"
+    decision = next((repo / ".robot_lab_to" / "runs" / run_id / "decisions").glob("d-*.md")).read_text()
+    assert "status: closed" in decision and "resolution: use 410" in decision
+    assert live(broker, run_id) == []
+
+
+def _awaiting(client: bus.BusClient, run_id: str) -> dict | None:
+    state = client.request(run_id, "status", timeout=10).content
+    return state if state.get("phase") == "awaiting decision" else None
+
+
+def test_an_unreachable_broker_ends_the_run_with_the_fix(repo: Path, tmp_path: Path) -> None:
+    with script_server_process(tmp_path, [submit(False, "no"), DONE]) as url:
+        proc = robot_to_process(repo, url, "--broker", f"ipc://{tmp_path}/nobody")
+        out, err = proc.communicate(timeout=120)
+
+    assert proc.returncode == 1, err
+    assert "cannot join the bus at ipc://" in out and "start the broker, or drop --broker" in out
