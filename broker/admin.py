@@ -57,7 +57,8 @@ class Admin:
         if not peer.admin and header["op"] not in OPEN_OPS:
             return {"id": header["id"], "ok": False, "error": f"forbidden: {header['op']!r} needs an admin key "
                     "(make one with `robotlab keys new NAME --robot '*' --role admin`)"}
-        args = header.get("args") if isinstance(header.get("args"), dict) else {}
+        given = header.get("args")
+        args: dict[str, Any] = given if isinstance(given, dict) else {}
         try:
             return {"id": header["id"], "ok": True, "result": op(peer, args)}
         except NotThere as exc:

@@ -128,6 +128,12 @@ class Broker:
         except OSError:
             pass
 
+    @property
+    def _router(self) -> zmq.Socket:
+        """The bound ROUTER socket: the loop and its handlers run only between bind and close."""
+        assert self.socket is not None, "the broker is not bound"
+        return self.socket
+
     def run(self) -> None:
         """Serve until :meth:`stop` is called."""
         if self.socket is None:
@@ -184,7 +190,7 @@ class Broker:
             return
         for _ in range(DRAIN_BATCH):
             try:
-                frames = protocol.recv(self.socket)
+                frames = protocol.recv(self._router)
             except zmq.Again:
                 return
             self.counters["frames_in"] += 1
@@ -195,7 +201,7 @@ class Broker:
         # keyless loop would pay for on every message.
         for _ in range(DRAIN_BATCH):
             try:
-                frames, self._user_id = recv_with_key(self.socket)
+                frames, self._user_id = recv_with_key(self._router)
             except zmq.Again:
                 return
             self.counters["frames_in"] += 1
@@ -238,12 +244,14 @@ class Broker:
         try:
             frame = protocol.decode(body)
             peer = self.registry.by_identity.get(identity)
-            if peer is None and frame.command != Command.HELLO:
-                self._error(identity, ErrorCode.NOT_READY, f"say HELLO before {frame.command.name}", frame)
+            if peer is None:
+                if frame.command == Command.HELLO:
+                    self.on_hello(identity, None, frame)
+                else:
+                    self._error(identity, ErrorCode.NOT_READY, f"say HELLO before {frame.command.name}", frame)
                 return
-            if peer is not None:
-                peer.expires = time.monotonic() + self.config.expiry
-                peer.frames_in += 1
+            peer.expires = time.monotonic() + self.config.expiry
+            peer.frames_in += 1
             handler = self.handlers.get(frame.command)
             if handler is None:
                 self._error(identity, ErrorCode.UNKNOWN_COMMAND, f"{frame.command.name} is not a command peers send", frame)
@@ -280,7 +288,7 @@ class Broker:
         """
         h = frame.header
         refusal = self.guard.refusal(self._user_id, h["name"]) if self.guard is not None else None
-        if refusal is not None:
+        if refusal is not None and self.guard is not None:
             self.counters["hello_refused"] += 1
             log.info("refused HELLO as %r with %s's key: %s", h["name"], self.guard.owner(self._user_id), refusal)
             self._error(identity, ErrorCode.FORBIDDEN, f"HELLO as {h['name']!r} refused: {refusal}", frame)
@@ -384,7 +392,7 @@ class Broker:
 
     def _send_frames(self, identity: bytes, frames: list[bytes]) -> bool:
         try:
-            protocol.send(self.socket, [identity, *frames])
+            protocol.send(self._router, [identity, *frames])
             return True
         except zmq.Again:
             self.counters["send_would_block"] += 1

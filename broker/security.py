@@ -13,6 +13,7 @@ import logging
 from pathlib import Path
 
 import zmq
+import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 
 from robotlab.bus.config import (
@@ -109,4 +110,5 @@ def recv_with_key(socket: zmq.Socket) -> tuple[list[bytes], str | None]:
     frames = [first.bytes]
     while socket.get(_RCVMORE):
         frames.append(socket.recv(_LAST))
-    return frames, first.get("User-Id")
+    key = first.get("User-Id")
+    return frames, key if isinstance(key, str) else None

@@ -49,7 +49,7 @@ def check_ipc_free(config: BrokerConfig) -> None:
     path = config.bind[len("ipc://"):]
     if not os.path.exists(path):
         return
-    probe = zmq.Context.instance().socket(zmq.DEALER)
+    probe: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
     probe.setsockopt(zmq.LINGER, 0)
     try:
         probe.connect(config.bind)

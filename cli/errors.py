@@ -30,4 +30,4 @@ def _prog() -> str:
     import click
 
     ctx = click.get_current_context(silent=True)
-    return ctx.find_root().info_name if ctx is not None and ctx.find_root().info_name else "robotlab"
+    return (ctx.find_root().info_name if ctx is not None else None) or "robotlab"

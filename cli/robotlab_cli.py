@@ -183,7 +183,7 @@ def dlq_purge_command(dlq_id: str | None, purge_all: bool, url: str | None, keys
     if not dlq_id and not purge_all:
         raise click.UsageError("name a DLQ_ID, or pass --all")
     with _connect(url, "robotlab-dlq", keys_folder, key_file) as client:
-        result = client.admin("dlq.purge", **({"dlq_id": dlq_id} if dlq_id else {}))
+        result = client.admin("dlq.purge", dlq_id=dlq_id)  # None: every dead letter
     click.echo(f"purged {result['purged']}")
 
 

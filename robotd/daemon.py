@@ -75,15 +75,22 @@ class DaemonConfig:
         return client_keys(self.name, self.keys_dir, self.key_file)
 
 
+def _serves(handler: Callable[[bus.Message], Any]) -> Callable[[bus.BusClient], Any]:
+    """The attach function of a handler daemon: the handler answers every message."""
+    return lambda client: client.on_message(handler)
+
+
 class Daemon:
     """Hosts one handler (a callable), or whatever ``attach`` installs on the client (a robot)."""
 
     def __init__(self, config: DaemonConfig, handler: Callable[[bus.Message], Any] | None = None, *,
                  attach: Callable[[bus.BusClient], Any] | None = None, notifier: Notifier | None = None) -> None:
-        if (handler is None) == (attach is None):
+        if attach is None and handler is not None:
+            attach = _serves(handler)
+        elif attach is None or handler is not None:
             raise ValueError("give the Daemon either a handler or an attach function")
         self.config = config
-        self.attach = attach or (lambda client: client.on_message(handler))
+        self.attach: Callable[[bus.BusClient], Any] = attach
         self.client: bus.BusClient | None = None
         self.notifier = notifier or Notifier(ServiceEnvironment())
         """Tells systemd (when it listens) READY once welcomed, and feeds its watchdog from the loop."""

@@ -197,6 +197,8 @@ class ForkServer:
         try:
             conn.settimeout(REQUEST_TIMEOUT)
             request = json_lines.LineReader(conn).next()
+            if request is None:
+                raise EOFError("the connection closed before a request")
         except (OSError, ValueError, EOFError) as exc:
             _answer(conn, {"ok": False, "error": f"bad fork request: {exc}", "exit_code": 64})
             return

@@ -149,6 +149,7 @@ class InferenceError(RobotlabError):
     """The LLM provider failed, or the call that just finished crossed a budget."""
 
     exit_code: int = ExitCode.TEMPFAIL
+    status_code: int | None = None  # the provider's HTTP status, when it gave one
 
 
 class ToolLoopError(InferenceError):

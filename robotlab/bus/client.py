@@ -201,9 +201,9 @@ class BusClient:
         if len(body) > self.max_message_bytes:
             raise BusError(f"message of {len(body)} bytes exceeds the broker's limit of {self.max_message_bytes} bytes")
         message_id = f"{self._epoch}.{next(self._ids)}"
-        flags = {"any": any, "idempotent": idempotent, "untracked": untracked, "to_instance": to_instance,
+        flags: dict[str, Any] = {"any": any, "idempotent": idempotent, "untracked": untracked, "to_instance": to_instance,
                  "reply_to": reply_to, "ack": ack, "deadline": deadline, "max_handling": max_handling}
-        header = {"id": message_id, "to": to, "type": type, **{k: v for k, v in flags.items() if v}}
+        header: dict[str, Any] = {"id": message_id, "to": to, "type": type, **{k: v for k, v in flags.items() if v}}
         header.update(([] if receipt else [("receipt", False)]) + ([] if hold is None else [("hold", hold)]))
         protocol.check_header(Command.SEND, header)  # the broker would refuse it: say so here
         tracker = Tracker(message_id, to, busy_retry)
@@ -338,20 +338,21 @@ class BusClient:
             type=str(h.get("type", "message")), content=content, reply_to=h.get("reply_to"),
             deadline=h.get("deadline"), attempt=int(h.get("attempt", 1)), delivery=h["delivery"],
         )
-        if message.reply_to is not None and self._settle_reply(message):
+        if message.reply_to is not None and self._settle_reply(message, message.reply_to):
             return
         self.dispatcher.submit(message)
 
-    def _settle_reply(self, message: Message) -> bool:
-        """Settle what a reply answers; True when a waiting request consumed it. Only the robot a
-        request went to may answer it: anyone else's ``reply_to`` goes to the handler."""
+    def _settle_reply(self, message: Message, reply_to: str) -> bool:
+        """Settle what a reply (to ``reply_to``) answers; True when a waiting request consumed it.
+        Only the robot a request went to may answer it: anyone else's ``reply_to`` goes to the
+        handler."""
         with self._lock:
-            entry = self._unsettled.get(message.reply_to)
-            waiting = self._requests.get(message.reply_to)
+            entry = self._unsettled.get(reply_to)
+            waiting = self._requests.get(reply_to)
             if any(t is not None and t.to != message.sender for t in (entry and entry[1], waiting)):
                 return False
-            self._unsettled.pop(message.reply_to, None)
-            again = self._answered.again(message.reply_to, message.sender, awaited=waiting is not None)
+            self._unsettled.pop(reply_to, None)
+            again = self._answered.again(reply_to, message.sender, awaited=waiting is not None)
         if entry is not None:
             entry[1].replied(message)  # the broker sends no receipt once a reply proves delivery
         if again or waiting is None:  # again: a reply sent twice is dropped; not awaited: the handler

@@ -59,6 +59,7 @@ class Dispatcher:
         self._seen: OrderedDict[tuple[str, str], list[int] | None] = OrderedDict()
         self._unacked: set[int] = set()
         self._working: set[int] = set()  # queued or in a running handler: touched while so
+        self._in_hand: int | None = None  # the delivery the handler thread is running
         self._replies: OrderedDict[tuple[str, str], tuple[Any, str]] = OrderedDict()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"robotlab-handler-{client.name}", daemon=True)
@@ -70,7 +71,10 @@ class Dispatcher:
     def stop(self, drain: float | None = 5.0) -> None:
         """Finish the message in hand (waiting up to ``drain`` s), skip the queued ones, stop."""
         with self._lock:
-            self._working.clear()  # queued messages will not run: stop asking the broker to wait
+            # Queued messages will not run: stop asking the broker to wait for them. The one in
+            # hand is let finish, so it is still touched, or a drain longer than the ack
+            # timeout would dead-letter work that then completes.
+            self._working.intersection_update({self._in_hand})
         _drop_queued(self._queue)
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=drain)
@@ -79,8 +83,9 @@ class Dispatcher:
         """Queue an inbound message (called by the I/O thread); answer duplicates from the cache."""
         key = (message.sender_instance, message.id)
         with self._lock:
-            extras = self._seen.get(key, ())
-            if extras == ():
+            first = key not in self._seen
+            extras = self._seen.get(key)
+            if first:
                 self._seen[key] = [message.delivery]
                 while len(self._seen) > SEEN_LIMIT:
                     self._seen.popitem(last=False)
@@ -92,7 +97,7 @@ class Dispatcher:
             cached = self._replies.get(key) if extras is None else None
             if cached is not None:
                 self._unacked.add(message.delivery)
-        if extras == ():
+        if first:
             self._queue.put(message)
         elif extras is None:
             self._answer_again(message, cached)
@@ -133,11 +138,14 @@ class Dispatcher:
 
     def _run(self) -> None:
         while (message := self._queue.get()) is not None:
+            with self._lock:
+                self._in_hand = message.delivery
             if self.manual:
                 self._handle_manual(message)
             else:
                 self._handle_auto(message)
             with self._lock:
+                self._in_hand = None
                 self._working.discard(message.delivery)
                 extras = self._seen.get((message.sender_instance, message.id)) or []
                 self._seen[(message.sender_instance, message.id)] = None

@@ -10,10 +10,17 @@ from __future__ import annotations
 import threading
 import uuid
 from dataclasses import replace
+from typing import Protocol
 
 import zmq
 
 from .config import BrokerConfig
+
+
+class _Stoppable(Protocol):
+    """What this module keeps of the broker it started (typed without importing it)."""
+
+    def stop(self) -> None: ...
 
 
 class EmbeddedBroker:
@@ -24,16 +31,16 @@ class EmbeddedBroker:
         self.config = replace(config or BrokerConfig(), bind=bind)
         self.context = context or zmq.Context.instance()
         self.url = bind
-        self._broker = None
+        self._broker: _Stoppable | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> EmbeddedBroker:
         """Bind (before returning, so clients can connect at once) and serve on a thread."""
         from robotlab.broker import Broker  # the documented inward exception, see module docstring
 
-        self._broker = Broker(self.config, self.context)
-        self.url = self._broker.bind()
-        self._thread = threading.Thread(target=self._broker.run, name="robotlab-embedded-broker", daemon=True)
+        broker = self._broker = Broker(self.config, self.context)
+        self.url = broker.bind()
+        self._thread = threading.Thread(target=broker.run, name="robotlab-embedded-broker", daemon=True)
         self._thread.start()
         return self
 

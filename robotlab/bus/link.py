@@ -26,7 +26,7 @@ import select
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import zmq
@@ -47,6 +47,12 @@ BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
 _POLLIN = int(zmq.POLLIN)
 _EVENTS = int(zmq.EVENTS)
+
+
+def _readable(sock: zmq.Socket) -> bool:
+    """Whether a message waits on ``sock`` (ZMQ_EVENTS, an int option, has POLLIN)."""
+    events = sock.get(_EVENTS)
+    return isinstance(events, int) and bool(events & _POLLIN)
 
 
 class Link:
@@ -96,7 +102,7 @@ class Link:
         self.kept = Kept()
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
         self._monitor: zmq.Socket | None = None
-        self._handshake: dict[str, Any] | None = None
+        self._handshake: Mapping[str, Any] | None = None
         self._last_recv = self._last_sent = self._attempt_at = 0.0
         self._hello_sent = False
         self._backoff = BACKOFF_START
@@ -161,6 +167,12 @@ class Link:
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
 
+    @property
+    def _sock(self) -> zmq.Socket:
+        """The current socket: the I/O thread holds one from connect until it exits."""
+        assert self._socket is not None, "the link is not connected"
+        return self._socket
+
     def wait_welcome(self, timeout: float) -> bool:
         """True once welcomed within ``timeout`` s; False if not yet; ConfigError if the broker refused us."""
         self.answered.wait(timeout)
@@ -189,7 +201,7 @@ class Link:
 
     def _wake_if_input(self) -> None:
         # A send may have consumed the edge of the socket's fd; don't let input sit unseen.
-        if self._socket is not None and self._socket.get(_EVENTS) & _POLLIN:
+        if self._socket is not None and _readable(self._socket):
             self._wake()
 
     # -- the I/O thread ------------------------------------------------------------------------
@@ -202,7 +214,7 @@ class Link:
                         self._drain_socket()
                         self._flush_acks()
                         self._timers()
-                        fd = self._socket.get(zmq.FD)
+                        fd = self._sock.fileno()
                         timeout = self._poll_ms()
                 except zmq.ContextTerminated:
                     return
@@ -214,7 +226,7 @@ class Link:
                 self._flush_acks()
         finally:
             with self._lock:
-                self._socket.close(linger=100)
+                self._sock.close(linger=100)
                 self._socket = None
                 self._close_monitor()
             os.close(self._wake_r)
@@ -259,9 +271,9 @@ class Link:
                 self._acks = []
 
     def _drain_socket(self) -> None:
-        while self._socket.get(_EVENTS) & _POLLIN:
+        while _readable(self._sock):
             try:
-                frames = protocol.recv(self._socket)
+                frames = protocol.recv(self._sock)
             except zmq.Again:
                 return
             self._last_recv = time.monotonic()
@@ -389,7 +401,7 @@ class Link:
 
     def _send(self, frames: list[bytes]) -> bool:
         try:
-            protocol.send(self._socket, frames)
+            protocol.send(self._sock, frames)
         except zmq.Again:
             return False
         self._seq += 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, create_model, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -52,11 +52,14 @@ class SandboxSettings(BaseModel):
 
 # The request fields of ModelSettings other than the temperature (which has its own key),
 # declared once there.
+_CHAT_FIELDS: dict[str, Any] = {
+    name: (ModelSettings.model_fields[name].annotation, None) for name in REQUEST_FIELDS if name != "temperature"
+}
 ChatParams = create_model(
     "ChatParams",
     __config__=ConfigDict(extra="forbid"),
     __doc__="Request parameters every robot uses unless its own settings give them (``chat.with_params``).",
-    **{name: (ModelSettings.model_fields[name].annotation, None) for name in REQUEST_FIELDS if name != "temperature"},
+    **_CHAT_FIELDS,
 )
 
 
@@ -65,7 +68,8 @@ class ChatSettings(BaseModel):
 
     with_temperature: float | None = 0.7
     """The temperature of robots that set none."""
-    with_params: ChatParams = ChatParams()
+    # ChatParams is built at import time from ModelSettings' fields, so mypy sees a variable.
+    with_params: ChatParams = ChatParams()  # type: ignore[valid-type]
     """The other request parameters of robots that set none."""
 
 
@@ -87,6 +91,7 @@ class Settings(BaseSettings):
     """Global settings: every field can come from YAML, ``ROBOT_LAB_*`` or ``configure``."""
 
     model_config = SettingsConfigDict(env_prefix="ROBOT_LAB_", env_nested_delimiter="__", extra="ignore")
+    _layers: ClassVar[tuple[dict[str, Any], dict[str, Any]]] = ({}, {})
 
     max_iterations: int = 10
     """Upper bound on loop iterations for orchestrators."""
@@ -130,5 +135,5 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        files, code = getattr(cls, "_layers", ({}, {}))
+        files, code = cls._layers
         return (_Layer(settings_cls, code), env_settings, _Layer(settings_cls, files))

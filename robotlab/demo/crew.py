@@ -14,7 +14,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from robotlab.bus import BusClient
 
 __all__ = ["run_demo"]
 
@@ -31,7 +34,7 @@ def _start_concierge(broker_url: str, api: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def _wait_for(client: Any, name: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+def _wait_for(client: BusClient, name: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not any(row["name"] == name for row in client.admin("ps")):
         if proc.poll() is not None:
@@ -41,7 +44,7 @@ def _wait_for(client: Any, name: str, proc: subprocess.Popen[bytes], timeout: fl
         threading.Event().wait(0.05)
 
 
-def _show_crew(client: Any, say: Callable[[str], Any]) -> None:
+def _show_crew(client: BusClient, say: Callable[[str], Any]) -> None:
     for row in client.admin("ps"):
         parent = f", spawned by {row['parent']}" if row.get("parent") else ""
         say(f"    {row['name']:<11} pid {row['pid']}{parent}")
@@ -64,7 +67,7 @@ def run_demo(broker_url: str, say: Callable[[str], Any] = print) -> None:
             _wait_for(lead.bus, "concierge", concierge)
             reply = lead.ask("concierge", "Which room is free this morning?", timeout=30)
             say(f"  lead asked concierge, reply: {reply.content}")
-            say(f"  lead's outbox: {reply.in_reply_to} is {lead.outbox[reply.in_reply_to]['status']}")
+            say(f"  lead's outbox: {reply.in_reply_to} is {lead.outbox[reply.in_reply_to or '']['status']}")
             warming.join()
             started = time.perf_counter()
             specialist = lead.spawn(name="specialist", system_prompt="You plan meetings.")

@@ -10,6 +10,7 @@ Every process the demo starts is stopped before it exits.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import queue
@@ -21,10 +22,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
+
+if TYPE_CHECKING:
+    from robotlab.bus import BusClient
 
 CLERK_HANDLER = "robotlab.demo.handlers:clerk"
 START_TIMEOUT = 20.0
@@ -102,17 +106,17 @@ def start_broker(demo: Demo) -> None:
     demo.say(f"  robotlab broker pid {proc.pid} listening on {demo.url}")
 
 
-def start_clerks(demo: Demo, client: Any) -> None:
+def start_clerks(demo: Demo, client: BusClient) -> None:
     """Start two robotds under the one name ``clerk`` and wait until both are on the bus."""
     argv = [sys.executable, "-m", "robotlab.robotd", "--name", "clerk", "--broker", demo.url, "--handler", CLERK_HANDLER]
     procs = [demo.procs.start("robotd-clerk", argv) for _ in range(2)]
     for proc in procs:
-        _wait(lambda p=proc: any(r["pid"] == p.pid for r in client.admin("ps")), proc, demo, f"robotd pid {proc.pid}")
+        _wait(functools.partial(_listed, client, proc.pid), proc, demo, f"robotd pid {proc.pid}")
     for row in client.admin("ps"):
         demo.say(f"  robotd --name {row['name']} --handler {CLERK_HANDLER}: pid {row['pid']}, instance {row['instance']}, {row['state']}")
 
 
-def route_messages(client: Any, say: Callable[[str], None], replies: queue.Queue[Any]) -> None:
+def route_messages(client: BusClient, say: Callable[[str], None], replies: queue.Queue[Any]) -> None:
     """A send (fanned out and acked by both), a request to any one, a request to both."""
     tracker = client.send("clerk", "order 12 staplers").wait(5)
     say(f"  send     demo -> clerk 'order 12 staplers': delivered and acked by {len(tracker.instances)} instances (fan-out)")
@@ -130,7 +134,7 @@ def route_messages(client: Any, say: Callable[[str], None], replies: queue.Queue
         say(f"             {answer}")
 
 
-def dead_letter(client: Any, say: Callable[[str], None]) -> None:
+def dead_letter(client: BusClient, say: Callable[[str], None]) -> None:
     """Send to a robot nobody runs: the sender is told, and the message waits in the DLQ."""
     from robotlab.errors import Undeliverable
 
@@ -143,6 +147,10 @@ def dead_letter(client: Any, say: Callable[[str], None]) -> None:
 
     for row in client.admin("dlq.list"):
         say(f"  dlq list: {row['dlq_id']}  {row['reason']}  to {row['to']}  from {row['from']}  {unpack(row['body'])!r}")
+
+
+def _listed(client: BusClient, pid: int) -> bool:
+    return any(row["pid"] == pid for row in client.admin("ps"))
 
 
 def _wait(ready: Callable[[], Any], proc: subprocess.Popen[bytes], demo: Demo, what: str) -> None:

@@ -17,10 +17,13 @@ import threading
 import time
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from robotlab.hooks.hooks import Hook
+from robotlab.hooks.hooks import Hook, RunHookContext
 from robotlab.robot.remote_tasks import TaskServer, is_network_task
+
+if TYPE_CHECKING:
+    from robotlab.bus import BusClient, Message
 
 __all__ = ["member", "run_demo"]
 
@@ -35,14 +38,14 @@ READY_TYPE = "demo.ready"
 class _WritesNote(Hook):
     """Writes this robot's note to the network memory at the start of each run."""
 
-    def before_run(self, ctx: Any) -> None:
+    def before_run(self, ctx: RunHookContext) -> None:
         ctx.memory.set(f"notes:{ctx.robot.name}", os.environ["DEMO_NOTE"])
 
 
 class _ReadsNotes(Hook):
     """Waits until every remote robot has written its note."""
 
-    def before_run(self, ctx: Any) -> None:
+    def before_run(self, ctx: RunHookContext) -> None:
         ctx.memory.get(*(f"notes:{name}" for name in MEMBERS), wait=10)
 
 
@@ -58,7 +61,7 @@ def _server() -> TaskServer:
     return TaskServer(robot, os.environ["DEMO_BROKER"])
 
 
-def member(message: Any) -> Any:
+def member(message: Message) -> Any:
     """The robotd handler of a demo member: build the robot when asked if ready, run the
     network's tasks."""
     if is_network_task(message):
@@ -77,7 +80,7 @@ def _start_member(name: str, broker_url: str, step: float) -> subprocess.Popen[b
     return subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def _wait_ready(client: Any, names: list[str], timeout: float = 20.0) -> None:
+def _wait_ready(client: BusClient, names: list[str], timeout: float = 20.0) -> None:
     """Wait until every member is on the bus and has built its robot."""
     deadline = time.monotonic() + timeout
     while not set(names) <= {row["name"] for row in client.admin("ps")}:  # other robots may be live too

@@ -66,11 +66,12 @@ def compress_history(
     reference = _mean_vector(recent_texts)
     out = []
     for index, message in enumerate(messages):
+        kept: dict[str, Any] | None = message
         if index in older and len(_text(message)) >= MIN_TEXT:
-            message = _judge(message, cosine(term_vector(_text(message)), reference),
-                             keep_threshold, drop_threshold, summarizer)
-        if message is not None:
-            out.append(message)
+            kept = _judge(message, cosine(term_vector(_text(message)), reference),
+                          keep_threshold, drop_threshold, summarizer)
+        if kept is not None:
+            out.append(kept)
     return out
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from robotlab.hooks.hooks import Hook, LlmGenerationHookContext, ToolCallHookContext, global_hooks
@@ -72,7 +73,7 @@ class Narrator(Hook):
         if error is not None:
             self._say(lambda: f"  ·   ✗ {error or type(error).__name__}")
 
-    def _say(self, line: Any) -> None:
+    def _say(self, line: Callable[[], str]) -> None:
         try:
             stream = self.output or sys.stderr
             stream.write(clip(line()) + "\n")

@@ -68,7 +68,7 @@ class DocumentStore:
         [wanted] = self.embedder.embed([str(query)], "query")
         with self._lock:
             items = list(self._documents.items())
-        scored = [{"key": key, "text": text, "score": _score(wanted, vector)} for key, (text, vector) in items]
+        scored: list[dict[str, Any]] = [{"key": key, "text": text, "score": _score(wanted, vector)} for key, (text, vector) in items]
         scored.sort(key=lambda hit: -hit["score"])
         return scored[: max(int(limit), 0)]
 

@@ -183,7 +183,7 @@ class Memory(DocumentMethods, WriterSlot):
         values = {k: self._await(k, wait) for k in names}
         return values[names[0]] if len(names) == 1 else values
 
-    def _await(self, key: str, wait: Wait) -> Any:
+    def _await(self, key: str, wait: float) -> Any:
         if key in RESERVED_KEYS:
             return self._reserved.read(key)
         timeout = None if wait is True else max(0.0, float(wait))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from robotlab import errors
 from robotlab.memory.api import Wait, WriterSlot, timeout_error
@@ -22,6 +22,9 @@ from robotlab.memory.change import MemoryChange
 from robotlab.memory.notify import Callback
 from robotlab.memory.service import CHANGE_TYPE
 from robotlab.memory.state import ResponseCache, StateProxy
+
+if TYPE_CHECKING:
+    from robotlab.bus import BusClient, Message
 
 __all__ = ["LIVENESS_INTERVAL", "RemoteMemory"]
 
@@ -50,7 +53,7 @@ class RemoteMemory(WriterSlot):
 
     def __init__(
         self,
-        client: Any,
+        client: BusClient | None,
         service: str,
         network_name: str | None = None,
         timeout: float = 5.0,
@@ -82,7 +85,7 @@ class RemoteMemory(WriterSlot):
         return memory
 
     @property
-    def client(self) -> Any:
+    def client(self) -> BusClient:
         """The bus client this memory talks through (connected now if it was not yet)."""
         with self._lock:
             if self._client is None:
@@ -115,7 +118,7 @@ class RemoteMemory(WriterSlot):
             raise cls(message) if cls else errors.RemoteError(str(error.get("type")), message)
         return content.get("ok")
 
-    def _on_message(self, message: Any) -> None:
+    def _on_message(self, message: Message) -> None:
         content = message.content if isinstance(message.content, dict) else {}
         if message.type != CHANGE_TYPE:
             return
@@ -161,7 +164,7 @@ class RemoteMemory(WriterSlot):
         values = {k: self._await(k, wait) for k in names}
         return values[names[0]] if len(names) == 1 else values
 
-    def _await(self, key: str, wait: Wait) -> Any:
+    def _await(self, key: str, wait: float) -> Any:
         deadline = None if wait is True else time.monotonic() + max(0.0, float(wait))
         changed = threading.Event()
         route = uuid.uuid4().hex

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from robotlab.memory.change import MemoryChange
 from robotlab.memory.memory import Memory
+
+if TYPE_CHECKING:
+    from robotlab.bus import BusClient, Message
 
 __all__ = ["CHANGE_TYPE", "MemoryService", "service_name"]
 
@@ -55,7 +58,7 @@ class MemoryService:
         client: a connected bus client, named after the service (see :func:`service_name`).
     """
 
-    def __init__(self, memory: Memory, client: Any) -> None:
+    def __init__(self, memory: Memory, client: BusClient) -> None:
         self.memory = memory
         self.client = client
         self.name = client.name
@@ -78,7 +81,7 @@ class MemoryService:
         """Leave the bus; remote members then get errors, never silence."""
         self.client.close()
 
-    def handle(self, message: Any) -> dict[str, Any]:
+    def handle(self, message: Message) -> dict[str, Any]:
         """Answer one request (called on the bus client's dispatcher thread)."""
         content = message.content if isinstance(message.content, dict) else {}
         op = _OPS.get(str(content.get("op")))
@@ -93,14 +96,14 @@ class MemoryService:
 
     # -- ops -------------------------------------------------------------------------------
 
-    def _get(self, message: Any, args: dict[str, Any]) -> dict[str, Any]:
+    def _get(self, message: Message, args: dict[str, Any]) -> dict[str, Any]:
         memory = self.memory
         return {k: _reserved_plain(k, memory[k]) for k in args["keys"] if memory.has_key(k)}
 
-    def _set(self, message: Any, args: dict[str, Any]) -> None:
+    def _set(self, message: Message, args: dict[str, Any]) -> None:
         self.memory.set(args["key"], args.get("value"), correlation_id=args.get("correlation_id"))
 
-    def _subscribe(self, message: Any, args: dict[str, Any]) -> str:
+    def _subscribe(self, message: Message, args: dict[str, Any]) -> str:
         push = self._pusher(message.sender, message.sender_instance, args["route"])
         if args.get("pattern") is not None:
             sub = self.memory.subscribe_pattern(args["pattern"], push)
@@ -109,19 +112,19 @@ class MemoryService:
         self._routes[args["route"]] = sub
         return sub
 
-    def _unsubscribe(self, message: Any, args: dict[str, Any]) -> bool:
+    def _unsubscribe(self, message: Message, args: dict[str, Any]) -> bool:
         for route in [r for r, sub in self._routes.items() if sub == args["id"]]:
             del self._routes[route]
         return self.memory.unsubscribe(args["id"])
 
-    def _watch(self, message: Any, args: dict[str, Any]) -> dict[str, Any]:
+    def _watch(self, message: Message, args: dict[str, Any]) -> dict[str, Any]:
         # Subscribing before reading, both on this one thread, leaves no gap in which a
         # write could be missed by a remote reader about to wait.
         sub = self._subscribe(message, {"keys": [args["key"]], "route": args["route"]})
         present = self.memory.has_key(args["key"])
         return {"sub": sub, "present": present, "value": self.memory[args["key"]] if present else None}
 
-    def _flush(self, message: Any, args: dict[str, Any]) -> bool:
+    def _flush(self, message: Message, args: dict[str, Any]) -> bool:
         done = self.memory.flush(args.get("timeout", 5.0))
         self.client.send(message.sender, {"flushed": args["token"]}, type=CHANGE_TYPE,
                          to_instance=message.sender_instance)

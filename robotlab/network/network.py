@@ -21,6 +21,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from types import TracebackType
 from typing import Any
 
 from robotlab.config.run_config import RunConfig
@@ -176,7 +177,8 @@ class Network(Runnable):
     def __enter__(self) -> Network:
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if exc_type is None:
             self.build()
 
@@ -200,11 +202,15 @@ class Network(Runnable):
         scope = HookScope(global_hooks(), self.hooks, None)
         return scope.run("network_run", ctx, lambda: self._runner().run(initial))
 
+    def _step(self, task: Task) -> Callable[[FlowResult], FlowResult]:
+        """The wave runner's call for one task: run it with the result so far, in this network."""
+        return lambda result: task(result, self)
+
     def _runner(self) -> WaveRunner:
         tasks = dict(self._tasks)
         return WaveRunner(
             self._waves or [],
-            {name: (lambda result, t=task: t(result, self)) for name, task in tasks.items()},
+            {name: self._step(task) for name, task in tasks.items()},
             self._dependencies(),
             optional=[name for name, task in tasks.items() if task.optional],
             max_concurrent=self.config.max_concurrent_robots,

@@ -37,8 +37,10 @@ class NetworkView(Protocol):
     config: RunConfig
     memory: Any
     hooks: Any
-    robots: dict[str, Any]
     bus: Any
+
+    @property
+    def robots(self) -> dict[str, Any]: ...
 
 
 @runtime_checkable

@@ -258,7 +258,8 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
             InferenceError: the provider failed, or this run crossed a budget.
             ToolLoopError: more tool calls than ``max_tool_rounds``.
         """
-        per_run = [] if hooks is None else list(hooks) if isinstance(hooks, (list, tuple)) else [hooks]
+        per_run: list[type[Hook] | Hook] = (
+            [] if hooks is None else [hooks] if isinstance(hooks, (Hook, type)) else list(hooks))
         scope = HookScope(global_hooks(), getattr(network, "hooks", None), self.hooks, per_run)
         with active_memory(self.name, self._memory, lambda: self.memory, memory, network, network_memory) as active:
             ctx = RunHookContext(robot=self, network=network, task=task, memory=active, config=self.config,

@@ -153,8 +153,9 @@ class SharedBudget:
     def release(self, reservation: Reservation) -> None:
         """Give back a failed run's reservations, own and parent's."""
         self.own.release(reservation)
-        if "parent" in reservation.upstream:
-            self.parent.release(dict(reservation.upstream["parent"]))  # type: ignore[arg-type]
+        held = _held_upstream(reservation)
+        if held is not None:
+            self.parent.release(held)
 
     def settle(self, reservation: Reservation, tokens: int, cost: float, cumulative_tokens: int) -> None:
         """Reconcile both; raise if the run crossed the own or the parent's budget.
@@ -173,8 +174,8 @@ class SharedBudget:
         return self._settle_parent(reservation, tokens, cost) or crossed
 
     def _settle_parent(self, reservation: Reservation, tokens: int, cost: float) -> str | None:
-        held = reservation.upstream.get("parent")
-        return self.parent.settle(dict(held), tokens, cost) if held is not None else None  # type: ignore[arg-type]
+        held = _held_upstream(reservation)
+        return self.parent.settle(held, tokens, cost) if held is not None else None
 
     def with_limits(self, token_budget: int | None, cost_budget: float | None) -> SharedBudget:
         """New own limits, the same parent."""
@@ -192,3 +193,9 @@ class SharedBudget:
 def share_parent_budget(robot: Any, service: str, owner: str) -> None:
     """Make ``robot`` (a spawned child) draw on its parent's budget served as ``service``."""
     robot._budget = SharedBudget(robot._budget, ParentLedger(robot, service, owner))
+
+
+def _held_upstream(reservation: Reservation) -> dict[str, Any] | None:
+    """What ``reservation`` holds on the parent's ledger (a plain dict from the wire), if anything."""
+    held = reservation.upstream.get("parent")
+    return dict(held) if isinstance(held, dict) else None

@@ -192,7 +192,8 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
 def _spawn_error(name: str, answer: dict[str, Any]) -> RobotlabError:
     text = f"spawned robot '{name}' did not start: {answer.get('error', 'no reason given')}"
     kinds = {ConfigError.exit_code: ConfigError, PeerUnavailable.exit_code: PeerUnavailable}
-    return kinds.get(answer.get("exit_code"), RobotlabError)(text)
+    code = answer.get("exit_code")
+    return kinds.get(code, RobotlabError)(text) if isinstance(code, int) else RobotlabError(text)
 
 
 class ForkServerClient:
@@ -216,6 +217,7 @@ class ForkServerClient:
         if threading.current_thread() is threading.main_thread():
             argv.append("--pdeathsig")  # the kernel ties it to this thread; see robotd/supervision.py
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+        assert process.stdout is not None  # stdout=PIPE
         server = cls(path, process, folder)
         deadline = time.monotonic() + timeout
         line = b""

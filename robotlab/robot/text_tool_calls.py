@@ -39,9 +39,9 @@ def _call_from(item: Any, index: int, offered: Collection[str]) -> ToolCall | No
     if isinstance(item.get("function"), dict):
         item = item["function"]
     name = next((item[k] for k in _NAME_KEYS if isinstance(item.get(k), str)), None)
-    if name not in offered:
+    if name is None or name not in offered:
         return None
-    arguments = next((item[k] for k in _ARGUMENT_KEYS if k in item), {})
+    arguments: Any = next((item[k] for k in _ARGUMENT_KEYS if k in item), {})
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)

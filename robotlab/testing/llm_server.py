@@ -111,7 +111,7 @@ class ScriptServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         """The base URL to give as ``api_base``."""
-        host, port = self.server_address[:2]
+        host, port = self.socket.getsockname()[:2]
         return f"http://{host}:{port}/v1"
 
     def record(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> int:

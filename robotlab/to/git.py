@@ -6,6 +6,7 @@ a failed commit raises ``CommitFailedError`` with git's output.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -17,7 +18,7 @@ from robotlab.to.config import git_environment
 class Git:
     """Git in one working directory (the repository root)."""
 
-    def __init__(self, work_dir: str | Path) -> None:
+    def __init__(self, work_dir: str | os.PathLike[str]) -> None:
         self.work_dir = str(work_dir)
 
     def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import threading
 from collections.abc import Callable, Coroutine
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from robotlab.errors import DependencyError, MCPError, ToolError
 from robotlab.tools.tool import Tool
+
+if TYPE_CHECKING:
+    from mcp.types import Tool as MCPTool  # the server's description of a tool
 
 __all__ = ["DEFAULT_TIMEOUT", "TRANSPORTS", "MCPClient", "server_timeout", "transport_opener"]
 
@@ -46,6 +50,12 @@ def server_timeout(value: float | None) -> float:
 def _result_text(result: Any) -> str:
     parts = [getattr(item, "text", None) or str(item) for item in (getattr(result, "content", None) or [])]
     return "\n".join(parts)
+
+
+def _page_of(method: Callable[[Any], Callable[..., Coroutine[Any, Any, Any]]], cursor: str | None,
+             session: Any) -> Coroutine[Any, Any, Any]:
+    """The request for one page: ``method(session)`` called at ``cursor``."""
+    return _page(method(session), cursor)
 
 
 def _page(list_call: Callable[..., Coroutine[Any, Any, Any]], cursor: str | None) -> Coroutine[Any, Any, Any]:
@@ -261,10 +271,10 @@ class MCPClient:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else MCPError(str(exc)))
 
-    def _wrap(self, mcp_tool: Any) -> Tool:
+    def _wrap(self, mcp_tool: MCPTool) -> Tool:
         schema = getattr(mcp_tool, "input_schema", None) or getattr(mcp_tool, "inputSchema", None) or {}
         return Tool.create(name=mcp_tool.name, description=mcp_tool.description or "", parameters=dict(schema),
-                           handler=lambda args, name=mcp_tool.name: self.call_tool(name, args), mcp=self.name)
+                           handler=functools.partial(self.call_tool, mcp_tool.name), mcp=self.name)
 
     def list_tools(self) -> list[Tool]:
         """The server's tools, wrapped as robotlab tools."""
@@ -355,7 +365,7 @@ class MCPClient:
         items: list[Any] = []
         cursor: str | None = None
         while True:
-            page = self._request(lambda session, at=cursor: _page(method(session), at))
+            page = self._request(functools.partial(_page_of, method, cursor))
             items += list(getattr(page, field))
             cursor = getattr(page, "next_cursor", None) or getattr(page, "nextCursor", None)
             if not cursor:

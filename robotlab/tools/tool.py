@@ -70,7 +70,9 @@ class Tool:
         """The class's own ``raise_on_error`` flag (never a parent's)."""
         return bool(cls.__dict__.get("raise_on_error", False))
 
-    def execute(self, **kwargs: Any) -> Any:
+    # ``*args`` too, so a subclass may declare the parameters it takes (mypy accepts any
+    # override of a ``*args: Any, **kwargs: Any`` method); the model only passes keywords.
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
         """Run the tool with the model's arguments; the return value goes back to the model."""
         raise NotImplementedError(f"{type(self).__name__}.execute is not implemented")
 
@@ -175,10 +177,10 @@ def _json_type(annotation: Any) -> tuple[dict[str, Any], bool]:
         return {"type": _JSON_TYPES.get(type(values[0]), "string"), "enum": values}, False
     if origin in (list, tuple, set):
         items = typing.get_args(annotation)
-        schema: dict[str, Any] = {"type": "array"}
+        array: dict[str, Any] = {"type": "array"}
         if items and items[0] is not Ellipsis:
-            schema["items"] = _json_type(items[0])[0]
-        return schema, False
+            array["items"] = _json_type(items[0])[0]
+        return array, False
     if origin is dict:
         return {"type": "object"}, False
     if annotation in _JSON_TYPES:

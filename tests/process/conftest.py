@@ -1,30 +1,54 @@
 """Real processes for the process tests: brokers and robotds, started and reaped by fixtures.
 
-Each process is started with Popen, waited for by a condition (the broker answers a ping; a
-robotd shows up in ``ps``), and in teardown terminated, waited with a timeout, and killed as a
-last resort.
+Long-lived processes (the broker fixture, robotds that serve a test) run on pytest-xprocess
+(``Processes.keep``): it starts them, waits until a readiness check passes, and at teardown
+terminates the whole process tree, SIGKILL as a last resort. ``Processes.start`` keeps plain
+Popen for the rest, with one reason each: a process a test stops and starts again on the same
+address, or one expected to exit by itself, has no readiness for xprocess to wait on.
+
+Every path is unique to a test (``tmp_path``, ``mkdtemp`` endpoints) and every TCP port is
+chosen by the kernel, so the tests run in parallel under pytest-xdist.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
+from xprocess import ProcessStarter, XProcess, XProcessResources
 
 from robotlab import bus
-from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
 
 HANDLERS = str(Path(__file__).parent / "handlers")
+# How long a robotd hosting a model robot may take to join: it imports litellm first, 3-4 s on
+# an idle machine and past 30 s when parallel workers and other jobs share two cores.
+ROBOT_READY = 60
+# xprocess names a process's control folder; unique within a session (one per xdist worker).
+_KEPT = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def xprocess(request: pytest.FixtureRequest, tmpdir_factory: pytest.TempdirFactory) -> Iterator[XProcess]:
+    """pytest-xprocess's helper, rooted in this session's temporary folder instead of the cache.
+
+    The plugin's own fixture keeps its records in ``.pytest_cache``, which every xdist worker
+    shares and ``-p no:cacheprovider`` removes; a folder per session needs neither.
+    """
+    with XProcess(request.config, tmpdir_factory.mktemp("xprocess")) as xproc:
+        request.config._xprocess = xproc  # the plugin's Ctrl-C handler terminates from here
+        yield xproc
 
 
 @pytest.fixture(autouse=True)
@@ -66,20 +90,70 @@ class Processes:
     """Starts processes and stops them all at teardown."""
 
     tmp: Path
+    xprocess: XProcess
     started: list[Proc] = field(default_factory=list)
+    kept: dict[str, XProcessResources] = field(default_factory=dict)
 
     def start(self, argv: list[str], env: dict[str, str] | None = None, name: str = "proc") -> Proc:
+        """Start with plain Popen: for a process that exits by itself or is restarted in a test."""
         log = self.tmp / f"{name}-{len(self.started)}.log"
-        full_env = {**os.environ, "PYTHONPATH": os.pathsep.join([HANDLERS, os.environ.get("PYTHONPATH", "")]), **(env or {})}
+        full_env = _environment(env)
         with open(log, "wb") as out:
             popen = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=full_env, start_new_session=True)
         proc = Proc(argv, full_env, popen, log)
         self.started.append(proc)
         return proc
 
+    def keep(self, argv: list[str], ready: Callable[[Proc], Any], env: dict[str, str] | None = None,
+             name: str = "proc", timeout: float = 15) -> Proc:
+        """Start a long-lived process on pytest-xprocess; return once ``ready(proc)`` is true.
+
+        Raises:
+            AssertionError: the process exited, or was not ready in ``timeout`` seconds (its
+                output is the message).
+        """
+        full_env = _environment(env)
+        started: list[Proc] = []
+
+        def check(starter: ProcessStarter) -> bool:
+            if not started:  # xprocess has just made the Popen; its resources are the last ones
+                popen = starter.process.resources[-1].popen
+                started.append(Proc(argv, full_env, popen, Path(str(self.xprocess.getinfo(key).logpath))))
+            return bool(ready(started[0])) or started[0].popen.poll() is not None
+
+        key = f"{name}-{next(_KEPT)}"
+        starter = type("Starter", (ProcessStarter,), {"args": argv, "env": full_env, "timeout": timeout,
+                                                        "terminate_on_interrupt": True, "startup_check": check})
+        try:
+            self.xprocess.ensure(key, starter, persist_logs=False)
+        except TimeoutError as exc:
+            raise AssertionError(f"{name} not ready in {timeout:g}s; its output:\n"
+                                 f"{started[0].output() if started else ''}") from exc
+        finally:
+            self.kept[key] = self.xprocess.resources[-1]  # ensure made it first; stopped at teardown
+        proc = started[0]
+        assert proc.popen.poll() is None, proc.output()
+        return proc
+
     def stop_all(self) -> None:
         for proc in self.started:
             stop(proc)
+        # The plugin copies each kept process's new output into every test report, until
+        # the name leaves its list.
+        shown = self.xprocess.config.__dict__.get("_extlogfiles", {})
+        for key, resources in self.kept.items():
+            if resources.info is None:  # Popen itself failed: nothing to stop
+                continue
+            info, _ = resources.info
+            info.terminate(timeout=5)  # the process tree: SIGTERM, then SIGKILL
+            shown.pop(key, None)
+            resources.release()  # closes its log and reaps the process
+
+
+def _environment(env: dict[str, str] | None) -> dict[str, str]:
+    """The test's environment, with the handler modules importable, plus ``env``."""
+    path = os.pathsep.join([HANDLERS, os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, **(env or {})}
 
 
 def stop(proc: Proc, timeout: float = 5.0) -> int:
@@ -94,23 +168,27 @@ def stop(proc: Proc, timeout: float = 5.0) -> int:
 
 
 @pytest.fixture
-def processes(tmp_path: Path) -> Iterator[Processes]:
+def processes(tmp_path: Path, xprocess: XProcess) -> Iterator[Processes]:
     """Start any process; all are stopped at teardown."""
-    procs = Processes(tmp_path)
+    procs = Processes(tmp_path, xprocess)
     yield procs
     procs.stop_all()
 
 
 def broker_argv(url: str, *extra: str) -> list[str]:
     """The command line of a broker process: a journal beside an ipc:// socket (none for tcp://,
-    unless ``extra`` names one), and holds of 1 s; later options in ``extra`` win."""
+    unless ``extra`` names one), holds of 1 s, and a robot silent for 2 s is gone; later
+    options in ``extra`` win."""
     if "--journal" in extra or "--no-journal" in extra:
         journal = []
     elif url.startswith("ipc://"):
         journal = ["--journal", str(Path(url[len("ipc://"):]).with_name("broker.db"))]
     else:
         journal = ["--no-journal"]
-    return [sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--heartbeat", "0.2", "--hold", "1", *journal, *extra]
+    # Liveness 10, not the default 3: with xdist two workers share two cores, and a robotd
+    # making its first litellm call under that load has gone unheard for over a second.
+    return [sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--heartbeat", "0.2", "--liveness", "10",
+            "--hold", "1", *journal, *extra]
 
 
 def ping(url: str) -> bool:
@@ -127,10 +205,7 @@ def start_broker(processes: Processes):
     """Start a broker process at a URL and wait until it answers."""
 
     def start(url: str, *extra: str) -> Proc:
-        proc = processes.start(broker_argv(url, *extra), name="broker")
-        wait_until(lambda: ping(url) or proc.popen.poll() is not None, timeout=15, message="broker answers a ping")
-        assert proc.popen.poll() is None, proc.output()
-        return proc
+        return processes.keep(broker_argv(url, *extra), lambda proc: ping(url), name="broker")
 
     return start
 
@@ -148,6 +223,11 @@ def live(url: str, name: str) -> list[dict]:
         return [row for row in client.admin("ps") if row["name"] == name]
 
 
+def is_live(url: str, name: str, proc: Proc) -> bool:
+    """True when ``proc`` is on the broker at ``url`` as ``name``."""
+    return any(row["pid"] == proc.pid for row in live(url, name))
+
+
 @pytest.fixture
 def start_robotd(processes: Processes, broker: str):
     """Start ``robotd --name NAME --handler H`` on the broker and wait until it is live."""
@@ -155,11 +235,8 @@ def start_robotd(processes: Processes, broker: str):
     def start(name: str, handler: str = "handlers:echo", *extra: str, wait: bool = True,
               env: dict[str, str] | None = None) -> Proc:
         argv = [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", broker, "--handler", handler, *extra]
-        proc = processes.start(argv, env=env, name=f"robotd-{name}")
-        if wait:
-            wait_until(lambda: any(r["pid"] == proc.pid for r in live(broker, name)) or proc.popen.poll() is not None,
-                       timeout=15, message=f"robotd {name} is live")
-            assert proc.popen.poll() is None, proc.output()
-        return proc
+        if not wait:
+            return processes.start(argv, env=env, name=f"robotd-{name}")
+        return processes.keep(argv, lambda proc: is_live(broker, name, proc), env=env, name=f"robotd-{name}")
 
     return start

@@ -13,7 +13,6 @@ from click.testing import CliRunner
 
 from robotlab.cli.robotlab_cli import main
 from tests.process.conftest import Processes, broker_argv
-from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
 
@@ -41,10 +40,8 @@ def keys_dir(tmp_path: Path) -> Path:
 def keyed_broker(processes: Processes, keys_dir: Path) -> str:
     """A broker process run with --keys on loopback TCP; its URL."""
     url = free_tcp_url()
-    proc = processes.start(broker_argv(url, "--keys", str(keys_dir)), name="broker")
-    wait_until(lambda: "listening on" in proc.output() or proc.popen.poll() is not None, timeout=15,
-               message="the keyed broker listens")
-    assert proc.popen.poll() is None, proc.output()
+    processes.keep(broker_argv(url, "--keys", str(keys_dir)), lambda proc: "listening on" in proc.output(),
+                   name="broker")
     return url
 
 
@@ -63,9 +60,8 @@ def test_keys_cli_lists_what_it_made(keys_dir: Path) -> None:
 
 
 def test_an_authorized_client_talks_to_a_keyed_robotd(processes: Processes, keyed_broker: str, keys_dir: Path) -> None:
-    bob = processes.start(robotd_argv(keyed_broker, "bob", "--keys", str(keys_dir)), name="robotd-bob")
-    wait_until(lambda: "ready" in bob.output() or bob.popen.poll() is not None, timeout=15, message="bob is ready")
-    assert bob.popen.poll() is None, bob.output()
+    bob = processes.keep(robotd_argv(keyed_broker, "bob", "--keys", str(keys_dir)), lambda proc: "ready" in proc.output(),
+                         name="robotd-bob")
     runner = CliRunner(env={"ROBOTLAB_KEYS": str(keys_dir)})
     result = runner.invoke(main, ["send", "--to", "bob", "--broker", keyed_broker, "--wait", "hello"])
     assert result.exit_code == 0, result.output

@@ -92,11 +92,7 @@ def start_member(processes, broker: str):
                 "--handler", "tests.process.test_network_processes:member"]
         env = {"MEMBER_NAME": name, "MEMBER_SCRIPT": json.dumps(turns), "MEMBER_BROKER": broker,
                "MEMBER_HOOK": hook, "PYTHONPATH": os.getcwd()}
-        proc = processes.start(argv, env=env, name=f"member-{name}")
-        wait_until(lambda: live(broker, name) or proc.popen.poll() is not None, timeout=20,
-                   message=f"member {name} is live")
-        assert proc.popen.poll() is None, proc.output()
-        return proc
+        return processes.keep(argv, lambda proc: live(broker, name), env=env, name=f"member-{name}", timeout=20)
 
     return start
 

@@ -27,7 +27,8 @@ def lines(proc, pattern: str) -> list[str]:
 
 
 def test_joins_leaves_silences_and_dead_letters_are_one_info_line_each(processes: Processes, endpoint: str) -> None:
-    broker = processes.start(broker_argv(endpoint), name="broker")
+    # The default liveness (3 x 0.2 s), which the silence line below names; the last flag wins.
+    broker = processes.start(broker_argv(endpoint, "--liveness", "3"), name="broker")
     wait_until(lambda: ping(endpoint), timeout=15, message="broker answers")
     bob = processes.start(robotd_argv(endpoint, "bob"), name="robotd-bob")
     carol = processes.start(robotd_argv(endpoint, "carol"), name="robotd-carol")

@@ -17,7 +17,7 @@ import pytest
 from robotlab import Robot, bus
 from robotlab.history.log import HistoryLog
 from robotlab.testing import ScriptedLLM, requests_seen, serve_script
-from tests.process.conftest import Proc, Processes, live
+from tests.process.conftest import ROBOT_READY, Proc, Processes, is_live
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
@@ -27,11 +27,8 @@ def start_robot(processes: Processes, broker: str, api: str, history: Path) -> P
     argv = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", broker,
             "--system-prompt", "You answer briefly.", "--model", "openai/scripted", "--api-base", api,
             "--serve", "--history-file", str(history)]
-    proc = processes.start(argv, name="robotd-bob")
-    wait_until(lambda: any(r["pid"] == proc.pid for r in live(broker, "bob")) or proc.popen.poll() is not None,
-               timeout=30, message="robotd bob is live")
-    assert proc.popen.poll() is None, proc.output()
-    return proc
+    return processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob",
+                          timeout=ROBOT_READY)
 
 
 def entries(path: Path) -> list[dict[str, Any]]:

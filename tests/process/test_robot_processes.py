@@ -24,7 +24,7 @@ from robotlab import Robot
 from robotlab.bus import Message
 from robotlab.errors import DeliveryFailed, Nacked, RemoteError, ReplyTimeout
 from robotlab.testing import serve_script
-from tests.process.conftest import Proc, Processes, live
+from tests.process.conftest import ROBOT_READY, Proc, Processes, is_live, live
 from tests.process.test_spawn_processes import stop_children
 from tests.waiting import wait_until
 
@@ -44,11 +44,8 @@ def start_robot(processes: Processes, broker: str) -> Callable[..., Proc]:
         argv = [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", broker,
                 "--system-prompt", "You answer briefly.", "--model", "openai/scripted", "--api-base", api, "--serve",
                 *extra]
-        proc = processes.start(argv, name=f"robotd-{name}")
-        wait_until(lambda: any(r["pid"] == proc.pid for r in live(broker, name)) or proc.popen.poll() is not None,
-                   timeout=30, message=f"robotd {name} is live")
-        assert proc.popen.poll() is None, proc.output()
-        return proc
+        return processes.keep(argv, lambda proc: is_live(broker, name, proc), name=f"robotd-{name}",
+                              timeout=ROBOT_READY)
 
     return start
 

@@ -43,7 +43,7 @@ class ModelSettings:
 def _tool_class() -> type:
     import robotlab
 
-    class SpecTool(robotlab.Tool):  # type: ignore[name-defined,misc]
+    class SpecTool(robotlab.Tool):
         """A ToolSpec as a robot tool whose failures end the run."""
 
         raise_on_error = True
@@ -104,7 +104,7 @@ def metered_llm(call_timeout: float | None = None, on_retry: Callable[[dict[str,
 def _quality_hook(oversight: Oversight) -> Any:
     import robotlab
 
-    class QualityHook(robotlab.Hook):  # type: ignore[name-defined,misc]
+    class QualityHook(robotlab.Hook):
         """Tells the quality monitor how each run of the robot ended."""
 
         namespace = "robot_to_quality"

@@ -143,7 +143,7 @@ class Failure:
         retry_after = data.get("retry_after")
         cause = data.get("cause")
         return cls(str(data.get("class") or CHILD_EXITED), str(data.get("message") or ""),
-                   Cause(cause) if cause in Cause.__members__.values() else Cause.OTHER,
+                   Cause(cause) if isinstance(cause, str) and cause in Cause.__members__.values() else Cause.OTHER,
                    float(retry_after) if isinstance(retry_after, int | float) else None)
 
 

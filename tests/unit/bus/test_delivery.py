@@ -163,3 +163,18 @@ def test_a_live_receiver_working_longer_than_the_ack_timeout_is_not_timed_out(me
     bob.on_message(lambda m: threading.Event().wait(2.5) or f"done {m.content}")  # 2.5 ack timeouts
     assert alice.request("bob", "long job", timeout=5).content == "done long job"
     assert alice.admin("dlq.list") == []
+
+
+def test_the_message_in_hand_when_the_receiver_drains_is_still_touched(member) -> None:
+    # Given a receiver that is running a message when it starts to drain (SIGTERM does this)
+    alice = member("alice", ack_timeout=1.0)
+    bob = member("bob")
+    started = threading.Event()
+    bob.on_message(lambda m: started.set() or threading.Event().wait(2.5) or f"done {m.content}")
+    tracker = alice.send_request("bob", "job")
+    wait_until(started.is_set, message="bob runs the job")
+    # When the drain waits for it longer than the ack timeout
+    bob.dispatcher.stop(drain=10)
+    # Then the broker kept waiting: the reply arrives and nothing was dead-lettered
+    assert tracker.reply(5).content == "done job"
+    assert alice.admin("dlq.list") == []
