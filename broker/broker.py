@@ -68,7 +68,7 @@ class Broker:
         self._unroutable: set[bytes] = set()
         self._next_scan = 0.0
         self.guard = KeyGuard(config.keys_dir, self.context, config.key_file) if config.keys_dir else None
-        self.on_tick: Callable[[str], None] = _nothing
+        self.on_tick: Callable[[str], None] = lambda status: None  # no service manager to tell
         """Called from the loop at least every quarter heartbeat with a status line (the
         entry point feeds systemd's watchdog with it; the broker knows nothing of systemd)."""
         self.standby = Standby.of(config, self.context)
@@ -209,11 +209,12 @@ class Broker:
 
     def _timers(self) -> None:
         now = time.monotonic()
-        for identity in self._unroutable:
+        # Forgetting a peer may fail sends to others: those go in a fresh set, for the next pass.
+        unroutable, self._unroutable = self._unroutable, set()
+        for identity in unroutable:
             peer = self.registry.by_identity.get(identity)
             if peer is not None:
                 self._forget(peer, "disconnected")
-        self._unroutable.clear()
         if self.standby is not None:  # read the peer's states and publish ours
             self.standby.step(now)
         self.deliveries.expire(now)
@@ -308,14 +309,9 @@ class Broker:
         old = self.registry.add(new) or away
         if old is not None:  # same instance again (reconnect): its in-flight work resumes
             new.inflight, new.delivered, new.nacked, new.joined = old.inflight, old.delivered, old.nacked, old.joined
-        welcome = {
-            "broker": self.id,
-            "heartbeat": self.config.heartbeat,
-            "liveness": self.config.liveness,
-            "ack_timeout": self.config.ack_timeout,
-            "max_message_bytes": self.config.max_message_bytes,
-            "version": protocol.VERSION,
-        }
+        welcome = {"broker": self.id, "heartbeat": self.config.heartbeat, "liveness": self.config.liveness,
+                   "ack_timeout": self.config.ack_timeout, "max_message_bytes": self.config.max_message_bytes,
+                   "version": protocol.VERSION}
         self._transmit(new, Command.WELCOME, welcome, b"")
         log.info("peer %s (%s) %s as %s%s", new.name, new.instance, "rejoined" if old is not None else "joined",
                  new.role, f" with {self.guard.owner(self._user_id)}'s key" if self.guard is not None else "")
@@ -401,7 +397,3 @@ class Broker:
             self._unroutable.add(identity)
             log.debug("cannot send to %r: %s", identity, exc)
         return False
-
-
-def _nothing(status: str) -> None:
-    """The default ``on_tick``: no service manager to tell."""

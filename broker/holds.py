@@ -80,7 +80,7 @@ class Holds(Generic[Item, Away]):
             until, _, name, key = heapq.heappop(self._due)
             held = self._held.get(name)
             entry = held.get(key) if held else None
-            if entry is None or entry[0] != until:
+            if held is None or entry is None or entry[0] != until:
                 continue  # released since, or held again with another time
             del held[key]
             if not held:

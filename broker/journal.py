@@ -66,7 +66,7 @@ class NoJournal:
 
     path: str | None = None
     healthy = True
-    bytes = 0
+    size = 0
 
     def due(self, now: float) -> bool:
         """True when changes must be committed this turn even if no receipt waits on them."""
@@ -118,7 +118,7 @@ class Journal(NoJournal):
         self.max_bytes = max_bytes
         self.interval = interval
         self.healthy = True
-        self.bytes = 0
+        self.size = 0
         self._since: float | None = None
         """When the oldest uncommitted change was made."""
         self._urgent = False
@@ -166,14 +166,14 @@ class Journal(NoJournal):
             restored.letters.append((seq, dlq_id, reason, detail, unpack(header), body, at))
             self._letter_sizes[dlq_id] = len(header) + len(body)
         restored.names = {name for (name,) in self._db.execute("SELECT name FROM names")}
-        self.bytes = sum(self._sizes.values()) + sum(self._letter_sizes.values())
+        self.size = sum(self._sizes.values()) + sum(self._letter_sizes.values())
         return restored
 
     # -- changes of one loop turn ----------------------------------------------------------------
 
     def room_for(self, size: int) -> bool:
         """True when a message of ``size`` bytes still fits (and the last commit worked)."""
-        return self.healthy and self.bytes + size <= self.max_bytes
+        return self.healthy and self.size + size <= self.max_bytes
 
     def due(self, now: float) -> bool:
         """True when changes must be committed this turn even if no receipt waits on them."""
@@ -195,12 +195,12 @@ class Journal(NoJournal):
         self._puts[key] = (key[0], key[1], notify, receipt_id, packed, body)
         self._settled.discard(key)
         self._sizes[key] = len(packed) + len(body)
-        self.bytes += self._sizes[key]
+        self.size += self._sizes[key]
 
     def settle(self, key: Key) -> None:
         """Forget a message that was delivered or dead-lettered."""
         self._changed()
-        self.bytes -= self._sizes.pop(key, 0)
+        self.size -= self._sizes.pop(key, 0)
         if self._puts.pop(key, None) is None:
             self._settled.add(key)
 
@@ -210,19 +210,19 @@ class Journal(NoJournal):
         header = pack(letter.header)
         self._letters[letter.dlq_id] = (seq, letter.dlq_id, letter.reason, letter.detail, header, letter.body, letter.at)
         self._letter_sizes[letter.dlq_id] = len(header) + len(letter.body)
-        self.bytes += self._letter_sizes[letter.dlq_id]
+        self.size += self._letter_sizes[letter.dlq_id]
 
     def letter_removed(self, dlq_id: str) -> None:
         """Forget a dead letter (replayed, purged or evicted)."""
         self._changed()
-        self.bytes -= self._letter_sizes.pop(dlq_id, 0)
+        self.size -= self._letter_sizes.pop(dlq_id, 0)
         if self._letters.pop(dlq_id, None) is None:
             self._dropped.add(dlq_id)
 
     def letters_purged(self) -> None:
         """Forget every dead letter."""
         self._changed()
-        self.bytes -= sum(self._letter_sizes.values())
+        self.size -= sum(self._letter_sizes.values())
         self._letter_sizes.clear()
         self._letters.clear()
         self._dropped.clear()

@@ -394,8 +394,6 @@ class BusClient:
 
 
 _FRAME_HANDLERS: dict[Command, Callable[[BusClient, Frame], None]] = {
-    Command.DELIVER: BusClient._on_deliver,
-    Command.RECEIPT: BusClient._on_receipt,
-    Command.REPLY: BusClient._on_reply,
-    Command.ERROR: BusClient._on_error,
+    Command.DELIVER: BusClient._on_deliver, Command.RECEIPT: BusClient._on_receipt,
+    Command.REPLY: BusClient._on_reply, Command.ERROR: BusClient._on_error,
 }

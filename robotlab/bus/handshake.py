@@ -6,9 +6,11 @@ monitor tells which it was, so the error can name the cause.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import zmq
+from zmq.utils.monitor import recv_monitor_message
 
 HANDSHAKE_FAILED = (int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL) | int(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
                     | int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL))
@@ -17,7 +19,7 @@ NO_KEYS = ("this broker requires CURVE keys and this client has none: give --key
            "(`robotlab keys new NAME --robot NAME` makes one)")
 
 
-def diagnose(event: dict[str, Any] | None, has_keys: bool) -> str:
+def diagnose(event: Mapping[str, Any] | None, has_keys: bool) -> str:
     """The likeliest reason no WELCOME came, from the last handshake event (None: none seen)."""
     if event is None:
         if not has_keys:
@@ -31,3 +33,10 @@ def diagnose(event: dict[str, Any] | None, has_keys: bool) -> str:
         return "the broker does not use CURVE keys: drop --keys (or unset ROBOTLAB_KEYS)"
     return ("the broker refused this client's CURVE key or its handshake (is its public key in the broker's "
             "authorized/ folder, and is broker.key the broker's?)")
+
+
+def latest_event(monitor: zmq.Socket, last: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """Read every event waiting on a handshake monitor socket; the newest, else ``last``."""
+    while monitor.poll(0):
+        last = recv_monitor_message(monitor)
+    return last

@@ -30,13 +30,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 from robotlab.errors import ConfigError, ProtocolError
 
 from . import protocol
 from .config import is_ipv6
-from .handshake import HANDSHAKE_FAILED, diagnose
+from .handshake import HANDSHAKE_FAILED, diagnose, latest_event
 from .kept import Kept
 from .keys import KeyConfig
 from .protocol import Command, ErrorCode, Frame
@@ -45,14 +44,6 @@ log = logging.getLogger("robotlab.bus")
 
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
-_POLLIN = int(zmq.POLLIN)
-_EVENTS = int(zmq.EVENTS)
-
-
-def _readable(sock: zmq.Socket) -> bool:
-    """Whether a message waits on ``sock`` (ZMQ_EVENTS, an int option, has POLLIN)."""
-    events = sock.get(_EVENTS)
-    return isinstance(events, int) and bool(events & _POLLIN)
 
 
 class Link:
@@ -105,8 +96,7 @@ class Link:
         self._handshake: Mapping[str, Any] | None = None
         self._last_recv = self._last_sent = self._attempt_at = 0.0
         self._hello_sent = False
-        self._backoff = BACKOFF_START
-        self._retry_in = BACKOFF_START
+        self._backoff = self._retry_in = BACKOFF_START
         self._thread = threading.Thread(target=self._loop, name=f"robotlab-bus-{hello['name']}", daemon=True)
 
     # -- called from any thread ----------------------------------------------------------------
@@ -189,8 +179,8 @@ class Link:
     def why_not_welcomed(self) -> str:
         """The likeliest reason no WELCOME came, in one line (the handshake's fate when known)."""
         with self._lock:
-            while self._monitor is not None and self._monitor.poll(0):
-                self._handshake = recv_monitor_message(self._monitor)
+            if self._monitor is not None:
+                self._handshake = latest_event(self._monitor, self._handshake)
         return diagnose(self._handshake, self.keys is not None)
 
     def _wake(self) -> None:
@@ -201,7 +191,7 @@ class Link:
 
     def _wake_if_input(self) -> None:
         # A send may have consumed the edge of the socket's fd; don't let input sit unseen.
-        if self._socket is not None and _readable(self._socket):
+        if self._socket is not None and protocol.readable(self._socket):
             self._wake()
 
     # -- the I/O thread ------------------------------------------------------------------------
@@ -271,7 +261,7 @@ class Link:
                 self._acks = []
 
     def _drain_socket(self) -> None:
-        while _readable(self._sock):
+        while protocol.readable(self._sock):
             try:
                 frames = protocol.recv(self._sock)
             except zmq.Again:
@@ -389,9 +379,8 @@ class Link:
         self._hello_sent = self._send_hello()
 
     def _close_monitor(self) -> None:
-        if self._monitor is not None:
-            while self._monitor.poll(0):  # keep the last verdict across reconnects
-                self._handshake = recv_monitor_message(self._monitor)
+        if self._monitor is not None:  # keep the last verdict across reconnects
+            self._handshake = latest_event(self._monitor, self._handshake)
             self._monitor.close(linger=0)
             self._monitor = None
 

@@ -218,6 +218,8 @@ _COMMAND_BYTES = {c: bytes([c]) for c in Command}
 _MORE = int(zmq.SNDMORE) | int(zmq.NOBLOCK)
 _LAST = int(zmq.NOBLOCK)
 _RCVMORE = int(zmq.RCVMORE)
+_EVENTS = int(zmq.EVENTS)
+_POLLIN = int(zmq.POLLIN)
 
 
 @dataclass(frozen=True)
@@ -242,6 +244,12 @@ def unpack(data: bytes) -> Any:
 def encode(command: Command, header: dict[str, Any] | None = None, body: bytes = b"") -> list[bytes]:
     """Build the frames of one message (without any routing identity)."""
     return [SIGNATURE, _COMMAND_BYTES[command], pack(header or {}), body]
+
+
+def readable(socket: zmq.Socket) -> bool:
+    """Whether a message waits on ``socket`` (ZMQ_EVENTS, read as an int option, has POLLIN)."""
+    events = socket.get(_EVENTS)
+    return isinstance(events, int) and bool(events & _POLLIN)
 
 
 def recv(socket: zmq.Socket) -> list[bytes]:

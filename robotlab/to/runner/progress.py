@@ -39,7 +39,7 @@ class ChildProgress:
             run = session.run
             tokens = run.total_tokens + int(event.get("input_tokens") or 0) + int(event.get("output_tokens") or 0)
             session.status.update(tokens=tokens, cost=add_cost(run.cost_usd, event.get("cost")))
-            return
+            return None
         # ``name`` is the event's own name in the log, so the tool's name is logged as ``tool``.
         fields = {("tool" if key == "name" else key): value for key, value in event.items() if key != "event"}
         session.log.event(kind, iteration=iteration, **fields)
