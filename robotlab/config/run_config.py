@@ -65,6 +65,7 @@ class RunConfig(ModelSettings):
     history_path: str | None = None
 
     def __init__(self, **values: Any) -> None:
+        # Past ModelSettings.__init__ to pydantic's own, so errors name RunConfig, not ModelSettings.
         validated(super(ModelSettings, self).__init__, "RunConfig", values)
 
     @field_validator("history_path", mode="before")
