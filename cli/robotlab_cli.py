@@ -17,6 +17,7 @@ from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_e
 from .errors import exits_on_error
 from .keys import client_keys, key_options, keys_group
 from .output import print_rows
+from .ps_view import COLUMNS, table_row, with_figures
 
 BROKER_HELP = "Broker address, or several comma-separated (a primary and its standby) (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555)."
 
@@ -101,11 +102,27 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
 @key_options
 @exits_on_error
 def ps_command(url: str | None, show_all: bool, as_json: bool, keys_folder: str | None, key_file: str | None) -> None:
-    """List live robots: name, instance, state, in flight, age of the oldest, delivered, nacked, parent."""
+    """List live robots: in flight and the age of the oldest, tokens and dollars since start, status."""
     with _connect(url, "robotlab-ps", keys_folder, key_file) as client:
         rows = client.admin("ps", all=show_all)
-    columns = ["name", "instance", "state", "in_flight", "oldest", "delivered", "nacked", "parent", "pid"]
-    print_rows(rows, columns, as_json=as_json, empty="no robots on the bus")
+    shown = [with_figures(r) for r in rows] if as_json else [table_row(r) for r in rows]
+    print_rows(shown, COLUMNS, as_json=as_json, empty="no robots on the bus")
+
+
+@main.command("top")
+@click.option("--broker", "url", default=None, help=BROKER_HELP)
+@click.option("--all", "show_all", is_flag=True, help="Include clients, not only robots.")
+@click.option("--interval", type=click.FloatRange(min=0.1), default=1.0, show_default=True, help="Seconds between refreshes.")
+@click.option("--once", is_flag=True, help="Print the view once and exit.")
+@key_options
+@exits_on_error
+def top_command(url: str | None, show_all: bool, interval: float, once: bool, keys_folder: str | None,
+                key_file: str | None) -> None:
+    """The ps view, live: redrawn every interval on a terminal, printed each interval elsewhere. Ctrl-C quits (exit 0)."""
+    from .top import run
+
+    with _connect(url, "robotlab-top", keys_folder, key_file) as client:
+        run(lambda: client.admin("ps", all=show_all), client.url, interval, once)
 
 
 @main.command("send")

@@ -16,7 +16,7 @@ Peer -> broker:
     ACK        {deliveries: [delivery ids]}                           batched acks
     TOUCH      {deliveries: [delivery ids]}                           still working on these
     NACK       {delivery, reason}
-    HEARTBEAT  {}
+    HEARTBEAT  {stats?}                                               stats: a member's own figures
     BYE        {}
     REQUEST    {id, op, args}                                         admin: ps, dlq.*, stats, ping
 
@@ -39,7 +39,8 @@ the ack timeout catches silent receivers, not long tasks; ``max_handling`` (seco
 the broker's own maximum) bounds how long any delivery may stay in flight, touched or not.
 ``HEARTBEAT.seen`` counts the frames the broker has handled from this connection (its HELLO is
 1): a member keeps each reply, ack and nack it sent until ``seen`` covers it, and sends what it
-still keeps after a WELCOME.
+still keeps after a WELCOME. ``HEARTBEAT.stats`` (tokens, dollars, a short status) is what a
+member reports of itself for ``ps``; it is sent when it changes, at most once a heartbeat.
 
 Every header field's type and bound is in :data:`SCHEMA`; :func:`decode` enforces it.
 """
@@ -185,7 +186,7 @@ SCHEMA: dict[Command, dict[str, Field]] = {
     Command.ACK: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
     Command.TOUCH: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
     Command.NACK: {"delivery": Field("int", required=True), "reason": Field("text", limit=TEXT_MAX)},
-    Command.HEARTBEAT: {"seen": Field("int")},
+    Command.HEARTBEAT: {"seen": Field("int"), "stats": Field("map", limit=16)},  # stats: robotlab.bus.stats
     Command.BYE: {},
     Command.REQUEST: {"id": Field("str", required=True), "op": Field("str", required=True, limit=NAME_MAX),
                       "args": Field("map", limit=64)},

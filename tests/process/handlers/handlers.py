@@ -6,6 +6,7 @@ import os
 import threading
 
 from robotlab.bus import Message
+from robotlab.tools import tool
 
 
 def echo(message: Message) -> str:
@@ -84,3 +85,13 @@ def partition_client(url: str, go: str, out: str) -> None:
                     results.write(json.dumps({"reply": tracker.reply(90).content}) + "\n")
                 except Exception as exc:
                     results.write(json.dumps({"error": str(exc)}) + "\n")
+
+
+@tool
+def clock(city: str) -> str:
+    """The time in a city (a template's front matter names it: ``tools: [handlers:clock]``).
+
+    Args:
+        city: where.
+    """
+    return f"12:00 in {city}"
