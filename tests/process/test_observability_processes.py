@@ -1,7 +1,8 @@
-"""Each robot's cost and load in `robotlab ps` and `top`, against real processes.
+"""Traces across real processes, and each robot's cost and load in `robotlab ps` and `top`.
 
-A broker and a robotd hosting a robot whose template gives it a tool; the model is the
-script server.
+A broker, a robotd hosting a robot whose template gives it a tool, and `robotlab send --wait`
+from the command line, each exporting its spans to its own JSON-lines file (the ``jsonl``
+exporter, set by environment as an operator would). The model is the script server.
 """
 
 from __future__ import annotations
@@ -78,6 +79,53 @@ def ps_rows(endpoint: str) -> list[dict[str, Any]]:
     done = cli("ps", "--broker", endpoint, "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+def test_one_trace_spans_the_cli_the_broker_the_robotd_and_its_model_and_tool_calls(
+        processes: Processes, tmp_path: Path, endpoint: str, script_api: Any) -> None:
+    # Given a traced broker and a traced robotd whose robot has a tool
+    start_crew(processes, tmp_path, endpoint, script_api(TURNS), "openai/gpt-4o-mini", trace=True)
+    # When `robotlab send --wait` asks it to run with its tools
+    sent = cli("send", "--broker", endpoint, "--to", "clock", "--type", "robot.run", "--json-content", RUN_WITH_TOOLS,
+               "--wait", "--timeout", "120", env=traced(tmp_path, "send"), timeout=180)
+    assert sent.returncode == 0, sent.stderr
+    assert json.loads(sent.stdout)["reply"] == "It is 12:00 in Oslo."
+    # Then every process exported its spans, all of one trace, chained by parent ids
+    files = {who: tmp_path / f"{who}.jsonl" for who in ("send", "broker", "robotd")}
+    wait_until(lambda: len(spans_in(files["robotd"])) >= 6 and len(spans_in(files["broker"])) >= 2, timeout=60,
+               message="the robotd's and the broker's spans")
+    spans = [span for path in files.values() for span in spans_in(path)]
+    assert {s["context"]["trace_id"] for s in spans} == {spans_in(files["send"])[0]["context"]["trace_id"]}
+    by_id = {s["context"]["span_id"]: s for s in spans}
+
+    def only(name: str) -> dict[str, Any]:
+        (span,) = [s for s in spans if s["name"] == name]
+        return span
+
+    def parent(span: dict[str, Any]) -> str:
+        return by_id[span["parent_id"]]["name"]
+
+    send, route, process, agent = only("send clock"), only("route clock"), only("process clock"), only("invoke_agent clock")
+    assert send["parent_id"] is None and send["resource"]["attributes"]["service.name"] == "send"
+    assert (parent(route), parent(process), parent(agent)) == ("send clock", "route clock", "process clock")
+    chats = [s for s in spans if s["name"] == "chat openai/gpt-4o-mini"]
+    assert [parent(s) for s in [*chats, only("execute_tool clock")]] == ["invoke_agent clock"] * 3
+    # ... with the messaging and GenAI attributes
+    message_ids = {s["attributes"]["messaging.message.id"] for s in (send, route, process)}
+    assert len(message_ids) == 1 and send["attributes"]["messaging.system"] == "robotlab"
+    assert route["attributes"]["robotlab.delivery.status"] == "delivered"
+    assert sorted((c["attributes"]["gen_ai.usage.input_tokens"], c["attributes"]["gen_ai.usage.output_tokens"])
+                  for c in chats) == [(30, 7), (50, 9)]
+    assert {c["attributes"]["gen_ai.request.model"] for c in chats} == {"openai/gpt-4o-mini"}
+    assert agent["attributes"]["gen_ai.agent.name"] == "clock"
+    assert (agent["attributes"]["gen_ai.usage.input_tokens"], agent["attributes"]["gen_ai.usage.output_tokens"]) == (80, 16)
+    assert agent["attributes"]["robotlab.cost.usd"] > 0
+    assert only("execute_tool clock")["attributes"]["gen_ai.tool.name"] == "clock"
+    # ... and ps shows what the robot spent, in dollars since the model has a price
+    row = wait_until(lambda: [r for r in ps_rows(endpoint) if r.get("tokens_in") == 80], timeout=30,
+                     message="the robot's tokens in ps")[0]
+    assert (row["tokens_out"], row["stats"]["runs"]) == (16, 1)
+    assert row["cost"] == pytest.approx(agent["attributes"]["robotlab.cost.usd"], rel=1e-3)
 
 
 def test_ps_and_top_show_a_robots_load_and_an_unknown_price_while_it_works(
