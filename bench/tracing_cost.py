@@ -53,6 +53,14 @@ def off_path_ns() -> dict[str, float]:
     return extra
 
 
+def bare_span_us() -> float:
+    """Microseconds the SDK takes to start and end one span with no processor: the floor of "on"."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    tracer = TracerProvider().get_tracer("bench")
+    return min(timeit.repeat(lambda: tracer.start_span("x").end(), number=2_000, repeat=5)) / 2_000 * 1e6
+
+
 def main(args: argparse.Namespace, run_robotlab: Callable[..., dict[str, float]], alternate: Callable[..., Any],
          write_section: Callable[[str, str], None]) -> None:
     from robotlab.observability import setup, trace_settings, tracing
@@ -70,12 +78,17 @@ def main(args: argparse.Namespace, run_robotlab: Callable[..., dict[str, float]]
 
     off, again, on = alternate(args.rounds, lambda: run(False), lambda: run(False), lambda: run(True))
     extra = off_path_ns()
+    bare = bare_span_us()
     table = _table(off, again, on)
     added = sum(extra.values())
     micro = ("| operation, while off | ns per round trip |\n| --- | ---: |\n"
              + "".join(f"| {name} | {ns:,.0f} |\n" for name, ns in extra.items())
              + f"| total | {added:,.0f} ({added / (off['p50'] * 1e6):.3%} of the p50 above) |")
-    print(table, micro, sep="\n\n")
+    load = os.getloadavg()[0]
+    floor = (f"When on, a round trip makes five spans (send, route, process, the reply's send and route) in "
+             f"three processes; one bare SDK span, started and ended with no exporter, took {bare:,.0f} us here "
+             f"(load average {load:.1f} on {os.cpu_count()} cores), and exporting each adds its encoding.")
+    print(table, micro, floor, sep="\n\n")
     if args.write:
         note = (f"`python bench/bus.py --tracing --n {args.n} --seconds {args.seconds:g} --rounds {args.rounds} --write`, "
                 f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, medians of {args.rounds} interleaved rounds: "
@@ -83,7 +96,7 @@ def main(args: argparse.Namespace, run_robotlab: Callable[..., dict[str, float]]
                 "(the gap between the two is this run's noise), and with all three processes exporting spans "
                 "(`OTEL_TRACES_EXPORTER=jsonl`). Target: with no exporter, no measurable cost.")
         write_section("Tracing cost", f"{note}\n\n{table}\n\nWhat tracing adds to a round trip's path while it is "
-                      f"off, each operation timed alone against what the path did without it (timeit, best of 15 interleaved):\n\n{micro}")
+                      f"off, each operation timed alone against what the path did without it (timeit, best of 15 interleaved):\n\n{micro}\n\n{floor}")
 
 
 def _table(off: dict[str, float], again: dict[str, float], on: dict[str, float]) -> str:
