@@ -74,7 +74,7 @@ def missing_prerequisite() -> str | None:
         return "booting systemd in namespaces needs root (mount, unshare, cgroups)"
     absent = [tool for tool in TOOLS if shutil.which(tool) is None]
     if absent:
-        return f"{', '.join(absent)} not installed (util-linux; .ci/run installs it)"
+        return f"{', '.join(absent)} not installed (util-linux and mount; .ci/run installs them)"
     if not Path("/lib/systemd/systemd").exists():
         return "/lib/systemd/systemd is not installed (Debian's systemd package; .ci/run installs it)"
     if "\toverlay\n" not in Path("/proc/filesystems").read_text():
@@ -272,6 +272,8 @@ def handshake(report: int, go: int, planted: list[Path], process: subprocess.Pop
         output = log.read_text().strip()
         if "unshare failed" in output:
             pytest.skip(f"cannot make the namespaces here: {output.splitlines()[-1]}")
+        if "cgroup.procs" in output:
+            pytest.skip(f"cannot move into the cgroup made for systemd: {output.splitlines()[-1]}")
         pytest.fail(f"the namespace's PID 1 said {line!r} and exited {process.returncode}: {output}")
     gone = lost(planted)
     if gone:
