@@ -5,7 +5,7 @@ cgroup, UTS and IPC namespaces; the network stays the host's, so the test reache
 on a loopback port), waits until it has built and proved the isolated root, checks on the
 host that the canaries it deleted inside are still here, and only then lets it exec systemd.
 The :class:`Machine` it yields runs commands inside (``nsenter`` into every namespace and the
-chroot: the host's own systemctl and systemd are never used), and on exit SIGKILLs the
+root of its PID 1: the host's own systemctl and systemd are never used), and on exit SIGKILLs the
 namespace's PID 1, which kills everything in it.
 
 Each step that cannot be done here skips the test with the reason; a canary that did not
@@ -50,7 +50,7 @@ class Machine:
     """What systemd and its services wrote on /dev/console (a pty read by the test)."""
 
     def run(self, *argv: str, timeout: float = 30.0, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """Run ``argv`` inside: every namespace of PID 1 and its root (its chroot)."""
+        """Run ``argv`` inside: every namespace of PID 1 but the network's, and its root."""
         command = ["nsenter", "--target", str(self.pid), "--mount", "--uts", "--ipc", "--cgroup", "--pid",
                    "--root", "--wd", "--", *argv]
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=ENVIRONMENT)
@@ -234,6 +234,8 @@ def boot(tmp_path: Path, tree: Path, unit: str, planted: list[Path]) -> Iterator
     arguments = ["--stage", str(stage), "--install", str(tree), "--console", os.ttyname(slave),
                  "--report", str(report_w), "--go", str(go_r), *(f"--canary={path}" for path in planted),
                  "--", f"--unit={unit}", "--show-status=no", "--log-target=journal-or-kmsg"]
+    # (The namespace's /dev has no kmsg: systemd's own lines go to its journal or nowhere,
+    # never to the host's kernel log.)
     with own_cgroup() as cgroup, (tmp_path / "namespace.log").open("w") as log:
         # Into the fresh cgroup before unshare, so it becomes the cgroup namespace's root. Each
         # link dies with its parent: the test (setpriv), then unshare (--kill-child).
