@@ -24,9 +24,12 @@ and emptied the machine's shared ``/tmp``):
    disks) and a pty as the console; ``/proc`` is this PID namespace's, with ``/proc/sys``
    read-only; ``/sys`` read-only; ``/sys/fs/cgroup`` a cgroup2 whose root is this cgroup
    namespace's (a cgroup the host made for this boot only).
-5. ``pivot_root`` (the host's tree is then detached), ``/`` made shared among this
-   namespace's own mounts (as systemd expects), and exec systemd with ``container=`` set, so it takes the container code paths
-   (no kernel modules, no udev, no swap or loop devices at shutdown).
+5. The capabilities that act on the machine (modules, raw I/O, the clock, the network's
+   configuration, audit) dropped from the bounding set, for systemd and every service.
+6. ``pivot_root`` (the host's tree is then detached), ``/`` made shared among this
+   namespace's own mounts (as systemd expects), and exec systemd with ``container=`` set,
+   so it takes the container code paths (no kernel modules, no udev, no swap or loop
+   devices at shutdown).
 
 Protocol with the host: one line on ``--report FD`` (``prepared HOST_PID``, ``refused REASON``
 when a step cannot be done here, ``unsafe REASON`` when a check of the isolation failed), one
