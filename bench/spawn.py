@@ -4,9 +4,10 @@ A broker process on tcp loopback, a script server (the stub model) in this proce
 parent robot here. Measures:
 
 - spawn to a child answering on the bus: ``parent.spawn(...)`` until the child's first reply
-  (a ``robot.info`` request), p50 and p99;
+  (a ``robot.info`` request), p50 and p99, and the CPU time the child used until then;
 - the unique memory (psutil USS) each child holds, once idle after that first reply and
-  again after one ``run`` through the stub model;
+  again after one ``run`` through the stub model, and its Private_Dirty then (the pages it
+  wrote since the fork, from /proc/PID/smaps_rollup);
 - for comparison, a cold ``robotd --serve`` started by hand, until it answers the same way.
 
     python bench/spawn.py [--children 30] [--cold 3] [--write]
@@ -33,6 +34,14 @@ def uss_mb(pid: int) -> float:
     return psutil.Process(pid).memory_full_info().uss / MB
 
 
+def private_dirty_mb(pid: int) -> float:
+    """Private_Dirty of ``pid`` in MB (/proc/PID/smaps_rollup): pages written since the fork."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Private_Dirty:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no Private_Dirty line in /proc/{pid}/smaps_rollup")
+
+
 def percentile(samples: list[float], share: float) -> float:
     ordered = sorted(samples)
     return ordered[max(0, int(round(len(ordered) * share)) - 1)]
@@ -40,21 +49,25 @@ def percentile(samples: list[float], share: float) -> float:
 
 def measure_spawns(parent, count: int) -> dict[str, float]:
     """Spawn ``count`` children one after another; time each until it answers; measure USS."""
-    times, handles = [], []
+    times, handles, cpu_ms = [], [], []
     for i in range(count):
         start = time.perf_counter()
         handle = parent.spawn(name=f"kid{i}", system_prompt="You help.")
         handle.info()
         times.append((time.perf_counter() - start) * 1000)
+        cpu = psutil.Process(handle.pid).cpu_times()
+        cpu_ms.append((cpu.user + cpu.system) * 1000)
         handles.append(handle)
     idle = [uss_mb(h.pid) for h in handles]
     for handle in handles:
         handle.run("hello")
     working = [uss_mb(h.pid) for h in handles]
+    dirty = [private_dirty_mb(h.pid) for h in handles]
     for handle in handles:
         handle.stop()
     return {"p50": statistics.median(times), "p99": percentile(times, 0.99), "first": times[0],
-            "uss_idle": statistics.median(idle), "uss_working": statistics.median(working)}
+            "uss_idle": statistics.median(idle), "uss_working": statistics.median(working),
+            "dirty_working": statistics.median(dirty), "cpu": statistics.median(cpu_ms)}
 
 
 def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
@@ -110,9 +123,12 @@ def report(warm: dict[str, float], spawned: dict[str, float], cold: dict[str, fl
     rows = [
         ("spawn to first reply, p50", f"{spawned['p50']:.1f} ms", "under 50 ms"),
         ("spawn to first reply, p99", f"{spawned['p99']:.1f} ms", ""),
+        ("CPU time a child used until its first reply (median)", f"{spawned['cpu']:.0f} ms", "what load does not inflate"),
         ("cold `robotd --serve` to first reply, p50", f"{cold['p50']:.0f} ms", "for comparison"),
         ("unique memory per child, idle (USS, median)", f"{spawned['uss_idle']:.1f} MB", "under 15 MB"),
         ("unique memory per child after one run (USS, median)", f"{spawned['uss_working']:.1f} MB", "under 15 MB"),
+        ("private dirty memory per child after one run (smaps_rollup, median)", f"{spawned['dirty_working']:.1f} MB",
+         "under 15 MB"),
         ("unique memory of a cold robotd (USS)", f"{cold['uss']:.1f} MB", "for comparison"),
         ("fork server warm-up (once per process)", f"{warm['seconds']:.1f} s", ""),
         ("fork server unique memory", f"{warm['uss']:.1f} MB", "shared by its children"),
@@ -137,10 +153,10 @@ def main() -> None:
 
         note = (f"`python bench/spawn.py --children {args.children} --cold {args.cold} --write`, "
                 f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared with other work. "
-                "Targets from DESIGN.md section 7. An idle child holds little of its own; its first model "
-                "call (litellm's code path, the HTTP client) touches objects of the shared heap, and CPython "
-                "writes a reference count into each object it touches, so those pages are copied and count "
-                "as the child's: the figure after one run.")
+                "Targets from DESIGN.md section 7. A child's unique memory is the pages of the fork server it "
+                "has written to since the fork (CPython writes a reference count into every object it touches), "
+                "so the figures that matter are after its first model call; the steps that brought them down "
+                "are in the next section.")
         write_section("Spawn (fork server) vs a cold robotd", f"{note}\n\n{table}")
 
 
