@@ -21,7 +21,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -42,12 +44,29 @@ def private_dirty_mb(pid: int) -> float:
     raise RuntimeError(f"no Private_Dirty line in /proc/{pid}/smaps_rollup")
 
 
+def dirty_by_mapping(pid: int) -> Counter[str]:
+    """Private_Dirty kB of ``pid`` per kind of mapping: the heap, anonymous memory, each library."""
+    dirty: Counter[str] = Counter()
+    name = ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields[0].startswith("Private_Dirty:"):
+            dirty[name] += int(fields[1])
+        elif not fields[0].endswith(":"):  # a mapping's header line: address range, perms, ..., path
+            path = fields[5] if len(fields) > 5 else ""
+            name = ANONYMOUS if not path else path if path.startswith("[") else Path(path).name
+    return dirty
+
+
+ANONYMOUS = "anonymous (pymalloc arenas, thread stacks)"
+
+
 def percentile(samples: list[float], share: float) -> float:
     ordered = sorted(samples)
     return ordered[max(0, int(round(len(ordered) * share)) - 1)]
 
 
-def measure_spawns(parent, count: int) -> dict[str, float]:
+def measure_spawns(parent, count: int) -> dict[str, Any]:
     """Spawn ``count`` children one after another; time each until it answers; measure USS."""
     times, handles, cpu_ms = [], [], []
     for i in range(count):
@@ -59,15 +78,19 @@ def measure_spawns(parent, count: int) -> dict[str, float]:
         cpu_ms.append((cpu.user + cpu.system) * 1000)
         handles.append(handle)
     idle = [uss_mb(h.pid) for h in handles]
+    before = dirty_by_mapping(handles[0].pid)
     for handle in handles:
         handle.run("hello")
     working = [uss_mb(h.pid) for h in handles]
     dirty = [private_dirty_mb(h.pid) for h in handles]
+    grown = dirty_by_mapping(handles[0].pid)
+    grown.subtract(before)
     for handle in handles:
         handle.stop()
     return {"p50": statistics.median(times), "p99": percentile(times, 0.99), "first": times[0],
             "uss_idle": statistics.median(idle), "uss_working": statistics.median(working),
-            "dirty_working": statistics.median(dirty), "cpu": statistics.median(cpu_ms)}
+            "dirty_working": statistics.median(dirty), "cpu": statistics.median(cpu_ms),
+            "grown": dict(grown.most_common(5))}
 
 
 def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
@@ -91,7 +114,7 @@ def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
     return {"p50": statistics.median(times), "uss": statistics.median(memory)}
 
 
-def run(children: int, cold: int) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+def run(children: int, cold: int) -> tuple[dict[str, float], dict[str, Any], dict[str, float]]:
     from robotlab import Robot
     from robotlab.robot.spawn import start_fork_server
     from robotlab.testing import serve_script
@@ -119,7 +142,7 @@ def run(children: int, cold: int) -> tuple[dict[str, float], dict[str, float], d
     return warm, spawned, started
 
 
-def report(warm: dict[str, float], spawned: dict[str, float], cold: dict[str, float], children: int) -> str:
+def report(warm: dict[str, float], spawned: dict[str, Any], cold: dict[str, float], children: int) -> str:
     rows = [
         ("spawn to first reply, p50", f"{spawned['p50']:.1f} ms", "under 50 ms"),
         ("spawn to first reply, p99", f"{spawned['p99']:.1f} ms", ""),
@@ -136,6 +159,9 @@ def report(warm: dict[str, float], spawned: dict[str, float], cold: dict[str, fl
     lines = [f"{children} children spawned one after another.", "",
              "| measure | result | target |", "| --- | ---: | --- |"]
     lines += [f"| {name} | {value} | {target} |" for name, value, target in rows]
+    lines += ["", "Where the first child's first run wrote (Private_Dirty growth per mapping, /proc/PID/smaps):", "",
+              "| mapping | grew by |", "| --- | ---: |"]
+    lines += [f"| {name} | {kb:,} kB |" for name, kb in spawned["grown"].items()]
     return "\n".join(lines)
 
 
