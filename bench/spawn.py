@@ -4,13 +4,13 @@ A broker process on tcp loopback, a script server (the stub model) in this proce
 parent robot here. Measures:
 
 - spawn to a child answering on the bus: ``parent.spawn(...)`` until the child's first reply
-  (a ``robot.info`` request), p50 and p99, and the CPU time the child used until then;
+  (a ``robot.info`` request), p50 and p99;
 - the unique memory (psutil USS) each child holds, once idle after that first reply and
   again after one ``run`` through the stub model, and its Private_Dirty then (the pages it
   wrote since the fork, from /proc/PID/smaps_rollup);
 - for comparison, a cold ``robotd --serve`` started by hand, until it answers the same way.
 
-    python bench/spawn.py [--children 30] [--cold 3] [--write]
+    python bench/spawn.py [--children 30] [--cold 3] [--model openai/scripted] [--write]
 """
 
 from __future__ import annotations
@@ -68,14 +68,12 @@ def percentile(samples: list[float], share: float) -> float:
 
 def measure_spawns(parent, count: int) -> dict[str, Any]:
     """Spawn ``count`` children one after another; time each until it answers; measure USS."""
-    times, handles, cpu_ms = [], [], []
+    times, handles = [], []
     for i in range(count):
         start = time.perf_counter()
         handle = parent.spawn(name=f"kid{i}", system_prompt="You help.")
         handle.info()
         times.append((time.perf_counter() - start) * 1000)
-        cpu = psutil.Process(handle.pid).cpu_times()
-        cpu_ms.append((cpu.user + cpu.system) * 1000)
         handles.append(handle)
     idle = [uss_mb(h.pid) for h in handles]
     before = dirty_by_mapping(handles[0].pid)
@@ -89,7 +87,7 @@ def measure_spawns(parent, count: int) -> dict[str, Any]:
         handle.stop()
     return {"p50": statistics.median(times), "p99": percentile(times, 0.99), "first": times[0],
             "uss_idle": statistics.median(idle), "uss_working": statistics.median(working),
-            "dirty_working": statistics.median(dirty), "cpu": statistics.median(cpu_ms),
+            "dirty_working": statistics.median(dirty),
             "grown": dict(grown.most_common(5))}
 
 
@@ -101,7 +99,7 @@ def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
     for i in range(rounds):
         name = f"cold{i}"
         argv = [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", url, "--system-prompt", "You help.",
-                "--model", "openai/scripted", "--api-base", api, "--serve"]
+                "--model", parent.model, "--api-base", api, "--serve"]
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while not any(row["name"] == name for row in parent.bus.admin("ps")):
@@ -114,7 +112,7 @@ def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
     return {"p50": statistics.median(times), "uss": statistics.median(memory)}
 
 
-def run(children: int, cold: int) -> tuple[dict[str, float], dict[str, Any], dict[str, float]]:
+def run(children: int, cold: int, model: str) -> tuple[dict[str, float], dict[str, Any], dict[str, float]]:
     from robotlab import Robot
     from robotlab.robot.spawn import start_fork_server
     from robotlab.testing import serve_script
@@ -129,7 +127,7 @@ def run(children: int, cold: int) -> tuple[dict[str, float], dict[str, Any], dic
     try:
         with serve_script(turns) as api:
             time.sleep(0.5)  # a benchmark, not a test: the broker has no readiness signal here
-            parent = Robot(name="bench", bus=url, model="openai/scripted", api_base=api)
+            parent = Robot(name="bench", bus=url, model=model, api_base=api)
             start = time.perf_counter()
             server = start_fork_server()
             warm = {"seconds": time.perf_counter() - start, "uss": uss_mb(server.process.pid)}
@@ -146,7 +144,6 @@ def report(warm: dict[str, float], spawned: dict[str, Any], cold: dict[str, floa
     rows = [
         ("spawn to first reply, p50", f"{spawned['p50']:.1f} ms", "under 50 ms"),
         ("spawn to first reply, p99", f"{spawned['p99']:.1f} ms", ""),
-        ("CPU time a child used until its first reply (median)", f"{spawned['cpu']:.0f} ms", "what load does not inflate"),
         ("cold `robotd --serve` to first reply, p50", f"{cold['p50']:.0f} ms", "for comparison"),
         ("unique memory per child, idle (USS, median)", f"{spawned['uss_idle']:.1f} MB", "under 15 MB"),
         ("unique memory per child after one run (USS, median)", f"{spawned['uss_working']:.1f} MB", "under 15 MB"),
@@ -169,15 +166,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--children", type=int, default=30)
     parser.add_argument("--cold", type=int, default=3, help="cold robotd starts to time")
+    parser.add_argument("--model", default="openai/scripted",
+                        help="the children's model name (the stub answers any; litellm prices some, not this one)")
     parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
     args = parser.parse_args()
-    warm, spawned, cold = run(args.children, args.cold)
+    warm, spawned, cold = run(args.children, args.cold, args.model)
     table = report(warm, spawned, cold, args.children)
     print(table)
     if args.write:
         from bus import write_section
 
-        note = (f"`python bench/spawn.py --children {args.children} --cold {args.cold} --write`, "
+        note = (f"`python bench/spawn.py --children {args.children} --cold {args.cold} --model {args.model} --write`, "
                 f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared with other work. "
                 "Targets from DESIGN.md section 7. A child's unique memory is the pages of the fork server it "
                 "has written to since the fork (CPython writes a reference count into every object it touches), "

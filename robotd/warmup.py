@@ -27,6 +27,10 @@ log = logging.getLogger("robotlab.robotd")
 # Model calls after the code is moved: the copies start unquickened, and CPython 3.11 writes
 # to a code object on each of its first calls until it is specialised.
 AFTER_RELOCATION_CALLS = 2
+# One model litellm cannot price and one it can: after the call, litellm's cost calculator
+# formats a traceback for the first and prices the second, two different code paths; a child
+# whose first call takes a path the warm-up did not writes about 3 MB more of its own.
+WARM_UP_MODELS = ("openai/warm-up", "openai/gpt-4o-mini")
 # The original code objects, kept alive: freed, they would leave holes in the inherited heap
 # that a child's first allocations fill, copying those pages instead.
 _ORIGINALS: list[CodeType] = []
@@ -98,7 +102,7 @@ def warm() -> None:
 
 
 def warm_model_call() -> None:
-    """One robot run against an in-process stub model, then every thread it started ended.
+    """A robot run per model in ``WARM_UP_MODELS`` against an in-process stub, then every thread ended.
 
     A child's first model call otherwise builds (and so un-shares) about 15 MB of litellm's
     lazily made objects; made here, they are inherited copy-on-write. Three things the call
@@ -116,11 +120,11 @@ def warm_model_call() -> None:
     from robotlab.testing import serve_script
 
     before = set(threading.enumerate())
-    with serve_script([{"content": "warm"}]) as api:
+    with serve_script([{"content": "warm"}] * len(WARM_UP_MODELS)) as api:
         # Through a whole Robot.run, so the robot's own first-run paths are warm too.
-        robot = Robot(name="warm-up", system_prompt="Warm up.", model="openai/warm-up", api_base=api,
-                      api_key="warm-up")
-        robot.run("warm up")
+        for model in WARM_UP_MODELS:
+            robot = Robot(name="warm-up", system_prompt="Warm up.", model=model, api_base=api, api_key="warm-up")
+            robot.run("warm up")
         _close_cached_clients(litellm.in_memory_llm_clients_cache)
     _stop_workers(executor)
     for thread in set(threading.enumerate()) - before:
