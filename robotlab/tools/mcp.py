@@ -6,9 +6,9 @@ each resolved server for tools through a ``ToolSource``. Connection failures are
 
 A server config is ``{"name": ..., "transport": {"type": "stdio", "command": ..., "args": [...],
 "env": {...}}, "timeout": seconds}``, or for a remote server ``{"type": "streamable-http"
-(or "http", "sse", "ws", "websocket"), "url": ..., "headers": {...}}``. Every transport is
-served by ``robotlab.tools.mcp_client.MCPClient`` over the official ``mcp`` SDK. ``inject`` adopts
-sources connected elsewhere.
+(or "http", "sse", "ws", "websocket"), "url": ..., "headers": {...}, "auth": ...}`` (credentials:
+``mcp_auth.py``). Every transport is served by ``robotlab.tools.mcp_client.MCPClient`` over the
+official ``mcp`` SDK. ``inject`` adopts sources connected elsewhere.
 """
 
 from __future__ import annotations
