@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import threading
 import time
@@ -39,6 +40,7 @@ from robotlab.errors import MCPError
 
 __all__ = ["DEFAULT_REDIRECT_URI", "FileTokenStorage", "LoopbackCallback", "MemoryTokenStorage", "http_auth", "http_client"]
 
+log = logging.getLogger("robotlab.tools.mcp")
 DEFAULT_REDIRECT_URI = "http://127.0.0.1:33418/callback"
 CALLBACK_TIMEOUT = 300.0
 """Seconds the loopback callback waits for the browser to come back."""
@@ -86,10 +88,14 @@ class FileTokenStorage(MemoryTokenStorage):
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__()
         self.path = Path(path).expanduser()
-        saved = json.loads(self.path.read_text()) if self.path.exists() else {}
-        self.tokens = OAuthToken.model_validate(saved["tokens"]) if saved.get("tokens") else None
-        info = saved.get("client_info")
-        self.client_info = OAuthClientInformationFull.model_validate(info) if info else None
+        try:
+            saved = json.loads(self.path.read_text()) if self.path.exists() else {}
+            self.tokens = OAuthToken.model_validate(saved["tokens"]) if saved.get("tokens") else None
+            info = saved.get("client_info")
+            self.client_info = OAuthClientInformationFull.model_validate(info) if info else None
+        except (OSError, ValueError, KeyError, AttributeError) as exc:
+            raise MCPError(f"MCP OAuth token_path {self.path} cannot be read ({exc}); "
+                           "delete it to authorize again") from exc
 
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -190,19 +196,23 @@ class LoopbackCallback:
 
 def _oauth(name: str, url: str, options: dict[str, Any]) -> OAuthClientProvider:
     redirect_uri = str(options.get("redirect_uri") or DEFAULT_REDIRECT_URI)
-    on_callback: Callable[[], Any] | None = options.get("on_callback")
-    open_url: Callable[[str], Any] = options.get("open_url") or webbrowser.open
-    loopback = None if on_callback else LoopbackCallback(redirect_uri, float(options.get("callback_timeout")
-                                                                             or CALLBACK_TIMEOUT))
+    open_url: Callable[[str], Any] | None = options.get("open_url")
+    loopback: LoopbackCallback | None = None
+    wait: Callable[[], Any] | None = options.get("on_callback")
+    if wait is None:
+        loopback = LoopbackCallback(redirect_uri, float(options.get("callback_timeout") or CALLBACK_TIMEOUT))
+        wait = loopback.wait
 
     async def redirect(authorization_url: str) -> None:
         if loopback is not None:
             loopback.start()
-        await asyncio.to_thread(open_url, authorization_url)
+        if open_url is None:  # a browser may not open (no display): the person can copy the link
+            log.warning("MCP server %s needs authorization: open %s", name, authorization_url)
+        await asyncio.to_thread(open_url or webbrowser.open, authorization_url)
 
     async def callback() -> AuthorizationCodeResult:
-        answer = await asyncio.to_thread(on_callback or loopback.wait)  # type: ignore[union-attr]
-        return _code_of(answer)
+        assert wait is not None
+        return _code_of(await asyncio.to_thread(wait))
 
     metadata = OAuthClientMetadata.model_validate({
         "client_name": str(options.get("client_name") or f"robotlab ({name})"), "redirect_uris": [redirect_uri],

@@ -114,3 +114,10 @@ def test_a_robot_calls_a_tool_of_an_oauth_server_with_its_own_callback(guarded_h
     assert llm.requests[0].tool_names == ["whoami"]
     assert llm.requests[1].tool_results() == ["an authenticated caller"]
     assert landed[0].startswith(callback_uri + "?code=")
+
+
+def test_a_token_file_that_cannot_be_read_says_what_to_do(tmp_path: Path) -> None:
+    broken = tmp_path / "tokens.json"
+    broken.write_text("{not json")
+    with pytest.raises(MCPError, match=r"token_path .*tokens.json cannot be read .*delete it to authorize again"):
+        connect_source(server("http://127.0.0.1:1/mcp", auth={"type": "oauth", "token_path": str(broken)}))
