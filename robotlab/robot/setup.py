@@ -15,24 +15,30 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from robotlab.config.model_settings import REQUEST_FIELDS
 from robotlab.config.run_config import RunConfig
 from robotlab.llm import LLM, LiteLLM, model_id
-from robotlab.memory.documents import Embedder
 from robotlab.prompt.system_prompt import Composition, SystemPrompt, import_tools
-from robotlab.skills.bundle import AgentSkill
-from robotlab.skills.catalog import default_catalog
-from robotlab.skills.matching import Injection, SkillIndex
 from robotlab.tools.selection import is_none_value
 from robotlab.tools.tool import Tool
+
+if TYPE_CHECKING:  # robotlab.skills is imported only by robots that name skills
+    from robotlab.memory.documents import Embedder
+    from robotlab.skills.bundle import AgentSkill
+    from robotlab.skills.matching import Injection, SkillIndex
 
 __all__ = ["RobotSetup", "validate_tool_names"]
 
 log = logging.getLogger("robotlab.robot")
 _PROMPT_KEYS = ("template", "context", "system_prompt", "skills")
-_NO_SKILLS = Injection()
+
+
+def _find_bundle(skill_id: str) -> AgentSkill | None:
+    from robotlab.skills.catalog import default_catalog
+
+    return default_catalog().find(skill_id)
 
 
 def validate_tool_names(tools: Any) -> None:
@@ -58,10 +64,9 @@ class RobotSetup:
     def __init__(self, robot: Any, template: str | None, inline: str | None, context: Any,
                  local_tools: Sequence[Tool | type[Tool]], llm: LLM | None) -> None:
         self.robot = robot
-        self.prompt = SystemPrompt(template, list(robot.skills or []), context, inline,
-                                   claim=lambda skill_id: default_catalog().find(skill_id))
+        self.prompt = SystemPrompt(template, list(robot.skills or []), context, inline, claim=_find_bundle)
         self.agent_skills: list[AgentSkill] = []
-        self.injection = _NO_SKILLS
+        self.injection: Injection | None = None
         self._skill_index: SkillIndex | None = None
         self.local_tools: list[Tool] = [t() if isinstance(t, type) else t for t in local_tools]
         self._llm = llm
@@ -160,7 +165,7 @@ class RobotSetup:
     @property
     def run_system_text(self) -> str | None:
         """The system message of the run under way: matched skills' instructions, then ``system_text``."""
-        return self.injection.system_text(self.system_text)
+        return self.injection.system_text(self.system_text) if self.injection else self.system_text
 
     def system_messages(self) -> list[dict[str, Any]]:
         """The run's system message as a one-element list (empty when there is none)."""
@@ -173,17 +178,21 @@ class RobotSetup:
 
         Inside, the matched skills' instructions lead the system message; leaving drops them.
         """
-        if self.agent_skills:
-            if self._skill_index is None or self._skill_index.embedder is not embedder:
-                self._skill_index = SkillIndex(self.agent_skills, embedder)
-            self.injection = self._skill_index.inject(message)
-        if self.injection.matched:
+        if not self.agent_skills:
+            yield []
+            return
+        if self._skill_index is None or self._skill_index.embedder is not embedder:
+            from robotlab.skills.matching import SkillIndex
+
+            self._skill_index = SkillIndex(self.agent_skills, embedder)
+        self.injection = injection = self._skill_index.inject(message)
+        if injection.matched:
             log.info("robot %s: skills matched: %s", self.robot.name,
-                     ", ".join(f"{skill.name} ({score:.2f})" for skill, score in self.injection.matched))
+                     ", ".join(f"{skill.name} ({score:.2f})" for skill, score in injection.matched))
         try:
-            yield list(self.injection.tools)
+            yield list(injection.tools)
         finally:
-            self.injection = _NO_SKILLS
+            self.injection = None
 
     def rerender(self, run_context: dict[str, Any]) -> None:
         """Render the template again with the run's context over the build context."""
