@@ -187,7 +187,7 @@ UNIX_CLIENT = ("/usr/bin/python3 -I -c 'import socket, sys; s = socket.socket(so
 @pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="no /usr/bin/python3 to act as a client")
 def test_network_off_refuses_a_unix_socket(bundle: Callable[..., Path], area: dict[str, Path], strategy: str) -> None:
     # The listening socket sits in the writable folder, which both sandboxes let the script see.
-    path = area["writable"] / "agent.sock"
+    path = area["writable"] / "a.sock"  # AF_UNIX paths are short (108 bytes)
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(path))
     server.listen(1)
