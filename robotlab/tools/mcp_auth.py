@@ -83,7 +83,12 @@ class MemoryTokenStorage:
 
 
 class FileTokenStorage(MemoryTokenStorage):
-    """The SDK's ``TokenStorage`` in a JSON file (mode 0600), so a later run skips the browser."""
+    """The SDK's ``TokenStorage`` in a JSON file (mode 0600), so a later run skips the browser.
+
+    The file also records when the access token expires. The SDK does not know the expiry of
+    tokens it loads, so it would send an expired one, get a 401 and open the browser again; an
+    expired access token is therefore loaded blank, which makes the SDK use the refresh token.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__()
@@ -96,18 +101,22 @@ class FileTokenStorage(MemoryTokenStorage):
         except (OSError, ValueError, KeyError, AttributeError) as exc:
             raise MCPError(f"MCP OAuth token_path {self.path} cannot be read ({exc}); "
                            "delete it to authorize again") from exc
+        self.expires_at: float | None = saved.get("expires_at")
+        if self.tokens and self.tokens.refresh_token and self.expires_at and time.time() >= self.expires_at - 5:
+            self.tokens = self.tokens.model_copy(update={"access_token": ""})
 
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"tokens": self.tokens.model_dump(mode="json") if self.tokens else None,
+        data = {"tokens": self.tokens.model_dump(mode="json") if self.tokens else None, "expires_at": self.expires_at,
                 "client_info": self.client_info.model_dump(mode="json") if self.client_info else None}
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as out:
             json.dump(data, out)
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        """Keep new tokens, on disk too."""
+        """Keep new tokens, on disk too, with the time the access token expires."""
         self.tokens = tokens
+        self.expires_at = time.time() + tokens.expires_in if tokens.expires_in else None
         self._save()
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:

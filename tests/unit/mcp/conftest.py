@@ -90,14 +90,28 @@ GUARDED_TOKEN = "a-static-test-token"
 """The bearer token the guarded server accepts besides the ones it issues through OAuth."""
 
 
+@contextmanager
+def _guarded(tmp_path: Path, token_seconds: int) -> Iterator[str]:
+    port = _free_port()
+    script = str(Path(__file__).with_name("oauth_server.py"))
+    with _http_server([sys.executable, script, str(port), GUARDED_TOKEN, str(token_seconds)], port,
+                      tmp_path / "guarded.log"):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
 @pytest.fixture
 def guarded_http(tmp_path: Path) -> Iterator[str]:
     """An MCP server over streamable HTTP behind the SDK's OAuth authorization server
     (``oauth_server.py``), on a free loopback port; its URL."""
-    port = _free_port()
-    script = str(Path(__file__).with_name("oauth_server.py"))
-    with _http_server([sys.executable, script, str(port), GUARDED_TOKEN], port, tmp_path / "guarded.log"):
-        yield f"http://127.0.0.1:{port}/mcp"
+    with _guarded(tmp_path, 3600) as url:
+        yield url
+
+
+@pytest.fixture
+def short_token_http(tmp_path: Path) -> Iterator[str]:
+    """The same server, whose access tokens last 2 seconds (refresh tokens do not expire)."""
+    with _guarded(tmp_path, 2) as url:
+        yield url
 
 
 @pytest.fixture

@@ -6,7 +6,9 @@ each get in, list the tools and call one."""
 
 from __future__ import annotations
 
+import json
 import stat
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -19,6 +21,7 @@ from robotlab.errors import MCPError
 from robotlab.testing import ScriptedLLM
 from robotlab.tools.mcp import connect_source
 from tests.unit.mcp.conftest import GUARDED_TOKEN
+from tests.waiting import wait_until
 
 
 def server(url: str, **transport: Any) -> dict[str, Any]:
@@ -121,3 +124,17 @@ def test_a_token_file_that_cannot_be_read_says_what_to_do(tmp_path: Path) -> Non
     broken.write_text("{not json")
     with pytest.raises(MCPError, match=r"token_path .*tokens.json cannot be read .*delete it to authorize again"):
         connect_source(server("http://127.0.0.1:1/mcp", auth={"type": "oauth", "token_path": str(broken)}))
+
+
+def test_a_later_run_refreshes_an_expired_token_instead_of_asking_again(
+        short_token_http: str, callback_uri: str, tmp_path: Path) -> None:
+    browser, tokens = Browser(), tmp_path / "tokens.json"
+    auth = {"type": "oauth", "redirect_uri": callback_uri, "open_url": browser, "token_path": str(tokens)}
+    assert whoami(server(short_token_http, auth=auth))[1] == "an authenticated caller"
+    first = json.loads(tokens.read_text())
+    wait_until(lambda: time.time() > first["expires_at"], timeout=10, message="the access token expired")
+    assert whoami(server(short_token_http, auth=auth))[1] == "an authenticated caller"
+    again = json.loads(tokens.read_text())
+    assert len(browser.opened) == 1  # refreshed, not authorized again
+    assert again["tokens"]["access_token"] != first["tokens"]["access_token"]
+    assert again["tokens"]["refresh_token"] != first["tokens"]["refresh_token"]  # rotated by the server
