@@ -38,7 +38,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 
 from robotlab.errors import MCPError
 
-__all__ = ["DEFAULT_REDIRECT_URI", "FileTokenStorage", "LoopbackCallback", "MemoryTokenStorage", "http_auth", "http_client"]
+__all__ = ["DEFAULT_REDIRECT_URI", "FileTokenStorage", "LoopbackCallback", "MemoryTokenStorage", "http_auth", "http_client",
+           "person_wait"]
 
 log = logging.getLogger("robotlab.tools.mcp")
 DEFAULT_REDIRECT_URI = "http://127.0.0.1:33418/callback"
@@ -229,6 +230,18 @@ def _oauth(name: str, url: str, options: dict[str, Any]) -> OAuthClientProvider:
         "scope": options.get("scope")})
     storage = FileTokenStorage(options["token_path"]) if options.get("token_path") else MemoryTokenStorage()
     return OAuthClientProvider(url, metadata, storage, redirect_handler=redirect, callback_handler=callback)
+
+
+def person_wait(transport: dict[str, Any]) -> float:
+    """Seconds a connection may also wait for a person: the OAuth callback's time-out, else 0.
+
+    Connecting to an OAuth server can mean waiting for someone to approve a page, which the
+    server's own time-out (meant for requests) does not cover.
+    """
+    auth = transport.get("auth")
+    if isinstance(auth, dict) and auth.get("type") == "oauth":
+        return float(auth.get("callback_timeout") or CALLBACK_TIMEOUT)
+    return 0.0
 
 
 def http_auth(name: str, transport: dict[str, Any]) -> httpx2.Auth | None:

@@ -222,6 +222,7 @@ class MCPClient:
         self.target = target
         self.remote = remote
         self.timeout = server_timeout(timeout)
+        self.connect_timeout = self.timeout  # longer when connecting waits on a person (OAuth)
         self._open = opener
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"mcp-{name}", daemon=True)
@@ -241,10 +242,10 @@ class MCPClient:
         ready: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
         asyncio.run_coroutine_threadsafe(self._serve(ready), self._loop)
         try:
-            listed = ready.result(self.timeout)
+            listed = ready.result(self.connect_timeout)
         except concurrent.futures.TimeoutError:
             self.close()
-            raise MCPError(f"MCP server did not respond within {self.timeout:g}s", retryable=True) from None
+            raise MCPError(f"MCP server did not respond within {self.connect_timeout:g}s", retryable=True) from None
         except Exception as exc:  # whatever the SDK raised, the robot records it as a failed server
             self.close()
             raise self._start_error(_root_cause(exc)) from exc
