@@ -30,7 +30,7 @@ import zmq
 
 from robotlab.errors import BusError, PeerUnavailable
 
-from . import protocol
+from . import protocol, traced
 from .boundary import pack_plain
 from .dispatcher import Dispatcher
 from .keys import KeyConfig, client_keys
@@ -90,6 +90,7 @@ class BusClient:
             keys = client_keys(self.name)
         self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome, keys or None)
         self._link.holding = self.dispatcher.holding
+        self.stats = self._link.stats  # what ps shows of this member: robotlab.bus.stats
         self._embedded: Any = None
         self._closed = False
 
@@ -205,7 +206,7 @@ class BusClient:
                  "reply_to": reply_to, "ack": ack, "deadline": deadline, "max_handling": max_handling}
         header: dict[str, Any] = {"id": message_id, "to": to, "type": type, **{k: v for k, v in flags.items() if v}}
         header.update(([] if receipt else [("receipt", False)]) + ([] if hold is None else [("hold", hold)]))
-        protocol.check_header(Command.SEND, header)  # the broker would refuse it: say so here
+        traced.stamp(header)  # checked as the broker will (it would refuse it: say so here); traced when on
         tracker = Tracker(message_id, to, busy_retry)
         frames = protocol.encode(Command.SEND, header, body)
         self._register(tracker, frames, receipt, expect_reply)
@@ -336,7 +337,7 @@ class BusClient:
         message = Message(
             id=h["id"], sender=h["from"], sender_instance=str(h.get("from_instance", "")), to=str(h.get("to", "")),
             type=str(h.get("type", "message")), content=content, reply_to=h.get("reply_to"),
-            deadline=h.get("deadline"), attempt=int(h.get("attempt", 1)), delivery=h["delivery"],
+            deadline=h.get("deadline"), attempt=int(h.get("attempt", 1)), delivery=h["delivery"], extra=traced.carried(h),
         )
         if message.reply_to is not None and self._settle_reply(message, message.reply_to):
             return

@@ -12,6 +12,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Protocol
 
+from . import traced
 from .message import Delivery, Message
 
 
@@ -140,10 +141,7 @@ class Dispatcher:
         while (message := self._queue.get()) is not None:
             with self._lock:
                 self._in_hand = message.delivery
-            if self.manual:
-                self._handle_manual(message)
-            else:
-                self._handle_auto(message)
+            traced.handle(self.client.name, message, self._handle_manual if self.manual else self._handle_auto)
             with self._lock:
                 self._in_hand = None
                 self._working.discard(message.delivery)

@@ -39,6 +39,7 @@ from .handshake import HANDSHAKE_FAILED, diagnose, latest_event
 from .kept import Kept
 from .keys import KeyConfig
 from .protocol import Command, ErrorCode, Frame
+from .stats import StatsReport
 
 log = logging.getLogger("robotlab.bus")
 
@@ -91,6 +92,7 @@ class Link:
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
         self.kept = Kept()
+        self.stats = StatsReport()
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
         self._monitor: zmq.Socket | None = None
         self._handshake: Mapping[str, Any] | None = None
@@ -330,8 +332,8 @@ class Link:
             log.warning("bus: broker %s went silent; reconnecting", self.url)
             self.welcomed.clear()
             self._reconnect()
-        elif now - self._last_sent >= self.heartbeat:
-            self._send(protocol.encode(Command.HEARTBEAT))
+        elif now - self._last_sent >= self.heartbeat or (self.stats.source is not None and self.stats.changed(now)):
+            self._send(protocol.encode(Command.HEARTBEAT, self.stats.header(now)))  # robotlab.bus.stats
         if self.welcomed.is_set() and now - self._last_touch >= self.ack_timeout / 3:
             self._touch(now)
 

@@ -12,11 +12,12 @@ Peer -> broker:
 
     HELLO      {name, instance, token?, role, pid, parent?, max_inflight?}   must come first
     SEND       {id, to, type, to_instance?, reply_to?, ack?, deadline?, max_handling?,
-                any?, idempotent?, receipt?, untracked?, hold?}       body = payload
+                any?, idempotent?, receipt?, untracked?, hold?, traceparent?, tracestate?}
+                                                                      body = payload
     ACK        {deliveries: [delivery ids]}                           batched acks
     TOUCH      {deliveries: [delivery ids]}                           still working on these
     NACK       {delivery, reason}
-    HEARTBEAT  {}
+    HEARTBEAT  {stats?}                                               stats: a member's own figures
     BYE        {}
     REQUEST    {id, op, args}                                         admin: ps, dlq.*, stats, ping
 
@@ -33,13 +34,15 @@ Broker -> peer:
 ``SEND.receipt = false`` asks only for failure receipts; ``SEND.untracked`` (replies) is
 delivered with ``delivery = 0``, held in no in-flight table and never acked: the requester's
 own resend is a reply's retry. ``SEND.hold`` (seconds) overrides how long the broker holds
-the message while every member of its name is away. TOUCH pushes the ack deadline of deliveries a live receiver
+the message while every member of its name is away. ``traceparent``/``tracestate`` are the
+W3C trace context of a traced message; the broker replaces them with its own span's. TOUCH pushes the ack deadline of deliveries a live receiver
 still holds (queued or running) by another ack timeout, never past the message's ``deadline``:
 the ack timeout catches silent receivers, not long tasks; ``max_handling`` (seconds, capped by
 the broker's own maximum) bounds how long any delivery may stay in flight, touched or not.
 ``HEARTBEAT.seen`` counts the frames the broker has handled from this connection (its HELLO is
 1): a member keeps each reply, ack and nack it sent until ``seen`` covers it, and sends what it
-still keeps after a WELCOME.
+still keeps after a WELCOME. ``HEARTBEAT.stats`` (tokens, dollars, a short status) is what a
+member reports of itself for ``ps``; it is sent when it changes, at most once a heartbeat.
 
 Every header field's type and bound is in :data:`SCHEMA`; :func:`decode` enforces it.
 """
@@ -177,6 +180,7 @@ _SEND_FIELDS = {
     "to_instance": _ID, "reply_to": _ID, "ack": Field("int"), "deadline": Field("number"),
     "max_handling": Field("number"), "any": _FLAG, "idempotent": _FLAG, "receipt": _FLAG, "untracked": _FLAG,
     "hold": Field("number"),
+    "traceparent": _ID, "tracestate": Field("text", limit=512),  # W3C trace context (robotlab.observability)
 }
 SCHEMA: dict[Command, dict[str, Field]] = {
     Command.HELLO: {"name": Field("str", required=True, limit=NAME_MAX), "instance": Field("str", required=True),
@@ -185,7 +189,7 @@ SCHEMA: dict[Command, dict[str, Field]] = {
     Command.ACK: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
     Command.TOUCH: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
     Command.NACK: {"delivery": Field("int", required=True), "reason": Field("text", limit=TEXT_MAX)},
-    Command.HEARTBEAT: {"seen": Field("int")},
+    Command.HEARTBEAT: {"seen": Field("int"), "stats": Field("map", limit=16)},  # stats: robotlab.bus.stats
     Command.BYE: {},
     Command.REQUEST: {"id": Field("str", required=True), "op": Field("str", required=True, limit=NAME_MAX),
                       "args": Field("map", limit=64)},
