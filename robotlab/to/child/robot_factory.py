@@ -225,8 +225,11 @@ def load_model_client() -> None:
 def warm_up() -> None:
     """Import the robot library and litellm once in the orchestrator, so every forked
     iteration child starts with them loaded (a fork then costs milliseconds, not seconds)."""
-    import robotlab  # noqa: F401
+    import robotlab
     from robotlab.config.cascade import prepare_litellm_environment
+
+    # robotlab's names load on first use: touch the ones every child uses, so it inherits them.
+    robotlab.build, robotlab.Tool, robotlab.Hook  # noqa: B018
 
     prepare_litellm_environment()
     import litellm
