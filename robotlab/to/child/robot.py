@@ -17,8 +17,8 @@ from typing import Any
 from robotlab.errors import BudgetExceeded, InferenceError
 from robotlab.ipc import json_lines
 from robotlab.to.child.robot_factory import (
-    ModelSettings,
     Oversight,
+    RobotModel,
     build_robot,
     compact,
     metered_llm,
@@ -46,7 +46,7 @@ class ChildPlan:
 
     name: str
     system_prompt: str
-    model: ModelSettings
+    model: RobotModel
     guard: GuardSettings
     lock_patterns: list[str]
     decisions: bool
