@@ -104,7 +104,7 @@ def _prepare(settings: config.Settings, status: Status) -> None:
 def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegistry, status: Status) -> Session:
     supervisor, watch = Supervisor(), Watch()
     model = RobotModel(model=settings.eval_judge_model or settings.model, provider=settings.provider,
-                       api_base=settings.api_base, stream=False, max_tokens=settings.max_output_tokens or None)
+                       api_base=settings.api_base, stream=False, max_tokens=settings.max_output_tokens)
     the_judge: Any = SupervisedJudge(judge(model), supervisor, watch)
     closers = []
     if settings.crew and not settings.broker:

@@ -50,7 +50,7 @@ class Session:
         settings = self.settings
         return RobotModel(model=settings.model, provider=settings.provider, api_base=settings.api_base,
                           stream=settings.stream, max_tool_rounds=settings.max_tool_rounds,
-                          max_tokens=settings.max_output_tokens or None, call_timeout=settings.call_timeout or None)
+                          max_tokens=settings.max_output_tokens, call_timeout=settings.call_timeout or None)
 
     @property
     def stopping(self) -> bool:
@@ -81,4 +81,4 @@ class Session:
         self.run.input_tokens += input_tokens
         self.run.output_tokens += output_tokens
         self.run.cost_usd = add_cost(self.run.cost_usd, cost)
-        self.status.update(tokens=self.run.total_tokens, cost=self.run.cost_usd)
+        self.status.update(tokens=self.run.total_tokens, cost=self.run.cost_usd, estimated=False)
