@@ -144,17 +144,19 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="another such folder (an older checkout's), measured too")
     parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     results, offenders = measure(args.runs, [args.bin, *([args.before] if args.before else [])])
+    load = f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
     table = report(results[0], offenders, results[1] if args.before else None)
     print(table)
     if args.write:
         from bus import write_section
 
         compared = " --before OLD/.venv/bin" if args.before else ""
-        note = (f"`python bench/startup.py --runs {args.runs}{compared} --write`: p50 of {args.runs} fresh processes "
-                "each (after one warm-up), 2 cores shared with other work. \"before\" is the same measurement, in "
-                "the same run and taking turns process by process, of a checkout without the lazy `import robotlab`. Target: robot-to's first line "
-                "under 0.5 s.")
+        note = (f"`python bench/startup.py --runs {args.runs}{compared} --write`: p50 of {args.runs} fresh "
+                f"processes each (after one warm-up), 2 cores shared with other work ({load}). \"before\" is the "
+                "same measurement, in the same run and taking turns process by process, of a checkout without the "
+                "lazy `import robotlab`. Target: robot-to's first line under 0.5 s.")
         write_section("Start-up: robot-to's first line, and --help", f"{note}\n\n{table}")
 
 
