@@ -179,6 +179,9 @@ def relocate_hot_code(call: Callable[[], None]) -> int:
     finally:
         sys.setprofile(None)
         threading.setprofile(None)
+    # gc.get_objects() does not list frozen objects: thaw any frozen earlier (warm() freezes
+    # everything again once the code is moved).
+    gc.unfreeze()
     moved = 0
     for obj in gc.get_objects():
         if type(obj) is FunctionType and obj.__code__ in hot:
