@@ -42,23 +42,35 @@ def free_port() -> int:
 # -- the raw pyzmq baseline (run as child processes) -------------------------------------------
 
 
-def raw_broker(url: str) -> None:
-    """ROUTER that forwards [to, body] from one peer to another as [from, body]."""
+def raw_broker(url: str, wake_ms: int = -1) -> None:
+    """ROUTER that forwards [to, body] from one peer to another as [from, body].
+
+    ``wake_ms`` > 0 wakes an idle receive that often (callgrind answers dump requests only
+    between system calls: see bench/bus_instructions.py); a busy one never waits.
+    """
     sock = zmq.Context.instance().socket(zmq.ROUTER)
+    sock.setsockopt(zmq.RCVTIMEO, wake_ms)
     sock.bind(url)
     while True:
-        sender, to, body = sock.recv_multipart()
+        try:
+            sender, to, body = sock.recv_multipart()
+        except zmq.Again:
+            continue
         sock.send_multipart([to, sender, body])
 
 
-def raw_echo(url: str) -> None:
-    """DEALER named 'echo' that sends every body back to its sender."""
+def raw_echo(url: str, wake_ms: int = -1) -> None:
+    """DEALER named 'echo' that sends every body back to its sender (``wake_ms`` as above)."""
     sock = zmq.Context.instance().socket(zmq.DEALER)
     sock.setsockopt(zmq.ROUTING_ID, b"echo")
+    sock.setsockopt(zmq.RCVTIMEO, wake_ms)
     sock.connect(url)
     sock.send_multipart([b"echo", b"hello"])  # registers the route; echoes itself once
     while True:
-        sender, body = sock.recv_multipart()
+        try:
+            sender, body = sock.recv_multipart()
+        except zmq.Again:
+            continue
         if sender != b"echo":
             sock.send_multipart([sender, body])
 
@@ -291,11 +303,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; medians are reported")
     parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
+    parser.add_argument("--wake-ms", type=int, default=-1, help="raw peers: wake an idle receive this often")
     args = parser.parse_args()
     if args.role == "raw-broker":
-        return raw_broker(args.url)
+        return raw_broker(args.url, args.wake_ms)
     if args.role == "raw-echo":
-        return raw_echo(args.url)
+        return raw_echo(args.url, args.wake_ms)
     if args.role == "robot-echo":
         return robot_echo(args.url)
     raw, ours, memory_only = alternate(args.rounds, lambda: run_raw(args.n, args.seconds),
