@@ -15,13 +15,13 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import zmq
 
 from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig, is_ipv6
-from robotlab.bus.protocol import Command, ErrorCode, Frame
+from robotlab.bus.protocol import Body, Command, ErrorCode, Frame
 from robotlab.errors import ConfigError, ProtocolError
 
 from .absences import Absences
@@ -190,7 +190,7 @@ class Broker:
             return
         for _ in range(DRAIN_BATCH):
             try:
-                frames = protocol.recv(self._router)
+                frames = protocol.recv(self._router, copied=2)
             except zmq.Again:
                 return
             self.counters["frames_in"] += 1
@@ -236,12 +236,12 @@ class Broker:
 
     # -- dispatch -----------------------------------------------------------------------------
 
-    def dispatch(self, frames: list[bytes]) -> None:
+    def dispatch(self, frames: list[Body]) -> None:
         """Handle one inbound message: [identity, *protocol frames]. Never raises."""
         if len(frames) < 2:
             self.counters["dropped_malformed"] += 1
             return
-        identity, body = frames[0], frames[1:]
+        identity, body = cast(bytes, frames[0]), frames[1:]  # recv copies the identity: bytes
         try:
             frame = protocol.decode(body)
             peer = self.registry.by_identity.get(identity)
@@ -380,13 +380,13 @@ class Broker:
         self.registry.remove(peer)
         log.info("peer %s (%s) %s", peer.name, peer.instance, self.absences.left(peer, why, gone))
 
-    def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: bytes) -> bool:
+    def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: Body) -> bool:
         sent = self._send_frames(peer.identity, protocol.encode(command, header, body))
         if sent:
             peer.last_sent = time.monotonic()
         return sent
 
-    def _send_frames(self, identity: bytes, frames: list[bytes]) -> bool:
+    def _send_frames(self, identity: bytes, frames: list[Body]) -> bool:
         try:
             protocol.send(self._router, [identity, *frames])
             return True

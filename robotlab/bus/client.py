@@ -35,7 +35,7 @@ from .boundary import pack_plain
 from .dispatcher import Dispatcher
 from .keys import KeyConfig, client_keys
 from .message import Message
-from .protocol import Command, Frame, Status
+from .protocol import Body, Command, Frame, Status
 from .tracking import Answered, Tracker
 
 log = logging.getLogger("robotlab.bus")
@@ -71,7 +71,7 @@ class BusClient:
         self._epoch = uuid.uuid4().hex[:6]
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._unsettled: dict[str, tuple[list[bytes], Tracker]] = {}
+        self._unsettled: dict[str, tuple[list[Body], Tracker]] = {}
         self._requests: dict[str, Tracker] = {}
         self._answered = Answered()
         self._admin: dict[str, Tracker] = {}
@@ -212,7 +212,7 @@ class BusClient:
         (self._link.post_kept if untracked else self._link.post)(frames)  # a reply: kept until confirmed
         return tracker
 
-    def _register(self, tracker: Tracker, frames: list[bytes], receipt: bool, expect_reply: bool) -> None:
+    def _register(self, tracker: Tracker, frames: list[Body], receipt: bool, expect_reply: bool) -> None:
         with self._lock:
             if receipt:
                 self._unsettled[tracker.id] = (frames, tracker)

@@ -38,7 +38,7 @@ from .config import is_ipv6
 from .handshake import HANDSHAKE_FAILED, diagnose, latest_event
 from .kept import Kept
 from .keys import KeyConfig
-from .protocol import Command, ErrorCode, Frame
+from .protocol import Body, Command, ErrorCode, Frame
 
 log = logging.getLogger("robotlab.bus")
 
@@ -78,7 +78,7 @@ class Link:
         self.heartbeat = 1.0
         self.liveness = 3
         self._lock = threading.RLock()
-        self._later: list[tuple[float, int, list[bytes]]] = []
+        self._later: list[tuple[float, int, list[Body]]] = []
         self._later_seq = itertools.count()
         self._acks: list[int] = []
         self._wake_r, self._wake_w = os.pipe()
@@ -112,20 +112,20 @@ class Link:
         """True while the I/O thread runs."""
         return self._thread.is_alive()
 
-    def post(self, frames: list[bytes]) -> bool:
+    def post(self, frames: list[Body]) -> bool:
         """Send frames now if the broker has welcomed us; False if they were not sent.
 
         Unsent SENDs are not lost: the client keeps them until settled and sends them again
         after the next WELCOME.
         """
         with self._lock:
-            if self._socket is None or not (self.welcomed.is_set() or frames[1][0] == Command.BYE):
+            if self._socket is None or not (self.welcomed.is_set() or protocol.command_of(frames) == Command.BYE):
                 return False
             sent = self._send(frames)
             self._wake_if_input()
             return sent
 
-    def post_kept(self, frames: list[bytes]) -> bool:
+    def post_kept(self, frames: list[Body]) -> bool:
         """Send a reply or a nack now if welcomed, and keep it until the broker confirms it."""
         with self._lock:
             sent = self._socket is not None and self.welcomed.is_set() and self._send(frames)
@@ -134,7 +134,7 @@ class Link:
                 self._wake_if_input()
             return sent
 
-    def post_later(self, delay: float, frames: list[bytes]) -> None:
+    def post_later(self, delay: float, frames: list[Body]) -> None:
         """Send frames after ``delay`` seconds (busy retries)."""
         with self._lock:
             heapq.heappush(self._later, (time.monotonic() + delay, next(self._later_seq), frames))
@@ -388,7 +388,7 @@ class Link:
         self._last_recv = time.monotonic()
         return self._send(protocol.encode(Command.HELLO, self.hello))
 
-    def _send(self, frames: list[bytes]) -> bool:
+    def _send(self, frames: list[Body]) -> bool:
         try:
             protocol.send(self._sock, frames)
         except zmq.Again:
