@@ -90,6 +90,10 @@ class Link:
         self.ack_timeout = 30.0
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
+        self._fd = -1
+        """The current socket's notification fd (read once a socket: each read is a getsockopt)."""
+        self._poller = select.poll()
+        self._polled = -1
         self.kept = Kept()
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
         self._monitor: zmq.Socket | None = None
@@ -204,7 +208,7 @@ class Link:
                         self._drain_socket()
                         self._flush_acks()
                         self._timers()
-                        fd = self._sock.fileno()
+                        fd = self._fd
                         timeout = self._poll_ms()
                 except zmq.ContextTerminated:
                     return
@@ -235,10 +239,12 @@ class Link:
         log.log(logging.WARNING if self.dropped[reason] == 1 else logging.DEBUG, "%s", text)
 
     def _wait(self, fd: int, timeout_ms: int) -> None:
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
-        poller.register(self._wake_r, select.POLLIN)
-        for ready, _ in poller.poll(timeout_ms):
+        if fd != self._polled:  # built once a socket: registering costs more than the poll
+            self._poller = select.poll()
+            self._poller.register(fd, select.POLLIN)
+            self._poller.register(self._wake_r, select.POLLIN)
+            self._polled = fd
+        for ready, _ in self._poller.poll(timeout_ms):
             if ready == self._wake_r:
                 try:
                     os.read(self._wake_r, 4096)
@@ -373,6 +379,7 @@ class Link:
             self._monitor = sock.get_monitor_socket(HANDSHAKE_FAILED)
         sock.connect(self.url)
         self._socket = sock
+        self._fd = sock.fileno()
         self._seq = 0  # a new connection's count: what was kept counts as unsent
         self.kept.unsend()
         self._attempt_at = time.monotonic()
