@@ -216,6 +216,11 @@ def echo_handler(message):  # hosted by robotd in the robotlab run
     return message.content
 
 
+# What robotlab.bus.inline does, without importing robotlab into the raw peers: the echo is
+# quick and never waits on the bus, so the receiver runs it on its I/O thread.
+setattr(echo_handler, "robotlab_inline", True)  # noqa: B010
+
+
 # -- robot to robot: Robot.ask to a robot in another process, through the broker ---------------
 
 

@@ -32,7 +32,7 @@ from robotlab.errors import BusError, PeerUnavailable
 
 from . import protocol
 from .boundary import pack_plain
-from .dispatcher import Dispatcher
+from .dispatcher import INLINE, Dispatcher
 from .keys import KeyConfig, client_keys
 from .message import Message
 from .protocol import Body, Command, Frame, Status
@@ -227,6 +227,8 @@ class BusClient:
             DeliveryFailed: the request could not be delivered (reason attached).
             ReplyTimeout: no reply in ``timeout`` seconds; the message says what became of it.
         """
+        if self._link.on_io_thread():
+            raise BusError("an inline handler cannot wait for a reply: it runs on the thread that would read it")
         options.setdefault("deadline", time.time() + timeout)  # the broker waits no longer either
         tracker = self.send_request(to, content, type=type, **options)
         try:
@@ -262,10 +264,15 @@ class BusClient:
 
     # -- receiving ----------------------------------------------------------------------------
 
-    def on_message(self, handler: Callable[..., Any], *, manual: bool = False) -> BusClient:
-        """Replace the inbound handler (see the module docstring for the two forms)."""
+    def on_message(self, handler: Callable[..., Any], *, manual: bool = False, inline: bool | None = None) -> BusClient:
+        """Replace the inbound handler (see the module docstring for the two forms).
+
+        ``inline=True`` (or a handler marked with :func:`robotlab.bus.inline`) runs it on the
+        I/O thread: for quick handlers that never wait on the bus. *New in issue 15.*
+        """
         self.dispatcher.handler = handler
         self.dispatcher.manual = manual
+        self.dispatcher.inline = bool(getattr(handler, INLINE, False) if inline is None else inline)
         return self
 
     # -- admin --------------------------------------------------------------------------------

@@ -111,6 +111,10 @@ class Link:
             self._reconnect()
         self._thread.start()
 
+    def on_io_thread(self) -> bool:
+        """True when called from this link's I/O thread (where inline handlers run)."""
+        return threading.current_thread() is self._thread
+
     @property
     def alive(self) -> bool:
         """True while the I/O thread runs."""
