@@ -201,10 +201,16 @@ class BusClient:
         if len(body) > self.max_message_bytes:
             raise BusError(f"message of {len(body)} bytes exceeds the broker's limit of {self.max_message_bytes} bytes")
         message_id = f"{self._epoch}.{next(self._ids)}"
-        flags: dict[str, Any] = {"any": any, "idempotent": idempotent, "untracked": untracked, "to_instance": to_instance,
-                 "reply_to": reply_to, "ack": ack, "deadline": deadline, "max_handling": max_handling}
-        header: dict[str, Any] = {"id": message_id, "to": to, "type": type, **{k: v for k, v in flags.items() if v}}
-        header.update(([] if receipt else [("receipt", False)]) + ([] if hold is None else [("hold", hold)]))
+        header: dict[str, Any] = {"id": message_id, "to": to, "type": type}
+        # Only the fields given go on the wire (a request carries 1-2 of these, a reply 4).
+        for name, value in (("any", any), ("idempotent", idempotent), ("untracked", untracked), ("to_instance", to_instance),
+                            ("reply_to", reply_to), ("ack", ack), ("deadline", deadline), ("max_handling", max_handling)):
+            if value:
+                header[name] = value
+        if not receipt:
+            header["receipt"] = False
+        if hold is not None:
+            header["hold"] = hold
         protocol.check_header(Command.SEND, header)  # the broker would refuse it: say so here
         tracker = Tracker(message_id, to, busy_retry)
         frames = protocol.encode(Command.SEND, header, body)

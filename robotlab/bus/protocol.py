@@ -97,9 +97,12 @@ _EVENTS = int(zmq.EVENTS)
 _POLLIN = int(zmq.POLLIN)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Frame:
-    """One decoded protocol message. ``body`` stays msgpack bytes until someone unpacks it."""
+    """One decoded protocol message. ``body`` stays msgpack bytes until someone unpacks it.
+
+    Not frozen: a frozen dataclass sets each field through ``object.__setattr__``, and every
+    message at every hop builds one."""
 
     command: Command
     header: dict[str, Any] = field(default_factory=dict)
