@@ -167,7 +167,7 @@ def spawn(argv: list[str]) -> subprocess.Popen:
 def wait_robot(url: str, name: str) -> None:
     from robotlab import bus
 
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # a robotd starts in seconds, or a minute on a loaded machine
     while time.monotonic() < deadline:
         try:
             with bus.connect(url, name="bench-probe", timeout=1) as probe:

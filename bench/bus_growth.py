@@ -35,7 +35,8 @@ SIZES = {"64 KiB": 64 * 1024, "4 MiB": 4 * 1024 * 1024}
 
 
 def raw_fan_broker(url: str) -> None:
-    """ROUTER: [b"join"] joins the fan; [b"fan", body] goes to every member; [to, body] to one."""
+    """ROUTER: [b"join"] joins the fan; [b"count"] answers how many joined; [b"fan", body] goes
+    to every member; [to, body] to one."""
     sock = zmq.Context.instance().socket(zmq.ROUTER)
     sock.bind(url)
     fan: list[bytes] = []
@@ -43,6 +44,8 @@ def raw_fan_broker(url: str) -> None:
         sender, to, body = sock.recv_multipart()
         if to == b"join":
             fan.append(sender)
+        elif to == b"count":
+            sock.send_multipart([sender, b"broker", str(len(fan)).encode()])
         elif to == b"fan":
             for member in fan:
                 sock.send_multipart([member, sender, body])
@@ -82,8 +85,16 @@ def robotlab_fan_members(url: str) -> None:
 
 def raw_fan_rate(url: str, seconds: float) -> float:
     sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.RCVTIMEO, 30_000)  # a lost copy fails the run instead of hanging it
     sock.connect(url)
-    time.sleep(1.0)  # a benchmark: the members joined by now (the raw broker has no readiness signal)
+    deadline = time.monotonic() + 60
+    while True:  # every member joined: a copy sent before that would never be acked
+        sock.send_multipart([b"count", b""])
+        if int(sock.recv_multipart()[1]) == INSTANCES:
+            break
+        if time.monotonic() > deadline:
+            raise SystemExit("the 16 raw fan members never joined")
+        time.sleep(0.1)
     body = b"x" * 100
     sent = acks = 0
     start = time.perf_counter()
