@@ -148,7 +148,7 @@ def wait_members(url: str) -> None:
     from robotlab import bus
 
     deadline = time.monotonic() + 60
-    with bus.connect(url, name="bench-probe", timeout=10) as probe:
+    with bus.connect(url, name="bench-probe", timeout=120) as probe:  # a loaded machine starts a broker slowly
         while sum(r["name"] == "fan" for r in probe.admin("ps")) < INSTANCES:
             if time.monotonic() > deadline:
                 raise SystemExit("the 16 fan members never joined")
