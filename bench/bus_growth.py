@@ -24,7 +24,7 @@ from pathlib import Path
 import zmq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bus as bench_bus  # noqa: E402  (bench/bus.py: the raw echo, process helpers, the docs writer)
+import bus as bench_bus  # noqa: E402  (bench/bus.py: the raw echo, process starting, the docs writer)
 
 INSTANCES = 16
 WINDOW = 8
