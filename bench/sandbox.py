@@ -1,8 +1,9 @@
 """What confining a skill script costs: one ``ScriptTool`` call per strategy, same script.
 
 Runs ``echo ok`` as a skill script unconfined (sandbox disabled), under bubblewrap and under
-Landlock, interleaved, and prints the p50 and p90 of each; strategies that cannot run here are
-skipped with the reason.
+Landlock, each with the network off (the seccomp socket filter applied) and on (no filter),
+interleaved, and prints the p50 and p90 of each; strategies that cannot run here are skipped
+with the reason.
 
     .venv/bin/python bench/sandbox.py [--calls 100]
 """
@@ -19,13 +20,17 @@ from robotlab.config.settings import SandboxSettings
 from robotlab.errors import SandboxUnavailable
 from robotlab.skills import AgentSkill
 
-STRATEGIES = {"unconfined": {"enabled": False}, "bubblewrap": {"enabled": True, "strategy": "bubblewrap"},
-              "landlock": {"enabled": True, "strategy": "landlock"}}
+STRATEGIES = {"unconfined": {"enabled": False},
+              "bubblewrap, network off": {"enabled": True, "strategy": "bubblewrap"},
+              "bubblewrap, network on": {"enabled": True, "strategy": "bubblewrap", "network": True},
+              "landlock, network off": {"enabled": True, "strategy": "landlock"},
+              "landlock, network on": {"enabled": True, "strategy": "landlock", "network": True}}
+"""The skill declares the network; the ceiling decides, so "off" runs under the socket filter."""
 
 
 def bundle(folder: Path) -> Path:
     (folder / "scripts").mkdir(parents=True)
-    (folder / "SKILL.md").write_text("---\nname: bench\ndescription: say ok\n---\nSay ok.\n")
+    (folder / "SKILL.md").write_text("---\nname: bench\ndescription: say ok\nnetwork: true\n---\nSay ok.\n")
     script = folder / "scripts" / "ok.sh"
     script.write_text("#!/bin/bash\necho ok\n")
     script.chmod(0o755)

@@ -6,10 +6,11 @@ parent robot here. Measures:
 - spawn to a child answering on the bus: ``parent.spawn(...)`` until the child's first reply
   (a ``robot.info`` request), p50 and p99;
 - the unique memory (psutil USS) each child holds, once idle after that first reply and
-  again after one ``run`` through the stub model;
+  again after one ``run`` through the stub model, and its Private_Dirty then (the pages it
+  wrote since the fork, from /proc/PID/smaps_rollup);
 - for comparison, a cold ``robotd --serve`` started by hand, until it answers the same way.
 
-    python bench/spawn.py [--children 30] [--cold 3] [--write]
+    python bench/spawn.py [--children 30] [--cold 3] [--model openai/scripted] [--write]
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -33,12 +36,37 @@ def uss_mb(pid: int) -> float:
     return psutil.Process(pid).memory_full_info().uss / MB
 
 
+def private_dirty_mb(pid: int) -> float:
+    """Private_Dirty of ``pid`` in MB (/proc/PID/smaps_rollup): pages written since the fork."""
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Private_Dirty:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no Private_Dirty line in /proc/{pid}/smaps_rollup")
+
+
+def dirty_by_mapping(pid: int) -> Counter[str]:
+    """Private_Dirty kB of ``pid`` per kind of mapping: the heap, anonymous memory, each library."""
+    dirty: Counter[str] = Counter()
+    name = ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields[0].startswith("Private_Dirty:"):
+            dirty[name] += int(fields[1])
+        elif not fields[0].endswith(":"):  # a mapping's header line: address range, perms, ..., path
+            path = fields[5] if len(fields) > 5 else ""
+            name = ANONYMOUS if not path else path if path.startswith("[") else Path(path).name
+    return dirty
+
+
+ANONYMOUS = "anonymous (pymalloc arenas, thread stacks)"
+
+
 def percentile(samples: list[float], share: float) -> float:
     ordered = sorted(samples)
     return ordered[max(0, int(round(len(ordered) * share)) - 1)]
 
 
-def measure_spawns(parent, count: int) -> dict[str, float]:
+def measure_spawns(parent, count: int) -> dict[str, Any]:
     """Spawn ``count`` children one after another; time each until it answers; measure USS."""
     times, handles = [], []
     for i in range(count):
@@ -48,13 +76,19 @@ def measure_spawns(parent, count: int) -> dict[str, float]:
         times.append((time.perf_counter() - start) * 1000)
         handles.append(handle)
     idle = [uss_mb(h.pid) for h in handles]
+    before = dirty_by_mapping(handles[0].pid)
     for handle in handles:
         handle.run("hello")
     working = [uss_mb(h.pid) for h in handles]
+    dirty = [private_dirty_mb(h.pid) for h in handles]
+    grown = dirty_by_mapping(handles[0].pid)
+    grown.subtract(before)
     for handle in handles:
         handle.stop()
     return {"p50": statistics.median(times), "p99": percentile(times, 0.99), "first": times[0],
-            "uss_idle": statistics.median(idle), "uss_working": statistics.median(working)}
+            "uss_idle": statistics.median(idle), "uss_working": statistics.median(working),
+            "dirty_working": statistics.median(dirty),
+            "grown": dict(grown.most_common(5))}
 
 
 def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
@@ -65,7 +99,7 @@ def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
     for i in range(rounds):
         name = f"cold{i}"
         argv = [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", url, "--system-prompt", "You help.",
-                "--model", "openai/scripted", "--api-base", api, "--serve"]
+                "--model", parent.model, "--api-base", api, "--serve"]
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while not any(row["name"] == name for row in parent.bus.admin("ps")):
@@ -78,7 +112,7 @@ def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
     return {"p50": statistics.median(times), "uss": statistics.median(memory)}
 
 
-def run(children: int, cold: int) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+def run(children: int, cold: int, model: str) -> tuple[dict[str, float], dict[str, Any], dict[str, float]]:
     from robotlab import Robot
     from robotlab.robot.spawn import start_fork_server
     from robotlab.testing import serve_script
@@ -93,7 +127,7 @@ def run(children: int, cold: int) -> tuple[dict[str, float], dict[str, float], d
     try:
         with serve_script(turns) as api:
             time.sleep(0.5)  # a benchmark, not a test: the broker has no readiness signal here
-            parent = Robot(name="bench", bus=url, model="openai/scripted", api_base=api)
+            parent = Robot(name="bench", bus=url, model=model, api_base=api)
             start = time.perf_counter()
             server = start_fork_server()
             warm = {"seconds": time.perf_counter() - start, "uss": uss_mb(server.process.pid)}
@@ -106,13 +140,15 @@ def run(children: int, cold: int) -> tuple[dict[str, float], dict[str, float], d
     return warm, spawned, started
 
 
-def report(warm: dict[str, float], spawned: dict[str, float], cold: dict[str, float], children: int) -> str:
+def report(warm: dict[str, float], spawned: dict[str, Any], cold: dict[str, float], children: int) -> str:
     rows = [
         ("spawn to first reply, p50", f"{spawned['p50']:.1f} ms", "under 50 ms"),
         ("spawn to first reply, p99", f"{spawned['p99']:.1f} ms", ""),
         ("cold `robotd --serve` to first reply, p50", f"{cold['p50']:.0f} ms", "for comparison"),
         ("unique memory per child, idle (USS, median)", f"{spawned['uss_idle']:.1f} MB", "under 15 MB"),
         ("unique memory per child after one run (USS, median)", f"{spawned['uss_working']:.1f} MB", "under 15 MB"),
+        ("private dirty memory per child after one run (smaps_rollup, median)", f"{spawned['dirty_working']:.1f} MB",
+         "under 15 MB"),
         ("unique memory of a cold robotd (USS)", f"{cold['uss']:.1f} MB", "for comparison"),
         ("fork server warm-up (once per process)", f"{warm['seconds']:.1f} s", ""),
         ("fork server unique memory", f"{warm['uss']:.1f} MB", "shared by its children"),
@@ -120,6 +156,9 @@ def report(warm: dict[str, float], spawned: dict[str, float], cold: dict[str, fl
     lines = [f"{children} children spawned one after another.", "",
              "| measure | result | target |", "| --- | ---: | --- |"]
     lines += [f"| {name} | {value} | {target} |" for name, value, target in rows]
+    lines += ["", "Where the first child's first run wrote (Private_Dirty growth per mapping, /proc/PID/smaps):", "",
+              "| mapping | grew by |", "| --- | ---: |"]
+    lines += [f"| {name} | {kb:,} kB |" for name, kb in spawned["grown"].items()]
     return "\n".join(lines)
 
 
@@ -127,20 +166,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--children", type=int, default=30)
     parser.add_argument("--cold", type=int, default=3, help="cold robotd starts to time")
+    parser.add_argument("--model", default="openai/scripted",
+                        help="the children's model name (the stub answers any; litellm prices some, not this one)")
     parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
     args = parser.parse_args()
-    warm, spawned, cold = run(args.children, args.cold)
+    warm, spawned, cold = run(args.children, args.cold, args.model)
     table = report(warm, spawned, cold, args.children)
     print(table)
     if args.write:
         from bus import write_section
 
-        note = (f"`python bench/spawn.py --children {args.children} --cold {args.cold} --write`, "
+        note = (f"`python bench/spawn.py --children {args.children} --cold {args.cold} --model {args.model} --write`, "
                 f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared with other work. "
-                "Targets from DESIGN.md section 7. An idle child holds little of its own; its first model "
-                "call (litellm's code path, the HTTP client) touches objects of the shared heap, and CPython "
-                "writes a reference count into each object it touches, so those pages are copied and count "
-                "as the child's: the figure after one run.")
+                "Targets from DESIGN.md section 7. A child's unique memory is the pages of the fork server it "
+                "has written to since the fork (CPython writes a reference count into every object it touches), "
+                "so the figures that matter are after its first model call; the steps that brought them down "
+                "are in the next section.")
         write_section("Spawn (fork server) vs a cold robotd", f"{note}\n\n{table}")
 
 

@@ -22,6 +22,7 @@ from robotlab.bus.config import (
     Grant,
     allows,
     authorized_keys,
+    certificate_exists,
     read_certificate,
 )
 from robotlab.bus.protocol import Body
@@ -39,7 +40,7 @@ class KeyGuard:
     def __init__(self, keys_dir: str, context: zmq.Context, secret_file: str | None = None) -> None:
         self.folder = Path(keys_dir)
         secret_path = Path(secret_file) if secret_file else self.folder / f"{BROKER_KEY}.key_secret"
-        if not secret_path.is_file():
+        if not certificate_exists(secret_path):
             raise ConfigError(f"no broker key at {secret_path}; make one with `robotlab keys new broker --dir {keys_dir}`")
         self.public, self.secret = _load_pair(secret_path)
         self.grants: dict[str, Grant] = {}

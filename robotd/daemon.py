@@ -6,8 +6,10 @@ systemd's watchdog from its main loop while the bus I/O thread lives.
 
 The first SIGTERM (or SIGINT) lets the delivery in hand finish, acks it, says BYE and exits 0;
 deliveries still queued are left unacked, so the broker fails them over or dead-letters them
-(the sender is told). A second signal exits at once. A spawned robotd also stops, the same
-graceful way, when the process that spawned it is gone (``watch_pid``).
+(the sender is told). A second Ctrl-C (SIGINT) exits at once; a repeated SIGTERM does not, since
+systemd sends SIGTERM again to what is left of a unit once its main process has exited (a
+spawned robot still finishing its step) and SIGKILLs only after ``TimeoutStopSec=``. A spawned
+robotd also stops, the same graceful way, when the process that spawned it is gone (``watch_pid``).
 """
 
 from __future__ import annotations
@@ -186,6 +188,6 @@ class Daemon:
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self._signals += 1
-        if self._signals > 1:
-            os._exit(EXIT_KILLED)  # second signal: the operator means it
-        self.stop()
+        if signum == signal.SIGINT and self._signals > 1:
+            os._exit(EXIT_KILLED)  # Ctrl-C again: the operator means it
+        self.stop()  # SIGTERM again is systemd's final round for a unit's leftovers: keep draining

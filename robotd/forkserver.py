@@ -1,10 +1,9 @@
 """The fork server behind ``Robot.spawn``: a warm process that forks new robotds in milliseconds.
 
 ``robotlab.robot.spawn`` starts it on the first spawn in a process as
-``python -m robotlab.robotd.forkserver --socket PATH --parent-pid PID``. It imports robotlab,
-litellm and the daemon once, calls ``gc.freeze()`` (so children share those pages instead of
-copying them at their first collection), prints ``READY`` and then serves fork requests on a
-unix socket, one JSON line each::
+``python -m robotlab.robotd.forkserver --socket PATH --parent-pid PID``. It warms up once
+(``robotd/warmup.py``: imports, one model call, ``gc.freeze()``, so children share those pages),
+prints ``READY`` and then serves fork requests on a unix socket, one JSON line each::
 
     -> {"daemon": {DaemonConfig fields}, "robot": {RobotSpec fields}}
     <- {"ok": true, "pid": 1234, "instance": "..."}    once the child is on the bus
@@ -19,144 +18,24 @@ and ``PR_SET_PDEATHSIG`` when the parent started it from its main thread).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
-import importlib
-import inspect
 import logging
 import os
-import queue
 import selectors
 import signal
 import socket
 import sys
-import threading
 import traceback
 from typing import Any
 
 from robotlab.ipc import json_lines
 
 from .supervision import die_with_parent, open_pidfd, process_alive
+from .warmup import warm
 
 log = logging.getLogger("robotlab.robotd")
 
 POLL_SECONDS = 0.5
 REQUEST_TIMEOUT = 5.0
-
-
-# What litellm loads on a process's first completion (about 2.5 s, mostly pydantic building
-# response schemas): paid once here instead of in every child. Best effort: names that a
-# litellm version lacks are skipped.
-WARM_MODULES = (
-    "httpcore", "h11", "h2.connection", "robotlab.config.settings", "litellm.proxy._types", "litellm._service_logger",
-    "litellm.integrations.generic_api.generic_api_callback", "litellm.integrations.prometheus_services",
-    "litellm.litellm_core_utils.logging_callback_manager", "litellm.llms.github_copilot.authenticator",
-    "litellm.llms.github_copilot.per_user_auth", "litellm.llms.litellm_proxy.chat.transformation",
-    "litellm.llms.openai.chat.gpt_audio_transformation", "litellm.llms.openai_like.dynamic_config",
-    "litellm.proxy.openai_files_endpoints.common_utils", "litellm.proxy.spend_tracking.savings",
-)
-WARM_MODELS = (
-    "litellm.proxy._types:CallbackOnUI", "litellm.types.router:GenericLiteLLMParams",
-    "litellm.types.router:LiteLLM_Params", "litellm.types.services:ServiceLoggerPayload",
-    "litellm.types.utils:Message", "litellm.types.utils:Choices", "litellm.types.utils:ModelResponse",
-    "litellm.types.utils:Usage", "litellm.types.utils:PromptTokensDetailsWrapper",
-    "litellm.types.utils:ModelResponseStream", "litellm.types.utils:StreamingChoices", "litellm.types.utils:Delta",
-    "openai.types.chat.chat_completion_message:ChatCompletionMessage",
-    "openai.types.chat.chat_completion:Choice", "openai.types.chat.chat_completion:ChatCompletion",
-)
-
-
-def warm() -> None:
-    """Import everything a robotd needs, make one model call, then freeze the heap.
-
-    A fork keeps only the forking thread, so no thread may outlive the warm-up: the model call
-    (:func:`warm_model_call`) ends every thread it started before ``gc.freeze()``.
-    """
-    from robotlab.config.cascade import prepare_litellm_environment
-
-    prepare_litellm_environment()
-    import litellm  # the point is the import: 3-4 s paid once, not per child
-
-    import robotlab.network.member  # noqa: F401
-    import robotlab.robot.robot  # noqa: F401
-    import robotlab.robot.spawn  # noqa: F401
-    from robotlab import bus  # noqa: F401
-
-    from . import hosting  # noqa: F401
-
-    for name in WARM_MODULES:
-        with contextlib.suppress(Exception):
-            importlib.import_module(name)
-    for path in WARM_MODELS:
-        module, _, attr = path.partition(":")
-        with contextlib.suppress(Exception):
-            getattr(importlib.import_module(module), attr).model_rebuild()
-    with contextlib.suppress(Exception):
-        # Built lazily by the first price lookup, by walking the whole price table: each child
-        # doing it itself would also un-share every key it touches.
-        litellm.utils._rebuild_model_cost_lowercase_map()
-    try:
-        warm_model_call()
-    except Exception as exc:  # best effort: a child then pays the first call's cost itself
-        log.warning("fork server: warm-up model call skipped: %s", exc)
-    gc.collect()
-    gc.freeze()
-
-
-def warm_model_call() -> None:
-    """One robot run against an in-process stub model, then every thread it started ended.
-
-    A child's first model call otherwise builds (and so un-shares) about 15 MB of litellm's
-    lazily made objects; made here, they are inherited copy-on-write. Three things the call
-    leaves behind would break a fork: the stub's connection thread (closed with litellm's
-    cached HTTP clients, which children must not share anyway), and litellm's logging
-    executor worker, which a child would believe alive while no thread serves its queue.
-
-    Raises:
-        RuntimeError: a thread the call started is still running.
-    """
-    import litellm
-    from litellm.litellm_core_utils.thread_pool_executor import executor
-
-    from robotlab.robot.robot import Robot
-    from robotlab.testing import serve_script
-
-    before = set(threading.enumerate())
-    with serve_script([{"content": "warm"}]) as api:
-        # Through a whole Robot.run, so the robot's own first-run paths are warm too.
-        robot = Robot(name="warm-up", system_prompt="Warm up.", model="openai/warm-up", api_base=api,
-                      api_key="warm-up")
-        robot.run("warm up")
-        _close_cached_clients(litellm.in_memory_llm_clients_cache)
-    _stop_workers(executor)
-    for thread in set(threading.enumerate()) - before:
-        thread.join(timeout=5)
-    left = [t.name for t in set(threading.enumerate()) - before if t.is_alive()]
-    if left:
-        raise RuntimeError(f"threads still running after the warm-up call: {', '.join(left)}")
-
-
-def _close_cached_clients(cache: Any) -> None:
-    for client in list(cache.cache_dict.values()):
-        close = getattr(client, "close", None)
-        if callable(close) and not inspect.iscoroutinefunction(close):
-            with contextlib.suppress(Exception):
-                close()
-    cache.flush_cache()
-
-
-def _stop_workers(executor: Any) -> None:
-    """Let a ThreadPoolExecutor's workers exit, leaving it usable and threadless.
-
-    There is no public restart: these are the fields ``shutdown`` sets and ``submit`` reads in
-    CPython 3.11-3.13 (``concurrent/futures/thread.py``). The next ``submit`` (in a child)
-    starts a fresh worker.
-    """
-    executor.shutdown(wait=True)
-    executor._shutdown = False
-    executor._threads.clear()
-    executor._idle_semaphore = threading.Semaphore(0)
-    executor._work_queue = queue.SimpleQueue()
 
 
 class ForkServer:

@@ -180,6 +180,19 @@ def is_loopback(url: str) -> bool:
 _PUBLIC_LINE = re.compile(r'^\s+public-key\s*=\s*"([^"]{40})"', re.MULTILINE)
 
 
+def certificate_exists(path: Path) -> bool:
+    """True when ``path`` is a file.
+
+    Raises:
+        ConfigError: a folder on its way is closed to this user (a credentials folder systemd
+            did not open to it): the message names the file and the fix.
+    """
+    try:
+        return path.is_file()
+    except PermissionError as exc:
+        raise ConfigError(_unreadable(path, exc)) from exc
+
+
 def read_certificate(path: Path) -> tuple[bytes, bytes | None]:
     """The (public, secret) keys of a certificate file; secret is None in a public file.
 
@@ -187,7 +200,7 @@ def read_certificate(path: Path) -> tuple[bytes, bytes | None]:
         ConfigError: the file is missing, unreadable, or not a CURVE certificate; the message
             names the file and the fix.
     """
-    if not path.is_file():
+    if not certificate_exists(path):
         raise ConfigError(f"no CURVE key at {path}; make one with `robotlab keys new`")
     try:
         return zmq.auth.load_certificate(path)

@@ -103,6 +103,8 @@ class Settings(BaseSettings):
     """Where templates are found (``ROBOT_LAB_TEMPLATE_PATH``; a list or os.pathsep-joined)."""
     prompts_dir: str | None = None
     """Another template directory, searched first."""
+    skills_path: str | None = None
+    """Where skill bundles are found (``<skills_path>/*/SKILL.md``); default ``~/.prompts/skills``."""
     mcp: Any = "none"
     """Global MCP servers: the parent value for ``mcp="inherit"``."""
     tools: Any = "none"

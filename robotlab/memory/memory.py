@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -50,6 +51,8 @@ class Memory(DocumentMethods, WriterSlot):
         enable_cache: hold a :class:`ResponseCache` under ``cache`` (else ``None``).
         network_name: the owning network's name, stamped on every :class:`MemoryChange`.
         embedder: what embeds documents (``store_document``); default ``LocalEmbedder``.
+        document_path: a directory whose ``documents.sqlite3`` holds the documents, shared
+            with every process that names it; None keeps them in this process.
     """
 
     def __init__(
@@ -61,10 +64,12 @@ class Memory(DocumentMethods, WriterSlot):
         enable_cache: bool = True,
         network_name: str | None = None,
         embedder: Embedder | None = None,
+        document_path: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__()
         self.network_name = network_name
         self.embedder = embedder
+        self.document_path = document_path
         self._cond = threading.Condition(threading.Lock())
         self._values: dict[str, Any] = {}
         self._reserved = ReservedValues(data, results, messages, session_id, enable_cache)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from robotlab.config.run_config import RunConfig
-from robotlab.prompt.skills import expand_skills
+from robotlab.prompt.skills import Claim, expand_skills
 from robotlab.prompt.templates import Template, load_template
 from robotlab.tools.tool import Tool
 
@@ -34,6 +34,8 @@ class Composition:
     config: RunConfig = field(default_factory=RunConfig)
     extras: dict[str, Any] = field(default_factory=dict)
     deferred: list[str] = field(default_factory=list)
+    claimed: list[Any] = field(default_factory=list)
+    """Skill ids the prompt's ``claim`` took (skill bundles), in order: no body here."""
 
 
 def _import_one(spec: str) -> Any:
@@ -67,12 +69,14 @@ class SystemPrompt:
     skills: list[str] = field(default_factory=list)
     context: dict[str, Any] | Callable[..., dict[str, Any]] = field(default_factory=dict)
     inline: str | None = None
+    claim: Claim | None = None
+    """Takes skill ids that are not templates (the robot's skill-bundle catalog)."""
 
-    def templates(self) -> list[Template]:
-        """Skill templates then the main template, in prompt order."""
+    def templates(self, claimed: list[Any] | None = None) -> list[Template]:
+        """Skill templates then the main template, in prompt order (claimed ids go to ``claimed``)."""
         main = load_template(self.template) if self.template else None
         front_skills = list(main.meta.get("skills") or []) if main else []
-        found = expand_skills([*self.skills, *front_skills], self.template)
+        found = expand_skills([*self.skills, *front_skills], self.template, self.claim, claimed)
         return [*found, main] if main else found
 
     def build_context(self) -> dict[str, Any]:
@@ -87,7 +91,8 @@ class SystemPrompt:
         config = RunConfig()
         extras: dict[str, Any] = {}
         deferred: list[str] = []
-        for template in self.templates():
+        claimed: list[Any] = []
+        for template in self.templates(claimed):
             config = config.merge(RunConfig.from_front_matter(template.meta))
             extras.update({k: template.meta[k] for k in _EXTRAS if template.meta.get(k) is not None})
             missing = template.missing(context)
@@ -99,7 +104,7 @@ class SystemPrompt:
                 bodies.append(body)
         if self.inline:
             bodies.append(self.inline)
-        return Composition("\n\n".join(bodies) or None, config, extras, deferred)
+        return Composition("\n\n".join(bodies) or None, config, extras, deferred, claimed)
 
     def has_template(self) -> bool:
         """True when a main template is set (only then does a run re-render)."""

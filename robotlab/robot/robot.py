@@ -109,8 +109,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
         self.enable_cache = enable_cache
         self.mcp_discovery = mcp_discovery
         self.hooks = HookRegistry()
-        self.total_input_tokens = 0
-        self.total_output_tokens = 0
+        self.total_input_tokens = self.total_output_tokens = 0
         self._learnings = Learnings()
         self._memory: Any = None
         self._mcp = MCPConnections()
@@ -271,25 +270,26 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
              network_config: RunConfig | None, template_context: dict[str, Any], scope: HookScope,
              ctx: RunHookContext) -> RobotResult:
         started = time.monotonic()
-        sent_tools = self._prepare_tools(message, tools, mcp, network_config)
-        attachments = pop_attachments(template_context)
-        if template_context and self._setup.prompt.has_template():
-            self._setup.rerender(template_context)
-        reservation = self._budget.reserve()
-        try:
-            outcome = self._generate(message, attachments, sent_tools, on_content, network_config, scope, ctx)
-        except BaseException as exc:
-            self._budget.release(reservation)
-            self.conversation.log.end_run(exc)
-            raise
+        with self._setup.matched_skills(message, getattr(self._memory, "embedder", None)) as skill_tools:
+            sent_tools = self._prepare_tools(message, tools, mcp, network_config, skill_tools)
+            attachments = pop_attachments(template_context)
+            if template_context and self._setup.prompt.has_template():
+                self._setup.rerender(template_context)
+            reservation = self._budget.reserve()
+            try:
+                outcome = self._generate(message, attachments, sent_tools, on_content, network_config, scope, ctx)
+            except BaseException as exc:
+                self._budget.release(reservation)
+                self.conversation.log.end_run(exc)
+                raise
         result = self._build_result(outcome, started)
         self.conversation.log.end_run(None, result.reply)
         self._budget.settle(reservation, result.input_tokens + result.output_tokens, result.cost,
                             self.total_input_tokens + self.total_output_tokens)
         return result
 
-    def _prepare_tools(self, message: str | None, tools: Any, mcp: Any,
-                       network_config: RunConfig | None) -> list[Tool]:
+    def _prepare_tools(self, message: str | None, tools: Any, mcp: Any, network_config: RunConfig | None,
+                       skill_tools: list[Tool]) -> list[Tool]:
         if not is_explicit_none(mcp):
             build = self.config.mcp
             parent = parent_value("mcp", network_config) if build == "inherit" else None
@@ -297,7 +297,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
             if servers:
                 self._mcp.ensure(servers, message, discovery=self.mcp_discovery)
         parent = parent_value("tools", network_config) if self.config.tools == "inherit" else None
-        return select_tools([*self._setup.local_tools, *self._mcp.tools], tools, self.config.tools, parent,
+        return select_tools([*self._setup.local_tools, *skill_tools, *self._mcp.tools], tools, self.config.tools, parent,
                             max_tools=self.config.max_tools, robot_name=self.name)
 
     def _generate(self, message: str | None, attachments: list[Any], sent_tools: list[Tool], on_content: Callable[[str], Any] | None,
@@ -309,7 +309,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
             compacted = maybe_compact(self, self.conversation.log.messages(), self._setup.params()["model"], scope)
             if compacted is not None:
                 self.conversation.log.rewrite(compacted, "compaction")
-            self.conversation.log.begin_run(self._setup.system_text)
+            self.conversation.log.begin_run(self._setup.run_system_text)
             text = self._learnings.inject(message)
             if text is not None:
                 self.conversation.log.append(TaskEntry(content=content_with(text, attachments)))

@@ -5,12 +5,17 @@ robot, the robot's keyword arguments; then, per run, a network config fills LLM 
 robot leaves unset; the global configuration supplies the model when nothing else does,
 ``chat.with_temperature`` when nothing sets a temperature, and ``chat.with_params.*`` (top_p,
 top_k, max_tokens, the penalties, stop) for each of those nothing sets.
+
+A skill id that names a bundle in the skill catalog (``robotlab.skills``) is not a template:
+it is kept in ``agent_skills`` and matched against each run's message (``matched_skills``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from robotlab.config.model_settings import REQUEST_FIELDS
 from robotlab.config.run_config import RunConfig
@@ -19,9 +24,21 @@ from robotlab.prompt.system_prompt import Composition, SystemPrompt, import_tool
 from robotlab.tools.selection import is_none_value
 from robotlab.tools.tool import Tool
 
+if TYPE_CHECKING:  # robotlab.skills is imported only by robots that name skills
+    from robotlab.memory.documents import Embedder
+    from robotlab.skills.bundle import AgentSkill
+    from robotlab.skills.matching import Injection, SkillIndex
+
 __all__ = ["RobotSetup", "validate_tool_names"]
 
+log = logging.getLogger("robotlab.robot")
 _PROMPT_KEYS = ("template", "context", "system_prompt", "skills")
+
+
+def _find_bundle(skill_id: str) -> AgentSkill | None:
+    from robotlab.skills.catalog import default_catalog
+
+    return default_catalog().find(skill_id)
 
 
 def validate_tool_names(tools: Any) -> None:
@@ -47,7 +64,10 @@ class RobotSetup:
     def __init__(self, robot: Any, template: str | None, inline: str | None, context: Any,
                  local_tools: Sequence[Tool | type[Tool]], llm: LLM | None) -> None:
         self.robot = robot
-        self.prompt = SystemPrompt(template, list(robot.skills or []), context, inline)
+        self.prompt = SystemPrompt(template, list(robot.skills or []), context, inline, claim=_find_bundle)
+        self.agent_skills: list[AgentSkill] = []
+        self.injection: Injection | None = None
+        self._skill_index: SkillIndex | None = None
         self.local_tools: list[Tool] = [t() if isinstance(t, type) else t for t in local_tools]
         self._llm = llm
         self.own = RunConfig()
@@ -78,6 +98,8 @@ class RobotSetup:
         self.config = base.merge(own)
         self.robot.config = self.config
         self.system_text = composition.text
+        if [s.name for s in composition.claimed] != [s.name for s in self.agent_skills]:
+            self.agent_skills, self._skill_index = list(composition.claimed), None
         self._settle_model()
 
     def _apply_extras(self, composition: Composition, named: bool) -> RunConfig:
@@ -140,9 +162,37 @@ class RobotSetup:
             params["model"] = model_id(network_config.model, network_config.provider or self.config.provider)
         return params
 
+    @property
+    def run_system_text(self) -> str | None:
+        """The system message of the run under way: matched skills' instructions, then ``system_text``."""
+        return self.injection.system_text(self.system_text) if self.injection else self.system_text
+
     def system_messages(self) -> list[dict[str, Any]]:
-        """The system message as a one-element list (empty when there is none)."""
-        return [{"role": "system", "content": self.system_text}] if self.system_text else []
+        """The run's system message as a one-element list (empty when there is none)."""
+        text = self.run_system_text
+        return [{"role": "system", "content": text}] if text else []
+
+    @contextmanager
+    def matched_skills(self, message: str | None, embedder: Embedder | None) -> Iterator[list[Tool]]:
+        """Match the skill bundles to ``message`` for one run; yields their script tools.
+
+        Inside, the matched skills' instructions lead the system message; leaving drops them.
+        """
+        if not self.agent_skills:
+            yield []
+            return
+        if self._skill_index is None or self._skill_index.embedder is not embedder:
+            from robotlab.skills.matching import SkillIndex
+
+            self._skill_index = SkillIndex(self.agent_skills, embedder)
+        self.injection = injection = self._skill_index.inject(message)
+        if injection.matched:
+            log.info("robot %s: skills matched: %s", self.robot.name,
+                     ", ".join(f"{skill.name} ({score:.2f})" for skill, score in injection.matched))
+        try:
+            yield list(injection.tools)
+        finally:
+            self.injection = None
 
     def rerender(self, run_context: dict[str, Any]) -> None:
         """Render the template again with the run's context over the build context."""

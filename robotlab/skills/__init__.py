@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from robotlab.skills.bundle import AgentSkill, AgentSkillCatalog
+from robotlab.skills.bundle import AgentSkill
 from robotlab.skills.capabilities import Capabilities
+from robotlab.skills.catalog import AgentSkillCatalog, default_catalog
+from robotlab.skills.matching import SIMILARITY_THRESHOLD, Injection, SkillIndex
 from robotlab.skills.script_tool import ScriptTool
 
-__all__ = ["AgentSkill", "AgentSkillCatalog", "Capabilities", "ScriptTool"]
+__all__ = ["SIMILARITY_THRESHOLD", "AgentSkill", "AgentSkillCatalog", "Capabilities", "Injection", "ScriptTool",
+           "SkillIndex", "default_catalog"]

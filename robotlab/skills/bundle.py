@@ -6,32 +6,25 @@
 body is the skill's instructions. Each executable file directly under ``scripts/`` becomes a
 ``ScriptTool``.
 
-``AgentSkillCatalog`` finds every bundle under a root (default ``~/.prompts/skills``), once,
-lazily; bundles that do not load are skipped with a warning. ``matching(message)`` ranks the
-skills' descriptions against a message through the document store (``robotlab.memory``) and
-keeps those scoring ``SIMILARITY_THRESHOLD`` (0.70) or more.
+The catalog of every bundle under a root is ``robotlab.skills.catalog``; matching skills to a
+message is ``robotlab.skills.matching``.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
-from robotlab.errors import ConfigError, RobotlabError
-from robotlab.memory.documents import DocumentStore, Embedder
+from robotlab.errors import ConfigError
 from robotlab.skills.capabilities import Capabilities
 from robotlab.skills.script_tool import ScriptTool
 
-__all__ = ["DEFAULT_SKILLS_ROOT", "SIMILARITY_THRESHOLD", "AgentSkill", "AgentSkillCatalog"]
+__all__ = ["AgentSkill"]
 
 log = logging.getLogger("robotlab.skills")
 
-DEFAULT_SKILLS_ROOT = "~/.prompts/skills"
-SIMILARITY_THRESHOLD = 0.70
-"""The score a skill's description needs against a message to match it."""
 _CAPABILITY_KEYS = ("fs_read", "fs_write", "network", "timeout", "trust")
 
 
@@ -100,62 +93,3 @@ class AgentSkill:
 
     def __repr__(self) -> str:
         return f"<AgentSkill {self.name} at {self.path}>"
-
-
-class AgentSkillCatalog:
-    """Every skill bundle under ``root`` (``<root>/*/SKILL.md``), loaded once on first use."""
-
-    def __init__(self, root: str | os.PathLike[str] = DEFAULT_SKILLS_ROOT, sandbox: Any = None) -> None:
-        self.root = Path(root).expanduser()
-        self._sandbox = sandbox
-        self._lock = threading.Lock()
-        self._skills: dict[str, AgentSkill] | None = None
-        self._index: DocumentStore | None = None
-
-    def _load(self) -> dict[str, AgentSkill]:
-        with self._lock:
-            if self._skills is None:
-                found: dict[str, AgentSkill] = {}
-                for skill_md in sorted(self.root.glob("*/SKILL.md")):
-                    try:
-                        skill = AgentSkill(skill_md, self._sandbox)
-                    except (ConfigError, OSError) as exc:
-                        log.warning("skill bundle %s skipped: %s", skill_md.parent, exc)
-                        continue
-                    found[skill.name] = skill
-                self._skills = found
-            return self._skills
-
-    def all(self) -> list[AgentSkill]:
-        """Every loaded skill, by name."""
-        return [self._load()[name] for name in sorted(self._load())]
-
-    def find(self, name: str) -> AgentSkill | None:
-        """The skill whose front-matter ``name`` is ``name``, or None."""
-        return self._load().get(str(name))
-
-    def matching(self, message: str, threshold: float = SIMILARITY_THRESHOLD,
-                 embedder: Embedder | None = None) -> list[tuple[AgentSkill, float]]:
-        """The skills whose descriptions score ``threshold`` or more against ``message``, best first.
-
-        The descriptions are embedded once (with ``embedder``, default the local one). An
-        embedding failure is logged and matches nothing.
-        """
-        skills = self._load()
-        try:
-            if self._index is None or (embedder is not None and self._index.embedder is not embedder):
-                index = DocumentStore(embedder)
-                for skill in skills.values():
-                    index.store(skill.name, skill.description)
-                self._index = index
-            hits = self._index.search(message, limit=len(skills))
-        except RobotlabError as exc:
-            log.warning("skill matching failed, no skills matched: %s", exc)
-            return []
-        return [(skills[hit["key"]], hit["score"]) for hit in hits if hit["score"] >= threshold]
-
-    def reset(self) -> None:
-        """Forget what was loaded; the next lookup scans ``root`` again."""
-        with self._lock:
-            self._skills = None
-            self._index = None

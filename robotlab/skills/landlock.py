@@ -1,10 +1,20 @@
-"""Landlock (Linux 5.13+) through its three system calls: restrict this process, then exec.
+"""Landlock (Linux 5.13+) and a seccomp socket filter: restrict this process, then exec.
 
 Run as ``python -I -S robotlab/skills/landlock.py '<rules json>' program args...``: the rules are
-``{"read": [...], "write": [...], "network": bool}``. Landlock domains are inherited across
-``execve`` and cannot be lifted, so the program and all it starts stay confined. Paths that do
-not exist are skipped. With ``network`` false and ABI 4 or later, TCP bind and connect are
-refused; other socket families are not covered by Landlock.
+``{"read": [...], "write": [...], "network": bool}``. Landlock domains and seccomp filters are
+inherited across ``execve`` and cannot be lifted, so the program and all it starts stay
+confined. Paths that do not exist are skipped.
+
+With ``network`` false, Landlock (ABI 4 or later) refuses TCP bind and connect, but its net
+rules cover TCP only: UDP, Unix, netlink and raw sockets stay open. So a seccomp filter (a
+classic BPF program, installed with ``prctl``) makes ``socket()`` fail with EACCES for every
+family, and ``io_uring_setup`` (whose requests can open sockets past the filter) fail with
+EPERM. ``socketpair()`` stays: its two ends reach nothing outside, and asyncio, multiprocessing
+and shell pipelines need it. System calls of another ABI (32-bit or x32 on x86-64) are refused
+too, so they cannot go round the filter. bubblewrap is handed the same filter (``--seccomp``)
+for network-off scripts: its empty network namespace already cuts them off from the network,
+but a Unix socket inside a granted path is reachable across namespaces. The file stays standard-library only (it runs with
+``-I -S``), which is why the filter is written here rather than taken from libseccomp.
 """
 
 from __future__ import annotations
@@ -12,10 +22,11 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import platform
 import struct
 import sys
 
-__all__ = ["NET_ABI", "abi_version", "restrict"]
+__all__ = ["NET_ABI", "abi_version", "deny_sockets", "restrict", "seccomp_supported", "socket_filter"]
 
 # The syscall numbers are the same on every architecture (the generic table, Linux 5.13).
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
@@ -91,6 +102,61 @@ def restrict(read: list[str], write: list[str], network: bool) -> None:
         os.close(ruleset)
 
 
+# Per machine: the audit arch seccomp reports, socket's and io_uring_setup's numbers, and
+# whether numbers with the x32 bit exist (only x86-64 has a second ABI behind one arch value).
+_ARCHES = {"x86_64": (0xC000003E, 41, 425, True), "aarch64": (0xC00000B7, 198, 425, False)}
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_LD_ABS_W, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
+_ALLOW, _KILL_PROCESS, _ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
+_EACCES, _EPERM = 13, 1
+_X32_BIT = 0x40000000
+
+
+def seccomp_supported() -> bool:
+    """True when this kernel filters system calls with seccomp and the machine is one we know."""
+    if not sys.platform.startswith("linux") or platform.machine() not in _ARCHES:
+        return False
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            return any(line.startswith("Seccomp:") for line in status)
+    except OSError:
+        return False
+
+
+def _socket_filter(arch: int, socket_nr: int, io_uring_nr: int, x32: bool) -> list[tuple[int, int, int, int]]:
+    """The BPF program: (code, jump-if-true, jump-if-false, k) per instruction."""
+    deny_socket, deny_other = (_RET, 0, 0, _ERRNO | _EACCES), (_RET, 0, 0, _ERRNO | _EPERM)
+    tail = [(_JEQ, 2, 0, socket_nr), (_JEQ, 2, 0, io_uring_nr), (_RET, 0, 0, _ALLOW), deny_socket, deny_other]
+    head = [(_LD_ABS_W, 0, 0, 4), (_JEQ, 1, 0, arch), (_RET, 0, 0, _KILL_PROCESS), (_LD_ABS_W, 0, 0, 0)]
+    if x32:  # an x32 number would not equal socket's; refuse the whole ABI
+        head.append((_JGE, len(tail) - 1, 0, _X32_BIT))
+    return head + tail
+
+
+def socket_filter() -> bytes:
+    """The socket filter as the kernel (and ``bwrap --seccomp``) takes it: ``struct sock_filter[]``.
+
+    Raises:
+        OSError: no filter is written for this machine.
+    """
+    if platform.machine() not in _ARCHES:
+        raise OSError(f"no seccomp socket filter is written for {platform.machine()}")
+    return b"".join(struct.pack("=HBBI", *instruction) for instruction in _socket_filter(*_ARCHES[platform.machine()]))
+
+
+def deny_sockets() -> None:
+    """Install the socket filter on this process (no_new_privs must already be set).
+
+    Raises:
+        OSError: the kernel or the machine cannot filter system calls.
+    """
+    code = socket_filter()
+    filters = ctypes.create_string_buffer(code)
+    fprog = struct.pack("@HP", len(code) // 8, ctypes.addressof(filters))  # native: the pointer is aligned
+    buffer = ctypes.create_string_buffer(fprog)
+    _check(_libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, buffer, 0, 0), "seccomp filter")
+
+
 def main(argv: list[str]) -> None:
     """Apply the rules in ``argv[0]`` (JSON), then exec ``argv[1:]``."""
     if len(argv) < 2:
@@ -99,6 +165,8 @@ def main(argv: list[str]) -> None:
     program = _resolve(argv[1])  # before restricting: the PATH lookup imports modules
     try:
         restrict(list(rules["read"]), list(rules["write"]), bool(rules["network"]))
+        if not rules["network"]:
+            deny_sockets()
     except OSError as exc:
         sys.exit(f"sandbox: {exc}; the script was not run")
     os.execv(program, argv[1:])

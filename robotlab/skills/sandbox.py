@@ -6,9 +6,13 @@ still under the time-out. Enabled, the strategy is the first that works on this 
 - **bubblewrap** (``bwrap``): a fresh mount namespace holding only the system directories,
   the skill's own directory and the granted paths (writable ones bound read-write), fresh
   PID/IPC/UTS namespaces, and a network namespace with nothing in it unless the grant allows
-  the network. It needs unprivileged user namespaces (or root).
+  the network, plus, with the network off, the seccomp socket filter of ``landlock.py`` (a
+  Unix socket in a granted path is otherwise reachable from any namespace). It needs
+  unprivileged user namespaces (or root).
 - **Landlock** (Linux 5.13+): the kernel refuses file access outside the granted paths;
-  network off is enforced for TCP only, and only from Landlock ABI 4 (Linux 6.7).
+  with the network off, a seccomp filter makes ``socket()`` fail for every family (TCP, UDP,
+  Unix, netlink, raw), and Landlock ABI 4 (Linux 6.7) refuses TCP bind and connect as well.
+  Without seccomp, network-off scripts are refused rather than run with TCP rules alone.
 - nothing: ``sandbox.enabled: true`` then refuses to run the script (``SandboxUnavailable``)
   instead of running it unconfined.
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -66,8 +71,9 @@ def bubblewrap_works() -> bool:
 def _unavailable(grant: Capabilities, abi: int) -> str | None:
     if abi < 1:
         return "neither bubblewrap nor Landlock can confine skill scripts on this machine"
-    if not grant.network and abi < landlock.NET_ABI:
-        return f"Landlock ABI {abi} cannot turn the network off (needs {landlock.NET_ABI})"
+    if not grant.network and not landlock.seccomp_supported():
+        # Landlock alone refuses TCP only (and only from ABI 4): never claim network off with it.
+        return "Landlock cannot turn the network off without a seccomp filter, which this machine lacks"
     return None
 
 
@@ -102,11 +108,14 @@ def _bind(flag: str, path: str) -> list[str]:
     return [flag, path, path] if source.exists() else []
 
 
-def bubblewrap_argv(argv: list[str], grant: Capabilities, skill_dir: Path, cwd: Path) -> list[str]:
-    """The ``bwrap`` command line that confines ``argv`` to ``grant``."""
+def bubblewrap_argv(argv: list[str], grant: Capabilities, skill_dir: Path, cwd: Path,
+                    seccomp_fd: int | None = None) -> list[str]:
+    """The ``bwrap`` command line that confines ``argv`` to ``grant`` (``seccomp_fd``: the socket filter)."""
     out = ["bwrap", "--unshare-all", "--die-with-parent", "--clearenv"]
     if grant.network:
         out += ["--share-net"]
+    elif seccomp_fd is not None:
+        out += ["--seccomp", str(seccomp_fd)]
     for name, value in _ENV.items():
         out += ["--setenv", name, value]
     for path in SYSTEM_PATHS:
@@ -133,19 +142,36 @@ def landlock_argv(argv: list[str], grant: Capabilities, skill_dir: Path) -> list
     return [sys.executable, "-I", "-S", landlock.__file__, json.dumps(rules), *argv]
 
 
+def _filter_pipe() -> int | None:
+    """A pipe's read end holding the socket filter for ``bwrap --seccomp``, or None without seccomp."""
+    if not landlock.seccomp_supported():
+        return None
+    code = landlock.socket_filter()
+    read_end, write_end = os.pipe()
+    os.write(write_end, code)  # far below a pipe's buffer: never blocks
+    os.close(write_end)
+    return read_end
+
+
 def run_script(argv: list[str], grant: Capabilities, strategy: str, skill_dir: Path,
                cwd: Path | None = None) -> ScriptRun:
     """Run ``argv`` under ``strategy`` with ``grant``'s time-out; stdin closed, own group."""
     cwd = (cwd or Path.cwd()).resolve()
     env: dict[str, str] | None = dict(_ENV)
+    filter_fd = _filter_pipe() if strategy == "bubblewrap" and not grant.network else None
     if strategy == "bubblewrap":
-        argv, env = bubblewrap_argv(argv, grant, skill_dir, cwd), None
+        argv, env = bubblewrap_argv(argv, grant, skill_dir, cwd, filter_fd), None
     elif strategy == "landlock":
         argv = landlock_argv(argv, grant, skill_dir)
     elif strategy == "none":
         env = None
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True, text=True, errors="replace")
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True, text=True, errors="replace",
+                                pass_fds=() if filter_fd is None else (filter_fd,))
+    finally:
+        if filter_fd is not None:
+            os.close(filter_fd)
     try:
         output, _ = proc.communicate(timeout=grant.timeout)
     except subprocess.TimeoutExpired:

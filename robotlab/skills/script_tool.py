@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from robotlab.skills.capabilities import Capabilities
-from robotlab.skills.sandbox import choose_strategy, run_script
 from robotlab.tools.tool import Tool
 
 __all__ = ["ScriptTool", "script_tool_name"]
@@ -89,6 +88,10 @@ class ScriptTool(Tool):
         Raises:
             SandboxUnavailable: the sandbox is enabled and nothing here can enforce it.
         """
+        from robotlab.skills.sandbox import (
+            choose_strategy,  # only when a script runs: it imports more
+        )
+
         settings = self._settings()
         ceiling = Capabilities.from_mapping(settings.model_dump())
         granted = self.capabilities.within(ceiling) if settings.enabled else Capabilities(
@@ -97,6 +100,8 @@ class ScriptTool(Tool):
 
     def execute(self, args: str = "", **_: Any) -> str:
         """Run the script with ``args``; the output (or the error text) goes to the model."""
+        from robotlab.skills.sandbox import run_script
+
         granted, strategy = self.grant()
         run = run_script(["bash", str(self.path), *shlex.split(args or "")], granted, strategy, self.skill_dir)
         if run.timed_out:

@@ -6,9 +6,9 @@ each resolved server for tools through a ``ToolSource``. Connection failures are
 
 A server config is ``{"name": ..., "transport": {"type": "stdio", "command": ..., "args": [...],
 "env": {...}}, "timeout": seconds}``, or for a remote server ``{"type": "streamable-http"
-(or "http", "sse", "ws", "websocket"), "url": ..., "headers": {...}}``. Every transport is
-served by ``robotlab.tools.mcp_client.MCPClient`` over the official ``mcp`` SDK. ``inject`` adopts
-sources connected elsewhere.
+(or "http", "sse", "ws", "websocket"), "url": ..., "headers": {...}, "auth": ...}`` (credentials:
+``mcp_auth.py``). Every transport is served by ``robotlab.tools.mcp_client.MCPClient`` over the
+official ``mcp`` SDK. ``inject`` adopts sources connected elsewhere.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ def connect_source(server: Any) -> ToolSource:
         MCPError: the config is invalid, or the server cannot be reached.
         DependencyError: the transport needs a client the installed ``mcp`` SDK lacks.
     """
+    from robotlab.tools.mcp_auth import person_wait
     from robotlab.tools.mcp_client import MCPClient, server_timeout, transport_opener
 
     if not isinstance(server, dict) or "name" not in server or not isinstance(server.get("transport"), dict):
@@ -62,7 +63,9 @@ def connect_source(server: Any) -> ToolSource:
     opener = transport_opener(name, transport, server_timeout(timeout))
     remote = transport.get("type") != "stdio"
     target = str(transport.get("url") if remote else transport.get("command"))
-    return MCPClient(name, opener, timeout, target=target, remote=remote).connect()
+    client = MCPClient(name, opener, timeout, target=target, remote=remote)
+    client.connect_timeout += person_wait(transport)
+    return client.connect()
 
 
 def discover(servers: list[Any], message: str | None, threshold: float = DISCOVERY_THRESHOLD) -> list[Any]:

@@ -1,9 +1,9 @@
 """MCP clients over the official ``mcp`` SDK, as synchronous ``ToolSource``s, for every transport.
 
 ``stdio`` starts the server as a child process; ``streamable-http`` (alias ``http``) and ``sse``
-speak to a server at a ``url`` with the SDK's HTTP clients (``headers`` are sent with every
-request); ``ws``/``websocket`` use the SDK's websocket client when the installed SDK has one,
-and otherwise fail with ``DependencyError`` naming what is missing.
+speak to a server at a ``url`` with the SDK's HTTP clients (``headers``, and ``auth`` or
+``auth_provider`` credentials as ``mcp_auth.py`` reads them, go with every request); ``ws`` and
+``websocket`` use the SDK's websocket client if it has one, else fail with ``DependencyError``.
 
 The SDK is async; each client owns an event loop in a daemon thread, where one task holds the
 session open (its contexts must be entered and left in that same task) until ``close``.
@@ -138,27 +138,30 @@ def _url(name: str, transport: dict[str, Any]) -> str:
 
 
 def _streamable_http(name: str, transport: dict[str, Any], timeout: float) -> Opener:
-    url, headers = _url(name, transport), dict(transport.get("headers") or {})
+    from robotlab.tools.mcp_auth import http_auth, http_client
+
+    url = _url(name, transport)
+    http_auth(name, transport)  # a bad auth config fails here, at connect, not in the loop
 
     @asynccontextmanager
     async def open_http() -> Any:
         from mcp.client.streamable_http import streamable_http_client
-        from mcp.shared._httpx_utils import create_mcp_http_client
 
-        async with create_mcp_http_client(headers=headers) as client, \
-                streamable_http_client(url, http_client=client) as streams:
+        async with http_client(name, transport) as client, streamable_http_client(url, http_client=client) as streams:
             yield streams
 
     return open_http
 
 
 def _sse(name: str, transport: dict[str, Any], timeout: float) -> Opener:
-    url, headers = _url(name, transport), dict(transport.get("headers") or {})
+    from robotlab.tools.mcp_auth import http_auth
+
+    url, headers, auth = _url(name, transport), dict(transport.get("headers") or {}), http_auth(name, transport)
 
     def open_sse() -> AbstractAsyncContextManager[Any]:
         from mcp.client.sse import sse_client
 
-        return sse_client(url, headers=headers, timeout=timeout, sse_read_timeout=SSE_READ_TIMEOUT)
+        return sse_client(url, headers=headers, timeout=timeout, sse_read_timeout=SSE_READ_TIMEOUT, auth=auth)
 
     return open_sse
 
@@ -219,6 +222,7 @@ class MCPClient:
         self.target = target
         self.remote = remote
         self.timeout = server_timeout(timeout)
+        self.connect_timeout = self.timeout  # longer when connecting waits on a person (OAuth)
         self._open = opener
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"mcp-{name}", daemon=True)
@@ -238,10 +242,10 @@ class MCPClient:
         ready: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
         asyncio.run_coroutine_threadsafe(self._serve(ready), self._loop)
         try:
-            listed = ready.result(self.timeout)
+            listed = ready.result(self.connect_timeout)
         except concurrent.futures.TimeoutError:
             self.close()
-            raise MCPError(f"MCP server did not respond within {self.timeout:g}s", retryable=True) from None
+            raise MCPError(f"MCP server did not respond within {self.connect_timeout:g}s", retryable=True) from None
         except Exception as exc:  # whatever the SDK raised, the robot records it as a failed server
             self.close()
             raise self._start_error(_root_cause(exc)) from exc
@@ -249,6 +253,8 @@ class MCPClient:
         return self
 
     def _start_error(self, cause: BaseException) -> MCPError:
+        if isinstance(cause, MCPError):  # already says what is wrong (a refused authorization)
+            return cause
         if isinstance(cause, FileNotFoundError) and not self.remote:
             return MCPError(f"MCP server command not found: {self.target}")
         if self.remote:

@@ -16,6 +16,7 @@ import itertools
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -173,6 +174,13 @@ def processes(tmp_path: Path, xprocess: XProcess) -> Iterator[Processes]:
     procs = Processes(tmp_path, xprocess)
     yield procs
     procs.stop_all()
+
+
+def free_tcp_url() -> str:
+    """A loopback TCP address whose port the kernel just handed out (free, for a broker to bind)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{probe.getsockname()[1]}"
 
 
 def broker_argv(url: str, *extra: str) -> list[str]:

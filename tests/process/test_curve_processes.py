@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import time
 from pathlib import Path
@@ -12,15 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from robotlab.cli.robotlab_cli import main
-from tests.process.conftest import Processes, broker_argv
+from tests.process.conftest import Processes, broker_argv, free_tcp_url
 
 pytestmark = pytest.mark.process
-
-
-def free_tcp_url() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return f"tcp://127.0.0.1:{probe.getsockname()[1]}"
 
 
 @pytest.fixture

@@ -118,6 +118,23 @@ def test_an_unreadable_key_is_one_line_naming_the_file_and_the_fix(keys_dir: Pat
     assert "LoadCredential=" in done.stderr
 
 
+def test_a_key_in_a_closed_folder_is_one_line_too(keys_dir: Path, tmp_path: Path) -> None:  # noqa: F811
+    # As a credential whose folder systemd did not open to the service's user: stat() fails.
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv, to run the broker without the capability to read any file")
+    closed = tmp_path / "credentials"
+    closed.mkdir()
+    shutil.copy(keys_dir / "broker.key_secret", closed / "broker.key_secret")
+    closed.chmod(0o000)
+    argv = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", sys.executable, "-m", "robotlab.cli",
+            "broker", "--bind", free_tcp_url(), "--keys", str(keys_dir), "--key", str(closed / "broker.key_secret")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    closed.chmod(0o700)
+    assert done.returncode == 78, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert f"cannot read the key {closed / 'broker.key_secret'} (Permission denied)" in done.stderr
+
+
 def test_keys_list_shows_authorized_keys_whose_secret_is_elsewhere(keys_dir: Path, tmp_path: Path) -> None:  # noqa: F811
     other_host = tmp_path / "other"
     assert CliRunner().invoke(main, ["keys", "new", "dave", "--dir", str(other_host), "--robot", "dave"]).exit_code == 0

@@ -135,7 +135,7 @@ def test_the_fork_server_answers_a_malformed_request_and_keeps_serving(boss: Rob
 
 
 def test_the_warm_fork_server_runs_one_thread_so_children_inherit_no_half_held_lock(boss: Robot) -> None:
-    # Given a fork server warmed by a real model call (robotd/forkserver.py: warm_model_call)
+    # Given a fork server warmed by real model calls (robotd/warmup.py: warm_model_call)
     boss.spawn(name="probe").info()
     server = fork_server()
     assert server.process is not None, "this test process started the fork server"

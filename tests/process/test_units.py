@@ -87,6 +87,8 @@ def test_units_wait_notify_drain_and_keep_secrets_apart() -> None:
     assert broker["Service"]["ExecReload"] == "/bin/kill -HUP $MAINPID"
     # Spawned robots and the fork server get SIGTERM too, and drain; not SIGKILL at once.
     assert robot["Service"]["KillMode"] == "control-group"
+    # One dynamic user per instance: without User=, every robotd@ instance shares "robotd".
+    assert robot["Service"]["User"] == "robotd-%i"
     robot_keys = settings(DEPLOY / "robotd@.service.d" / "keys.conf")["Service"]
     assert robot_keys["LoadCredential"] == "robot.key_secret:/etc/robotlab/keys/%i.key_secret"
     broker_keys = settings(DEPLOY / "robotlab-broker.service.d" / "keys.conf")["Service"]

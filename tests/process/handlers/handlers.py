@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import Any
 
 from robotlab.bus import Message
+
+# The robots spawn_child made: kept for this process's life, since a child stops when its
+# parent robot's process exits, and a parent robot collected here would close its bus.
+_PARENTS: list[Any] = []
 
 
 def echo(message: Message) -> str:
@@ -84,3 +89,20 @@ def partition_client(url: str, go: str, out: str) -> None:
                     results.write(json.dumps({"reply": tracker.reply(90).content}) + "\n")
                 except Exception as exc:
                     results.write(json.dumps({"error": str(exc)}) + "\n")
+
+
+def spawn_child(message: Message) -> dict[str, Any]:
+    """Content {"broker", "parent", "child", "api_base"}: a robot ``parent`` in this process spawns
+    ``child`` (through the fork server) on a model at ``api_base``; reply the child's pid and instance."""
+    from robotlab import Robot, bus
+    from robotlab.bus.keys import client_keys
+
+    asked = dict(message.content)
+    # This robotd's own key (a systemd credential at $ROBOTLAB_KEY) must list the parent's name:
+    # a client finds only KEYS/NAME.key_secret by itself.
+    keys = client_keys(asked["parent"], key_file=os.environ.get("ROBOTLAB_KEY"))
+    client = bus.connect(asked["broker"], name=asked["parent"], keys=keys if keys is not None else False)
+    parent = Robot(name=asked["parent"], model="openai/scripted", api_base=asked["api_base"]).with_bus(client)
+    _PARENTS.append(parent)
+    child = parent.spawn(name=asked["child"], system_prompt="You answer.", timeout=90)
+    return {"pid": child.pid, "instance": child.instance}

@@ -15,7 +15,7 @@ import pytest
 from robotlab.config.settings import SandboxSettings
 from robotlab.errors import SandboxUnavailable
 from robotlab.skills import AgentSkill, ScriptTool
-from robotlab.skills.landlock import NET_ABI, abi_version
+from robotlab.skills.landlock import abi_version, seccomp_supported
 from robotlab.skills.sandbox import bubblewrap_works
 from tests.waiting import wait_until
 
@@ -25,7 +25,7 @@ def _strategies() -> list[object]:
         pytest.param("bubblewrap", marks=pytest.mark.skipif(
             not bubblewrap_works(), reason="bwrap is not installed or cannot make namespaces here")),
         pytest.param("landlock", marks=pytest.mark.skipif(
-            abi_version() < NET_ABI, reason=f"the kernel has no Landlock ABI {NET_ABI} or later")),
+            abi_version() < 1 or not seccomp_supported(), reason="the kernel has no Landlock or no seccomp")),
     ]
 
 
@@ -144,3 +144,74 @@ def test_trust_core_and_a_disabled_sandbox_run_unconfined(bundle: Callable[..., 
     assert core.grant()[1] == "none"
     assert core.execute() == "secret contents\n"
     assert os.access(core.path, os.X_OK)
+
+
+@pytest.fixture
+def datagrams() -> Iterator[socket.socket]:
+    """A UDP socket on loopback that counts what reaches it."""
+    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    receiver.bind(("127.0.0.1", 0))
+    receiver.setblocking(False)
+    yield receiver
+    receiver.close()
+
+
+def _received(receiver: socket.socket) -> list[bytes]:
+    got = []
+    while True:
+        try:
+            got.append(receiver.recv(64))
+        except BlockingIOError:
+            return got
+
+
+SEND_UDP = 'echo datagram > /dev/udp/127.0.0.1/"$1" && echo sent'
+
+
+def test_network_off_refuses_udp(bundle: Callable[..., Path], area: dict[str, Path], strategy: str,
+                                 datagrams: socket.socket) -> None:
+    port = str(datagrams.getsockname()[1])
+    assert script_tool(bundle, area, strategy, SEND_UDP).execute(args=port).startswith("Error (exit 1):")
+    assert _received(datagrams) == []
+    allowed = script_tool(bundle, area, strategy, SEND_UDP, network=True)
+    allowed.capabilities = type(allowed.capabilities)(network=True)
+    assert allowed.execute(args=port) == "sent\n"
+    assert _received(datagrams) == [b"datagram\n"]  # the check above could have seen one
+
+
+# bash has no Unix sockets; the system python (system paths are readable) stands in for a client.
+UNIX_CLIENT = ("/usr/bin/python3 -I -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); "
+               "s.connect(sys.argv[1]); s.sendall(b\"hello\"); print(\"connected\")' \"$1\"")
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="no /usr/bin/python3 to act as a client")
+def test_network_off_refuses_a_unix_socket(bundle: Callable[..., Path], area: dict[str, Path], strategy: str) -> None:
+    # The listening socket sits in the writable folder, which both sandboxes let the script see.
+    path = area["writable"] / "a.sock"  # AF_UNIX paths are short (108 bytes)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(1)
+    server.setblocking(False)
+    try:
+        refused = script_tool(bundle, area, strategy, UNIX_CLIENT).execute(args=str(path))
+        assert refused.startswith("Error (exit 1):") and "Permission denied" in refused
+        with pytest.raises(BlockingIOError):
+            server.accept()
+        allowed = script_tool(bundle, area, strategy, UNIX_CLIENT, network=True)
+        allowed.capabilities = type(allowed.capabilities)(network=True, fs_write=(str(area["writable"]),))
+        assert allowed.execute(args=str(path)) == "connected\n"
+        server.accept()[0].close()
+    finally:
+        server.close()
+
+
+def test_the_socket_filter_leaves_socketpair_and_refuses_the_ways_round_it(
+        bundle: Callable[..., Path], area: dict[str, Path]) -> None:
+    probe = ("/usr/bin/python3 -I -c 'import ctypes, socket; a, b = socket.socketpair(); a.send(b\"x\"); "
+             "print(b.recv(1)); libc = ctypes.CDLL(None, use_errno=True); "
+             "print(libc.syscall(425, 1, None), ctypes.get_errno()); "
+             "print(libc.syscall(0x40000000 | 41, 2, 2, 0), ctypes.get_errno())'")
+    lines = script_tool(bundle, area, "landlock", probe).execute().splitlines()
+    assert lines[:2] == ["b'x'", "-1 1"]  # socketpair works; io_uring_setup: EPERM
+    if os.uname().machine == "x86_64":
+        assert lines[2] == "-1 1"  # socket through the x32 ABI: EPERM, not a way round

@@ -1,0 +1,194 @@
+"""The fork server's warm-up: what every robotd needs, imported, built and run once, then frozen.
+
+Children are forked from the warmed server and share its pages until they write to them, so
+everything here aims at fewer pages a child writes to (each one written is copied, and counts as
+the child's own memory): the imports a child would make, litellm's lazily built objects
+(made by real model calls against an in-process stub), the code those calls run moved onto
+pages of its own (:func:`relocate_hot_code`), and ``gc.freeze()`` so a child's collections
+do not write to the inherited objects. Measured step by step in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import inspect
+import logging
+import queue
+import sys
+import threading
+from collections.abc import Callable
+from types import CodeType, FrameType, FunctionType
+from typing import Any
+
+log = logging.getLogger("robotlab.robotd")
+
+# Model calls after the code is moved: the copies start unquickened, and CPython 3.11 writes
+# to a code object on each of its first calls until it is specialised.
+AFTER_RELOCATION_CALLS = 2
+# One model litellm cannot price and one it can: after the call, litellm's cost calculator
+# formats a traceback for the first and prices the second, two different code paths; a child
+# whose first call takes a path the warm-up did not writes about 3 MB more of its own.
+WARM_UP_MODELS = ("openai/warm-up", "openai/gpt-4o-mini")
+# The original code objects, kept alive: freed, they would leave holes in the inherited heap
+# that a child's first allocations fill, copying those pages instead.
+_ORIGINALS: list[CodeType] = []
+
+
+# What litellm loads on a process's first completion (about 2.5 s, mostly pydantic building
+# response schemas): paid once here instead of in every child. Best effort: names that a
+# litellm version lacks are skipped.
+WARM_MODULES = (
+    # robotlab.bus.link: the bus client's I/O side, imported on a child's first connect
+    # (2.1 MB of each child's memory after a first run when each child imported it itself).
+    "httpcore", "h11", "h2.connection", "robotlab.config.settings", "robotlab.bus.link",
+    "litellm.proxy._types", "litellm._service_logger",
+    "litellm.integrations.generic_api.generic_api_callback", "litellm.integrations.prometheus_services",
+    "litellm.litellm_core_utils.logging_callback_manager", "litellm.llms.github_copilot.authenticator",
+    "litellm.llms.github_copilot.per_user_auth", "litellm.llms.litellm_proxy.chat.transformation",
+    "litellm.llms.openai.chat.gpt_audio_transformation", "litellm.llms.openai_like.dynamic_config",
+    "litellm.proxy.openai_files_endpoints.common_utils", "litellm.proxy.spend_tracking.savings",
+)
+WARM_MODELS = (
+    "litellm.proxy._types:CallbackOnUI", "litellm.types.router:GenericLiteLLMParams",
+    "litellm.types.router:LiteLLM_Params", "litellm.types.services:ServiceLoggerPayload",
+    "litellm.types.utils:Message", "litellm.types.utils:Choices", "litellm.types.utils:ModelResponse",
+    "litellm.types.utils:Usage", "litellm.types.utils:PromptTokensDetailsWrapper",
+    "litellm.types.utils:ModelResponseStream", "litellm.types.utils:StreamingChoices", "litellm.types.utils:Delta",
+    "openai.types.chat.chat_completion_message:ChatCompletionMessage",
+    "openai.types.chat.chat_completion:Choice", "openai.types.chat.chat_completion:ChatCompletion",
+)
+
+
+def warm() -> None:
+    """Import everything a robotd needs, make model calls, move their code together, freeze the heap.
+
+    A fork keeps only the forking thread, so no thread may outlive the warm-up: each model call
+    (:func:`warm_model_call`) ends every thread it started before ``gc.freeze()``.
+    """
+    from robotlab.config.cascade import prepare_litellm_environment
+
+    prepare_litellm_environment()
+    import litellm  # the point is the import: 3-4 s paid once, not per child
+
+    import robotlab.network.member  # noqa: F401
+    import robotlab.robot.robot  # noqa: F401
+    import robotlab.robot.spawn  # noqa: F401
+    from robotlab import bus  # noqa: F401
+
+    from . import hosting  # noqa: F401
+
+    for name in WARM_MODULES:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    for path in WARM_MODELS:
+        module, _, attr = path.partition(":")
+        with contextlib.suppress(Exception):
+            getattr(importlib.import_module(module), attr).model_rebuild()
+    with contextlib.suppress(Exception):
+        # Built lazily by the first price lookup, by walking the whole price table: each child
+        # doing it itself would also un-share every key it touches.
+        litellm.utils._rebuild_model_cost_lowercase_map()
+    try:
+        warm_model_call()
+        relocate_hot_code(warm_model_call)
+        for _ in range(AFTER_RELOCATION_CALLS):
+            warm_model_call()
+    except Exception as exc:  # best effort: a child then pays the first call's cost itself
+        log.warning("fork server: warm-up model call skipped: %s", exc)
+    gc.collect()
+    gc.freeze()
+
+
+def warm_model_call() -> None:
+    """A robot run per model in ``WARM_UP_MODELS`` against an in-process stub, then every thread ended.
+
+    A child's first model call otherwise builds (and so un-shares) about 15 MB of litellm's
+    lazily made objects; made here, they are inherited copy-on-write. Three things the call
+    leaves behind would break a fork: the stub's connection thread (closed with litellm's
+    cached HTTP clients, which children must not share anyway), and litellm's logging
+    executor worker, which a child would believe alive while no thread serves its queue.
+
+    Raises:
+        RuntimeError: a thread the call started is still running.
+    """
+    import litellm
+    from litellm.litellm_core_utils.thread_pool_executor import executor
+
+    from robotlab.robot.robot import Robot
+    from robotlab.testing import serve_script
+
+    before = set(threading.enumerate())
+    with serve_script([{"content": "warm"}] * len(WARM_UP_MODELS)) as api:
+        # Through a whole Robot.run, so the robot's own first-run paths are warm too.
+        for model in WARM_UP_MODELS:
+            robot = Robot(name="warm-up", system_prompt="Warm up.", model=model, api_base=api, api_key="warm-up")
+            robot.run("warm up")
+        _close_cached_clients(litellm.in_memory_llm_clients_cache)
+    _stop_workers(executor)
+    for thread in set(threading.enumerate()) - before:
+        thread.join(timeout=5)
+    left = [t.name for t in set(threading.enumerate()) - before if t.is_alive()]
+    if left:
+        raise RuntimeError(f"threads still running after the warm-up call: {', '.join(left)}")
+
+
+def _close_cached_clients(cache: Any) -> None:
+    for client in list(cache.cache_dict.values()):
+        close = getattr(client, "close", None)
+        if callable(close) and not inspect.iscoroutinefunction(close):
+            with contextlib.suppress(Exception):
+                close()
+    cache.flush_cache()
+
+
+def _stop_workers(executor: Any) -> None:
+    """Let a ThreadPoolExecutor's workers exit, leaving it usable and threadless.
+
+    There is no public restart: these are the fields ``shutdown`` sets and ``submit`` reads in
+    CPython 3.11-3.13 (``concurrent/futures/thread.py``). The next ``submit`` (in a child)
+    starts a fresh worker.
+    """
+    executor.shutdown(wait=True)
+    executor._shutdown = False
+    executor._threads.clear()
+    executor._idle_semaphore = threading.Semaphore(0)
+    executor._work_queue = queue.SimpleQueue()
+
+
+def relocate_hot_code(call: Callable[[], None]) -> int:
+    """Run ``call`` and give every function it ran a fresh copy of its code; return how many.
+
+    Why: running a function writes to its code object (each new frame takes a reference to it),
+    so a child's first model call copies every page that holds a code object it runs, about
+    1,500 of them, spread over the heap between code that never runs. Copied after the warm-up,
+    in one go, they sit together on far fewer pages. A copy behaves as the original: same
+    bytecode, constants, names and line table.
+    """
+    hot: set[CodeType] = set()
+
+    def record(frame: FrameType, event: str, arg: Any) -> None:
+        if event == "call":
+            hot.add(frame.f_code)
+
+    threading.setprofile(record)
+    sys.setprofile(record)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    moved = 0
+    for obj in gc.get_objects():
+        if type(obj) is FunctionType and obj.__code__ in hot:
+            _ORIGINALS.append(obj.__code__)
+            obj.__code__ = _copied(obj.__code__, hot)
+            moved += 1
+    return moved
+
+
+def _copied(code: CodeType, hot: set[CodeType]) -> CodeType:
+    """A new code object equal to ``code``, its hot nested code (lambdas, comprehensions) copied too."""
+    consts = tuple(_copied(c, hot) if isinstance(c, CodeType) and c in hot else c for c in code.co_consts)
+    return code.replace(co_consts=consts)

@@ -1,0 +1,33 @@
+"""The fork server's code relocation (robotd/warmup.py): hot functions get copies that behave the same."""
+
+from __future__ import annotations
+
+from robotd import warmup
+
+
+def scaled_sum(values: list[int], factor: int) -> int:
+    return sum(value * factor for value in values)  # a generator: nested code, copied too
+
+
+def never_called() -> str:
+    return "cold"
+
+
+def test_the_functions_a_call_runs_get_copies_of_their_code_that_behave_the_same() -> None:
+    # Given two module functions, one of which the warm-up call runs
+    hot_before, cold_before = scaled_sum.__code__, never_called.__code__
+    nested_before = next(c for c in hot_before.co_consts if hasattr(c, "co_code"))
+
+    # When the code that call ran is relocated
+    results: list[int] = []
+    moved = warmup.relocate_hot_code(lambda: results.append(scaled_sum([1, 2], 3)))
+
+    # Then the hot function runs a new, equal code object, its comprehension's code is new too,
+    # the original stays alive (no hole in the shared heap), and the cold one is untouched
+    assert moved >= 1 and results == [9]
+    assert scaled_sum.__code__ is not hot_before and scaled_sum.__code__.co_code == hot_before.co_code
+    nested_after = next(c for c in scaled_sum.__code__.co_consts if hasattr(c, "co_code"))
+    assert nested_after is not nested_before
+    assert hot_before in warmup._ORIGINALS
+    assert never_called.__code__ is cold_before
+    assert scaled_sum([1, 2, 3], 2) == 12 and never_called() == "cold"
