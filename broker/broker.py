@@ -185,35 +185,27 @@ class Broker:
         return max(int(wait * 1000), 1)
 
     def _drain(self) -> None:
-        # Ends when ZMQ_EVENTS says nothing is left, not on a raised zmq.Again: raising and
-        # catching it cost more than the check, on every turn of the loop.
-        if self.guard is not None:
-            self._drain_keyed()
-            return
-        router = self._router
+        # Ends when ZMQ_EVENTS says nothing is left, not on a raised zmq.Again (raising and
+        # catching it cost more than the check). With keys, reading ZAP metadata needs a
+        # zero-copy frame, which the keyless receive does not pay for.
+        router, receive = self._router, self._recv_keyed if self.guard is not None else self._recv
         for _ in range(DRAIN_BATCH):
             if not protocol.readable(router):
                 return
             try:  # free unless raised; EVENTS said a whole message waits
-                frames = protocol.recv(router, copied=2)
+                frames = receive(router)
             except zmq.Again:
                 return
             self.counters["frames_in"] += 1
             self.dispatch(frames)
 
-    def _drain_keyed(self) -> None:
-        # Kept apart from _drain: reading ZAP metadata needs a zero-copy frame, which the
-        # keyless loop would pay for on every message.
-        router = self._router
-        for _ in range(DRAIN_BATCH):
-            if not protocol.readable(router):
-                return
-            try:
-                frames, self._user_id = recv_with_key(router)
-            except zmq.Again:
-                return
-            self.counters["frames_in"] += 1
-            self.dispatch(frames)
+    @staticmethod
+    def _recv(router: zmq.Socket) -> list[Body]:
+        return protocol.recv(router, copied=2)
+
+    def _recv_keyed(self, router: zmq.Socket) -> list[Body]:
+        frames, self._user_id = recv_with_key(router)
+        return frames
 
     def _timers(self) -> None:
         now = time.monotonic()

@@ -11,8 +11,7 @@ after its send wakes the I/O thread.
 The I/O thread also keeps the connection alive: heartbeats when idle, and a fresh socket plus
 HELLO (same instance id) with jittered exponential backoff when the broker goes silent. Every
 unsettled message is sent again after each WELCOME; receivers dedupe by (sender, id). Replies,
-acks and nacks are kept until the broker confirms them (:mod:`robotlab.bus.kept`) and sent
-again after each WELCOME too.
+acks and nacks are kept until the broker confirms them (:mod:`robotlab.bus.kept`), and resent.
 """
 
 from __future__ import annotations
@@ -90,10 +89,7 @@ class Link:
         self.ack_timeout = 30.0
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
-        self._fd = -1
-        """The current socket's notification fd (read once a socket: each read is a getsockopt)."""
-        self._poller = select.poll()
-        self._polled = -1
+        self._poller, self._polled, self._fd = select.poll(), -1, -1  # _fd: read once a socket (a getsockopt)
         self.kept = Kept()
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
         self._monitor: zmq.Socket | None = None
@@ -110,10 +106,6 @@ class Link:
         with self._lock:
             self._reconnect()
         self._thread.start()
-
-    def on_io_thread(self) -> bool:
-        """True when called from this link's I/O thread (where inline handlers run)."""
-        return threading.current_thread() is self._thread
 
     @property
     def alive(self) -> bool:
@@ -244,10 +236,9 @@ class Link:
 
     def _wait(self, fd: int, timeout_ms: int) -> None:
         if fd != self._polled:  # built once a socket: registering costs more than the poll
-            self._poller = select.poll()
-            self._poller.register(fd, select.POLLIN)
-            self._poller.register(self._wake_r, select.POLLIN)
-            self._polled = fd
+            self._poller, self._polled = select.poll(), fd
+            for each in (fd, self._wake_r):
+                self._poller.register(each, select.POLLIN)
         for ready, _ in self._poller.poll(timeout_ms):
             if ready == self._wake_r:
                 try:
