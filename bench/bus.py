@@ -10,7 +10,12 @@ outstanding, prints the ratios and, with ``--write``, records them in docs/bench
 The robotlab broker runs twice in each round, with its journal (the default of
 ``robotlab broker``) and with ``--no-journal``, to price the journal.
 
-    python bench/bus.py [--n 3000] [--seconds 3] [--write]
+``--tracing`` measures the price of tracing instead: robotlab with no exporter configured,
+twice per round (the two give the run's noise floor), and with every process exporting its
+spans (the ``jsonl`` exporter), interleaved; plus, timed alone, the few operations tracing
+adds to a round trip's path when it is off.
+
+    python bench/bus.py [--n 3000] [--seconds 3] [--write] [--tracing]
 """
 
 from __future__ import annotations
@@ -159,8 +164,8 @@ def robotlab_numbers(url: str, n: int, seconds: float) -> dict[str, float]:
     return {"p50": p50, "p99": p99, "rate": rate}
 
 
-def spawn(argv: list[str]) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "bench")}
+def spawn(argv: list[str], extra_env: dict[str, str] | None = None) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "bench"), **(extra_env or {})}
     return subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -199,10 +204,10 @@ def broker_argv(url: str, journal: bool) -> list[str]:
     return [sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level", "WARNING", *where]
 
 
-def run_robotlab(n: int, seconds: float, journal: bool = True) -> dict[str, float]:
+def run_robotlab(n: int, seconds: float, journal: bool = True, env: dict[str, str] | None = None) -> dict[str, float]:
     url = f"tcp://127.0.0.1:{free_port()}"
-    procs = [spawn(broker_argv(url, journal))]
-    procs.append(spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo", "--broker", url, "--handler", "bus:echo_handler"]))
+    procs = [spawn(broker_argv(url, journal), env)]
+    procs.append(spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo", "--broker", url, "--handler", "bus:echo_handler"], env))
     try:
         wait_robot(url, "echo")
         return robotlab_numbers(url, n, seconds)
@@ -309,7 +314,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; medians are reported")
     parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
     parser.add_argument("--wake-ms", type=int, default=-1, help="raw peers: wake an idle receive this often")
+    parser.add_argument("--tracing", action="store_true", help="price tracing (off, and on) instead")
     args = parser.parse_args()
+    if args.tracing:
+        from tracing_cost import main as tracing_main
+
+        return tracing_main(args, run_robotlab, alternate, write_section)
     if args.role == "raw-broker":
         return raw_broker(args.url, args.wake_ms)
     if args.role == "raw-echo":

@@ -35,6 +35,7 @@ from .registry import Peer, Registry
 from .restart import restore
 from .security import KeyGuard, recv_with_key
 from .standby import Standby
+from .stats import on_heartbeat
 
 log = logging.getLogger("robotlab.broker")
 
@@ -80,7 +81,7 @@ class Broker:
             Command.ACK: self.on_ack,
             Command.NACK: self.on_nack,
             Command.TOUCH: self.on_touch,
-            Command.HEARTBEAT: self.on_heartbeat,
+            Command.HEARTBEAT: on_heartbeat,
             Command.BYE: self.on_bye,
             Command.REQUEST: self.on_request,
         }
@@ -362,9 +363,6 @@ class Broker:
     def on_touch(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """TOUCH {deliveries: [ids]}: the peer is still working on these; push their deadlines."""
         self.deliveries.touch(peer, frame.header["deliveries"], time.monotonic(), time.time())
-
-    def on_heartbeat(self, identity: bytes, peer: Peer, frame: Frame) -> None:
-        """HEARTBEAT {}: nothing beyond the liveness refresh every message gets."""
 
     def on_bye(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """BYE {}: the peer leaves; what it had in flight fails over or is dead-lettered."""

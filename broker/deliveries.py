@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from robotlab.bus.protocol import Body, Command, Status
+from robotlab.observability import spans, tracing
 
 from .dlq import DeadLetterQueue
 from .holds import Holds
@@ -59,6 +60,8 @@ class Record:
     """True while the journal keeps it."""
     held: bool = False
     """True once it waited for a member of its name to come back."""
+    span: Any = None
+    """Its ``route`` span while it is in the broker's hands (traced messages only)."""
 
 
 @dataclass(slots=True)
@@ -117,6 +120,8 @@ class Deliveries:
             self._send_receipt(record.notify, self.recent[record.key])
             return
         self.counters["routed"] += 1
+        if tracing.ENABLED and "traceparent" in header:  # off: this one check is all tracing costs
+            record.span = spans.routing(header)
         targets = self._targets(header)
         if header.get("untracked"):  # held if need be, but never journaled: its sender resends it
             if record.key not in self._recent_untracked:  # else a reply sent again after a reconnect
@@ -359,6 +364,8 @@ class Deliveries:
             receipt["detail"] = detail
         if record.dlq_ids:
             receipt["dlq_id"] = record.dlq_ids[0]
+        if record.span is not None:
+            spans.settled(record.span, receipt)
         if status != Status.BUSY:  # busy invites a resend of the same message: route it afresh
             self.recent[record.key] = receipt
         while len(self.recent) > RECENT_RECEIPTS:

@@ -33,6 +33,8 @@ class Peer:
     """Frames handled from this connection, its HELLO included: the ``seen`` of HEARTBEAT."""
     unconfirmed: bool = False
     """True when it sent replies, acks or nacks the broker has not confirmed yet."""
+    stats: dict[str, Any] = field(default_factory=dict)
+    """What it last reported of itself (tokens, dollars, status: ``robotlab.broker.stats``)."""
 
     @property
     def state(self) -> str:
@@ -57,6 +59,7 @@ class Peer:
             "pid": self.pid,
             "parent": self.parent,
             "uptime": round(now - self.joined, 3),
+            "stats": dict(self.stats),
         }
 
 

@@ -18,16 +18,22 @@ def print_rows(rows: list[dict[str, Any]], columns: list[str], *, as_json: bool,
         click.echo(empty, err=True)
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table(box=None, pad_edge=False)
-    for column in columns:
-        table.add_column(column.replace("_", " ").upper())
     # On a terminal, long cells are cut to fit; in a pipe or a file nothing is cut or wrapped.
     on_terminal = sys.stdout.isatty()
+    Console(soft_wrap=True, width=None if on_terminal else 100_000).print(table(rows, columns, cut=on_terminal))
+
+
+def table(rows: list[dict[str, Any]], columns: list[str], *, cut: bool) -> Any:
+    """A rich table of ``columns`` (headers upper-cased); ``cut`` clips cells longer than 60 characters."""
+    from rich.table import Table
+
+    grid = Table(box=None, pad_edge=False)
+    for column in columns:
+        grid.add_column(column.replace("_", " ").upper())
     for row in rows:
-        table.add_row(*(_cell(row.get(column), cut=on_terminal) for column in columns))
-    Console(soft_wrap=True, width=None if on_terminal else 100_000).print(table)
+        grid.add_row(*(_cell(row.get(column), cut=cut) for column in columns))
+    return grid
 
 
 def _cell(value: Any, cut: bool) -> str:

@@ -12,11 +12,14 @@ from robotlab import bus
 from robotlab.bus.config import BrokerConfig
 from robotlab.bus.protocol import unpack
 from robotlab.errors import ConfigError
+from robotlab.observability import setup as setup_tracing
+from robotlab.observability import trace_settings
 from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_environment
 
 from .errors import exits_on_error
 from .keys import client_keys, key_options, keys_group
 from .output import print_rows
+from .ps_view import COLUMNS, table_row, with_figures
 
 BROKER_HELP = "Broker address, or several comma-separated (a primary and its standby) (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555)."
 
@@ -90,6 +93,7 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
         journal=None if no_journal else journal or bus.config.default_journal(),
         journal_max_bytes=journal_max_bytes, hold=hold, standby=standby, state_bind=state_bind, peer=peer,
     )
+    setup_tracing(trace_settings(), "robotlab-broker")  # off unless OTEL_* names an exporter
     notifier = Notifier(service_environment())
     sys.exit(serve(config, on_ready=lambda url: notifier.ready(f"listening on {url}"), on_tick=notifier.tick))
 
@@ -101,11 +105,27 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
 @key_options
 @exits_on_error
 def ps_command(url: str | None, show_all: bool, as_json: bool, keys_folder: str | None, key_file: str | None) -> None:
-    """List live robots: name, instance, state, in flight, age of the oldest, delivered, nacked, parent."""
+    """List live robots: in flight and the age of the oldest, tokens and dollars since start, status."""
     with _connect(url, "robotlab-ps", keys_folder, key_file) as client:
         rows = client.admin("ps", all=show_all)
-    columns = ["name", "instance", "state", "in_flight", "oldest", "delivered", "nacked", "parent", "pid"]
-    print_rows(rows, columns, as_json=as_json, empty="no robots on the bus")
+    shown = [with_figures(r) for r in rows] if as_json else [table_row(r) for r in rows]
+    print_rows(shown, COLUMNS, as_json=as_json, empty="no robots on the bus")
+
+
+@main.command("top")
+@click.option("--broker", "url", default=None, help=BROKER_HELP)
+@click.option("--all", "show_all", is_flag=True, help="Include clients, not only robots.")
+@click.option("--interval", type=click.FloatRange(min=0.1), default=1.0, show_default=True, help="Seconds between refreshes.")
+@click.option("--once", is_flag=True, help="Print the view once and exit.")
+@key_options
+@exits_on_error
+def top_command(url: str | None, show_all: bool, interval: float, once: bool, keys_folder: str | None,
+                key_file: str | None) -> None:
+    """The ps view, live: redrawn every interval on a terminal, printed each interval elsewhere. Ctrl-C quits (exit 0)."""
+    from .top import run
+
+    with _connect(url, "robotlab-top", keys_folder, key_file) as client:
+        run(lambda: client.admin("ps", all=show_all), client.url, interval, once)
 
 
 @main.command("send")
@@ -116,22 +136,25 @@ def ps_command(url: str | None, show_all: bool, as_json: bool, keys_folder: str 
 @click.option("--timeout", type=TIMEOUT, default=30.0, show_default=True, help="Seconds to wait.")
 @click.option("--json-content", "json_content", is_flag=True, help="CONTENT is JSON (sent as data, not text).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: the reply, or where it was delivered.")
+@click.option("--type", "type_", default=None, metavar="TYPE",
+              help="Message type, e.g. robot.run to run a served robot with options (default: request with --wait, else message).")
 @click.argument("content")
 @key_options
 @exits_on_error
 def send_command(to: str, url: str | None, any_: bool, wait: bool, timeout: float, json_content: bool, as_json: bool,
-                 content: str, keys_folder: str | None, key_file: str | None) -> None:
+                 type_: str | None, content: str, keys_folder: str | None, key_file: str | None) -> None:
     """Send CONTENT to a robot. Exit 0 delivered (or replied), 69 undeliverable, 75 timeout."""
     payload: Any = _parse_content(content) if json_content else content
+    setup_tracing(trace_settings(), "robotlab-send")  # off unless OTEL_* names an exporter
     with _connect(url, "robotlab-send", keys_folder, key_file) as client:
         if wait:
-            reply = client.request(to, payload, timeout=timeout, any=any_)
+            reply = client.request(to, payload, timeout=timeout, any=any_, type=type_ or "request")
             if as_json:
                 click.echo(json.dumps({"from": reply.sender, "content": reply.content}, default=str))
             else:
                 click.echo(reply.content if isinstance(reply.content, str) else json.dumps(reply.content))
             return
-        tracker = client.send(to, payload, any=any_).wait(timeout)
+        tracker = client.send(to, payload, any=any_, type=type_ or "message").wait(timeout)
     if as_json:
         click.echo(json.dumps({"delivered_to": list(tracker.instances)}))
     else:

@@ -14,6 +14,8 @@ from robotlab.bus.config import key_file as bus_key_file
 from robotlab.cli.errors import exits_on_error
 from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import ConfigError
+from robotlab.observability import setup as setup_tracing
+from robotlab.observability import trace_settings
 from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_environment
 
 from .daemon import Daemon, DaemonConfig
@@ -52,6 +54,7 @@ def main(name: str, url: str | None, template: str | None, system_prompt: str | 
          key_file: str | None, connect_timeout: float, max_inflight: int, log_level: str, log_format: str) -> None:
     """Host one robot (or any callable) as its own process on the bus."""
     configure_logging(log_level, log_format)
+    setup_tracing(trace_settings(), f"robotd-{name}")  # off unless OTEL_* names an exporter
     notifier = Notifier(service_environment())
     config = DaemonConfig(name=name, broker=broker_url(url), instance=instance, parent=parent,
                           connect_timeout=connect_timeout, keys_dir=keys_dir(keys_folder),

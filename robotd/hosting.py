@@ -17,6 +17,7 @@ from robotlab.errors import ConfigError
 from robotlab.service import Notifier
 
 from .daemon import Daemon, DaemonConfig
+from .stats import RobotStats
 
 log = logging.getLogger("robotlab.robotd")
 
@@ -118,6 +119,7 @@ def host(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | None = None
         ConfigError: see :func:`build_robot`; or the broker refused this robot's key.
     """
     robot = build_robot(config.name, spec)
+    stats = RobotStats.of(robot)
     # Import the LLM client before joining (seconds, cold): a robot that shows up on the bus is
     # ready to work, and its first task does not run into the broker's ack timeout.
     warm_llm()
@@ -127,6 +129,7 @@ def host(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | None = None
         use_fork_server(spec.fork_server)
 
     def attach(client: Any) -> None:
+        client.stats.source = stats.read  # what `robotlab ps` shows of this robot
         robot.with_bus(client)
         if spec.serve:
             robot.serve()

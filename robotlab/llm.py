@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from robotlab.errors import DependencyError, InferenceError
 
-__all__ = ["LLM", "LLMReply", "LiteLLM", "LiteLLMEmbedder", "ToolCall", "Usage", "model_id", "price"]
+__all__ = ["LLM", "LLMReply", "LiteLLM", "LiteLLMEmbedder", "ToolCall", "Usage", "is_priced", "model_id", "price"]
 
 ChunkCallback = Callable[[str], None]
 
@@ -111,6 +111,12 @@ def price(model: str, input_tokens: int, output_tokens: int) -> float:
     except Exception:  # litellm raises many types for "no price"; remember, the lookup is slow
         _unpriced.add(model)
         return 0.0
+
+
+def is_priced(model: str) -> bool:
+    """True when litellm's price table knows ``model``: a cost of 0.0 for it is a real zero."""
+    price(model, 0, 0)
+    return model not in _unpriced
 
 
 def _parse_arguments(raw: Any) -> dict[str, Any]:

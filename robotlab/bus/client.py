@@ -30,7 +30,7 @@ import zmq
 
 from robotlab.errors import BusError, PeerUnavailable
 
-from . import protocol
+from . import protocol, traced
 from .boundary import pack_plain
 from .dispatcher import INLINE, Dispatcher
 from .keys import KeyConfig, client_keys
@@ -68,8 +68,7 @@ class BusClient:
         self.url = url
         self.instance = instance or uuid.uuid4().hex[:12]
         self.name = name or f"client-{self.instance[:6]}"
-        self._epoch = uuid.uuid4().hex[:6]
-        self._ids = itertools.count(1)
+        self._epoch, self._ids = uuid.uuid4().hex[:6], itertools.count(1)
         self._lock = threading.Lock()
         self._unsettled: dict[str, tuple[list[Body], Tracker]] = {}
         self._requests: dict[str, Tracker] = {}
@@ -90,6 +89,7 @@ class BusClient:
             keys = client_keys(self.name)
         self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome, keys or None)
         self._link.holding = self.dispatcher.holding
+        self.stats = self._link.stats  # what ps shows of this member: robotlab.bus.stats
         self._embedded: Any = None
         self._closed = False
 
@@ -204,7 +204,7 @@ class BusClient:
             if value:  # only the fields given go on the wire (a request carries 1-2 of these, a reply 4)
                 header[name] = value
         header.update(([] if receipt else [("receipt", False)]) + ([] if hold is None else [("hold", hold)]))
-        protocol.check_header(Command.SEND, header)  # the broker would refuse it: say so here
+        traced.stamp(header)  # checked as the broker will (it would refuse it: say so here); traced when on
         tracker, frames = Tracker(message_id, to, busy_retry), protocol.encode(Command.SEND, header, body)
         self._register(tracker, frames, receipt, expect_reply)
         (self._link.post_kept if untracked else self._link.post)(frames)  # a reply: kept until confirmed
@@ -337,7 +337,7 @@ class BusClient:
         message = Message(
             id=h["id"], sender=h["from"], sender_instance=str(h.get("from_instance", "")), to=str(h.get("to", "")),
             type=str(h.get("type", "message")), content=content, reply_to=h.get("reply_to"),
-            deadline=h.get("deadline"), attempt=int(h.get("attempt", 1)), delivery=h["delivery"],
+            deadline=h.get("deadline"), attempt=int(h.get("attempt", 1)), delivery=h["delivery"], extra=traced.carried(h),
         )
         if message.reply_to is not None and self._settle_reply(message, message.reply_to):
             return

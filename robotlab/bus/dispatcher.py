@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from . import traced
 from .message import Delivery, Message
 
 
@@ -168,10 +169,7 @@ class Dispatcher:
         """Run the handler on one message and settle it (and any duplicate that came meanwhile)."""
         with self._lock:
             self._in_hand = message.delivery
-        if self.manual:
-            self._handle_manual(message)
-        else:
-            self._handle_auto(message)
+        traced.handle(self.client.name, message, self._handle_manual if self.manual else self._handle_auto)
         with self._lock:
             self._in_hand = None
             self._working.discard(message.delivery)

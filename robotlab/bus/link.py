@@ -16,6 +16,7 @@ acks and nacks are kept until the broker confirms them (:mod:`robotlab.bus.kept`
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
@@ -38,6 +39,7 @@ from .handshake import HANDSHAKE_FAILED, diagnose, latest_event
 from .kept import Kept
 from .keys import KeyConfig
 from .protocol import Body, Command, ErrorCode, Frame
+from .stats import StatsReport
 
 log = logging.getLogger("robotlab.bus")
 
@@ -74,8 +76,7 @@ class Link:
         self.on_welcome = on_welcome
         self.welcome: dict[str, Any] | None = None
         self.welcomed = threading.Event()
-        self.heartbeat = 1.0
-        self.liveness = 3
+        self.heartbeat, self.liveness = 1.0, 3
         self._lock = threading.RLock()
         self._later: list[tuple[float, int, list[Body]]] = []
         self._later_seq = itertools.count()
@@ -91,6 +92,7 @@ class Link:
         self._socket: zmq.Socket | None = None
         self._poller, self._polled, self._fd = select.poll(), -1, -1  # _fd: read once a socket (a getsockopt)
         self.kept = Kept()
+        self.stats = StatsReport()
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
         self._monitor: zmq.Socket | None = None
         self._handshake: Mapping[str, Any] | None = None
@@ -184,10 +186,8 @@ class Link:
         return diagnose(self._handshake, self.keys is not None)
 
     def _wake(self) -> None:
-        try:
+        with contextlib.suppress(BlockingIOError, OSError):  # already signalled, or closing
             os.write(self._wake_w, b"x")
-        except (BlockingIOError, OSError):
-            pass  # already signalled, or closing
 
     def _wake_if_input(self) -> None:
         # A send may have consumed the edge of the socket's fd; don't let input sit unseen.
@@ -241,10 +241,8 @@ class Link:
                 self._poller.register(each, select.POLLIN)
         for ready, _ in self._poller.poll(timeout_ms):
             if ready == self._wake_r:
-                try:
+                with contextlib.suppress(BlockingIOError):
                     os.read(self._wake_r, 4096)
-                except BlockingIOError:
-                    pass
 
     def _poll_ms(self) -> int:
         if not self.welcomed.is_set():
@@ -331,8 +329,8 @@ class Link:
             log.warning("bus: broker %s went silent; reconnecting", self.url)
             self.welcomed.clear()
             self._reconnect()
-        elif now - self._last_sent >= self.heartbeat:
-            self._send(protocol.encode(Command.HEARTBEAT))
+        elif now - self._last_sent >= self.heartbeat or (self.stats.source is not None and self.stats.changed(now)):
+            self._send(protocol.encode(Command.HEARTBEAT, self.stats.header(now)))  # robotlab.bus.stats
         if self.welcomed.is_set() and now - self._last_touch >= self.ack_timeout / 3:
             self._touch(now)
 

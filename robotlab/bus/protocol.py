@@ -17,11 +17,12 @@ Peer -> broker:
 
     HELLO      {name, instance, token?, role, pid, parent?, max_inflight?}   must come first
     SEND       {id, to, type, to_instance?, reply_to?, ack?, deadline?, max_handling?,
-                any?, idempotent?, receipt?, untracked?, hold?}       body = payload
+                any?, idempotent?, receipt?, untracked?, hold?, traceparent?, tracestate?}
+                                                                      body = payload
     ACK        {deliveries: [delivery ids]}                           batched acks
     TOUCH      {deliveries: [delivery ids]}                           still working on these
     NACK       {delivery, reason}
-    HEARTBEAT  {}
+    HEARTBEAT  {stats?}                                               stats: a member's own figures
     BYE        {}
     REQUEST    {id, op, args}                                         admin: ps, dlq.*, stats, ping
 
@@ -38,13 +39,15 @@ Broker -> peer:
 ``SEND.receipt = false`` asks only for failure receipts; ``SEND.untracked`` (replies) is
 delivered with ``delivery = 0``, held in no in-flight table and never acked: the requester's
 own resend is a reply's retry. ``SEND.hold`` (seconds) overrides how long the broker holds
-the message while every member of its name is away. TOUCH pushes the ack deadline of deliveries a live receiver
+the message while every member of its name is away. ``traceparent``/``tracestate`` are the
+W3C trace context of a traced message; the broker replaces them with its own span's. TOUCH pushes the ack deadline of deliveries a live receiver
 still holds (queued or running) by another ack timeout, never past the message's ``deadline``:
 the ack timeout catches silent receivers, not long tasks; ``max_handling`` (seconds, capped by
 the broker's own maximum) bounds how long any delivery may stay in flight, touched or not.
 ``HEARTBEAT.seen`` counts the frames the broker has handled from this connection (its HELLO is
 1): a member keeps each reply, ack and nack it sent until ``seen`` covers it, and sends what it
-still keeps after a WELCOME.
+still keeps after a WELCOME. ``HEARTBEAT.stats`` (tokens, dollars, a short status) is what a
+member reports of itself for ``ps``; it is sent when it changes, at most once a heartbeat.
 
 Every header field's type and bound is in :data:`SCHEMA`; :func:`decode` enforces it.
 """

@@ -131,6 +131,7 @@ _SEND_FIELDS = {
     "to_instance": _ID, "reply_to": _ID, "ack": Field("int"), "deadline": Field("number"),
     "max_handling": Field("number"), "any": _FLAG, "idempotent": _FLAG, "receipt": _FLAG, "untracked": _FLAG,
     "hold": Field("number"),
+    "traceparent": _ID, "tracestate": Field("text", limit=512),  # W3C trace context (robotlab.observability)
 }
 SCHEMA: dict[Command, dict[str, Field]] = {
     Command.HELLO: {"name": Field("str", required=True, limit=NAME_MAX), "instance": Field("str", required=True),
@@ -139,7 +140,7 @@ SCHEMA: dict[Command, dict[str, Field]] = {
     Command.ACK: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
     Command.TOUCH: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
     Command.NACK: {"delivery": Field("int", required=True), "reason": Field("text", limit=TEXT_MAX)},
-    Command.HEARTBEAT: {"seen": Field("int")},
+    Command.HEARTBEAT: {"seen": Field("int"), "stats": Field("map", limit=16)},  # stats: robotlab.bus.stats
     Command.BYE: {},
     Command.REQUEST: {"id": Field("str", required=True), "op": Field("str", required=True, limit=NAME_MAX),
                       "args": Field("map", limit=64)},

@@ -20,7 +20,8 @@ from typing import Any
 from robotlab.errors import ToolError, ToolLoopError, retryable
 from robotlab.history.log import HistoryLog, ReplyEntry, TaskEntry, ToolCallEntry, ToolResultEntry
 from robotlab.hooks.hooks import HookScope, ToolCallHookContext
-from robotlab.llm import LLM, ChunkCallback, LLMReply, ToolCall
+from robotlab.llm import LLM, ChunkCallback, LLMReply, ToolCall, is_priced
+from robotlab.observability import spans, tracing
 from robotlab.robot.doom_loop import DoomLoopDetector, annotate
 from robotlab.robot.structured import RETRY_PROMPT, StructuredOutput, invalid_twice
 from robotlab.robot.text_tool_calls import parse_text_tool_calls
@@ -117,7 +118,21 @@ class ToolLoop:
 
     def run(self, history: HistoryLog, system: list[dict[str, Any]]) -> LoopOutcome:
         """Ask the model with ``system`` plus the rendered ``history``, record and run its tool calls,
-        and repeat until a reply has no tool calls."""
+        and repeat until a reply has no tool calls (inside an ``invoke_agent`` span when traced)."""
+        if not tracing.ENABLED:
+            return self._loop(history, system)
+        model = self.params.get("model")
+        with spans.invoking(str(getattr(self.robot, "name", "robot")), model) as span:
+            outcome = self._loop(history, system)
+            spans.used(span, outcome.input_tokens, outcome.output_tokens, self._cost(outcome.cost))
+            return outcome
+
+    def _cost(self, dollars: float) -> float | None:
+        """``dollars`` when the model has a price; None ("unknown") when its 0.0 only means unpriced."""
+        model = self.params.get("model")
+        return dollars if dollars or (isinstance(model, str) and is_priced(model)) else None
+
+    def _loop(self, history: HistoryLog, system: list[dict[str, Any]]) -> LoopOutcome:
         outcome: LoopOutcome | None = None
         while True:
             reply = self._ask(system + history.messages())
@@ -144,7 +159,12 @@ class ToolLoop:
         return True
 
     def _ask(self, messages: list[dict[str, Any]]) -> LLMReply:
-        reply = self.llm.complete(messages, self._schemas, self.params, self.on_chunk)
+        if tracing.ENABLED:
+            with spans.chatting(self.params.get("model")) as span:
+                reply = self.llm.complete(messages, self._schemas, self.params, self.on_chunk)
+                spans.used(span, reply.usage.input_tokens, reply.usage.output_tokens, self._cost(reply.cost), reply.model)
+        else:
+            reply = self.llm.complete(messages, self._schemas, self.params, self.on_chunk)
         if reply.tool_calls or not self._schemas:
             return reply
         calls = parse_text_tool_calls(reply.content, self._by_name)
@@ -204,4 +224,10 @@ class ToolLoop:
                     log.warning("tool %s failed: %s: %s", call.name, type(exc).__name__, exc)
             return ctx.tool_result
 
-        return self.scope.run("tool_call", ctx, core)
+        if not tracing.ENABLED:
+            return self.scope.run("tool_call", ctx, core)
+        with spans.executing(call.name, call.id) as span:
+            result = self.scope.run("tool_call", ctx, core)
+            if ctx.tool_error is not None:
+                spans.failed(span, ctx.tool_error)
+            return result

@@ -31,6 +31,15 @@ def test_ps_lists_live_robots(runner: CliRunner, broker: str, start_robotd) -> N
     assert "bob" in table.output and "IN FLIGHT" in table.output
 
 
+def test_top_once_shows_the_ps_view_once(runner: CliRunner, broker: str, start_robotd) -> None:
+    start_robotd("bob")
+    result = runner.invoke(main, ["top", "--broker", broker, "--once"])
+    assert result.exit_code == 0, result.output
+    assert "1 member" in result.output and "bob" in result.output and "TOKENS" in result.output
+    refused = runner.invoke(main, ["top", "--broker", broker, "--interval", "0"])
+    assert refused.exit_code == 2 and "--interval" in refused.output
+
+
 def test_send_waits_for_the_reply(runner: CliRunner, broker: str, start_robotd) -> None:
     bob = start_robotd("bob")
     result = runner.invoke(main, ["send", "--to", "bob", "--broker", broker, "--wait", "hello"])
@@ -109,7 +118,7 @@ def test_a_second_broker_on_a_live_ipc_path_is_refused(runner: CliRunner, broker
 
 
 def test_the_commands_refuse_an_inproc_address_at_once(runner: CliRunner) -> None:
-    for argv in (["ps"], ["send", "--to", "bob", "hi"], ["dlq", "list"]):
+    for argv in (["ps"], ["top", "--once"], ["send", "--to", "bob", "hi"], ["dlq", "list"]):
         result = runner.invoke(main, [*argv, "--broker", "inproc://crew"])
         assert result.exit_code == 78, result.output
         assert len(result.output.strip().splitlines()) == 1, result.output

@@ -53,6 +53,7 @@ def test_a_run_on_the_bus_answers_status_and_a_decision(repo: Path, tmp_path: Pa
             with bus.connect(broker, name="tester", timeout=5) as client:
                 state = wait_until(lambda: _awaiting(client, run_id), timeout=60, message="the run awaiting")
                 (pending,) = state["pending_decisions"]
+                shown = wait_until(lambda: _in_ps(broker, run_id), timeout=30, message="the run's phase in robotlab ps")
                 cli = subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--to", run_id, "--broker", broker,
                                       "--wait", "status"], capture_output=True, text=True, timeout=60)
                 answer = client.request(run_id, f"decide {pending['id']} use 410", timeout=10).content
@@ -63,6 +64,7 @@ def test_a_run_on_the_bus_answers_status_and_a_decision(repo: Path, tmp_path: Pa
                 proc.wait()
 
     assert json.loads(cli.stdout)["phase"] == "awaiting decision", cli.stderr
+    assert (shown["iteration"], shown["stats"]["status"]) == ("1/2", "iteration 1/2 · awaiting decision")
     assert answer == {"id": pending["id"], "status": "resolved", "resolution": "use 410"}
     assert proc.returncode == 0, err
     assert "Reason: max iterations reached (2)" in out
@@ -70,6 +72,14 @@ def test_a_run_on_the_bus_answers_status_and_a_decision(repo: Path, tmp_path: Pa
     decision = next((repo / ".robot_lab_to" / "runs" / run_id / "decisions").glob("d-*.md")).read_text()
     assert "status: closed" in decision and "resolution: use 410" in decision
     assert live(broker, run_id) == []
+
+
+def _in_ps(url: str, run_id: str) -> dict | None:
+    """The run's `robotlab ps --json` row once it shows the run awaiting its decision."""
+    done = subprocess.run([sys.executable, "-m", "robotlab.cli", "ps", "--broker", url, "--json"],
+                          capture_output=True, text=True, timeout=60)
+    rows = [row for row in json.loads(done.stdout or "[]") if row["name"] == run_id]
+    return rows[0] if rows and rows[0].get("phase") == "awaiting decision" else None
 
 
 def _awaiting(client: bus.BusClient, run_id: str) -> dict | None:

@@ -43,6 +43,7 @@ class RunOnBus:
         """Join the bus (raises ``PeerUnavailable`` when no broker answers within ``timeout``)."""
         self.client = bus.connect(self.url, name=self.name, role="robot", timeout=timeout)
         self.client.on_message(self.answer)
+        self.client.stats.source = self.stats  # `robotlab ps` and `top` show it
         self.session.log.event("bus:joined", url=self.url, member=self.name)
         return self
 
@@ -69,6 +70,14 @@ class RunOnBus:
         if command == "decide" and len(words) == 3:
             return self.decide(words[1], words[2])
         return {"error": f"unknown request {content!r}: {USAGE}"}
+
+    def stats(self) -> dict[str, Any]:
+        """The stats map ``ps`` shows: iteration n/N, phase, tokens and dollars ("unknown": unpriced)."""
+        live, run = self.session.status.state, self.session.run
+        of = f"/{live.max_iterations}" if live.max_iterations else ""
+        cost: float | str = "unknown" if live.cost is None else live.cost
+        return {"iteration": f"{live.iteration}{of}", "phase": live.phase, "tokens": live.tokens, "cost": cost,
+                "commits": run.commits, "status": f"iteration {live.iteration}{of} · {live.phase}"}
 
     def state(self) -> dict[str, Any]:
         """The live state: iteration, phase, activity, tokens, dollars and pending decisions."""

@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 from robotlab.bus import Message
+from robotlab.tools import tool
 
 # The robots spawn_child made: kept for this process's life, since a child stops when its
 # parent robot's process exits, and a parent robot collected here would close its bus.
@@ -106,3 +107,13 @@ def spawn_child(message: Message) -> dict[str, Any]:
     _PARENTS.append(parent)
     child = parent.spawn(name=asked["child"], system_prompt="You answer.", timeout=90)
     return {"pid": child.pid, "instance": child.instance}
+
+
+@tool
+def clock(city: str) -> str:
+    """The time in a city (a template's front matter names it: ``tools: [handlers:clock]``).
+
+    Args:
+        city: where.
+    """
+    return f"12:00 in {city}"

@@ -1,0 +1,41 @@
+"""The bus's share of tracing: a SEND's header gets its span context, a delivery its ``process`` span.
+
+Each function checks ``tracing.ENABLED`` once and is a plain pass-through when it is False
+(see :mod:`robotlab.observability.tracing`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from robotlab.observability import tracing
+
+from . import protocol
+from .message import Message
+from .protocol import Command
+
+
+def stamp(header: dict[str, Any]) -> None:
+    """Check a SEND header as the broker will (ProtocolError if it would refuse it), after adding
+    the ``send`` span's trace context when tracing is on."""
+    if tracing.ENABLED:
+        from robotlab.observability import spans
+
+        spans.sent(header)
+    protocol.check_header(Command.SEND, header)
+
+
+carried = tracing.carried
+"""The trace fields of a DELIVER header (none while off), kept in ``Message.extra`` for :func:`handle`."""
+
+
+def handle(name: str, message: Message, handler: Callable[[Message], None]) -> None:
+    """Run ``handler(message)``, inside a ``process {name}`` span when tracing is on."""
+    if not tracing.ENABLED:
+        handler(message)
+        return
+    from robotlab.observability import spans
+
+    with spans.processing(name, message):
+        handler(message)
