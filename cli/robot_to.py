@@ -9,7 +9,9 @@ Usage::
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,30 @@ def _objective(words: tuple[str, ...]) -> str:
     if not sys.stdin.isatty():
         return sys.stdin.read().strip()
     return ""
+
+
+@contextlib.contextmanager
+def _starting(quiet: bool) -> Iterator[None]:
+    """The first line, written before robot-to's own modules load (and, on a terminal, a rich
+    spinner while they do; the model client comes later, under the run's own spinner)."""
+    if quiet:
+        yield
+        return
+    click.echo("robot-to: starting…", err=True)
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+    from rich.live import Live
+    from rich.spinner import Spinner
+
+    live = Live(Spinner("dots", text="robot-to: loading…"), console=Console(file=sys.stderr), transient=True,
+                refresh_per_second=12.5)
+    live.start(refresh=True)  # drawn now, not at the first tick of rich's refresh thread
+    try:
+        yield
+    finally:
+        live.stop()
 
 
 opt = click.option
@@ -106,11 +132,9 @@ def robot_to(words: tuple[str, ...], resume_id: str | None, summary_json: bool, 
         click.echo("Error: objective required (pass as argument or via stdin)\n", err=True)
         click.echo(click.get_current_context().get_help(), err=True)
         sys.exit(2)
-    if not quiet:
-        # The first line, before the library and the model client load (seconds on a cold start).
-        click.echo("robot-to: starting…", err=True)
-    import robotlab.to
-    from robotlab.to.runner.orchestrator import Streams
+    with _starting(quiet):
+        import robotlab.to
+        from robotlab.to.runner.orchestrator import Streams
 
     settings = _settings(options)
     settings["streams"] = Streams(summary_json=summary_json, quiet=quiet)

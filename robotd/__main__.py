@@ -12,14 +12,12 @@ import click
 from robotlab.bus.config import broker_url, keys_dir
 from robotlab.bus.config import key_file as bus_key_file
 from robotlab.cli.errors import exits_on_error
-from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import ConfigError
 from robotlab.observability import setup as setup_tracing
 from robotlab.observability import trace_settings
 from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_environment
 
 from .daemon import Daemon, DaemonConfig
-from .hosting import RobotSpec, host
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -30,6 +28,8 @@ from .hosting import RobotSpec, host
 @click.option("--model", default=None, help="Model of the hosted robot (default: the global configuration's).")
 @click.option("--provider", default=None, help="Provider (anthropic, openai, ollama, ...).")
 @click.option("--api-base", default=None, help="Server URL for OpenAI-compatible or local providers.")
+@click.option("--max-tokens", type=click.IntRange(min=0), default=None,
+              help="Longest reply the hosted robot may write; 0: no cap (default: chat.with_params.max_tokens, 4096).")
 @click.option("--prompts-dir", default=None, help="Folder searched first for templates.")
 @click.option("--history-file", default=None, help="Conversation log of the hosted robot: loaded if it exists, saved after every step.")
 @click.option("--serve", is_flag=True, help="Answer every inbound task with run() and send the reply back.")
@@ -49,7 +49,7 @@ from .hosting import RobotSpec, host
 @click.version_option(package_name="robotlab")
 @exits_on_error
 def main(name: str, url: str | None, template: str | None, system_prompt: str | None, model: str | None,
-         provider: str | None, api_base: str | None, prompts_dir: str | None, history_file: str | None, serve: bool,
+         provider: str | None, api_base: str | None, max_tokens: int | None, prompts_dir: str | None, history_file: str | None, serve: bool,
          handler_path: str | None, instance: str | None, parent: str | None, keys_folder: str | None,
          key_file: str | None, connect_timeout: float, max_inflight: int, log_level: str, log_format: str) -> None:
     """Host one robot (or any callable) as its own process on the bus."""
@@ -63,13 +63,19 @@ def main(name: str, url: str | None, template: str | None, system_prompt: str | 
         raise ConfigError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public key")
     robot_options = (template, system_prompt, model, provider, api_base, prompts_dir, history_file)
     if handler_path is not None:
-        if any(robot_options) or serve:
+        if any(robot_options) or max_tokens is not None or serve:
             raise ConfigError("--handler hosts a function; it does not combine with the robot options")
         sys.exit(Daemon(config, load_handler(handler_path), notifier=notifier).run())
     if not template and not system_prompt:
         raise ConfigError("robotd needs something to host: --template, --system-prompt or --handler")
-    spec = RobotSpec(template=template, system_prompt=system_prompt, prompts_dir=prompts_dir, serve=serve,
-                     llm=ModelSettings(model=model, provider=provider, api_base=api_base), history_file=history_file)
+    # Imported here, not at the top: pydantic and the robot stay out of `robotd --help`.
+    from robotlab.config.model_settings import ModelSettings
+
+    from .hosting import RobotSpec, host
+
+    llm = ModelSettings(model=model, provider=provider, api_base=api_base, max_tokens=max_tokens)
+    spec = RobotSpec(template=template, system_prompt=system_prompt, prompts_dir=prompts_dir, serve=serve, llm=llm,
+                     history_file=history_file)
     sys.exit(host(config, spec, notifier))
 
 

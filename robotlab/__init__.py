@@ -1,17 +1,21 @@
 """robotlab: LLM robots with tools, budgets, templates, hooks and memory.
 
 Start with ``robotlab.build(name=..., template=..., system_prompt=...)`` and ``robot.run(msg)``;
-``docs/robots.md`` walks through the rest. Importing this package only defines things: litellm,
-pydantic and jinja2 load on first use.
+``docs/robots.md`` walks through the rest. Importing this package only defines things: the
+public names load on first use (PEP 562), so ``import robotlab`` pulls in neither pydantic,
+jinja2, zmq nor litellm, and a command line that imports it prints its first line at once.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from robotlab.budget import Ledger
+# ``config`` and ``hooks`` are functions (the spec's ``RobotLab.config`` and ``RobotLab.hooks``)
+# and also the names of subpackages. Importing a subpackage binds it on this package, so these
+# two are imported here, eagerly (their modules are cheap): the subpackage is then loaded before
+# the function is bound, and a later ``import robotlab.config.settings`` rebinds nothing.
 from robotlab.config.cascade import config, configure, reload_config
-from robotlab.config.run_config import RunConfig
 from robotlab.errors import (
     AwaitTimeout,
     BoundaryError,
@@ -32,16 +36,40 @@ from robotlab.errors import (
     retryable_classes,
 )
 from robotlab.hooks.hooks import Hook, clear_hooks, hooks, on
-from robotlab.hooks.narrator import Narrator
-from robotlab.llm import LLM, LiteLLM, LLMReply
-from robotlab.prompt.templates import render_template
-from robotlab.robot.delegation import DelegationFuture
-from robotlab.robot.doom_loop import DoomLoopDetector
-from robotlab.robot.message import RobotMessage
-from robotlab.robot.result import RobotResult
-from robotlab.robot.robot import Robot, build
-from robotlab.robot.runnable import Runnable
-from robotlab.tools.tool import Tool, tool
+
+if TYPE_CHECKING:
+    from robotlab.budget import Ledger
+    from robotlab.config.run_config import RunConfig
+    from robotlab.hooks.narrator import Narrator
+    from robotlab.llm import LLM, LiteLLM, LLMReply
+    from robotlab.prompt.templates import render_template
+    from robotlab.robot.delegation import DelegationFuture
+    from robotlab.robot.doom_loop import DoomLoopDetector
+    from robotlab.robot.message import RobotMessage
+    from robotlab.robot.result import RobotResult
+    from robotlab.robot.robot import Robot, build
+    from robotlab.robot.runnable import Runnable
+    from robotlab.tools.tool import Tool, tool
+
+_LAZY = {
+    "Ledger": "robotlab.budget",
+    "RunConfig": "robotlab.config.run_config",
+    "Narrator": "robotlab.hooks.narrator",
+    "LLM": "robotlab.llm",
+    "LiteLLM": "robotlab.llm",
+    "LLMReply": "robotlab.llm",
+    "render_template": "robotlab.prompt.templates",
+    "DelegationFuture": "robotlab.robot.delegation",
+    "DoomLoopDetector": "robotlab.robot.doom_loop",
+    "RobotMessage": "robotlab.robot.message",
+    "RobotResult": "robotlab.robot.result",
+    "Robot": "robotlab.robot.robot",
+    "build": "robotlab.robot.robot",
+    "Runnable": "robotlab.robot.runnable",
+    "Tool": "robotlab.tools.tool",
+    "tool": "robotlab.tools.tool",
+}
+"""Public names loaded on first use: name -> the module that defines it."""
 
 __all__ = [
     "LLM",
@@ -87,6 +115,20 @@ __all__ = [
     "retryable_classes",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name on first use, and keep it (the next lookup is a plain attribute)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'robotlab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 def create_network(name: str, concurrency: str = "auto", config: Any = None, **kwargs: Any) -> Any:

@@ -8,6 +8,7 @@ from the installed package so it never reaches for the network.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,6 +56,13 @@ class LLMReply:
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
     model: str | None = None
+    finish_reason: str | None = None
+    """Why the model stopped: ``stop``, ``tool_calls``, or ``length`` when ``max_tokens`` cut the reply."""
+
+    @property
+    def truncated(self) -> bool:
+        """True when the reply was cut by the output-token limit (``finish_reason`` ``length``)."""
+        return self.finish_reason == "length"
 
 
 class LLM(Protocol):
@@ -139,6 +147,7 @@ class _StreamAssembler:
         self.calls: dict[int, dict[str, Any]] = {}
         self.usage = Usage()
         self.model: str | None = None
+        self.finish_reason: str | None = None
 
     def add(self, chunk: Any) -> None:
         self.model = getattr(chunk, "model", None) or self.model
@@ -146,6 +155,7 @@ class _StreamAssembler:
         if usage:
             self.usage = Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
         for choice in getattr(chunk, "choices", None) or []:
+            self.finish_reason = getattr(choice, "finish_reason", None) or self.finish_reason
             self._add_delta(choice.delta)
 
     def _add_delta(self, delta: Any) -> None:
@@ -172,11 +182,13 @@ class _StreamAssembler:
             reasoning="".join(self.reasoning) or None,
             usage=self.usage,
             model=self.model,
+            finish_reason=self.finish_reason,
         )
 
 
 def _reply_from_response(response: Any) -> LLMReply:
-    message = response.choices[0].message
+    choice = response.choices[0]
+    message = choice.message
     calls = tuple(
         ToolCall(c.id, c.function.name, _parse_arguments(c.function.arguments))
         for c in (message.tool_calls or [])
@@ -188,6 +200,7 @@ def _reply_from_response(response: Any) -> LLMReply:
         reasoning=getattr(message, "reasoning_content", None) or None,
         usage=Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else Usage(),
         model=getattr(response, "model", None),
+        finish_reason=getattr(choice, "finish_reason", None),
     )
 
 
@@ -231,7 +244,7 @@ class LiteLLM:
         cost = known_cost if known_cost is not None else price(
             kwargs["model"], reply.usage.input_tokens, reply.usage.output_tokens
         )
-        return LLMReply(reply.content, reply.tool_calls, reply.reasoning, reply.usage, cost, reply.model)
+        return dataclasses.replace(reply, cost=cost)
 
     def _request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], params: dict[str, Any], *, streaming: bool

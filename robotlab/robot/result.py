@@ -28,7 +28,11 @@ class RobotResult:
         created_at: Unix time the result was made.
         delegated_by: the robot that delegated this run, if any.
         tool_calls: the tool calls made during the run, as ``{"name", "arguments", "result"}``.
-        stop_reason: why the run ended early, when it did (None normally).
+        stop_reason: why the run ended early, when it did (None normally): ``max_tokens`` when the
+            final reply was cut by the output-token limit.
+        truncated: True when any reply of the run was cut by the output-token limit
+            (``max_tokens``; the provider's ``finish_reason`` was ``length``). A WARNING naming the
+            limit is logged too (logger ``robotlab.robot``).
         parsed: the reply validated against ``with_schema`` (a model instance, or the parsed
             JSON for a JSON schema); None without a schema.
         raw: the last model reply as robotlab's own ``LLMReply`` record (content, tool calls,
@@ -46,6 +50,7 @@ class RobotResult:
     delegated_by: str | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     stop_reason: str | None = None
+    truncated: bool = False
     parsed: Any = None
     raw: Any = field(default=None, repr=False, compare=False)
 

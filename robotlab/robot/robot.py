@@ -331,7 +331,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
         return RobotResult(
             self.name, reply=outcome.text(), input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
             cost=outcome.cost, duration=time.monotonic() - started, tool_calls=outcome.tool_calls, raw=outcome.reply,
-            parsed=outcome.parsed,
+            parsed=outcome.parsed, truncated=outcome.truncated, stop_reason=outcome.stop_reason,
         )
 
     # -- other actions ---------------------------------------------------------------------

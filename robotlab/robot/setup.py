@@ -133,8 +133,12 @@ class RobotSetup:
             self._params.update(temperature=settings.chat.with_temperature, drop_params=True)
         defaults = {k: v for k, v in settings.chat.with_params.model_dump().items()
                     if v is not None and getattr(config, k) is None}
-        if defaults:
-            self._params.update(defaults, drop_params=True)  # preferences too, like the temperature
+        self._params.update(defaults)
+        # Preferences too, like the temperature; but every provider takes max_tokens (litellm maps
+        # it), and drop_params would also drop a robot's own settings silently.
+        if set(defaults) - {"max_tokens"}:
+            self._params["drop_params"] = True
+        _uncapped(self._params)
 
     def _build_params(self, config: RunConfig, api_base: str | None) -> dict[str, Any]:
         params: dict[str, Any] = {"model": model_id(self.model, self.provider), **config.llm_params()}
@@ -160,7 +164,7 @@ class RobotSetup:
         params = {**self._params, **inherited}
         if self.own.model is None and self.config.model is None and network_config.model:
             params["model"] = model_id(network_config.model, network_config.provider or self.config.provider)
-        return params
+        return _uncapped(params)
 
     @property
     def run_system_text(self) -> str | None:
@@ -214,3 +218,11 @@ class RobotSetup:
         if "llm" in changes:
             self._llm = changes.pop("llm")
         self.apply(self.own.merge(RunConfig.of(changes)), named=self.robot.name != "robot")
+
+
+def _uncapped(params: dict[str, Any]) -> dict[str, Any]:
+    """``max_tokens`` 0 means "no cap": the request goes without it, so the provider's own limit applies
+    (a robot can opt out of the global default ``chat.with_params.max_tokens`` this way)."""
+    if params.get("max_tokens") == 0:
+        del params["max_tokens"]
+    return params

@@ -11,6 +11,7 @@ then each tool result), and each request is rendered from that log.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -27,15 +28,23 @@ from robotlab.robot.structured import RETRY_PROMPT, StructuredOutput, invalid_tw
 from robotlab.robot.text_tool_calls import parse_text_tool_calls
 from robotlab.tools.tool import Tool
 
-__all__ = ["LoopOutcome", "ToolLoop", "chain_callbacks", "reply_entries", "tool_error_text"]
+__all__ = ["LoopOutcome", "ToolLoop", "chain_callbacks", "reply_entries", "tool_error_text", "truncation_warning"]
 
 log = logging.getLogger("robotlab.tool")
+robot_log = logging.getLogger("robotlab.robot")
 
 
 def tool_error_text(name: str, error: BaseException) -> str:
     """What the model reads when a tool fails: ``Error (<name>): <msg>[ (retryable)]``."""
     suffix = " (retryable)" if retryable(error) else ""
     return f"Error ({name}): {error}{suffix}"
+
+
+def truncation_warning(robot: str, limit: int | None) -> str:
+    """The one line logged when a reply was cut by the output-token limit, with how to raise it."""
+    where = f"at max_tokens={limit}" if limit else "at the provider's own output limit"
+    return (f"robot {robot}: a reply was cut {where} (finish_reason 'length'); raise the limit with "
+            "max_tokens=N (robotd --max-tokens N, or chat.with_params.max_tokens for every robot), 0 for no cap")
 
 
 def chain_callbacks(
@@ -83,6 +92,13 @@ class LoopOutcome:
     cost: float = 0.0
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     parsed: Any = None
+    truncated: bool = False
+    """Whether any reply of the run was cut by the output-token limit."""
+
+    @property
+    def stop_reason(self) -> str | None:
+        """``max_tokens`` when the final reply was cut by the output-token limit, else None."""
+        return "max_tokens" if self.reply.truncated else None
 
     def text(self) -> str | None:
         """Content, else thinking text, else this turn's last non-empty assistant text, else None."""
@@ -170,13 +186,15 @@ class ToolLoop:
         calls = parse_text_tool_calls(reply.content, self._by_name)
         if not calls:
             return reply
-        return LLMReply(None, calls, reply.reasoning, reply.usage, reply.cost, reply.model)
+        return dataclasses.replace(reply, content=None, tool_calls=calls)
 
-    @staticmethod
-    def _account(outcome: LoopOutcome | None, reply: LLMReply) -> LoopOutcome:
+    def _account(self, outcome: LoopOutcome | None, reply: LLMReply) -> LoopOutcome:
         if outcome is None:
             outcome = LoopOutcome(reply)
         outcome.reply = reply
+        if reply.truncated:
+            outcome.truncated = True
+            robot_log.warning("%s", truncation_warning(getattr(self.robot, "name", "robot"), self.params.get("max_tokens")))
         if (reply.content or "").strip():
             outcome.last_text = reply.content
         outcome.input_tokens += reply.usage.input_tokens

@@ -48,10 +48,6 @@ def _usage(turn: Turn) -> dict[str, int]:
     }
 
 
-def _finish_reason(turn: Turn) -> str:
-    return "tool_calls" if turn.tool_calls else "stop"
-
-
 def completion_body(turn: Turn, model: str, number: int) -> dict[str, Any]:
     """The JSON body of a non-streamed completion."""
     return {
@@ -59,7 +55,7 @@ def completion_body(turn: Turn, model: str, number: int) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": _message(turn), "finish_reason": _finish_reason(turn)}],
+        "choices": [{"index": 0, "message": _message(turn), "finish_reason": turn.stop_reason}],
         "usage": _usage(turn),
     }
 
@@ -79,7 +75,7 @@ def stream_events(turn: Turn, model: str, number: int, include_usage: bool) -> I
     if turn.tool_calls:
         calls = _message(turn)["tool_calls"]
         yield chunk({"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]})
-    yield chunk({}, _finish_reason(turn))
+    yield chunk({}, turn.stop_reason)
     if include_usage:
         yield {**base, "choices": [], "usage": _usage(turn)}
 
@@ -171,11 +167,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(turn.error_status or 500, {"error": {"message": turn.error_message, "type": "scripted"}})
         elif body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            self._stream(stream_events(turn, body.get("model", "scripted"), number, include_usage))
+            self._stream(stream_events(turn, body.get("model", "scripted"), number, include_usage), turn.chunk_delay)
         else:
             self._send_json(200, completion_body(turn, body.get("model", "scripted"), number))
 
-    def _stream(self, events: Iterator[dict[str, Any]]) -> None:
+    def _stream(self, events: Iterator[dict[str, Any]], pause: float = 0.0) -> None:
+        """Write the events as server-sent events, ``pause`` seconds after each content chunk."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -183,6 +180,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         for event in events:
             self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            if pause and (event.get("choices") or [{}])[0].get("delta", {}).get("content"):
+                self.wfile.flush()
+                time.sleep(pause)
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
         self.close_connection = True

@@ -7,8 +7,10 @@ A turn is a dict with one of these shapes::
     {"error": {"status": 429, "message": "slow down"}}
 
 and these optional keys: ``usage`` (``{"prompt_tokens": N, "completion_tokens": M}``, default
-10/5), ``reasoning_content`` (thinking text), ``chunks`` (how streamed content is split) and
-``delay`` (seconds to wait before answering). Read ``docs/testing.md`` next.
+10/5), ``reasoning_content`` (thinking text), ``chunks`` (how streamed content is split),
+``delay`` (seconds to wait before answering), ``chunk_delay`` (seconds between streamed chunks)
+and ``finish_reason`` (default ``tool_calls`` or ``stop``; ``length`` plays a reply cut by
+``max_tokens``). Read ``docs/testing.md`` next.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ __all__ = ["Script", "ScriptedToolCall", "Turn", "load_script", "parse_turns"]
 
 DEFAULT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5}
 _TURN_KEYS = frozenset(
-    {"content", "tool_calls", "usage", "reasoning_content", "delay", "error", "chunks"}
+    {"content", "tool_calls", "usage", "reasoning_content", "delay", "error", "chunks", "chunk_delay", "finish_reason"}
 )
 
 
@@ -51,6 +53,13 @@ class Turn:
     error_status: int | None = None
     error_message: str = ""
     chunks: tuple[str, ...] = ()
+    chunk_delay: float = 0.0
+    finish_reason: str | None = None
+
+    @property
+    def stop_reason(self) -> str:
+        """The ``finish_reason`` the model reports: as scripted, else ``tool_calls`` or ``stop``."""
+        return self.finish_reason or ("tool_calls" if self.tool_calls else "stop")
 
     @property
     def is_error(self) -> bool:
@@ -105,6 +114,8 @@ def _parse_turn(raw: Any, index: int) -> Turn:
         error_status=int(error.get("status", 500)) if isinstance(error, dict) else None,
         error_message=str(error.get("message", "scripted error")) if isinstance(error, dict) else "",
         chunks=chunks,
+        chunk_delay=float(raw.get("chunk_delay") or 0.0),
+        finish_reason=raw.get("finish_reason"),
     )
 
 

@@ -77,6 +77,8 @@ class ScriptedLLM:
         if on_chunk is not None:
             for piece in turn.content_chunks():
                 on_chunk(piece)
+                if turn.chunk_delay:
+                    time.sleep(turn.chunk_delay)
         return LLMReply(
             content=turn.content,
             tool_calls=tuple(ToolCall(c.id, c.name, dict(c.arguments)) for c in turn.tool_calls),
@@ -84,6 +86,7 @@ class ScriptedLLM:
             usage=Usage(turn.prompt_tokens, turn.completion_tokens),
             cost=0.0,
             model=params.get("model"),
+            finish_reason=turn.stop_reason,
         )
 
     @property

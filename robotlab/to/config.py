@@ -72,7 +72,7 @@ class FileKeys(BaseModel):
     decision_timeout: float | None = None
     preflight: bool = True
     preflight_timeout: float = 20
-    max_output_tokens: int = 8192
+    max_output_tokens: int | None = 8192
     call_timeout: float = 300
     max_cost: float | None = None
 

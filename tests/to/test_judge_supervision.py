@@ -12,7 +12,7 @@ import pytest
 from robotlab.errors import RemoteError
 from robotlab.testing import requests_seen, serve_script
 from robotlab.to.child.judge import SupervisedJudge
-from robotlab.to.child.robot_factory import ModelSettings, judge, warm_up
+from robotlab.to.child.robot_factory import RobotModel, judge, warm_up
 from robotlab.to.evals.prose import JudgeReply
 from robotlab.to.process.forked import Watch
 from robotlab.to.process.groups import Supervisor
@@ -66,7 +66,7 @@ def test_a_judge_call_returns_its_reply_and_tokens_from_the_child() -> None:
     supervisor = Supervisor()
     turns = [{"content": '{"verdict": "same", "reason": "r"}', "usage": {"prompt_tokens": 40, "completion_tokens": 3}}]
     with serve_script(turns) as url:
-        ask = SupervisedJudge(judge(ModelSettings("openai/scripted", api_base=url)), supervisor, Watch())
+        ask = SupervisedJudge(judge(RobotModel(model="openai/scripted", api_base=url)), supervisor, Watch())
         reply = ask("system", "compare")
     assert reply == JudgeReply('{"verdict": "same", "reason": "r"}', 40, 3)
 
@@ -74,7 +74,7 @@ def test_a_judge_call_returns_its_reply_and_tokens_from_the_child() -> None:
 def test_a_judge_past_the_deadline_is_killed_and_named(no_new_children) -> None:
     watch = Watch(deadline=time.monotonic() + 1.5)
     with serve_script([SLOW_VERDICT]) as url:
-        ask = SupervisedJudge(judge(ModelSettings("openai/scripted", api_base=url)), Supervisor(), watch)
+        ask = SupervisedJudge(judge(RobotModel(model="openai/scripted", api_base=url)), Supervisor(), watch)
         started = time.monotonic()
         with pytest.raises(RemoteError) as raised:
             ask("system", "compare")
@@ -87,7 +87,7 @@ def test_a_stopped_watch_ends_the_judge_as_interrupted(no_new_children) -> None:
     watch = Watch()
     watch.stop.set()
     with serve_script([SLOW_VERDICT]) as url:
-        ask = SupervisedJudge(judge(ModelSettings("openai/scripted", api_base=url)), Supervisor(), watch)
+        ask = SupervisedJudge(judge(RobotModel(model="openai/scripted", api_base=url)), Supervisor(), watch)
         with pytest.raises(RemoteError) as raised:
             ask("system", "compare")
     assert raised.value.type_name == "Interrupted"

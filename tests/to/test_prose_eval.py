@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from robotlab.testing import requests_seen, serve_script
-from robotlab.to.child.robot_factory import ModelSettings, judge
+from robotlab.to.child.robot_factory import RobotModel, judge
 from robotlab.to.evals import Context, ProseEval
 from robotlab.to.evals.prose import parse_verdict
 from tests.to.conftest import Runner, git, write_and_submit
@@ -22,7 +22,7 @@ def test_the_judge_sees_named_files_and_its_verdict_is_structured(repo: Path) ->
     (repo / "guide.md").write_text("new, better text\n")
     verdict = '{"verdict": "better", "reason": "clearer"}'
     with serve_script([{"content": verdict, "usage": {"prompt_tokens": 30, "completion_tokens": 7}}]) as url:
-        score = ProseEval(judge(ModelSettings("openai/scripted", api_base=url))).score(_context(repo))
+        score = ProseEval(judge(RobotModel(model="openai/scripted", api_base=url))).score(_context(repo))
         (request,) = requests_seen(url)
     assert score.gate_ok and score.improved and score.value is None
     assert score.detail.startswith("floor=true judge=better") and score.reply == verdict
@@ -34,7 +34,7 @@ def test_the_judge_sees_named_files_and_its_verdict_is_structured(repo: Path) ->
 def test_a_failing_floor_never_calls_the_judge(repo: Path) -> None:
     (repo / "README.md").write_text("changed\n")
     with serve_script([]) as url:
-        evaluator = ProseEval(judge(ModelSettings("openai/scripted", api_base=url)), floor="echo floor-out; exit 1")
+        evaluator = ProseEval(judge(RobotModel(model="openai/scripted", api_base=url)), floor="echo floor-out; exit 1")
         score = evaluator.score(_context(repo))
         assert requests_seen(url) == []
     assert not score.gate_ok and "judge=worse" in score.detail and score.output == "floor-out"
@@ -43,7 +43,7 @@ def test_a_failing_floor_never_calls_the_judge(repo: Path) -> None:
 def test_a_new_document_is_better_without_a_judge(repo: Path) -> None:
     (repo / "new.md").write_text("fresh\n")
     with serve_script([]) as url:
-        score = ProseEval(judge(ModelSettings("openai/scripted", api_base=url))).score(_context(repo))
+        score = ProseEval(judge(RobotModel(model="openai/scripted", api_base=url))).score(_context(repo))
         assert requests_seen(url) == []
     assert score.improved
 

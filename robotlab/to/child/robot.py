@@ -17,14 +17,14 @@ from typing import Any
 from robotlab.errors import BudgetExceeded, InferenceError
 from robotlab.ipc import json_lines
 from robotlab.to.child.robot_factory import (
-    ModelSettings,
     Oversight,
+    RobotModel,
     build_robot,
     compact,
     metered_llm,
     run_robot,
 )
-from robotlab.to.child.token_meter import MeteredLLM
+from robotlab.to.child.token_meter import MeteredLLM, add_cost
 from robotlab.to.guards.chain import GuardChain, GuardSettings
 from robotlab.to.guards.grader_lock import GraderLock
 from robotlab.to.process.failure import Cause, Failure, describe_error
@@ -46,7 +46,7 @@ class ChildPlan:
 
     name: str
     system_prompt: str
-    model: ModelSettings
+    model: RobotModel
     guard: GuardSettings
     lock_patterns: list[str]
     decisions: bool
@@ -160,6 +160,10 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     meter = metered_llm(plan.model.call_timeout, tell)
     meter.on_usage = lambda: tell({"event": "usage", "input_tokens": meter.input_tokens,
                                    "output_tokens": meter.output_tokens, "cost": meter.cost})
+    meter.on_streaming = lambda chunks, cost: tell({
+        "event": "model:streaming", "chunks": chunks, "input_tokens": meter.input_tokens,
+        "output_tokens": meter.output_tokens + chunks, "cost": add_cost(meter.cost, cost)})
+    meter.on_truncated = lambda limit: tell({"event": "model:truncated", "max_tokens": limit})
     oversight = Oversight(chain.monitor, lambda: capture.result is not None, meter, plan.token_budget, tell=tell)
     chain.observer = tell
     robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,

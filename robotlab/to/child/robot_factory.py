@@ -18,6 +18,7 @@ import gc
 from collections.abc import Callable
 from typing import Any
 
+from robotlab.config.model_settings import ModelSettings
 from robotlab.to.child.call_deadline import DeadlineLLM
 from robotlab.to.child.token_meter import MeteredLLM
 from robotlab.to.evals.prose import JudgeReply
@@ -25,17 +26,17 @@ from robotlab.to.guards.quality import QualityMonitor
 from robotlab.to.tools import ToolSpec
 
 
-@dataclasses.dataclass(frozen=True)
-class ModelSettings:
-    """How to reach the model."""
+class RobotModel(ModelSettings):
+    """How robot-to's robots reach their model: the library's ``ModelSettings`` (model, provider,
+    api_base, ``max_tokens``: the longest reply a call may write, None the global
+    ``chat.with_params.max_tokens``, 0 no cap) plus how robot-to runs them."""
 
     model: str
-    provider: str | None = None
-    api_base: str | None = None
+    """The model id (required here: robot-to always names one)."""
     stream: bool = True
+    """Stream replies (the live view counts the chunks)."""
     max_tool_rounds: int = 100
-    max_output_tokens: int | None = None
-    """The longest reply the model may write (``max_tokens`` of every call); None: the provider's."""
+    """The robot's circuit breaker."""
     call_timeout: float | None = None
     """Seconds one model call may take, its retries included; None: no overall deadline."""
 
@@ -123,7 +124,7 @@ def _quality_hook(oversight: Oversight) -> Any:
 def build_robot(
     name: str,
     system_prompt: str,
-    model: ModelSettings,
+    model: RobotModel,
     tools: list[ToolSpec],
     on_content: Callable[[str], Any] | None = None,
     oversight: Oversight | None = None,
@@ -135,16 +136,11 @@ def build_robot(
     options: dict[str, Any] = {
         "name": name,
         "system_prompt": system_prompt,
-        "model": model.model,
         "local_tools": [tool_class(spec) for spec in tools],
         "max_tool_rounds": model.max_tool_rounds,
+        # The library's fields as they are: an unset max_tokens leaves the global default, 0 no cap.
+        **model.set_fields(tuple(ModelSettings.model_fields)),
     }
-    if model.provider:
-        options["provider"] = model.provider
-    if model.api_base:
-        options["api_base"] = model.api_base
-    if model.max_output_tokens:
-        options["max_tokens"] = model.max_output_tokens
     if model.stream and on_content is not None:
         options["on_content"] = on_content
     if oversight is None:
@@ -167,18 +163,18 @@ def run_robot(robot: Any, message: str) -> Any:
     return robot.run(message, tools="inherit")
 
 
-def judge(model: ModelSettings) -> Callable[[str, str], JudgeReply]:
+def judge(model: RobotModel) -> Callable[[str, str], JudgeReply]:
     """A prose judge on the run's provider: ``judge(system, message) -> JudgeReply``."""
 
     def ask(system: str, message: str) -> JudgeReply:
-        robot = build_robot("prose-judge", system, dataclasses.replace(model, stream=False), [])
+        robot = build_robot("prose-judge", system, model.model_copy(update={"stream": False}), [])
         result = robot.run(message)
         return JudgeReply(result.reply or "", int(result.input_tokens or 0), int(result.output_tokens or 0))
 
     return ask
 
 
-def missing_credentials(model: ModelSettings) -> list[str]:
+def missing_credentials(model: RobotModel) -> list[str]:
     """The environment variables litellm says the model needs and that are not set.
 
     A model with an ``api_base`` (a local server) needs none: the robot sends a placeholder key.
@@ -196,7 +192,7 @@ def missing_credentials(model: ModelSettings) -> list[str]:
     return [key for key in found.get("missing_keys") or [] if not key.endswith("_API_BASE")]
 
 
-def ping(model: ModelSettings, timeout: float) -> None:
+def ping(model: RobotModel, timeout: float) -> None:
     """One minimal model call with no retries, the way the iteration's robot calls the model.
 
     Raises:
@@ -225,8 +221,11 @@ def load_model_client() -> None:
 def warm_up() -> None:
     """Import the robot library and litellm once in the orchestrator, so every forked
     iteration child starts with them loaded (a fork then costs milliseconds, not seconds)."""
-    import robotlab  # noqa: F401
+    import robotlab
     from robotlab.config.cascade import prepare_litellm_environment
+
+    # robotlab's names load on first use: touch the ones every child uses, so it inherits them.
+    robotlab.build, robotlab.Tool, robotlab.Hook  # noqa: B018
 
     prepare_litellm_environment()
     import litellm

@@ -9,16 +9,24 @@ in an error.
 
 Dollars come from litellm's price table. A model the table does not know has no price: its
 cost is None ("unknown"), never a made-up 0.
+
+While a reply streams, the meter counts its chunks (about one token each) and reports the count
+at most every ``STREAM_REPORT_INTERVAL`` seconds, so the live view moves before the provider's
+usage arrives at the end of the call; and it reports a reply that ``max_tokens`` cut.
 """
 
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable
 from typing import Any
 
 from robotlab.errors import BudgetExceeded
 from robotlab.llm import LLM, ChunkCallback, LLMReply
+
+STREAM_REPORT_INTERVAL = 0.5
+"""Seconds between two reports of a streaming reply's chunk count."""
 
 
 @functools.cache
@@ -58,6 +66,10 @@ class MeteredLLM:
         self.output_tokens = 0
         self.cost: float | None = 0.0
         self.on_usage: Callable[[], None] | None = None
+        self.on_streaming: Callable[[int, float | None], None] | None = None
+        """Called with a streaming reply's chunks so far and their estimated dollars (None: no price)."""
+        self.on_truncated: Callable[[int | None], None] | None = None
+        """Called with the ``max_tokens`` of a call whose reply it cut (None: the provider's limit)."""
 
     @property
     def used(self) -> int:
@@ -92,11 +104,31 @@ class MeteredLLM:
         if self.exhausted:
             raise BudgetExceeded(f"budget reached: {self.used} tokens and ${self.cost or 0:.4f} used "
                                  f"({self.limit} tokens, ${self.cost_limit} were left)")
-        reply = self.inner.complete(messages, tools, params, on_chunk)
+        model = str(params.get("model"))
+        reply = self.inner.complete(messages, tools, params, self._counting(on_chunk, model))
         self.input_tokens += reply.usage.input_tokens
         self.output_tokens += reply.usage.output_tokens
-        self.cost = add_cost(self.cost, price(str(params.get("model")), reply.usage.input_tokens,
-                                              reply.usage.output_tokens))
+        self.cost = add_cost(self.cost, price(model, reply.usage.input_tokens, reply.usage.output_tokens))
         if self.on_usage is not None:
             self.on_usage()
+        if reply.truncated and self.on_truncated is not None:
+            self.on_truncated(params.get("max_tokens"))
         return reply
+
+    def _counting(self, on_chunk: ChunkCallback | None, model: str) -> ChunkCallback | None:
+        """``on_chunk`` that also counts the chunks and reports the count, throttled."""
+        report = self.on_streaming
+        if on_chunk is None or report is None:
+            return on_chunk
+        chunks, last = 0, time.monotonic()
+
+        def count(chunk: str) -> None:
+            nonlocal chunks, last
+            on_chunk(chunk)
+            chunks += 1
+            now = time.monotonic()
+            if now - last >= STREAM_REPORT_INTERVAL:
+                last = now
+                report(chunks, price(model, 0, chunks) if is_priced(model) else None)
+
+        return count

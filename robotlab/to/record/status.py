@@ -24,12 +24,16 @@ class LiveState:
     activity: str = ""
     tokens: int = 0
     cost: float | None = 0.0
+    estimated: bool = False
+    """True while a reply streams: tokens and dollars count its chunks, until the provider's usage."""
 
     def line(self, elapsed: int) -> str:
-        """The status line as text."""
+        """The status line as text (an estimate starts with ``~``)."""
         of = f"/{self.max_iterations}" if self.max_iterations else ""
+        about = "~" if self.estimated else ""
         parts = [f"iteration {self.iteration}{of}", self.phase, *([self.activity] if self.activity else []),
-                 f"{self.tokens:,} tokens", format_cost(self.cost), f"{elapsed // 60}m {elapsed % 60:02d}s"]
+                 f"{about}{self.tokens:,} tokens", (about if self.cost is not None else "") + format_cost(self.cost),
+                 f"{elapsed // 60}m {elapsed % 60:02d}s"]
         return " · ".join(parts)
 
 

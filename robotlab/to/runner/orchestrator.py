@@ -26,7 +26,7 @@ from robotlab.errors import (
 )
 from robotlab.to import config
 from robotlab.to.child.judge import SupervisedJudge
-from robotlab.to.child.robot_factory import ModelSettings, judge, load_model_client, warm_up
+from robotlab.to.child.robot_factory import RobotModel, judge, load_model_client, warm_up
 from robotlab.to.evals.registry import EvalRegistry, build
 from robotlab.to.evals.score import Context
 from robotlab.to.git import Git
@@ -103,8 +103,8 @@ def _prepare(settings: config.Settings, status: Status) -> None:
 
 def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegistry, status: Status) -> Session:
     supervisor, watch = Supervisor(), Watch()
-    model = ModelSettings(settings.eval_judge_model or settings.model, settings.provider, settings.api_base, False,
-                          max_output_tokens=settings.max_output_tokens or None)
+    model = RobotModel(model=settings.eval_judge_model or settings.model, provider=settings.provider,
+                       api_base=settings.api_base, stream=False, max_tokens=settings.max_output_tokens)
     the_judge: Any = SupervisedJudge(judge(model), supervisor, watch)
     closers = []
     if settings.crew and not settings.broker:

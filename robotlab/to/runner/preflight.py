@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from robotlab.errors import SetupError
 from robotlab.llm import model_id
-from robotlab.to.child.robot_factory import ModelSettings, missing_credentials, ping
+from robotlab.to.child.robot_factory import RobotModel, missing_credentials, ping
 from robotlab.to.child.token_meter import is_priced
 from robotlab.to.config import Settings
 from robotlab.to.process.failure import Cause, Failure, describe_error
@@ -53,7 +53,7 @@ def check_cost_limit(settings: Settings) -> None:
 
 def check(settings: Settings) -> None:
     """Raise SetupError naming cause and fix unless the model has credentials and answers."""
-    model = ModelSettings(settings.model, settings.provider, settings.api_base, False)
+    model = RobotModel(model=settings.model, provider=settings.provider, api_base=settings.api_base, stream=False)
     missing = missing_credentials(model)
     if missing:
         names = " and ".join(missing)

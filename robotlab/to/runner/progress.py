@@ -1,7 +1,8 @@
 """What the child and the gate report while they work, shown live and written to run.log.
 
-The iteration's child sends events mid-attempt (``tool:call``, ``tool:result``, ``usage``);
-the code eval reports each command it ran. Both become ``run.log`` events and update the
+The iteration's child sends events mid-attempt (``tool:call``, ``tool:result``, ``usage`` after
+each model call, ``model:streaming`` while a reply streams, ``model:truncated`` when the
+output-token limit cut one, ``model:retry``); the code eval reports each command it ran. Both become ``run.log`` events and update the
 live view; a refused tool call and a failed verify are also progress lines, with their why.
 """
 
@@ -23,6 +24,12 @@ def output_tail(text: str | None) -> str:
     return "\n".join(lines)[-OUTPUT_TAIL_CHARS:]
 
 
+def truncation_line(limit: int | None) -> str:
+    """The progress line for a reply the output-token limit cut, with how to raise it."""
+    where = f"at {limit} output tokens (--max-output-tokens)" if limit else "at the provider's own output limit"
+    return f"a model reply was cut {where}; raise it with --max-output-tokens N (0: no cap)"
+
+
 class ChildProgress:
     """Receives one attempt's events from the child process."""
 
@@ -36,26 +43,38 @@ class ChildProgress:
         if kind == "crew:ask":
             return self._ask_crew(str(event.get("robot")), str(event.get("question")))
         if kind == "usage":
-            run = session.run
-            tokens = run.total_tokens + int(event.get("input_tokens") or 0) + int(event.get("output_tokens") or 0)
-            session.status.update(tokens=tokens, cost=add_cost(run.cost_usd, event.get("cost")))
+            self._show_usage(event, estimated=False)
             return None
         # ``name`` is the event's own name in the log, so the tool's name is logged as ``tool``.
         fields = {("tool" if key == "name" else key): value for key, value in event.items() if key != "event"}
         session.log.event(kind, iteration=iteration, **fields)
         name, target = event.get("name", ""), event.get("target", "")
-        if kind == "model:retry":
-            left = event.get("deadline_left")
-            within = f", {left:g}s left of the call's deadline" if isinstance(left, int | float) else ""
-            cause = str(event.get("cause")).replace("_", " ")
-            session.status.say(f"iteration {iteration}: model call failed ({cause} error) — retry "
-                               f"{event.get('attempt')}/{event.get('of')} in {float(event.get('wait') or 0):g}s{within}")
-            session.status.update(activity=f"model retry {event.get('attempt')}/{event.get('of')}")
+        if kind == "model:streaming":
+            self._show_usage(event, estimated=True)
+        elif kind == "model:truncated":
+            session.status.say(f"iteration {iteration}: {truncation_line(event.get('max_tokens'))}")
+        elif kind == "model:retry":
+            self._show_retry(event)
         elif kind == "tool:call":
             session.status.update(activity=f"{name} {target}".strip())
         elif kind == "tool:result" and event.get("outcome") == "refused":
             session.status.say(f"iteration {iteration}: refused {name} {target}: {event.get('reason')}")
         return None
+
+    def _show_usage(self, event: dict[str, Any], *, estimated: bool) -> None:
+        """The run's tokens and dollars so far on the live line; ``estimated`` while a reply streams."""
+        run = self.session.run
+        tokens = run.total_tokens + int(event.get("input_tokens") or 0) + int(event.get("output_tokens") or 0)
+        self.session.status.update(tokens=tokens, cost=add_cost(run.cost_usd, event.get("cost")), estimated=estimated)
+
+    def _show_retry(self, event: dict[str, Any]) -> None:
+        session, iteration = self.session, self.session.run.iteration
+        left = event.get("deadline_left")
+        within = f", {left:g}s left of the call's deadline" if isinstance(left, int | float) else ""
+        cause = str(event.get("cause")).replace("_", " ")
+        session.status.say(f"iteration {iteration}: model call failed ({cause} error) — retry "
+                           f"{event.get('attempt')}/{event.get('of')} in {float(event.get('wait') or 0):g}s{within}")
+        session.status.update(activity=f"model retry {event.get('attempt')}/{event.get('of')}")
 
     def _ask_crew(self, robot: str, question: str) -> dict[str, Any]:
         session = self.session

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from robotlab.to.child.robot_factory import ModelSettings
+from robotlab.to.child.robot_factory import RobotModel
 from robotlab.to.child.token_meter import add_cost
 from robotlab.to.config import Settings
 from robotlab.to.git import Git
@@ -45,11 +45,12 @@ class Session:
     """Called once when the run ends (a bus judge leaves the bus)."""
 
     @property
-    def model(self) -> ModelSettings:
+    def model(self) -> RobotModel:
         """How the iteration's robot reaches its model."""
         settings = self.settings
-        return ModelSettings(settings.model, settings.provider, settings.api_base, settings.stream,
-                             settings.max_tool_rounds, settings.max_output_tokens or None, settings.call_timeout or None)
+        return RobotModel(model=settings.model, provider=settings.provider, api_base=settings.api_base,
+                          stream=settings.stream, max_tool_rounds=settings.max_tool_rounds,
+                          max_tokens=settings.max_output_tokens, call_timeout=settings.call_timeout or None)
 
     @property
     def stopping(self) -> bool:
@@ -80,4 +81,4 @@ class Session:
         self.run.input_tokens += input_tokens
         self.run.output_tokens += output_tokens
         self.run.cost_usd = add_cost(self.run.cost_usd, cost)
-        self.status.update(tokens=self.run.total_tokens, cost=self.run.cost_usd)
+        self.status.update(tokens=self.run.total_tokens, cost=self.run.cost_usd, estimated=False)
