@@ -47,23 +47,35 @@ def free_port() -> int:
 # -- the raw pyzmq baseline (run as child processes) -------------------------------------------
 
 
-def raw_broker(url: str) -> None:
-    """ROUTER that forwards [to, body] from one peer to another as [from, body]."""
+def raw_broker(url: str, wake_ms: int = -1) -> None:
+    """ROUTER that forwards [to, body] from one peer to another as [from, body].
+
+    ``wake_ms`` > 0 wakes an idle receive that often (callgrind answers dump requests only
+    between system calls: see bench/bus_instructions.py); a busy one never waits.
+    """
     sock = zmq.Context.instance().socket(zmq.ROUTER)
+    sock.setsockopt(zmq.RCVTIMEO, wake_ms)
     sock.bind(url)
     while True:
-        sender, to, body = sock.recv_multipart()
+        try:
+            sender, to, body = sock.recv_multipart()
+        except zmq.Again:
+            continue
         sock.send_multipart([to, sender, body])
 
 
-def raw_echo(url: str) -> None:
-    """DEALER named 'echo' that sends every body back to its sender."""
+def raw_echo(url: str, wake_ms: int = -1) -> None:
+    """DEALER named 'echo' that sends every body back to its sender (``wake_ms`` as above)."""
     sock = zmq.Context.instance().socket(zmq.DEALER)
     sock.setsockopt(zmq.ROUTING_ID, b"echo")
+    sock.setsockopt(zmq.RCVTIMEO, wake_ms)
     sock.connect(url)
     sock.send_multipart([b"echo", b"hello"])  # registers the route; echoes itself once
     while True:
-        sender, body = sock.recv_multipart()
+        try:
+            sender, body = sock.recv_multipart()
+        except zmq.Again:
+            continue
         if sender != b"echo":
             sock.send_multipart([sender, body])
 
@@ -160,7 +172,7 @@ def spawn(argv: list[str], extra_env: dict[str, str] | None = None) -> subproces
 def wait_robot(url: str, name: str) -> None:
     from robotlab import bus
 
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # a robotd starts in seconds, or a minute on a loaded machine
     while time.monotonic() < deadline:
         try:
             with bus.connect(url, name="bench-probe", timeout=1) as probe:
@@ -207,6 +219,11 @@ def run_robotlab(n: int, seconds: float, journal: bool = True, env: dict[str, st
 
 def echo_handler(message):  # hosted by robotd in the robotlab run
     return message.content
+
+
+# What robotlab.bus.inline does, without importing robotlab into the raw peers: the echo is
+# quick and never waits on the bus, so the receiver runs it on its I/O thread.
+setattr(echo_handler, "robotlab_inline", True)  # noqa: B010
 
 
 # -- robot to robot: Robot.ask to a robot in another process, through the broker ---------------
@@ -296,6 +313,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; medians are reported")
     parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
+    parser.add_argument("--wake-ms", type=int, default=-1, help="raw peers: wake an idle receive this often")
     parser.add_argument("--tracing", action="store_true", help="price tracing (off, and on) instead")
     args = parser.parse_args()
     if args.tracing:
@@ -303,9 +321,9 @@ def main() -> None:
 
         return tracing_main(args, run_robotlab, alternate, write_section)
     if args.role == "raw-broker":
-        return raw_broker(args.url)
+        return raw_broker(args.url, args.wake_ms)
     if args.role == "raw-echo":
-        return raw_echo(args.url)
+        return raw_echo(args.url, args.wake_ms)
     if args.role == "robot-echo":
         return robot_echo(args.url)
     raw, ours, memory_only = alternate(args.rounds, lambda: run_raw(args.n, args.seconds),

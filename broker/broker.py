@@ -15,13 +15,13 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import zmq
 
 from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig, is_ipv6
-from robotlab.bus.protocol import Command, ErrorCode, Frame
+from robotlab.bus.protocol import Body, Command, ErrorCode, Frame
 from robotlab.errors import ConfigError, ProtocolError
 
 from .absences import Absences
@@ -186,27 +186,27 @@ class Broker:
         return max(int(wait * 1000), 1)
 
     def _drain(self) -> None:
-        if self.guard is not None:
-            self._drain_keyed()
-            return
+        # Ends when ZMQ_EVENTS says nothing is left, not on a raised zmq.Again (raising and
+        # catching it cost more than the check). With keys, reading ZAP metadata needs a
+        # zero-copy frame, which the keyless receive does not pay for.
+        router, receive = self._router, self._recv_keyed if self.guard is not None else self._recv
         for _ in range(DRAIN_BATCH):
-            try:
-                frames = protocol.recv(self._router)
+            if not protocol.readable(router):
+                return
+            try:  # free unless raised; EVENTS said a whole message waits
+                frames = receive(router)
             except zmq.Again:
                 return
             self.counters["frames_in"] += 1
             self.dispatch(frames)
 
-    def _drain_keyed(self) -> None:
-        # Kept apart from _drain: reading ZAP metadata needs a zero-copy frame, which the
-        # keyless loop would pay for on every message.
-        for _ in range(DRAIN_BATCH):
-            try:
-                frames, self._user_id = recv_with_key(self._router)
-            except zmq.Again:
-                return
-            self.counters["frames_in"] += 1
-            self.dispatch(frames)
+    @staticmethod
+    def _recv(router: zmq.Socket) -> list[Body]:
+        return protocol.recv(router, copied=2)
+
+    def _recv_keyed(self, router: zmq.Socket) -> list[Body]:
+        frames, self._user_id = recv_with_key(router)
+        return frames
 
     def _timers(self) -> None:
         now = time.monotonic()
@@ -237,12 +237,12 @@ class Broker:
 
     # -- dispatch -----------------------------------------------------------------------------
 
-    def dispatch(self, frames: list[bytes]) -> None:
+    def dispatch(self, frames: list[Body]) -> None:
         """Handle one inbound message: [identity, *protocol frames]. Never raises."""
         if len(frames) < 2:
             self.counters["dropped_malformed"] += 1
             return
-        identity, body = frames[0], frames[1:]
+        identity, body = cast(bytes, frames[0]), frames[1:]  # recv copies the identity: bytes
         try:
             frame = protocol.decode(body)
             peer = self.registry.by_identity.get(identity)
@@ -378,13 +378,13 @@ class Broker:
         self.registry.remove(peer)
         log.info("peer %s (%s) %s", peer.name, peer.instance, self.absences.left(peer, why, gone))
 
-    def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: bytes) -> bool:
+    def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: Body) -> bool:
         sent = self._send_frames(peer.identity, protocol.encode(command, header, body))
         if sent:
             peer.last_sent = time.monotonic()
         return sent
 
-    def _send_frames(self, identity: bytes, frames: list[bytes]) -> bool:
+    def _send_frames(self, identity: bytes, frames: list[Body]) -> bool:
         try:
             protocol.send(self._router, [identity, *frames])
             return True

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from robotlab.bus.protocol import Command, Status
+from robotlab.bus.protocol import Body, Command, Status
 from robotlab.observability import spans, tracing
 
 from .dlq import DeadLetterQueue
@@ -36,7 +36,7 @@ RECENT_RECEIPTS = 4096
 JOURNAL_ROW_BYTES = 256
 """What a journaled message costs beyond its body (its header and the row), for the size bound."""
 
-Transmit = Callable[[Peer, Command, dict[str, Any], bytes], bool]
+Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
 
 
 @dataclass(slots=True)
@@ -44,7 +44,7 @@ class Record:
     """One sent message and what became of each copy."""
 
     header: dict[str, Any]
-    body: bytes
+    body: Body
     notify: str | None
     key: tuple[str, str]
     """What the broker dedupes and correlates on: (sender instance, id) for a SEND, ("", a
@@ -106,7 +106,7 @@ class Deliveries:
 
     # -- entry points ---------------------------------------------------------------------
 
-    def route(self, header: dict[str, Any], body: bytes, notify: str | None,
+    def route(self, header: dict[str, Any], body: Body, notify: str | None,
               key: tuple[str, str] | None = None, receipt_id: str | None = None) -> None:
         """Route one SEND (already stamped with ``from``/``from_instance``) to its targets.
 
@@ -164,7 +164,7 @@ class Deliveries:
         to = record.header["to"]
         return f"no live robot named {to!r} came back while it was held" if record.held else f"no live robot named {to!r}"
 
-    def restore(self, header: dict[str, Any], body: bytes, notify: str | None, key: tuple[str, str], receipt_id: str,
+    def restore(self, header: dict[str, Any], body: Body, notify: str | None, key: tuple[str, str], receipt_id: str,
                 now: float) -> None:
         """Take back a record the journal kept (at start-up); held until a member of its name is back."""
         record = Record(header, body, notify, key, receipt_id, kept=True, held=True)

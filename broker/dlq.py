@@ -13,6 +13,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from robotlab.bus.protocol import Body
+
 from .journal import NoJournal
 
 log = logging.getLogger("robotlab.broker")
@@ -26,7 +28,7 @@ class DeadLetter:
     reason: str
     detail: str
     header: dict[str, Any]
-    body: bytes
+    body: Body
     at: float
 
     def describe(self) -> dict[str, Any]:
@@ -64,7 +66,7 @@ class DeadLetterQueue:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def add(self, reason: str, detail: str, header: dict[str, Any], body: bytes) -> DeadLetter:
+    def add(self, reason: str, detail: str, header: dict[str, Any], body: Body) -> DeadLetter:
         """Record a dead letter and return it."""
         seq = next(self._ids)
         letter = DeadLetter(f"dl-{seq}", reason, detail, dict(header), body, time.time())

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robotlab.bus.protocol import pack, unpack
+from robotlab.bus.protocol import Body, pack, unpack
 from robotlab.errors import ConfigError
 
 log = logging.getLogger("robotlab.broker")
@@ -84,7 +84,7 @@ class NoJournal:
         """Always room."""
         return True
 
-    def put(self, key: Key, header: dict[str, Any], body: bytes, notify: str | None, receipt_id: str) -> None:
+    def put(self, key: Key, header: dict[str, Any], body: Body, notify: str | None, receipt_id: str) -> None:
         """Nothing kept."""
 
     def settle(self, key: Key) -> None:
@@ -124,7 +124,7 @@ class Journal(NoJournal):
         self._urgent = False
         self._sizes: dict[Key, int] = {}
         self._letter_sizes: dict[str, int] = {}
-        self._puts: dict[Key, tuple[str, str, str | None, str, bytes, bytes]] = {}
+        self._puts: dict[Key, tuple[str, str, str | None, str, bytes, Body]] = {}
         self._settled: set[Key] = set()
         self._letters: dict[str, tuple[int, str, str, str, bytes, bytes, float]] = {}
         self._dropped: set[str] = set()
@@ -187,7 +187,7 @@ class Journal(NoJournal):
         if self._since is None:
             self._since = time.monotonic()
 
-    def put(self, key: Key, header: dict[str, Any], body: bytes, notify: str | None, receipt_id: str) -> None:
+    def put(self, key: Key, header: dict[str, Any], body: Body, notify: str | None, receipt_id: str) -> None:
         """Keep an accepted message until :meth:`settle`."""
         self._changed()
         self._urgent = self._urgent or header.get("receipt") is False  # its sender keeps no copy

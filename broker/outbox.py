@@ -10,12 +10,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from robotlab.bus.protocol import Command
+from robotlab.bus.protocol import Body, Command
 
 from .journal import NoJournal
 from .registry import Peer, Registry
 
-Transmit = Callable[[Peer, Command, dict[str, Any], bytes], bool]
+Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
 
 
 class Outbox:
@@ -31,7 +31,7 @@ class Outbox:
         """Send ``header`` to ``peer`` once the turn is committed."""
         self._held.append((peer, command, header))
 
-    def transmit_settled(self, peer: Peer, command: Command, header: dict[str, Any], body: bytes) -> bool:
+    def transmit_settled(self, peer: Peer, command: Command, header: dict[str, Any], body: Body) -> bool:
         """The deliveries' way out: receipts wait for the commit, the rest goes now."""
         if command == Command.RECEIPT:
             self.add(peer, command, header)

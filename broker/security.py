@@ -25,6 +25,7 @@ from robotlab.bus.config import (
     certificate_exists,
     read_certificate,
 )
+from robotlab.bus.protocol import Body
 from robotlab.errors import ConfigError
 
 log = logging.getLogger("robotlab.broker")
@@ -105,11 +106,11 @@ def _load_pair(secret_file: Path) -> tuple[bytes, bytes]:
     return public, secret
 
 
-def recv_with_key(socket: zmq.Socket) -> tuple[list[bytes], str | None]:
+def recv_with_key(socket: zmq.Socket) -> tuple[list[Body], str | None]:
     """Receive one message without blocking, and the authenticated key ZAP attached to it."""
     first = socket.recv(_LAST, copy=False)
-    frames = [first.bytes]
+    frames: list[Body] = [first.bytes]
     while socket.get(_RCVMORE):
-        frames.append(socket.recv(_LAST))
+        frames.append(socket.recv(_LAST) if len(frames) < 2 else socket.recv(_LAST, copy=False).buffer)
     key = first.get("User-Id")
     return frames, key if isinstance(key, str) else None

@@ -297,7 +297,7 @@ class ProtocolError(BusError):
 
     exit_code: int = ExitCode.PROTOCOL
 
-    def __init__(self, message: str, *, code: str = "malformed", frames: list[bytes] | None = None,
+    def __init__(self, message: str, *, code: str = "malformed", frames: list[Any] | None = None,
                  ref: str | None = None) -> None:
         super().__init__(message)
         self.code = code

@@ -28,7 +28,7 @@ class Raw:
     def send(self, command: Command, header: dict[str, Any], body: Any = None) -> None:
         """Send one message with any header (no schema check on this side)."""
         packed = protocol.pack(body) if body is not None else b""
-        self.socket.send_multipart([protocol.SIGNATURE, bytes([command]), protocol.pack(header), packed])
+        self.socket.send_multipart(protocol.encode(command, header, packed))
 
     def send_frames(self, frames: list[bytes]) -> None:
         """Send raw frames."""

@@ -10,6 +10,7 @@ from typing import Any
 from .boundary import to_plain
 from .client import BusClient
 from .config import BrokerConfig, broker_url
+from .dispatcher import inline
 from .embedded import EmbeddedBroker
 from .keys import KeyConfig
 from .message import Delivery, Message
@@ -25,6 +26,7 @@ __all__ = [
     "Tracker",
     "broker_url",
     "connect",
+    "inline",
     "to_plain",
 ]
 

@@ -10,8 +10,8 @@
 
 Inbound messages go to the handler given to :meth:`BusClient.on_message`, one at a time and in
 order, on the client's dispatcher thread. A one-argument handler is acked when it returns (its
-return value, unless None, goes back as the reply) and nacked with the exception's message when
-it raises; ``manual=True`` hands it a :class:`~robotlab.bus.message.Delivery` to settle by hand.
+return value, unless None, goes back as the reply) and nacked with the exception's message when it
+raises; ``manual=True`` hands it a :class:`~robotlab.bus.message.Delivery` to settle by hand.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from robotlab.errors import BusError, PeerUnavailable
 
 from . import protocol, traced
 from .boundary import pack_plain
-from .dispatcher import Dispatcher
+from .dispatcher import INLINE, Dispatcher
 from .keys import KeyConfig, client_keys
 from .message import Message
-from .protocol import Command, Frame, Status
+from .protocol import Body, Command, Frame, Status
 from .tracking import Answered, Tracker
 
 log = logging.getLogger("robotlab.bus")
@@ -68,10 +68,9 @@ class BusClient:
         self.url = url
         self.instance = instance or uuid.uuid4().hex[:12]
         self.name = name or f"client-{self.instance[:6]}"
-        self._epoch = uuid.uuid4().hex[:6]
-        self._ids = itertools.count(1)
+        self._epoch, self._ids = uuid.uuid4().hex[:6], itertools.count(1)
         self._lock = threading.Lock()
-        self._unsettled: dict[str, tuple[list[bytes], Tracker]] = {}
+        self._unsettled: dict[str, tuple[list[Body], Tracker]] = {}
         self._requests: dict[str, Tracker] = {}
         self._answered = Answered()
         self._admin: dict[str, Tracker] = {}
@@ -138,9 +137,9 @@ class BusClient:
         return self._link.welcomed.wait(timeout)
 
     def close(self, bye: bool = True, drain: float | None = 5.0) -> None:
-        """Leave the bus: let the handler finish (up to ``drain`` seconds; None waits as long as
-        it takes), say BYE, stop the threads, and fail what is still waiting. Messages still
-        queued here are not handled: the broker fails them over or dead-letters them."""
+        """Leave the bus: let the handler finish (up to ``drain`` s; None: as long as it takes), say BYE, stop
+        the threads, fail what still waits. Messages still queued here are not handled: the broker fails
+        them over or dead-letters them."""
         if self._closed:
             return
         self._closed = True
@@ -173,24 +172,21 @@ class BusClient:
         to_instance: str | None = None,
         reply_to: str | None = None,
         ack: int | None = None,
-        deadline: float | None = None,
-        max_handling: float | None = None,
-        busy_retry: float = 10.0,
-        receipt: bool = True,
+        deadline: float | None = None, max_handling: float | None = None,
+        busy_retry: float = 10.0, receipt: bool = True,
         untracked: bool = False,
         expect_reply: bool = False, hold: float | None = None,
     ) -> Tracker:
         """Send ``content`` to every live robot named ``to`` (one of them with ``any=True``).
 
-        Returns a :class:`Tracker`; ``tracker.wait(timeout)`` blocks until delivered. While the
-        receiver is ``busy`` (at its in-flight bound) the message is sent again with backoff for
-        up to ``busy_retry`` seconds before the tracker fails with :class:`Busy`. With
-        ``receipt=False`` the broker reports only failures (to the DLQ and the log) and the
-        tracker never settles: fire and forget. ``untracked=True`` (used for replies) also skips
-        the receiver's ack: nothing is held in flight for it. ``expect_reply=True`` (what
-        :meth:`send_request` uses) hands the reply to ``tracker.reply()`` instead of the handler.
-        ``max_handling`` (seconds, capped by the broker's maximum) bounds how long the receiver
-        may hold it, touched or not; ``hold`` (seconds) overrides the broker's ``--hold``.
+        Returns a :class:`Tracker`; ``tracker.wait(timeout)`` blocks until delivered. While the receiver is ``busy``
+        (at its in-flight bound) the message is sent again with backoff for up to ``busy_retry`` seconds before the
+        tracker fails with :class:`Busy`. With ``receipt=False`` the broker reports only failures (to the DLQ and the
+        log) and the tracker never settles: fire and forget. ``untracked=True`` (used for replies) also skips the
+        receiver's ack: nothing is held in flight for it. ``expect_reply=True`` (what :meth:`send_request` uses) hands
+        the reply to ``tracker.reply()`` instead of the handler. ``max_handling`` (seconds, capped by the broker's
+        maximum) bounds how long the receiver may hold it, touched or not; ``hold`` (seconds) overrides the broker's
+        ``--hold``.
         *Changed in issue 10:* ``max_handling``; ``ProtocolError``. *Changed in issue 11:* ``hold``.
 
         Raises:
@@ -202,18 +198,19 @@ class BusClient:
         if len(body) > self.max_message_bytes:
             raise BusError(f"message of {len(body)} bytes exceeds the broker's limit of {self.max_message_bytes} bytes")
         message_id = f"{self._epoch}.{next(self._ids)}"
-        flags: dict[str, Any] = {"any": any, "idempotent": idempotent, "untracked": untracked, "to_instance": to_instance,
-                 "reply_to": reply_to, "ack": ack, "deadline": deadline, "max_handling": max_handling}
-        header: dict[str, Any] = {"id": message_id, "to": to, "type": type, **{k: v for k, v in flags.items() if v}}
+        header: dict[str, Any] = {"id": message_id, "to": to, "type": type}
+        for name, value in (("any", any), ("idempotent", idempotent), ("untracked", untracked), ("to_instance", to_instance),
+                            ("reply_to", reply_to), ("ack", ack), ("deadline", deadline), ("max_handling", max_handling)):
+            if value:  # only the fields given go on the wire (a request carries 1-2 of these, a reply 4)
+                header[name] = value
         header.update(([] if receipt else [("receipt", False)]) + ([] if hold is None else [("hold", hold)]))
         traced.stamp(header)  # checked as the broker will (it would refuse it: say so here); traced when on
-        tracker = Tracker(message_id, to, busy_retry)
-        frames = protocol.encode(Command.SEND, header, body)
+        tracker, frames = Tracker(message_id, to, busy_retry), protocol.encode(Command.SEND, header, body)
         self._register(tracker, frames, receipt, expect_reply)
         (self._link.post_kept if untracked else self._link.post)(frames)  # a reply: kept until confirmed
         return tracker
 
-    def _register(self, tracker: Tracker, frames: list[bytes], receipt: bool, expect_reply: bool) -> None:
+    def _register(self, tracker: Tracker, frames: list[Body], receipt: bool, expect_reply: bool) -> None:
         with self._lock:
             if receipt:
                 self._unsettled[tracker.id] = (frames, tracker)
@@ -228,6 +225,8 @@ class BusClient:
             DeliveryFailed: the request could not be delivered (reason attached).
             ReplyTimeout: no reply in ``timeout`` seconds; the message says what became of it.
         """
+        if threading.current_thread() is self._link._thread:  # an inline handler's thread
+            raise BusError("an inline handler cannot wait for a reply: it runs on the thread that would read it")
         options.setdefault("deadline", time.time() + timeout)  # the broker waits no longer either
         tracker = self.send_request(to, content, type=type, **options)
         try:
@@ -243,9 +242,8 @@ class BusClient:
     def reply(self, message: Message, content: Any, *, type: str = "reply") -> Tracker:
         """Answer ``message``, to exactly the instance that sent it; the reply carries its ack.
 
-        Replies are fire and forget (``receipt=False``): the requester's own resend covers a
-        reply lost with a broker, and this client answers such a duplicate from its reply cache.
-        """
+        Replies are fire and forget (``receipt=False``): the requester's own resend covers a reply lost
+        with a broker, and this client answers such a duplicate from its reply cache."""
         pack_plain(content, "reply")  # a reply that cannot cross raises before the ack is claimed
         ack = self.dispatcher.claim_ack(message)
         tracker = self.send(message.sender, content, type=type, to_instance=message.sender_instance,
@@ -263,10 +261,12 @@ class BusClient:
 
     # -- receiving ----------------------------------------------------------------------------
 
-    def on_message(self, handler: Callable[..., Any], *, manual: bool = False) -> BusClient:
-        """Replace the inbound handler (see the module docstring for the two forms)."""
+    def on_message(self, handler: Callable[..., Any], *, manual: bool = False, inline: bool | None = None) -> BusClient:
+        """Replace the inbound handler (see the module docstring for the two forms); ``inline=True`` (or
+        :func:`robotlab.bus.inline` on it) runs it on the I/O thread. *New in issue 15:* ``inline``."""
         self.dispatcher.handler = handler
         self.dispatcher.manual = manual
+        self.dispatcher.inline = bool(getattr(handler, INLINE, False) if inline is None else inline)
         return self
 
     # -- admin --------------------------------------------------------------------------------

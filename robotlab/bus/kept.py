@@ -16,6 +16,8 @@ from __future__ import annotations
 import itertools
 import logging
 
+from .protocol import Body
+
 log = logging.getLogger("robotlab.bus")
 
 LIMIT = 10_000
@@ -28,13 +30,13 @@ class Kept:
     def __init__(self, limit: int = LIMIT) -> None:
         self.limit = limit
         self.dropped = 0
-        self._frames: dict[int, list[bytes]] = {}
+        self._frames: dict[int, list[Body]] = {}
         self._unsent = itertools.count(-1, -1)
 
     def __len__(self) -> int:
         return len(self._frames)
 
-    def keep(self, seq: int | None, frames: list[bytes]) -> None:
+    def keep(self, seq: int | None, frames: list[Body]) -> None:
         """Keep ``frames``, sent as frame ``seq`` of this connection (None: not sent yet)."""
         self._frames[seq if seq else next(self._unsent)] = frames
         while len(self._frames) > self.limit:
@@ -52,7 +54,7 @@ class Kept:
         """The connection's count starts again: everything kept is to be sent again."""
         self._frames = {next(self._unsent): frames for frames in self._frames.values()}
 
-    def take(self) -> list[list[bytes]]:
+    def take(self) -> list[list[Body]]:
         """Everything kept, oldest first, to send again (each is kept again as it goes out)."""
         frames, self._frames = list(self._frames.values()), {}
         return frames

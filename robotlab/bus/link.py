@@ -11,12 +11,12 @@ after its send wakes the I/O thread.
 The I/O thread also keeps the connection alive: heartbeats when idle, and a fresh socket plus
 HELLO (same instance id) with jittered exponential backoff when the broker goes silent. Every
 unsettled message is sent again after each WELCOME; receivers dedupe by (sender, id). Replies,
-acks and nacks are kept until the broker confirms them (:mod:`robotlab.bus.kept`) and sent
-again after each WELCOME too.
+acks and nacks are kept until the broker confirms them (:mod:`robotlab.bus.kept`), and resent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
@@ -38,7 +38,7 @@ from .config import is_ipv6
 from .handshake import HANDSHAKE_FAILED, diagnose, latest_event
 from .kept import Kept
 from .keys import KeyConfig
-from .protocol import Command, ErrorCode, Frame
+from .protocol import Body, Command, ErrorCode, Frame
 from .stats import StatsReport
 
 log = logging.getLogger("robotlab.bus")
@@ -76,10 +76,9 @@ class Link:
         self.on_welcome = on_welcome
         self.welcome: dict[str, Any] | None = None
         self.welcomed = threading.Event()
-        self.heartbeat = 1.0
-        self.liveness = 3
+        self.heartbeat, self.liveness = 1.0, 3
         self._lock = threading.RLock()
-        self._later: list[tuple[float, int, list[bytes]]] = []
+        self._later: list[tuple[float, int, list[Body]]] = []
         self._later_seq = itertools.count()
         self._acks: list[int] = []
         self._wake_r, self._wake_w = os.pipe()
@@ -91,6 +90,7 @@ class Link:
         self.ack_timeout = 30.0
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
+        self._poller, self._polled, self._fd = select.poll(), -1, -1  # _fd: read once a socket (a getsockopt)
         self.kept = Kept()
         self.stats = StatsReport()
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
@@ -114,20 +114,20 @@ class Link:
         """True while the I/O thread runs."""
         return self._thread.is_alive()
 
-    def post(self, frames: list[bytes]) -> bool:
+    def post(self, frames: list[Body]) -> bool:
         """Send frames now if the broker has welcomed us; False if they were not sent.
 
         Unsent SENDs are not lost: the client keeps them until settled and sends them again
         after the next WELCOME.
         """
         with self._lock:
-            if self._socket is None or not (self.welcomed.is_set() or frames[1][0] == Command.BYE):
+            if self._socket is None or not (self.welcomed.is_set() or protocol.command_of(frames) == Command.BYE):
                 return False
             sent = self._send(frames)
             self._wake_if_input()
             return sent
 
-    def post_kept(self, frames: list[bytes]) -> bool:
+    def post_kept(self, frames: list[Body]) -> bool:
         """Send a reply or a nack now if welcomed, and keep it until the broker confirms it."""
         with self._lock:
             sent = self._socket is not None and self.welcomed.is_set() and self._send(frames)
@@ -136,7 +136,7 @@ class Link:
                 self._wake_if_input()
             return sent
 
-    def post_later(self, delay: float, frames: list[bytes]) -> None:
+    def post_later(self, delay: float, frames: list[Body]) -> None:
         """Send frames after ``delay`` seconds (busy retries)."""
         with self._lock:
             heapq.heappush(self._later, (time.monotonic() + delay, next(self._later_seq), frames))
@@ -186,10 +186,8 @@ class Link:
         return diagnose(self._handshake, self.keys is not None)
 
     def _wake(self) -> None:
-        try:
+        with contextlib.suppress(BlockingIOError, OSError):  # already signalled, or closing
             os.write(self._wake_w, b"x")
-        except (BlockingIOError, OSError):
-            pass  # already signalled, or closing
 
     def _wake_if_input(self) -> None:
         # A send may have consumed the edge of the socket's fd; don't let input sit unseen.
@@ -206,7 +204,7 @@ class Link:
                         self._drain_socket()
                         self._flush_acks()
                         self._timers()
-                        fd = self._sock.fileno()
+                        fd = self._fd
                         timeout = self._poll_ms()
                 except zmq.ContextTerminated:
                     return
@@ -237,15 +235,14 @@ class Link:
         log.log(logging.WARNING if self.dropped[reason] == 1 else logging.DEBUG, "%s", text)
 
     def _wait(self, fd: int, timeout_ms: int) -> None:
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
-        poller.register(self._wake_r, select.POLLIN)
-        for ready, _ in poller.poll(timeout_ms):
+        if fd != self._polled:  # built once a socket: registering costs more than the poll
+            self._poller, self._polled = select.poll(), fd
+            for each in (fd, self._wake_r):
+                self._poller.register(each, select.POLLIN)
+        for ready, _ in self._poller.poll(timeout_ms):
             if ready == self._wake_r:
-                try:
+                with contextlib.suppress(BlockingIOError):
                     os.read(self._wake_r, 4096)
-                except BlockingIOError:
-                    pass
 
     def _poll_ms(self) -> int:
         if not self.welcomed.is_set():
@@ -375,6 +372,7 @@ class Link:
             self._monitor = sock.get_monitor_socket(HANDSHAKE_FAILED)
         sock.connect(self.url)
         self._socket = sock
+        self._fd = sock.fileno()
         self._seq = 0  # a new connection's count: what was kept counts as unsent
         self.kept.unsend()
         self._attempt_at = time.monotonic()
@@ -390,7 +388,7 @@ class Link:
         self._last_recv = time.monotonic()
         return self._send(protocol.encode(Command.HELLO, self.hello))
 
-    def _send(self, frames: list[bytes]) -> bool:
+    def _send(self, frames: list[Body]) -> bool:
         try:
             protocol.send(self._sock, frames)
         except zmq.Again:

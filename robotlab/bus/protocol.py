@@ -1,12 +1,17 @@
 """The robotlab bus wire protocol: the only place frames are built or parsed.
 
-Every message is four ZeroMQ frames (a ROUTER prepends the peer's identity on the broker side)::
+Every message is one ZeroMQ frame (a ROUTER prepends the peer's identity on the broker side)::
 
-    frame  content                   notes
-    0      b"RLB" + VERSION (1 byte) signature; unknown signature: dropped and counted
-    1      command (1 byte)          a Command value
-    2      header                    msgpack map; fields per command below
-    3      body                      msgpack bytes, opaque to the broker (b"" when unused)
+    bytes        content                     notes
+    0-3          b"RLB" + VERSION (1 byte)   signature; unknown signature: dropped and counted
+    4            command (1 byte)            a Command value
+    5-8          header length (uint32, BE)  at most MAX_HEADER_BYTES
+    9-9+len      header                      msgpack map; fields per command below
+    the rest     body                        msgpack bytes, opaque to the broker (empty when unused)
+
+A body of ``LARGE_BODY`` bytes or more travels as a second frame instead of the rest of the
+first one, so that neither end copies it: the broker forwards that frame's buffer as it came.
+The broker reads only the header; it never decodes a body.
 
 Peer -> broker:
 
@@ -49,10 +54,8 @@ Every header field's type and bound is in :data:`SCHEMA`; :func:`decode` enforce
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+import struct
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import Any
 
 import msgpack
@@ -60,165 +63,36 @@ import zmq
 
 from robotlab.errors import ProtocolError
 
-VERSION = 1
+from .schema import (  # noqa: F401  (re-exported: protocol is where callers find the vocabulary)
+    BATCH_MAX,
+    ID_MAX,
+    INT_MAX,
+    MAX_HEADER_BYTES,
+    NAME_MAX,
+    SCHEMA,
+    TEXT_MAX,
+    Command,
+    ErrorCode,
+    Field,
+    Status,
+    _check_header,
+    check_header,
+)
+
+VERSION = 2
 SIGNATURE = b"RLB" + bytes([VERSION])
 SIGNATURE_PREFIX = b"RLB"
+PREFIX_BYTES = 9
+"""Signature (4), command (1) and header length (4): the fixed start of every message."""
+LARGE_BODY = 64 * 1024
+"""Bodies this big or bigger travel in a frame of their own (pyzmq's zero-copy threshold)."""
+_PREFIX = struct.Struct(">4sBI")
+
+Body = bytes | memoryview
+"""A message body: bytes, or a view into the frame it arrived in (never copied)."""
 
 
-class Command(IntEnum):
-    """One-byte command codes (frame 1)."""
-
-    HELLO = 1
-    WELCOME = 2
-    SEND = 3
-    DELIVER = 4
-    ACK = 5
-    NACK = 6
-    RECEIPT = 7
-    HEARTBEAT = 8
-    BYE = 9
-    REQUEST = 10
-    REPLY = 11
-    ERROR = 12
-    TOUCH = 13
-
-
-class ErrorCode:
-    """Codes carried by ERROR frames."""
-
-    BAD_VERSION = "bad_version"
-    MALFORMED = "malformed"
-    UNKNOWN_COMMAND = "unknown_command"
-    NOT_READY = "not_ready"
-    TOO_LARGE = "too_large"
-    BAD_HEADER = "bad_header"
-    FORBIDDEN = "forbidden"
-    CONFLICT = "conflict"
-    PASSIVE = "passive"
-    """The broker is the standby of a pair and not serving: try the next broker URL."""
-
-
-class Status:
-    """The fate of a sent message, as RECEIPT.status tells it."""
-
-    DELIVERED = "delivered"
-    UNDELIVERABLE = "undeliverable"
-    NACKED = "nacked"
-    TIMEOUT = "timeout"
-    BUSY = "busy"
-
-    FAILURES = frozenset({UNDELIVERABLE, NACKED, TIMEOUT, BUSY})
-
-
-MAX_HEADER_BYTES = 64 * 1024
-"""Largest header frame decoded; larger ones are refused before msgpack sees them."""
-NAME_MAX = 128
-"""Longest robot name, message type or admin op."""
-ID_MAX = 128
-"""Longest message, instance or dead-letter id."""
-TEXT_MAX = 4096
-"""Longest free text (a NACK reason, an error detail)."""
-BATCH_MAX = 4096
-"""Most items in a list field (delivery ids of one ACK or TOUCH, instances of a receipt)."""
-INT_MAX = 2**63 - 1
-
-
-@dataclass(frozen=True, slots=True)
-class Field:
-    """The type and bounds of one header field. ``kind`` is one of the keys of ``_KINDS``."""
-
-    kind: str
-    required: bool = False
-    limit: int = ID_MAX
-    """Longest str, most list items, or most map entries."""
-
-    def accepts(self, value: Any) -> bool:
-        """True when ``value`` is of this field's kind and within its bounds."""
-        return _KINDS[self.kind](value, self.limit)
-
-    def describe(self) -> str:
-        """The rule in words, for the error detail."""
-        return _KIND_WORDS[self.kind].format(limit=self.limit)
-
-
-def _is_int(value: Any, limit: int = 0) -> bool:
-    return type(value) is int and 0 <= value <= INT_MAX
-
-
-def _is_number(value: Any, limit: int = 0) -> bool:
-    return (type(value) is float and math.isfinite(value)) or _is_int(value)
-
-
-_KINDS: dict[str, Callable[[Any, int], bool]] = {
-    "str": lambda v, n: type(v) is str and 0 < len(v) <= n,
-    "text": lambda v, n: type(v) is str and len(v) <= n,
-    "int": _is_int,
-    "number": _is_number,
-    "bool": lambda v, n: type(v) is bool,
-    "ints": lambda v, n: type(v) is list and len(v) <= n and all(_is_int(i) for i in v),
-    "strs": lambda v, n: type(v) is list and len(v) <= n and all(type(i) is str and len(i) <= ID_MAX for i in v),
-    "map": lambda v, n: type(v) is dict and len(v) <= n and all(type(k) is str for k in v),
-    "any": lambda v, n: True,
-}
-_KIND_WORDS = {
-    "str": "a non-empty string of at most {limit} characters",
-    "text": "a string of at most {limit} characters",
-    "int": "a non-negative integer",
-    "number": "a finite non-negative number",
-    "bool": "true or false",
-    "ints": "a list of at most {limit} non-negative integers",
-    "strs": "a list of at most {limit} strings",
-    "map": "a map of at most {limit} string keys",
-    "any": "anything",
-}
-
-_NAME = Field("str", limit=NAME_MAX)
-_ID = Field("str")
-_FLAG = Field("bool")
-_SEND_FIELDS = {
-    "id": Field("str", required=True), "to": Field("str", required=True, limit=NAME_MAX), "type": _NAME,
-    "to_instance": _ID, "reply_to": _ID, "ack": Field("int"), "deadline": Field("number"),
-    "max_handling": Field("number"), "any": _FLAG, "idempotent": _FLAG, "receipt": _FLAG, "untracked": _FLAG,
-    "hold": Field("number"),
-    "traceparent": _ID, "tracestate": Field("text", limit=512),  # W3C trace context (robotlab.observability)
-}
-SCHEMA: dict[Command, dict[str, Field]] = {
-    Command.HELLO: {"name": Field("str", required=True, limit=NAME_MAX), "instance": Field("str", required=True),
-                    "token": _ID, "role": _NAME, "pid": Field("int"), "parent": _ID, "max_inflight": Field("int")},
-    Command.SEND: _SEND_FIELDS,
-    Command.ACK: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
-    Command.TOUCH: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
-    Command.NACK: {"delivery": Field("int", required=True), "reason": Field("text", limit=TEXT_MAX)},
-    Command.HEARTBEAT: {"seen": Field("int"), "stats": Field("map", limit=16)},  # stats: robotlab.bus.stats
-    Command.BYE: {},
-    Command.REQUEST: {"id": Field("str", required=True), "op": Field("str", required=True, limit=NAME_MAX),
-                      "args": Field("map", limit=64)},
-    Command.WELCOME: {"broker": _ID, "heartbeat": Field("number", required=True), "liveness": Field("int", required=True),
-                      "ack_timeout": Field("number"), "max_message_bytes": Field("int"), "version": Field("int")},
-    Command.DELIVER: {**_SEND_FIELDS, "delivery": Field("int", required=True), "from": Field("str", required=True, limit=NAME_MAX),
-                      "from_instance": _ID, "attempt": Field("int")},
-    Command.RECEIPT: {"id": Field("str", required=True), "status": Field("str", required=True, limit=NAME_MAX),
-                      "to": _NAME, "detail": Field("text", limit=TEXT_MAX), "dlq_id": _ID,
-                      "instances": Field("strs", limit=BATCH_MAX)},
-    Command.REPLY: {"id": Field("str", required=True), "ok": Field("bool", required=True), "result": Field("any"),
-                    "error": Field("text", limit=TEXT_MAX)},
-    Command.ERROR: {"code": Field("str", required=True, limit=NAME_MAX), "detail": Field("text", limit=TEXT_MAX), "ref": _ID},
-}
-"""Every header field of every command: its kind, whether it is required, and its bound.
-
-:func:`decode` checks each field named here and refuses the frame (``bad_header``) when one is
-wrong, so no handler, settle path or routing table ever sees a field of the wrong type or
-size. A field given as None counts as absent. Fields not named here travel untouched (newer
-peers may add some) but nothing in robotlab reads them; the header frame as a whole is bounded
-by ``MAX_HEADER_BYTES``.
-"""
-
-_CHECKS = {command: {name: (spec.kind, spec.limit) for name, spec in fields.items()}
-           for command, fields in SCHEMA.items()}
-_REQUIRED = {command: tuple(name for name, spec in fields.items() if spec.required) for command, fields in SCHEMA.items()}
-
-_BY_BYTE = {bytes([c]): c for c in Command}
-_COMMAND_BYTES = {c: bytes([c]) for c in Command}
+_BY_CODE = {int(c): c for c in Command}
 _MORE = int(zmq.SNDMORE) | int(zmq.NOBLOCK)
 _LAST = int(zmq.NOBLOCK)
 _RCVMORE = int(zmq.RCVMORE)
@@ -226,13 +100,16 @@ _EVENTS = int(zmq.EVENTS)
 _POLLIN = int(zmq.POLLIN)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Frame:
-    """One decoded protocol message. ``body`` stays msgpack bytes until someone unpacks it."""
+    """One decoded protocol message. ``body`` stays msgpack bytes until someone unpacks it.
+
+    Not frozen: a frozen dataclass sets each field through ``object.__setattr__``, and every
+    message at every hop builds one."""
 
     command: Command
     header: dict[str, Any] = field(default_factory=dict)
-    body: bytes = b""
+    body: Body = b""
 
 
 def pack(value: Any) -> bytes:
@@ -240,14 +117,24 @@ def pack(value: Any) -> bytes:
     return msgpack.packb(value, use_bin_type=True)
 
 
-def unpack(data: bytes) -> Any:
+def unpack(data: Body) -> Any:
     """Decode msgpack produced by :func:`pack`."""
     return msgpack.unpackb(data, raw=False, strict_map_key=False)
 
 
-def encode(command: Command, header: dict[str, Any] | None = None, body: bytes = b"") -> list[bytes]:
-    """Build the frames of one message (without any routing identity)."""
-    return [SIGNATURE, _COMMAND_BYTES[command], pack(header or {}), body]
+def encode(command: Command, header: dict[str, Any] | None = None, body: Body = b"") -> list[Body]:
+    """Build the frames of one message (without any routing identity): one frame, or two when
+    the body is at least ``LARGE_BODY`` bytes (then it is sent as it is, never copied)."""
+    head = pack(header or {})
+    start = _PREFIX.pack(SIGNATURE, command, len(head))
+    if len(body) >= LARGE_BODY:
+        return [start + head, body]
+    return [b"".join((start, head, body))]
+
+
+def command_of(frames: list[Body]) -> int:
+    """The command byte of frames built by :func:`encode`."""
+    return frames[0][4]
 
 
 def readable(socket: zmq.Socket) -> bool:
@@ -256,54 +143,77 @@ def readable(socket: zmq.Socket) -> bool:
     return isinstance(events, int) and bool(events & _POLLIN)
 
 
-def recv(socket: zmq.Socket) -> list[bytes]:
-    """Receive one whole message without blocking (raises ``zmq.Again``); ints, not enums."""
-    frames = [socket.recv(_LAST)]
+def recv(socket: zmq.Socket, copied: int = 1) -> list[Body]:
+    """Receive one whole message without blocking (raises ``zmq.Again``); ints, not enums.
+
+    The first ``copied`` frames come as bytes (the identity on a ROUTER, and the message);
+    any later one is a large body, kept as a view of the received frame: no copy is made.
+    """
+    frames: list[Body] = [socket.recv(_LAST)]
     while socket.get(_RCVMORE):
-        frames.append(socket.recv(_LAST))
+        if len(frames) < copied:
+            frames.append(socket.recv(_LAST))
+        else:
+            frames.append(socket.recv(_LAST, copy=False).buffer)
     return frames
 
 
-def send(socket: zmq.Socket, frames: list[bytes]) -> None:
+def send(socket: zmq.Socket, frames: list[Body]) -> None:
     """Send frames without blocking (raises ``zmq.Again``); cheaper than ``send_multipart``.
 
     pyzmq's ``send_multipart`` combines enum flags for every frame, which costs about as much
-    as the send itself at the broker's message rates.
+    as the send itself at the broker's message rates. Frames of ``LARGE_BODY`` bytes or more
+    are sent by reference (pyzmq copies only below its threshold).
     """
     last = len(frames) - 1
     for i, frame in enumerate(frames):
         socket.send(frame, _MORE if i < last else _LAST)
 
 
-def decode(frames: list[bytes]) -> Frame:
-    """Parse frames into a Frame.
+def decode(frames: list[Body]) -> Frame:
+    """Parse the frames of one message (after any routing identity) into a Frame.
 
     Raises:
         ProtocolError: with ``code`` set to an ErrorCode (or ``bad_signature``) and the raw
             frames attached.
     """
-    if len(frames) != 4:
-        raise ProtocolError(f"expected 4 frames, got {len(frames)}", code=ErrorCode.MALFORMED, frames=frames)
-    signature, command_frame, header_frame, body = frames
-    if signature[:3] != SIGNATURE_PREFIX or len(signature) != 4:
-        raise ProtocolError("unknown signature", code="bad_signature", frames=frames)
-    if signature[3] != VERSION:
-        raise ProtocolError(
-            f"protocol version {signature[3]} is not supported (this side speaks {VERSION})",
-            code=ErrorCode.BAD_VERSION,
-            frames=frames,
-        )
-    command = _BY_BYTE.get(command_frame)
+    data = _first_frame(frames)
+    command = _BY_CODE.get(data[4])
     if command is None:
-        raise ProtocolError(f"unknown command {command_frame[:8]!r}", code=ErrorCode.UNKNOWN_COMMAND, frames=frames)
-    header = _decode_header(header_frame, frames)
+        raise ProtocolError(f"unknown command {data[4]}", code=ErrorCode.UNKNOWN_COMMAND, frames=frames)
+    length = int.from_bytes(data[5:PREFIX_BYTES], "big")
+    if length > MAX_HEADER_BYTES:
+        raise ProtocolError(f"header of {length} bytes exceeds {MAX_HEADER_BYTES}", code=ErrorCode.TOO_LARGE, frames=frames)
+    end = PREFIX_BYTES + length
+    if end > len(data):
+        raise ProtocolError(f"header length {length} runs past the end of a {len(data)}-byte frame",
+                            code=ErrorCode.MALFORMED, frames=frames)
+    if len(frames) == 2 and end != len(data):
+        raise ProtocolError("a message with a body frame has bytes after its header", code=ErrorCode.MALFORMED, frames=frames)
+    header = _decode_header(data[PREFIX_BYTES:end], frames)
     _check_header(command, header, frames)
-    return Frame(command, header, body)
+    return Frame(command, header, frames[1] if len(frames) == 2 else data[end:])
 
 
-def _decode_header(data: bytes, frames: list[bytes]) -> dict[str, Any]:
-    if len(data) > MAX_HEADER_BYTES:
-        raise ProtocolError(f"header of {len(data)} bytes exceeds {MAX_HEADER_BYTES}", code=ErrorCode.TOO_LARGE, frames=frames)
+def _first_frame(frames: list[Body]) -> Body:
+    """The message frame, once its count, signature and version are right."""
+    count = len(frames)
+    data = frames[0] if count else b""
+    if data[:3] != SIGNATURE_PREFIX or len(data) < 4:
+        raise ProtocolError("unknown signature", code="bad_signature", frames=frames)
+    if data[3] != VERSION or (count > 2 and len(data) == 4):  # version 1 sent the signature alone, then 3 frames
+        raise ProtocolError(f"protocol version {data[3]} is not supported: this side speaks version {VERSION} "
+                            "(one frame a message); run the same robotlab version on both sides",
+                            code=ErrorCode.BAD_VERSION, frames=frames)
+    if count not in (1, 2):
+        raise ProtocolError(f"expected 1 frame (2 with a large body), got {count}", code=ErrorCode.MALFORMED, frames=frames)
+    if len(data) < PREFIX_BYTES:
+        raise ProtocolError(f"truncated: {len(data)} bytes, the fixed start alone is {PREFIX_BYTES}",
+                            code=ErrorCode.MALFORMED, frames=frames)
+    return data
+
+
+def _decode_header(data: Body, frames: list[Body]) -> dict[str, Any]:
     try:
         header = unpack(data)
     except Exception as exc:  # msgpack raises several unrelated types on garbage
@@ -311,61 +221,3 @@ def _decode_header(data: bytes, frames: list[bytes]) -> dict[str, Any]:
     if not isinstance(header, dict):
         raise ProtocolError("header is not a map", code=ErrorCode.MALFORMED, frames=frames)
     return header
-
-
-def check_header(command: Command, header: dict[str, Any]) -> None:
-    """Check ``header`` against :data:`SCHEMA` as :func:`decode` will on the other side.
-
-    Raises:
-        ProtocolError: ``bad_header``, naming the field and what it must be.
-    """
-    _check_header(command, header, [])
-
-
-def _check_header(command: Command, header: dict[str, Any], frames: list[bytes]) -> None:
-    # Walks the header's own fields (a SEND carries 4-6 of its 12), not the table's: this runs
-    # on every frame at both ends, so it must stay a few microseconds.
-    fields = _CHECKS[command]
-    nulls = None
-    for name, value in header.items():
-        check = fields.get(name)
-        if check is None:
-            continue  # a field the table does not name: carried, never read
-        kind, limit = check
-        if value is None:
-            nulls = [*(nulls or ()), name]
-        elif kind == "str":  # the common kinds inline: a call per field doubled the decode time
-            if type(value) is not str or not 0 < len(value) <= limit:
-                _refuse(command, header, name, value, frames)
-        elif kind == "int":
-            if type(value) is not int or not 0 <= value <= INT_MAX:
-                _refuse(command, header, name, value, frames)
-        elif not _KINDS[kind](value, limit):
-            _refuse(command, header, name, value, frames)
-    for name in nulls or ():
-        del header[name]  # an explicit None means "not given": one spelling downstream
-    _check_required(command, header, frames)
-
-
-def _check_required(command: Command, header: dict[str, Any], frames: list[bytes]) -> None:
-    for name in _REQUIRED[command]:
-        if name not in header:
-            problem = f"{command.name} header needs {name!r} ({SCHEMA[command][name].describe()})"
-            raise ProtocolError(problem, code=ErrorCode.BAD_HEADER, frames=frames, ref=_ref(header))
-
-
-def _refuse(command: Command, header: dict[str, Any], name: str, value: Any, frames: list[bytes]) -> None:
-    spec = SCHEMA[command][name]
-    problem = f"{command.name} header field {name!r} must be {spec.describe()}, got {_show(value)}"
-    raise ProtocolError(problem, code=ErrorCode.BAD_HEADER, frames=frames, ref=_ref(header))
-
-
-def _ref(header: dict[str, Any]) -> str | None:
-    """The header's id when it is a valid one, so the refusal can name the message it refuses."""
-    value = header.get("id")
-    return value if _KINDS["str"](value, ID_MAX) else None
-
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text[:40]}{'...' if len(text) > 40 else ''}"

@@ -17,24 +17,28 @@ ANSWERED_LIMIT = 10_000
 
 
 class Latch:
-    """A one-shot event that allocates a real Event only when somebody has to wait.
+    """A one-shot event built on one plain lock, allocated only when somebody has to wait.
 
-    Most trackers settle before anyone waits on them (or are never waited on); building two
-    ``threading.Event`` objects per message was a measurable share of a send.
+    Most trackers settle before anyone waits on them (or are never waited on). A waiter holds
+    the latch's lock locked until :meth:`set` releases it; ``threading.Event`` costs a
+    Condition, its lock and a fresh waiter lock per wait (see docs/benchmarks.md for the count).
     """
 
-    __slots__ = ("_set", "_event")
+    __slots__ = ("_set", "_gate")
 
     def __init__(self) -> None:
         self._set = False
-        self._event: threading.Event | None = None
+        self._gate: threading.Lock | None = None
 
     def set(self) -> None:
         """Release every waiter, now and later."""
-        self._set = True
-        event = self._event
-        if event is not None:
-            event.set()
+        with _LATCH_LOCK:  # two setters must not both release the gate
+            if self._set:
+                return
+            self._set = True
+            gate = self._gate
+        if gate is not None:
+            gate.release()
 
     def is_set(self) -> bool:
         """True once set."""
@@ -45,12 +49,16 @@ class Latch:
         if self._set:
             return True
         with _LATCH_LOCK:
-            if self._event is None:
-                self._event = threading.Event()
-            event = self._event
-        # set() writes _set before reading _event; we wrote _event before reading _set:
-        # whichever ran second sees the other, so no wake-up is lost.
-        return self._set or event.wait(timeout)
+            if self._set:
+                return True
+            if self._gate is None:
+                self._gate = threading.Lock()
+                self._gate.acquire()  # held until set() releases it
+            gate = self._gate
+        if not gate.acquire(timeout=-1 if timeout is None else max(timeout, 0.0)):
+            return self._set
+        gate.release()  # pass it on: other waiters, and later waits, get through at once
+        return True
 
 
 class Tracker:

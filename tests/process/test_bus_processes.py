@@ -121,8 +121,9 @@ def _random_frames(rng: random.Random) -> list[bytes]:
 
     shapes = [
         lambda: [blob() for _ in range(rng.randint(1, 6))],
-        lambda: [protocol.SIGNATURE, bytes([rng.randint(0, 20)]), blob(), blob()],
-        lambda: [protocol.SIGNATURE, bytes([rng.choice(list(protocol.Command))]), protocol.pack(rng.choice([1, "x", [], {"id": 3}, {"to": None}])), blob()],
+        lambda: [protocol.SIGNATURE + bytes([rng.randint(0, 20)]) + blob(), blob()],
+        lambda: [protocol.SIGNATURE + bytes([rng.randint(0, 20)]) + rng.getrandbits(32).to_bytes(4, "big") + blob()],
+        lambda: [protocol.encode(rng.choice(list(protocol.Command)), rng.choice([1, "x", [], {"id": 3}, {"to": None}]), blob())[0]],
         lambda: [b"RLB" + bytes([rng.randint(0, 5)]), b"\x01", protocol.pack({"name": 1}), b""],
     ]
     return rng.choice(shapes)()

@@ -15,13 +15,16 @@ from typing import Any
 
 import atheris
 
-from robotlab.bus import protocol
+from robotlab.bus import protocol, schema
 from robotlab.errors import ProtocolError
 
 # Instrument only the decoding path: instrumenting every import of robotlab costs a minute.
-for _name in ("decode", "_decode_header", "_check_header", "_ref", "_show", "_is_int", "_is_number"):
+for _name in ("decode", "_first_frame", "_decode_header"):
     setattr(protocol, _name, atheris.instrument_func(getattr(protocol, _name)))
-protocol._KINDS.update({kind: atheris.instrument_func(check) for kind, check in protocol._KINDS.items()})
+for _name in ("_check_header", "_check_required", "_refuse", "_ref", "_show", "_is_int", "_is_number"):
+    setattr(schema, _name, atheris.instrument_func(getattr(schema, _name)))
+protocol._check_header = schema._check_header  # decode calls the name protocol imported
+schema._KINDS.update({kind: atheris.instrument_func(check) for kind, check in schema._KINDS.items()})
 
 
 def value(fdp: atheris.FuzzedDataProvider, depth: int = 0) -> Any:
@@ -45,14 +48,25 @@ def value(fdp: atheris.FuzzedDataProvider, depth: int = 0) -> Any:
 
 
 def frames_from(data: bytes) -> list[bytes]:
-    """Frames from fuzz bytes: raw frames, or (mostly) a valid envelope around a fuzzed header."""
+    """Frames from fuzz bytes: raw frames, a valid signature before fuzzed bytes (a header
+    length that lies, a truncated prefix), or (mostly) a valid envelope around a fuzzed header,
+    its body in the frame or in a second one."""
     fdp = atheris.FuzzedDataProvider(data)
-    if fdp.ConsumeIntInRange(0, 3) == 0:
+    shape = fdp.ConsumeIntInRange(0, 5)
+    if shape == 0:
         return [fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 64)) for _ in range(fdp.ConsumeIntInRange(0, 6))]
+    if shape == 1:
+        return [protocol.SIGNATURE + fdp.ConsumeBytes(fdp.remaining_bytes())]
     command = fdp.PickValueInList(list(protocol.Command))
     names = [*protocol.SCHEMA[command], "extra"]
     header = {fdp.PickValueInList(names): value(fdp) for _ in range(fdp.ConsumeIntInRange(0, 8))}
-    return [protocol.SIGNATURE, bytes([command]), protocol.pack(header), fdp.ConsumeBytes(fdp.remaining_bytes())]
+    packed = protocol.pack(header)
+    if shape == 2:  # the declared header length is the fuzzer's, not the header's
+        length = fdp.ConsumeIntInRange(0, 2**32 - 1).to_bytes(4, "big")
+        return [protocol.SIGNATURE + bytes([command]) + length + packed + fdp.ConsumeBytes(fdp.remaining_bytes())]
+    start = protocol.SIGNATURE + bytes([command]) + len(packed).to_bytes(4, "big") + packed
+    body = fdp.ConsumeBytes(fdp.remaining_bytes())
+    return [start, body] if shape == 3 else [start + body]
 
 
 def test_one_input(data: bytes) -> None:
@@ -65,7 +79,7 @@ def test_one_input(data: bytes) -> None:
     for name, spec in protocol.SCHEMA[frame.command].items():
         assert name not in frame.header or spec.accepts(frame.header[name]), (name, frame.header)
         assert not spec.required or name in frame.header, (name, frame.header)
-    again = protocol.decode(protocol.encode(frame.command, frame.header, frame.body))
+    again = protocol.decode(protocol.encode(frame.command, frame.header, bytes(frame.body)))
     # Compared as bytes: a NaN in a field the schema does not name travels, and NaN != NaN.
     assert (again.command, protocol.pack(again.header), again.body) == (frame.command, protocol.pack(frame.header), frame.body)
 

@@ -19,8 +19,9 @@ def random_frames(rng: random.Random) -> list[bytes]:
                {"id": "a", "to": "b"}, {"delivery": "7"}, {"id": "q", "op": 4}]
     shapes = [
         lambda: [blob() for _ in range(rng.randint(0, 6))],
-        lambda: [protocol.SIGNATURE, bytes([rng.randint(0, 255)]), blob(), blob()],
-        lambda: [protocol.SIGNATURE, bytes([rng.choice(list(Command))]), protocol.pack(rng.choice(headers)), blob()],
+        lambda: [protocol.SIGNATURE + bytes([rng.randint(0, 255)]) + blob(), blob()],
+        lambda: [protocol.SIGNATURE + bytes([rng.choice(list(Command))]) + rng.randint(0, 2**32 - 1).to_bytes(4, "big") + blob()],
+        lambda: [protocol.encode(rng.choice(list(Command)), rng.choice(headers), blob())[0]],
         lambda: [b"RLB" + bytes([rng.randint(0, 3)]), b"\x03", protocol.pack({"id": "a", "to": "b"}), b""],
     ]
     return rng.choice(shapes)()

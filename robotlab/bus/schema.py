@@ -1,0 +1,227 @@
+"""The vocabulary of the bus wire protocol: its commands and codes, and every header field's
+type and bound (:data:`SCHEMA`), with the check :func:`robotlab.bus.protocol.decode` runs.
+
+Kept apart from the framing in :mod:`robotlab.bus.protocol`, which re-exports every public
+name here: read that module first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+from robotlab.errors import ProtocolError
+
+
+class Command(IntEnum):
+    """One-byte command codes (frame 1)."""
+
+    HELLO = 1
+    WELCOME = 2
+    SEND = 3
+    DELIVER = 4
+    ACK = 5
+    NACK = 6
+    RECEIPT = 7
+    HEARTBEAT = 8
+    BYE = 9
+    REQUEST = 10
+    REPLY = 11
+    ERROR = 12
+    TOUCH = 13
+
+
+class ErrorCode:
+    """Codes carried by ERROR frames."""
+
+    BAD_VERSION = "bad_version"
+    MALFORMED = "malformed"
+    UNKNOWN_COMMAND = "unknown_command"
+    NOT_READY = "not_ready"
+    TOO_LARGE = "too_large"
+    BAD_HEADER = "bad_header"
+    FORBIDDEN = "forbidden"
+    CONFLICT = "conflict"
+    PASSIVE = "passive"
+    """The broker is the standby of a pair and not serving: try the next broker URL."""
+
+
+class Status:
+    """The fate of a sent message, as RECEIPT.status tells it."""
+
+    DELIVERED = "delivered"
+    UNDELIVERABLE = "undeliverable"
+    NACKED = "nacked"
+    TIMEOUT = "timeout"
+    BUSY = "busy"
+
+    FAILURES = frozenset({UNDELIVERABLE, NACKED, TIMEOUT, BUSY})
+
+
+MAX_HEADER_BYTES = 64 * 1024
+"""Largest header frame decoded; larger ones are refused before msgpack sees them."""
+NAME_MAX = 128
+"""Longest robot name, message type or admin op."""
+ID_MAX = 128
+"""Longest message, instance or dead-letter id."""
+TEXT_MAX = 4096
+"""Longest free text (a NACK reason, an error detail)."""
+BATCH_MAX = 4096
+"""Most items in a list field (delivery ids of one ACK or TOUCH, instances of a receipt)."""
+INT_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """The type and bounds of one header field. ``kind`` is one of the keys of ``_KINDS``."""
+
+    kind: str
+    required: bool = False
+    limit: int = ID_MAX
+    """Longest str, most list items, or most map entries."""
+
+    def accepts(self, value: Any) -> bool:
+        """True when ``value`` is of this field's kind and within its bounds."""
+        return _KINDS[self.kind](value, self.limit)
+
+    def describe(self) -> str:
+        """The rule in words, for the error detail."""
+        return _KIND_WORDS[self.kind].format(limit=self.limit)
+
+
+def _is_int(value: Any, limit: int = 0) -> bool:
+    return type(value) is int and 0 <= value <= INT_MAX
+
+
+def _is_number(value: Any, limit: int = 0) -> bool:
+    return (type(value) is float and math.isfinite(value)) or _is_int(value)
+
+
+_KINDS: dict[str, Callable[[Any, int], bool]] = {
+    "str": lambda v, n: type(v) is str and 0 < len(v) <= n,
+    "text": lambda v, n: type(v) is str and len(v) <= n,
+    "int": _is_int,
+    "number": _is_number,
+    "bool": lambda v, n: type(v) is bool,
+    "ints": lambda v, n: type(v) is list and len(v) <= n and all(_is_int(i) for i in v),
+    "strs": lambda v, n: type(v) is list and len(v) <= n and all(type(i) is str and len(i) <= ID_MAX for i in v),
+    "map": lambda v, n: type(v) is dict and len(v) <= n and all(type(k) is str for k in v),
+    "any": lambda v, n: True,
+}
+_KIND_WORDS = {
+    "str": "a non-empty string of at most {limit} characters",
+    "text": "a string of at most {limit} characters",
+    "int": "a non-negative integer",
+    "number": "a finite non-negative number",
+    "bool": "true or false",
+    "ints": "a list of at most {limit} non-negative integers",
+    "strs": "a list of at most {limit} strings",
+    "map": "a map of at most {limit} string keys",
+    "any": "anything",
+}
+
+_NAME = Field("str", limit=NAME_MAX)
+_ID = Field("str")
+_FLAG = Field("bool")
+_SEND_FIELDS = {
+    "id": Field("str", required=True), "to": Field("str", required=True, limit=NAME_MAX), "type": _NAME,
+    "to_instance": _ID, "reply_to": _ID, "ack": Field("int"), "deadline": Field("number"),
+    "max_handling": Field("number"), "any": _FLAG, "idempotent": _FLAG, "receipt": _FLAG, "untracked": _FLAG,
+    "hold": Field("number"),
+    "traceparent": _ID, "tracestate": Field("text", limit=512),  # W3C trace context (robotlab.observability)
+}
+SCHEMA: dict[Command, dict[str, Field]] = {
+    Command.HELLO: {"name": Field("str", required=True, limit=NAME_MAX), "instance": Field("str", required=True),
+                    "token": _ID, "role": _NAME, "pid": Field("int"), "parent": _ID, "max_inflight": Field("int")},
+    Command.SEND: _SEND_FIELDS,
+    Command.ACK: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
+    Command.TOUCH: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
+    Command.NACK: {"delivery": Field("int", required=True), "reason": Field("text", limit=TEXT_MAX)},
+    Command.HEARTBEAT: {"seen": Field("int"), "stats": Field("map", limit=16)},  # stats: robotlab.bus.stats
+    Command.BYE: {},
+    Command.REQUEST: {"id": Field("str", required=True), "op": Field("str", required=True, limit=NAME_MAX),
+                      "args": Field("map", limit=64)},
+    Command.WELCOME: {"broker": _ID, "heartbeat": Field("number", required=True), "liveness": Field("int", required=True),
+                      "ack_timeout": Field("number"), "max_message_bytes": Field("int"), "version": Field("int")},
+    Command.DELIVER: {**_SEND_FIELDS, "delivery": Field("int", required=True), "from": Field("str", required=True, limit=NAME_MAX),
+                      "from_instance": _ID, "attempt": Field("int")},
+    Command.RECEIPT: {"id": Field("str", required=True), "status": Field("str", required=True, limit=NAME_MAX),
+                      "to": _NAME, "detail": Field("text", limit=TEXT_MAX), "dlq_id": _ID,
+                      "instances": Field("strs", limit=BATCH_MAX)},
+    Command.REPLY: {"id": Field("str", required=True), "ok": Field("bool", required=True), "result": Field("any"),
+                    "error": Field("text", limit=TEXT_MAX)},
+    Command.ERROR: {"code": Field("str", required=True, limit=NAME_MAX), "detail": Field("text", limit=TEXT_MAX), "ref": _ID},
+}
+"""Every header field of every command: its kind, whether it is required, and its bound.
+
+:func:`decode` checks each field named here and refuses the frame (``bad_header``) when one is
+wrong, so no handler, settle path or routing table ever sees a field of the wrong type or
+size. A field given as None counts as absent. Fields not named here travel untouched (newer
+peers may add some) but nothing in robotlab reads them; the header frame as a whole is bounded
+by ``MAX_HEADER_BYTES``.
+"""
+
+_CHECKS = {command: {name: (spec.kind, spec.limit) for name, spec in fields.items()}
+           for command, fields in SCHEMA.items()}
+_REQUIRED = {command: tuple(name for name, spec in fields.items() if spec.required) for command, fields in SCHEMA.items()}
+
+
+def check_header(command: Command, header: dict[str, Any]) -> None:
+    """Check ``header`` against :data:`SCHEMA` as :func:`decode` will on the other side.
+
+    Raises:
+        ProtocolError: ``bad_header``, naming the field and what it must be.
+    """
+    _check_header(command, header, [])
+
+
+def _check_header(command: Command, header: dict[str, Any], frames: list[Any]) -> None:
+    # Walks the header's own fields (a SEND carries 4-6 of its 12), not the table's: this runs
+    # on every frame at both ends, so it must stay a few microseconds.
+    fields = _CHECKS[command]
+    nulls = None
+    for name, value in header.items():
+        check = fields.get(name)
+        if check is None:
+            continue  # a field the table does not name: carried, never read
+        kind, limit = check
+        if value is None:
+            nulls = [*(nulls or ()), name]
+        elif kind == "str":  # the common kinds inline: a call per field doubled the decode time
+            if type(value) is not str or not 0 < len(value) <= limit:
+                _refuse(command, header, name, value, frames)
+        elif kind == "int":
+            if type(value) is not int or not 0 <= value <= INT_MAX:
+                _refuse(command, header, name, value, frames)
+        elif not _KINDS[kind](value, limit):
+            _refuse(command, header, name, value, frames)
+    for name in nulls or ():
+        del header[name]  # an explicit None means "not given": one spelling downstream
+    _check_required(command, header, frames)
+
+
+def _check_required(command: Command, header: dict[str, Any], frames: list[Any]) -> None:
+    for name in _REQUIRED[command]:
+        if name not in header:
+            problem = f"{command.name} header needs {name!r} ({SCHEMA[command][name].describe()})"
+            raise ProtocolError(problem, code=ErrorCode.BAD_HEADER, frames=frames, ref=_ref(header))
+
+
+def _refuse(command: Command, header: dict[str, Any], name: str, value: Any, frames: list[Any]) -> None:
+    spec = SCHEMA[command][name]
+    problem = f"{command.name} header field {name!r} must be {spec.describe()}, got {_show(value)}"
+    raise ProtocolError(problem, code=ErrorCode.BAD_HEADER, frames=frames, ref=_ref(header))
+
+
+def _ref(header: dict[str, Any]) -> str | None:
+    """The header's id when it is a valid one, so the refusal can name the message it refuses."""
+    value = header.get("id")
+    return value if _KINDS["str"](value, ID_MAX) else None
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:40]}{'...' if len(text) > 40 else ''}"
