@@ -190,8 +190,9 @@ class Link:
             os.write(self._wake_w, b"x")
 
     def _wake_if_input(self) -> None:
-        # A send may have consumed the edge of the socket's fd; don't let input sit unseen.
-        if self._socket is not None and protocol.readable(self._socket):
+        # A send may have consumed the edge of the socket's fd; don't let input sit unseen. On the
+        # I/O thread (an inline handler) the drain it runs in reads ZMQ_EVENTS next anyway.
+        if self._socket is not None and threading.get_ident() != self._thread.ident and protocol.readable(self._socket):
             self._wake()
 
     # -- the I/O thread ------------------------------------------------------------------------

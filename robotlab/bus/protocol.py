@@ -63,6 +63,7 @@ import zmq
 
 from robotlab.errors import ProtocolError
 
+from . import sockopt  # noqa: F401  (installed on import: cheaper socket.get for EVENTS and RCVMORE)
 from .schema import (  # noqa: F401  (re-exported: protocol is where callers find the vocabulary)
     BATCH_MAX,
     ID_MAX,
