@@ -120,6 +120,7 @@ def warm_model_call() -> None:
     from robotlab.testing import serve_script
 
     before = set(threading.enumerate())
+    _forget_formatted_tracebacks()
     with serve_script([{"content": "warm"}] * len(WARM_UP_MODELS)) as api:
         # Through a whole Robot.run, so the robot's own first-run paths are warm too.
         for model in WARM_UP_MODELS:
@@ -132,6 +133,20 @@ def warm_model_call() -> None:
     left = [t.name for t in set(threading.enumerate()) - before if t.is_alive()]
     if left:
         raise RuntimeError(f"threads still running after the warm-up call: {', '.join(left)}")
+
+
+def _forget_formatted_tracebacks() -> None:
+    """Clear litellm's cache of the traceback it formats when it cannot price a model's reply.
+
+    The cache is keyed by the error's text, which names the model: without this only the first
+    warm-up call formats one, so :func:`relocate_hot_code` never sees ``traceback``'s code run,
+    and a child whose model litellm cannot price (a new text) runs it cold, on pages spread over
+    the heap. Best effort: a litellm without this cache has nothing to clear.
+    """
+    with contextlib.suppress(ImportError, AttributeError):
+        from litellm.litellm_core_utils import litellm_logging
+
+        litellm_logging._get_traceback_str_for_error.cache_clear()
 
 
 def _close_cached_clients(cache: Any) -> None:

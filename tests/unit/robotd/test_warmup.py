@@ -31,3 +31,18 @@ def test_the_functions_a_call_runs_get_copies_of_their_code_that_behave_the_same
     assert hot_before in warmup._ORIGINALS
     assert never_called.__code__ is cold_before
     assert scaled_sum([1, 2, 3], 2) == 12 and never_called() == "cold"
+
+
+def test_each_warm_up_call_formats_litellm_s_unpriced_traceback_again() -> None:
+    # Given litellm's cache of formatted tracebacks, holding the text of an earlier failure
+    from litellm.litellm_core_utils import litellm_logging
+
+    cached = litellm_logging._get_traceback_str_for_error
+    cached("model openai/warm-up isn't mapped yet")
+    assert cached.cache_info().currsize >= 1
+
+    # When a warm-up call starts
+    warmup._forget_formatted_tracebacks()
+
+    # Then the cache is empty, so the next unpriced reply formats its traceback under the profiler
+    assert cached.cache_info().currsize == 0
