@@ -43,7 +43,7 @@ def test_a_streaming_reply_reports_growing_token_counts_before_its_call_ends(rep
     streaming = events(repo, "model:streaming")
     assert len(streaming) >= 2, streaming
     counts = [e["chunks"] for e in streaming]
-    assert counts == sorted(counts) and counts[0] < counts[-1] <= 12
+    assert counts == sorted(counts) and counts[0] < counts[-1] <= 13  # the 12 words, then the submit's arguments
     # The first call's usage (10 in, 5 out by default) is in; the streaming call's is an estimate.
     assert streaming[-1]["output_tokens"] == 5 + counts[-1]
     assert all(e["input_tokens"] == 10 for e in streaming)
@@ -51,6 +51,24 @@ def test_a_streaming_reply_reports_growing_token_counts_before_its_call_ends(rep
     order = [json.loads(line)["event"] for line in run_log]
     second_call = order.index("tool:call", order.index("tool:call") + 1)
     assert order.index("model:streaming") < second_call, "the counts came before the streamed call ended"
+
+
+def test_a_long_write_moves_the_count_while_its_arguments_stream(repo: Path) -> None:
+    # No text at all: the call's JSON arguments (the file's content) stream in 12 pieces 0.2 s apart.
+    long_write = {**call("write", path="big.txt", content="line of the file\n" * 200), "argument_chunks": 12,
+                  "chunk_delay": 0.2}
+    result = run_cli([long_write, submit(True), DONE])
+
+    assert result.exit_code == 0, result.output
+    assert (repo / "big.txt").read_text() == "line of the file\n" * 200
+    streaming = events(repo, "model:streaming")
+    assert len(streaming) >= 2, streaming
+    counts = [e["chunks"] for e in streaming]
+    assert counts == sorted(counts) and counts[0] < counts[-1] <= 12
+    assert streaming[-1]["output_tokens"] == counts[-1]  # nothing was counted before this first call
+    run_log = next((repo / ".robot_lab_to" / "runs").glob("*/run.log")).read_text().splitlines()
+    order = [json.loads(line)["event"] for line in run_log]
+    assert order.index("model:streaming") < order.index("tool:call"), "the counts came before the write ran"
 
 
 def test_the_live_line_marks_a_streaming_estimate() -> None:
