@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -22,6 +23,31 @@ def test_a_cut_reply_is_a_run_log_event_and_a_progress_line(repo: Path) -> None:
     assert [e["max_tokens"] for e in events(repo, "model:truncated")] == [300]
     line = "robot-to: iteration 1: a model reply was cut at 300 output tokens (--max-output-tokens); raise it"
     assert line in result.stderr
+
+
+def cut(path: str) -> dict[str, Any]:
+    """A write call whose reply the output-token limit cut."""
+    return {**call("write", path=path, content="x\n"), "content": "Writing and then", "finish_reason": "length"}
+
+
+def test_cut_replies_are_counted_per_iteration_in_run_json_and_the_summary(repo: Path) -> None:
+    result = run_cli([cut("a.txt"), cut("b.txt"), submit(True), DONE], "--max-output-tokens", "300")
+
+    assert result.exit_code == 0, result.output
+    state = json.loads(next((repo / ".robot_lab_to" / "runs").glob("*/run.json")).read_text())
+    assert (state["truncated"], state["cut_at"]) == ({"1": 2}, 300)
+    assert "  Cut:          2 replies were cut at 300 tokens: raise --max-output-tokens (0: no cap)" in result.stdout
+
+
+def test_the_json_summary_counts_cut_replies_and_a_run_without_any_says_nothing(repo: Path) -> None:
+    cut_run = run_cli([cut("a.txt"), submit(True), DONE], "--max-output-tokens", "300", "--json")
+    clean_run = run_cli([call("write", path="b.txt", content="y\n"), submit(True), DONE])
+
+    assert cut_run.exit_code == 0, cut_run.output
+    summary = json.loads(cut_run.stdout)
+    assert (summary["truncated_replies"], summary["max_output_tokens"]) == (1, 300)
+    assert clean_run.exit_code == 0, clean_run.output
+    assert "Cut:" not in clean_run.stdout and "Iterations:" in clean_run.stdout
 
 
 def test_zero_sends_no_cap(repo: Path) -> None:
