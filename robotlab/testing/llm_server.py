@@ -73,7 +73,7 @@ def stream_events(turn: Turn, model: str, number: int, include_usage: bool) -> I
     for piece in turn.content_chunks():
         yield chunk({"content": piece})
     for i, call in enumerate(_message(turn).get("tool_calls") or []):
-        pieces = _pieces(call["function"]["arguments"], turn.argument_chunks)
+        pieces = turn.argument_pieces(call["function"]["arguments"])
         # As providers do: the first delta names the call, the next ones carry the arguments.
         yield chunk({"tool_calls": [{"index": i, **call, "function": {**call["function"], "arguments": pieces[0]}}]})
         for piece in pieces[1:]:
@@ -81,12 +81,6 @@ def stream_events(turn: Turn, model: str, number: int, include_usage: bool) -> I
     yield chunk({}, turn.stop_reason)
     if include_usage:
         yield {**base, "choices": [], "usage": _usage(turn)}
-
-
-def _pieces(text: str, count: int) -> list[str]:
-    """``text`` cut into ``count`` pieces of about the same length (one piece when it is short)."""
-    size = max(-(-len(text) // count), 1)
-    return [text[start:start + size] for start in range(0, len(text), size)] or [""]
 
 
 def embedding_body(body: dict[str, Any]) -> dict[str, Any]:

@@ -69,6 +69,11 @@ class Turn:
         """True for an ``{"error": ...}`` turn."""
         return self.error_status is not None
 
+    def argument_pieces(self, arguments: str) -> list[str]:
+        """A tool call's JSON ``arguments`` cut into ``argument_chunks`` pieces of about one length."""
+        size = max(-(-len(arguments) // self.argument_chunks), 1)
+        return [arguments[start:start + size] for start in range(0, len(arguments), size)] or [""]
+
     def content_chunks(self) -> list[str]:
         """The pieces streamed for this turn's content (word by word unless ``chunks`` says)."""
         if self.chunks:
