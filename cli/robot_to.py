@@ -135,6 +135,7 @@ def robot_to(words: tuple[str, ...], resume_id: str | None, summary_json: bool, 
     with _starting(quiet):
         import robotlab.to
         from robotlab.to.runner.orchestrator import Streams
+    _trace()
 
     settings = _settings(options)
     settings["streams"] = Streams(summary_json=summary_json, quiet=quiet)
@@ -143,6 +144,19 @@ def robot_to(words: tuple[str, ...], resume_id: str | None, summary_json: bool, 
     else:
         report = robotlab.to.run(str(objective), **settings)
     sys.exit(report.exit_code)
+
+
+def _trace() -> None:
+    """Switch tracing on when the OTEL_* variables name an exporter (docs/observability.md);
+    the iteration's children, forked from this process, trace with its provider."""
+    from robotlab.errors import ConfigError
+    from robotlab.observability import setup, trace_settings
+
+    try:
+        setup(trace_settings(), "robot-to")
+    except ConfigError as exc:
+        click.echo(f"robot-to: {exc}", err=True)
+        sys.exit(2)
 
 
 @click.command(name="decisions", context_settings={"help_option_names": ["-h", "--help"]})

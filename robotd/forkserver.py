@@ -140,6 +140,7 @@ class ForkServer:
 def run_child(request: dict[str, Any], ready_fd: int) -> int:
     """Run the robotd a fork request describes; a config error is reported through ``ready_fd``."""
     from robotlab.errors import PeerUnavailable, RobotlabError
+    from robotlab.observability import setup, trace_settings, tracing
 
     from .daemon import DaemonConfig
     from .hosting import RobotSpec, host
@@ -148,7 +149,13 @@ def run_child(request: dict[str, Any], ready_fd: int) -> int:
     try:
         config = DaemonConfig(**request["daemon"], ready_fd=ready_fd, quiet=True)
         spec = RobotSpec.from_dict(request["robot"])
-        return host(config, spec)
+        # The warm server never traces (a provider's export thread would not survive the fork):
+        # each child sets up its own, from the OTEL_* environment the spawning process gave it.
+        setup(trace_settings(), f"robotd-{config.name}")
+        try:
+            return host(config, spec)
+        finally:
+            tracing.flush()  # the child leaves with os._exit, which skips the provider's flush at exit
     except (RobotlabError, TypeError, KeyError) as exc:
         # An unreachable broker is a config error to systemd (78), but "not there" (69) to spawn.
         code = PeerUnavailable.exit_code if isinstance(exc.__cause__, PeerUnavailable) else getattr(exc, "exit_code", 64)

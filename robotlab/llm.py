@@ -16,9 +16,31 @@ from typing import Any, Protocol
 
 from robotlab.errors import DependencyError, InferenceError
 
-__all__ = ["LLM", "LLMReply", "LiteLLM", "LiteLLMEmbedder", "ToolCall", "Usage", "is_priced", "model_id", "price"]
+__all__ = ["LLM", "LLMReply", "LiteLLM", "LiteLLMEmbedder", "StreamTap", "ToolCall", "Usage", "is_priced", "model_id",
+           "price"]
 
 ChunkCallback = Callable[[str], None]
+
+
+class StreamTap:
+    """An ``on_chunk`` that also hears each streamed tool-call argument delta.
+
+    A plain ``on_chunk`` gets the reply's text only (what a person reads). A meter that counts
+    a reply as it streams must also count the arguments of a long tool call (a ``write``
+    call's whole file), or its count stands still until the call ends.
+    """
+
+    def __init__(self, on_text: ChunkCallback, on_arguments: ChunkCallback) -> None:
+        self.on_text = on_text
+        self.on_arguments = on_arguments
+
+    def __call__(self, chunk: str) -> None:
+        """One streamed piece of the reply's text."""
+        self.on_text(chunk)
+
+    def arguments(self, delta: str) -> None:
+        """One streamed piece of a tool call's JSON arguments."""
+        self.on_arguments(delta)
 
 
 @dataclass(frozen=True)
@@ -75,7 +97,8 @@ class LLM(Protocol):
         params: dict[str, Any],
         on_chunk: ChunkCallback | None = None,
     ) -> LLMReply:
-        """Send OpenAI-format ``messages`` and tool schemas; stream text to ``on_chunk`` if given.
+        """Send OpenAI-format ``messages`` and tool schemas; stream text to ``on_chunk`` if given
+        (and tool-call argument deltas too, when it is a :class:`StreamTap`).
 
         ``params`` holds ``model`` (litellm id, provider prefix included) and optional
         ``api_base``, ``api_key``, ``temperature``, ``top_p``, ``top_k``, ``max_tokens``,
@@ -170,6 +193,8 @@ class _StreamAssembler:
             if call.function is not None:
                 entry["name"] += call.function.name or ""
                 entry["args"] += call.function.arguments or ""
+                if call.function.arguments and isinstance(self.on_chunk, StreamTap):
+                    self.on_chunk.arguments(call.function.arguments)
 
     def reply(self) -> LLMReply:
         calls = tuple(

@@ -3,7 +3,9 @@
 Bus hops follow the messaging conventions (``send {robot}`` by the sender, ``route {robot}``
 by the broker from accepting a message until it settles, ``process {robot}`` by the
 receiver); a robot's work follows the GenAI ones (``invoke_agent {robot}``, ``chat {model}``,
-``execute_tool {tool}``). Callers check ``tracing.ENABLED`` before calling anything here.
+``execute_tool {tool}``); robot-to's run and iterations are :func:`step` spans around them.
+Callers check ``tracing.ENABLED`` before calling anything here, except :func:`step` and
+:func:`annotate`, which check it themselves.
 """
 
 from __future__ import annotations
@@ -142,3 +144,27 @@ def executing(tool: str, call_id: str) -> Iterator[Any]:
 def failed(span: Any, error: BaseException) -> None:
     """Mark ``span`` as failed with ``error`` (when the failure did not raise through it)."""
     _error(span, type(error).__name__, str(error))
+
+
+@contextmanager
+def step(name: str, attributes: dict[str, Any]) -> Iterator[Any]:
+    """An ``INTERNAL`` span ``name``, current for the block; None (and nothing else) while tracing is off.
+
+    It checks ``tracing.ENABLED`` itself: it wraps coarse work (a robot-to run, one iteration),
+    where one check per block costs nothing worth saving at the call site.
+    """
+    if not tracing.ENABLED:
+        yield None
+        return
+    # A robot-to run ends by raising StopRun even when it went well: the outcome is an attribute.
+    with tracing.tracer().start_as_current_span(name, kind=_kind("INTERNAL"), attributes=attributes,
+                                                record_exception=False, set_status_on_exception=False) as span:
+        yield span
+
+
+def annotate(span: Any, attributes: dict[str, Any]) -> None:
+    """Set ``attributes`` on a :func:`step` span (None values skipped); no-op for None (tracing off)."""
+    if span is not None:
+        for key, value in attributes.items():
+            if value is not None:
+                span.set_attribute(key, value)

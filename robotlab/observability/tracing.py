@@ -25,6 +25,9 @@ TRACE_KEYS = ("traceparent", "tracestate")
 
 _tracer: Any = None
 _propagator: Any = None
+_provider: Any = None
+FLUSH_MILLIS = 5000
+"""How long :func:`flush` waits for the exporters before a process leaves with ``os._exit``."""
 
 
 def setup(settings: TraceSettings, service: str) -> bool:
@@ -37,7 +40,7 @@ def setup(settings: TraceSettings, service: str) -> bool:
     Raises:
         ConfigError: an exporter name nothing provides, or ``jsonl`` without its file.
     """
-    global ENABLED, _tracer, _propagator
+    global ENABLED, _tracer, _propagator, _provider
     if not settings.enabled or ENABLED:
         return ENABLED
     try:
@@ -54,7 +57,7 @@ def setup(settings: TraceSettings, service: str) -> bool:
     provider = TracerProvider(resource=Resource.create({"service.name": settings.service_name or service}))
     for exporter in exporters:
         provider.add_span_processor(BatchSpanProcessor(exporter))  # OTEL_BSP_* tune it
-    _tracer = provider.get_tracer("robotlab")
+    _tracer, _provider = provider.get_tracer("robotlab"), provider
     _propagator = TraceContextTextMapPropagator()
     ENABLED = True
     return True
@@ -82,6 +85,14 @@ def _jsonl_exporter(path: str | None) -> Any:
     except OSError as exc:
         raise ConfigError(f"{ENV_TRACES_FILE}={path}: cannot open it for appending ({exc.strerror})") from exc
     return ConsoleSpanExporter(out=stream, formatter=lambda span: span.to_json(indent=None) + "\n")
+
+
+def flush() -> None:
+    """Export the spans still queued: a forked child calls it before ``os._exit``, which skips the
+    provider's own flush at exit. The SDK's batch processor restarts its thread in a forked
+    child by itself (``os.register_at_fork``), so a child of a traced process keeps tracing."""
+    if ENABLED and _provider is not None:
+        _provider.force_flush(FLUSH_MILLIS)
 
 
 def tracer() -> Any:

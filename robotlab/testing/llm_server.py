@@ -72,9 +72,12 @@ def stream_events(turn: Turn, model: str, number: int, include_usage: bool) -> I
         yield chunk({"reasoning_content": turn.reasoning_content})
     for piece in turn.content_chunks():
         yield chunk({"content": piece})
-    if turn.tool_calls:
-        calls = _message(turn)["tool_calls"]
-        yield chunk({"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]})
+    for i, call in enumerate(_message(turn).get("tool_calls") or []):
+        pieces = turn.argument_pieces(call["function"]["arguments"])
+        # As providers do: the first delta names the call, the next ones carry the arguments.
+        yield chunk({"tool_calls": [{"index": i, **call, "function": {**call["function"], "arguments": pieces[0]}}]})
+        for piece in pieces[1:]:
+            yield chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
     yield chunk({}, turn.stop_reason)
     if include_usage:
         yield {**base, "choices": [], "usage": _usage(turn)}
@@ -172,7 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, completion_body(turn, body.get("model", "scripted"), number))
 
     def _stream(self, events: Iterator[dict[str, Any]], pause: float = 0.0) -> None:
-        """Write the events as server-sent events, ``pause`` seconds after each content chunk."""
+        """Write the events as server-sent events, ``pause`` seconds after each content or tool-call chunk."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -180,7 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         for event in events:
             self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
-            if pause and (event.get("choices") or [{}])[0].get("delta", {}).get("content"):
+            delta = (event.get("choices") or [{}])[0].get("delta", {})
+            if pause and (delta.get("content") or delta.get("tool_calls")):
                 self.wfile.flush()
                 time.sleep(pause)
         self.wfile.write(b"data: [DONE]\n\n")

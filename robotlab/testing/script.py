@@ -8,8 +8,8 @@ A turn is a dict with one of these shapes::
 
 and these optional keys: ``usage`` (``{"prompt_tokens": N, "completion_tokens": M}``, default
 10/5), ``reasoning_content`` (thinking text), ``chunks`` (how streamed content is split),
-``delay`` (seconds to wait before answering), ``chunk_delay`` (seconds between streamed chunks)
-and ``finish_reason`` (default ``tool_calls`` or ``stop``; ``length`` plays a reply cut by
+``delay`` (seconds to wait before answering), ``chunk_delay`` (seconds between streamed chunks),
+``argument_chunks`` (how many pieces each tool call's JSON arguments stream in, default 1) and ``finish_reason`` (default ``tool_calls`` or ``stop``; ``length`` plays a reply cut by
 ``max_tokens``). Read ``docs/testing.md`` next.
 """
 
@@ -27,7 +27,8 @@ __all__ = ["Script", "ScriptedToolCall", "Turn", "load_script", "parse_turns"]
 
 DEFAULT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5}
 _TURN_KEYS = frozenset(
-    {"content", "tool_calls", "usage", "reasoning_content", "delay", "error", "chunks", "chunk_delay", "finish_reason"}
+    {"content", "tool_calls", "usage", "reasoning_content", "delay", "error", "chunks", "chunk_delay", "finish_reason",
+     "argument_chunks"}
 )
 
 
@@ -55,6 +56,8 @@ class Turn:
     chunks: tuple[str, ...] = ()
     chunk_delay: float = 0.0
     finish_reason: str | None = None
+    argument_chunks: int = 1
+    """Pieces each tool call's JSON arguments stream in (providers stream long arguments in many)."""
 
     @property
     def stop_reason(self) -> str:
@@ -65,6 +68,11 @@ class Turn:
     def is_error(self) -> bool:
         """True for an ``{"error": ...}`` turn."""
         return self.error_status is not None
+
+    def argument_pieces(self, arguments: str) -> list[str]:
+        """A tool call's JSON ``arguments`` cut into ``argument_chunks`` pieces of about one length."""
+        size = max(-(-len(arguments) // self.argument_chunks), 1)
+        return [arguments[start:start + size] for start in range(0, len(arguments), size)] or [""]
 
     def content_chunks(self) -> list[str]:
         """The pieces streamed for this turn's content (word by word unless ``chunks`` says)."""
@@ -116,6 +124,7 @@ def _parse_turn(raw: Any, index: int) -> Turn:
         chunks=chunks,
         chunk_delay=float(raw.get("chunk_delay") or 0.0),
         finish_reason=raw.get("finish_reason"),
+        argument_chunks=max(int(raw.get("argument_chunks") or 1), 1),
     )
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from robotlab.errors import InferenceError
-from robotlab.llm import ChunkCallback, LLMReply, ToolCall, Usage
+from robotlab.llm import ChunkCallback, LLMReply, StreamTap, ToolCall, Usage
 from robotlab.testing.script import Script
 
 __all__ = ["RecordedRequest", "ScriptedLLM"]
@@ -79,6 +80,10 @@ class ScriptedLLM:
                 on_chunk(piece)
                 if turn.chunk_delay:
                     time.sleep(turn.chunk_delay)
+            if isinstance(on_chunk, StreamTap):  # it also hears the calls' arguments, as from a provider
+                for call in turn.tool_calls:
+                    for piece in turn.argument_pieces(json.dumps(call.arguments)):
+                        on_chunk.arguments(piece)
         return LLMReply(
             content=turn.content,
             tool_calls=tuple(ToolCall(c.id, c.name, dict(c.arguments)) for c in turn.tool_calls),

@@ -172,3 +172,52 @@ def test_top_once_prints_one_frame_and_says_when_no_robot_is_on_the_bus(start_br
     assert done.returncode == 0, done.stderr
     assert "0 members" in done.stdout and "no robots on the bus" in done.stdout
     assert done.stdout.count("Ctrl-C to quit") == 1
+
+
+SPAWNING_PARENT = """
+import sys
+from robotlab import Robot
+from robotlab.observability import setup, trace_settings, tracing
+
+setup(trace_settings(), "boss")
+boss = Robot(name="boss", bus=sys.argv[1], model="openai/gpt-4o-mini", api_base=sys.argv[2])
+kid = boss.spawn(name="kid", system_prompt="You help.")
+print(kid.run("hello").reply, flush=True)
+kid.stop()
+tracing.flush()
+boss.leave_bus()
+"""
+
+
+def test_a_robot_spawned_through_the_fork_server_traces_its_run_in_its_parents_trace(
+        processes: Processes, tmp_path: Path, endpoint: str, script_api: Any) -> None:
+    # Given a traced broker, and a traced script whose robot spawns a child through the fork server
+    processes.keep(broker_argv(endpoint), lambda proc: ping(endpoint), env=traced(tmp_path, "broker"), name="broker")
+    env = {key: value for key, value in traced(tmp_path, "crew").items() if key != "OTEL_SERVICE_NAME"}
+    script = tmp_path / "parent.py"
+    script.write_text(SPAWNING_PARENT)
+    # When the parent runs its child once (the fork server and the child inherit its environment)
+    done = subprocess.run([sys.executable, str(script), endpoint, script_api([{"content": "hi from kid"}])],
+                          capture_output=True, text=True, env={**os.environ, **env}, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "hi from kid"
+    # Then the child, forked from the warm server, set up its own tracer and exported its spans
+    crew, broker = tmp_path / "crew.jsonl", tmp_path / "broker.jsonl"
+    wait_until(lambda: any(s["name"] == "chat openai/gpt-4o-mini" for s in spans_in(crew)), timeout=60,
+               message="the spawned child's spans")
+    spans = spans_in(crew) + spans_in(broker)
+    by_id = {s["context"]["span_id"]: s for s in spans}
+
+    def only(name: str) -> dict[str, Any]:
+        (span,) = [s for s in spans if s["name"] == name]
+        return span
+
+    send, process, agent, chat = only("send kid"), only("process kid"), only("invoke_agent kid"), only(
+        "chat openai/gpt-4o-mini")
+    assert send["resource"]["attributes"]["service.name"] == "boss"
+    assert {s["resource"]["attributes"]["service.name"] for s in (process, agent, chat)} == {"robotd-kid"}
+    # ... all in the parent's trace: send (parent) -> route (broker) -> process -> invoke_agent -> chat (child)
+    assert len({s["context"]["trace_id"] for s in (send, process, agent, chat)}) == 1
+    route = by_id[process["parent_id"]]
+    assert (route["name"], route["parent_id"]) == ("route kid", send["context"]["span_id"])
+    assert (agent["parent_id"], chat["parent_id"]) == (process["context"]["span_id"], agent["context"]["span_id"])

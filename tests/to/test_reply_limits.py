@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -22,6 +23,31 @@ def test_a_cut_reply_is_a_run_log_event_and_a_progress_line(repo: Path) -> None:
     assert [e["max_tokens"] for e in events(repo, "model:truncated")] == [300]
     line = "robot-to: iteration 1: a model reply was cut at 300 output tokens (--max-output-tokens); raise it"
     assert line in result.stderr
+
+
+def cut(path: str) -> dict[str, Any]:
+    """A write call whose reply the output-token limit cut."""
+    return {**call("write", path=path, content="x\n"), "content": "Writing and then", "finish_reason": "length"}
+
+
+def test_cut_replies_are_counted_per_iteration_in_run_json_and_the_summary(repo: Path) -> None:
+    result = run_cli([cut("a.txt"), cut("b.txt"), submit(True), DONE], "--max-output-tokens", "300")
+
+    assert result.exit_code == 0, result.output
+    state = json.loads(next((repo / ".robot_lab_to" / "runs").glob("*/run.json")).read_text())
+    assert (state["truncated"], state["cut_at"]) == ({"1": 2}, 300)
+    assert "  Cut:          2 replies were cut at 300 tokens: raise --max-output-tokens (0: no cap)" in result.stdout
+
+
+def test_the_json_summary_counts_cut_replies_and_a_run_without_any_says_nothing(repo: Path) -> None:
+    cut_run = run_cli([cut("a.txt"), submit(True), DONE], "--max-output-tokens", "300", "--json")
+    clean_run = run_cli([call("write", path="b.txt", content="y\n"), submit(True), DONE])
+
+    assert cut_run.exit_code == 0, cut_run.output
+    summary = json.loads(cut_run.stdout)
+    assert (summary["truncated_replies"], summary["max_output_tokens"]) == (1, 300)
+    assert clean_run.exit_code == 0, clean_run.output
+    assert "Cut:" not in clean_run.stdout and "Iterations:" in clean_run.stdout
 
 
 def test_zero_sends_no_cap(repo: Path) -> None:
@@ -43,7 +69,7 @@ def test_a_streaming_reply_reports_growing_token_counts_before_its_call_ends(rep
     streaming = events(repo, "model:streaming")
     assert len(streaming) >= 2, streaming
     counts = [e["chunks"] for e in streaming]
-    assert counts == sorted(counts) and counts[0] < counts[-1] <= 12
+    assert counts == sorted(counts) and counts[0] < counts[-1] <= 13  # the 12 words, then the submit's arguments
     # The first call's usage (10 in, 5 out by default) is in; the streaming call's is an estimate.
     assert streaming[-1]["output_tokens"] == 5 + counts[-1]
     assert all(e["input_tokens"] == 10 for e in streaming)
@@ -51,6 +77,24 @@ def test_a_streaming_reply_reports_growing_token_counts_before_its_call_ends(rep
     order = [json.loads(line)["event"] for line in run_log]
     second_call = order.index("tool:call", order.index("tool:call") + 1)
     assert order.index("model:streaming") < second_call, "the counts came before the streamed call ended"
+
+
+def test_a_long_write_moves_the_count_while_its_arguments_stream(repo: Path) -> None:
+    # No text at all: the call's JSON arguments (the file's content) stream in 12 pieces 0.2 s apart.
+    long_write = {**call("write", path="big.txt", content="line of the file\n" * 200), "argument_chunks": 12,
+                  "chunk_delay": 0.2}
+    result = run_cli([long_write, submit(True), DONE])
+
+    assert result.exit_code == 0, result.output
+    assert (repo / "big.txt").read_text() == "line of the file\n" * 200
+    streaming = events(repo, "model:streaming")
+    assert len(streaming) >= 2, streaming
+    counts = [e["chunks"] for e in streaming]
+    assert counts == sorted(counts) and counts[0] < counts[-1] <= 12
+    assert streaming[-1]["output_tokens"] == counts[-1]  # nothing was counted before this first call
+    run_log = next((repo / ".robot_lab_to" / "runs").glob("*/run.log")).read_text().splitlines()
+    order = [json.loads(line)["event"] for line in run_log]
+    assert order.index("model:streaming") < order.index("tool:call"), "the counts came before the write ran"
 
 
 def test_the_live_line_marks_a_streaming_estimate() -> None:

@@ -10,9 +10,10 @@ in an error.
 Dollars come from litellm's price table. A model the table does not know has no price: its
 cost is None ("unknown"), never a made-up 0.
 
-While a reply streams, the meter counts its chunks (about one token each) and reports the count
-at most every ``STREAM_REPORT_INTERVAL`` seconds, so the live view moves before the provider's
-usage arrives at the end of the call; and it reports a reply that ``max_tokens`` cut.
+While a reply streams, the meter counts its chunks (about one token each), the text's and the
+tool-call arguments' alike (a ``write`` call streams its whole file as arguments), and reports
+the count at most every ``STREAM_REPORT_INTERVAL`` seconds, so the live view moves before the
+provider's usage arrives at the end of the call; and it reports a reply that ``max_tokens`` cut.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from robotlab.errors import BudgetExceeded
-from robotlab.llm import LLM, ChunkCallback, LLMReply
+from robotlab.llm import LLM, ChunkCallback, LLMReply, StreamTap
 
 STREAM_REPORT_INTERVAL = 0.5
 """Seconds between two reports of a streaming reply's chunk count."""
@@ -116,19 +117,27 @@ class MeteredLLM:
         return reply
 
     def _counting(self, on_chunk: ChunkCallback | None, model: str) -> ChunkCallback | None:
-        """``on_chunk`` that also counts the chunks and reports the count, throttled."""
+        """``on_chunk`` that also counts the text and tool-argument chunks and reports the count, throttled."""
         report = self.on_streaming
         if on_chunk is None or report is None:
             return on_chunk
         chunks, last = 0, time.monotonic()
 
-        def count(chunk: str) -> None:
+        def count(_piece: str) -> None:
             nonlocal chunks, last
-            on_chunk(chunk)
             chunks += 1
             now = time.monotonic()
             if now - last >= STREAM_REPORT_INTERVAL:
                 last = now
                 report(chunks, price(model, 0, chunks) if is_priced(model) else None)
 
-        return count
+        def text(chunk: str) -> None:
+            on_chunk(chunk)
+            count(chunk)
+
+        def arguments(delta: str) -> None:
+            if isinstance(on_chunk, StreamTap):  # a listener in front of the meter hears them too
+                on_chunk.arguments(delta)
+            count(delta)
+
+        return StreamTap(text, arguments)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from robotlab.ipc import json_lines
+from robotlab.observability import tracing
 from robotlab.to.process.failure import Failure, describe_error
 from robotlab.to.process.groups import Supervisor, kill_tree
 
@@ -72,6 +73,7 @@ def _child_main(serve: Serve, sock: socket.socket) -> None:
         except BaseException:
             pass
     finally:
+        tracing.flush()  # the spans of the child's robot (a copy of the parent's provider) would be lost
         os._exit(code)
 
 

@@ -10,6 +10,7 @@
       Changes:      +312 / -47 across 14 files
       Tokens:       1,204,883 in / 38,902 out
       Cost:         $4.12
+      Cut:          2 replies were cut at 8,192 tokens: raise --max-output-tokens (0: no cap)
 
     Run state:  .robot_lab_to/runs/<run id>/
     Log:        .robot_lab_to/runs/<run id>/run.log
@@ -19,7 +20,8 @@
       robot-to --resume <run id>      (to continue)
 
 The header says ``complete`` when the run reached its goal (target met, stop condition
-met) and ``stopped`` otherwise; the Branch line is always printed. ``as_json`` is the same
+met) and ``stopped`` otherwise; the Branch line is always printed, the Cut line only when the
+output-token limit cut a reply. ``as_json`` is the same
 facts as one JSON object (``robot-to --json``).
 """
 
@@ -55,6 +57,10 @@ class SummaryFacts:
     resumable: bool = False
     returned_to: str | None = None
     cost_usd: float | None = 0.0
+    truncated_replies: int = 0
+    """Replies the output-token limit cut during the run."""
+    max_output_tokens: int | None = None
+    """The limit that cut them (None: the provider's own)."""
 
 
 def format_elapsed(seconds: float) -> str:
@@ -79,6 +85,16 @@ def _iterations_line(f: SummaryFacts) -> str:
     if f.no_change:
         parts.append(f"{f.no_change} no change")
     return f"  Iterations:   {f.iterations:<3} ({', '.join(parts)})"
+
+
+def truncation_line(f: SummaryFacts) -> str | None:
+    """Says how many replies the output-token limit cut and how to raise it; None when none was cut."""
+    count = f.truncated_replies
+    if not count:
+        return None
+    where = f"at {f.max_output_tokens:,} tokens" if f.max_output_tokens else "at the provider's own output limit"
+    said = "1 reply was" if count == 1 else f"{count:,} replies were"
+    return f"{said} cut {where}: raise --max-output-tokens (0: no cap)"
 
 
 def is_complete(reason: str | None) -> bool:
@@ -119,6 +135,7 @@ def render(f: SummaryFacts) -> str:
         f"  Tokens:       {f.input_tokens:,} in / {f.output_tokens:,} out",
         f"  Cost:         {format_cost(f.cost_usd)}" + ("" if f.cost_usd is not None else
                                                          " (the model is not in litellm's price table)"),
+        *([f"  Cut:          {cut}"] if (cut := truncation_line(f)) else []),
         "",
         f"Run state:  {f.run_dir.rstrip('/')}/",
         f"Log:        {log_path(f)}",

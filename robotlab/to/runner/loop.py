@@ -7,6 +7,7 @@ other error (fatal); or by returning once a signal asked it to stop.
 from __future__ import annotations
 
 from robotlab.errors import PermanentError, ToError
+from robotlab.observability import spans
 from robotlab.to.process.failure import Failure
 from robotlab.to.runner import outcomes
 from robotlab.to.runner.decision_wait import wait_for_decisions
@@ -18,7 +19,20 @@ from robotlab.to.runner.stop_conditions import check_after, check_limits, check_
 
 
 def run_loop(session: Session) -> None:
-    """Iterate until a stop condition raises or a signal stops the run."""
+    """Iterate until a stop condition raises or a signal stops the run (one ``robot-to`` span when traced)."""
+    run, settings = session.run, session.settings
+    attributes = {"robotlab.run.id": run.run_id, "gen_ai.request.model": settings.model,
+                  "robotlab.branch": run.branch, "robotlab.objective": run.objective[:200]}
+    with spans.step(f"robot-to {run.run_id}", attributes) as span:
+        try:
+            _iterate(session)
+        finally:
+            spans.annotate(span, {"robotlab.iterations": run.iteration, "robotlab.commits": run.commits,
+                                  "gen_ai.usage.input_tokens": run.input_tokens,
+                                  "gen_ai.usage.output_tokens": run.output_tokens, "robotlab.cost.usd": run.cost_usd})
+
+
+def _iterate(session: Session) -> None:
     check_target(session.run, session.settings)
     while not session.stopping:
         wait_for_decisions(session)
@@ -30,12 +44,16 @@ def run_loop(session: Session) -> None:
         session.status.update(iteration=session.run.iteration, phase="robot")
         session.status.say(f"iteration {session.run.iteration} ({session.settings.model})...")
         spent = (session.run.total_tokens, session.run.cost_usd)
-        outcome = run_with_retries(session)
-        try:
-            outcomes.apply(session, outcome)
-        finally:
-            _log_spending(session, outcome, spent)
-            session.save()
+        # The iteration's child is forked inside this span, so its robot's spans are children of it.
+        with spans.step(f"iteration {session.run.iteration}", {"robotlab.iteration": session.run.iteration}) as span:
+            outcome = run_with_retries(session)
+            try:
+                outcomes.apply(session, outcome)
+            finally:
+                _log_spending(session, outcome, spent)
+                session.save()
+                spans.annotate(span, {"robotlab.iteration.outcome": str(outcome.kind),
+                                      "robotlab.tokens": session.run.total_tokens - spent[0]})
         if outcome.kind == OutcomeKind.INTERRUPTED:
             return
         check_after(session.run, session.settings)

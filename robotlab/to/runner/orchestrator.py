@@ -261,6 +261,7 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
         rolled_back=max(run.iteration - run.commits - run.no_change, 0), no_change=run.no_change,
         input_tokens=run.input_tokens, output_tokens=run.output_tokens, cost_usd=run.cost_usd, insertions=ins, deletions=dels,
         files=files, returned_to=returned_to, resumable=not summary.is_complete(reason),
+        truncated_replies=run.truncated_replies, max_output_tokens=run.cut_at,
     )
     text = summary.as_json(facts, code) if streams.summary_json else summary.render(facts)
     streams.out.write(text)

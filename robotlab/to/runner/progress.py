@@ -52,6 +52,7 @@ class ChildProgress:
         if kind == "model:streaming":
             self._show_usage(event, estimated=True)
         elif kind == "model:truncated":
+            session.run.count_truncated(event.get("max_tokens"))
             session.status.say(f"iteration {iteration}: {truncation_line(event.get('max_tokens'))}")
         elif kind == "model:retry":
             self._show_retry(event)

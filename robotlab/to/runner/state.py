@@ -75,6 +75,10 @@ class Run:
     no_change: int = 0
     rolled_back: int = 0
     start_branch: str | None = None
+    truncated: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Replies the output-token limit cut, per iteration (``{"3": 2}``: two in iteration 3)."""
+    cut_at: int | None = None
+    """The ``max_tokens`` of the last cut reply (None: the provider's own limit cut it)."""
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
@@ -96,6 +100,17 @@ class Run:
     def state_path(self) -> str:
         """``<run_dir>/run.json``."""
         return str(Path(self.run_dir) / "run.json")
+
+    @property
+    def truncated_replies(self) -> int:
+        """Replies the output-token limit cut, in every iteration so far."""
+        return sum(self.truncated.values())
+
+    def count_truncated(self, limit: int | None) -> None:
+        """One more reply of the current iteration was cut, at ``limit`` output tokens."""
+        key = str(self.iteration)
+        self.truncated[key] = self.truncated.get(key, 0) + 1
+        self.cut_at = limit
 
     @property
     def total_tokens(self) -> int:
@@ -138,6 +153,8 @@ class Run:
             start_branch=data.get("start_branch"),
             cost_usd=data["cost_usd"] if "cost_usd" in data else 0.0,
             settings=data.get("settings") or {},
+            truncated={str(key): int(value) for key, value in (data.get("truncated") or {}).items()},
+            cut_at=data.get("cut_at"),
         )
         for key in _COUNTERS:
             setattr(run, key, int(data.get(key) or 0))
