@@ -15,15 +15,16 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import zmq
 
 from robotlab.bus import protocol
-from robotlab.bus.config import BrokerConfig, is_ipv6
+from robotlab.bus.config import BrokerConfig
 from robotlab.bus.protocol import Body, Command, ErrorCode, Frame
 from robotlab.errors import ConfigError, ProtocolError
 
+from . import router
 from .absences import Absences
 from .admin import Admin
 from .deliveries import Deliveries
@@ -48,6 +49,7 @@ class Broker:
 
     def __init__(self, config: BrokerConfig, context: zmq.Context | None = None) -> None:
         self.config = config
+        self._expiry = config.expiry  # a property of the frozen config, read every message
         self.id = uuid.uuid4().hex[:12]
         self.context = context or zmq.Context.instance()
         self.registry = Registry()
@@ -92,21 +94,7 @@ class Broker:
 
     def bind(self) -> str:
         """Create and bind the ROUTER socket; return the bound endpoint (port resolved)."""
-        sock = self.context.socket(zmq.ROUTER)
-        sock.setsockopt(zmq.ROUTER_MANDATORY, 1)  # unroutable sends raise instead of vanishing
-        sock.setsockopt(zmq.MAXMSGSIZE, self.config.max_message_bytes)
-        sock.setsockopt(zmq.SNDHWM, 100_000)
-        sock.setsockopt(zmq.RCVHWM, 100_000)
-        sock.setsockopt(zmq.LINGER, 0)
-        if is_ipv6(self.config.bind):
-            sock.setsockopt(zmq.IPV6, 1)  # without it ZeroMQ answers "No such device" for [::1]
-        if self.guard is not None:
-            self.guard.secure(sock)
-        try:
-            sock.bind(self.config.bind)
-        except zmq.ZMQError:
-            sock.close(linger=0)  # the caller may try again once the address exists
-            raise
+        sock = router.bind(self.config, self.context, self.guard)
         self.socket = sock
         self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
         return self.endpoint
@@ -141,14 +129,16 @@ class Broker:
         """Serve until :meth:`stop` is called."""
         if self.socket is None:
             self.bind()
-        poller = zmq.Poller()
-        poller.register(self.socket, zmq.POLLIN)
-        poller.register(self._wake_r, zmq.POLLIN)
+        sock = self._router
+        # zmq_poll itself on a list built once: zmq.Poller.poll only wraps it, and the dict
+        # made of its answer was one more object a turn. It lists what is ready in this order.
+        items: list[tuple[Any, int]] = [(sock, zmq.POLLIN), (self._wake_r, zmq.POLLIN)]
+        poll = zmq.zmq_poll
         log.info("broker %s listening on %s", self.id, self.endpoint)
         try:
             while not self._stopping:
-                events = dict(poller.poll(self._poll_timeout_ms()))
-                if self.socket in events:
+                ready = poll(items, self._poll_timeout_ms())
+                if ready and ready[0][0] is sock:
                     self._drain()
                 try:
                     self._timers()
@@ -179,32 +169,38 @@ class Broker:
     # -- the loop's steps ---------------------------------------------------------------------
 
     def _poll_timeout_ms(self) -> int:
-        due = self._next_timer = min(self._next_scan, self.deliveries.next_deadline() or INF, self.holds.next_deadline() or INF)
-        standby = self.standby.next_deadline() if self.standby is not None else None
-        due = min(due, self.journal.next_commit() or INF, standby or INF)
-        return max(int(max(due - time.monotonic(), 0.0) * 1000), 1)
+        due = self._next_scan
+        for deadline in (self.deliveries.next_deadline(), self.holds.next_deadline()):
+            if deadline is not None and deadline < due:
+                due = deadline
+        self._next_timer = due
+        commit = self.journal.next_commit()  # the outbox's, not a timer's
+        if commit is not None and commit < due:
+            due = commit
+        if self.standby is not None:
+            due = min(due, self.standby.next_deadline() or INF)
+        return max(int((due - time.monotonic()) * 1000), 1)
 
     def _drain(self) -> None:
-        # Ends when ZMQ_EVENTS says nothing is left, not on a raised zmq.Again (raising and
-        # catching it cost more than the check). With keys, reading ZAP metadata needs a
-        # zero-copy frame, which the keyless receive does not pay for.
-        router, receive = self._router, self._recv_keyed if self.guard is not None else self._recv
+        # Called when the poll saw the ROUTER readable (zmq_poll reads ZMQ_EVENTS for it), so
+        # the first message is read without asking again; the drain ends when ZMQ_EVENTS says
+        # nothing is left, not on a raised zmq.Again (raising and catching it cost more than
+        # the check). With keys, reading ZAP metadata needs a zero-copy frame, which the
+        # keyless receive does not pay for.
+        sock, receive, readable = self._router, self._recv_keyed if self.guard is not None else router.recv, protocol.readable
+        counters, dispatch = self.counters, self.dispatch
         for _ in range(DRAIN_BATCH):
-            if not protocol.readable(router):
-                return
-            try:  # free unless raised; EVENTS said a whole message waits
-                frames = receive(router)
+            try:  # free unless raised; the poll or EVENTS said a whole message waits
+                frames = receive(sock)
             except zmq.Again:
                 return
-            self.counters["frames_in"] += 1
-            self.dispatch(frames)
+            counters["frames_in"] += 1
+            dispatch(frames)
+            if not readable(sock):
+                return
 
-    @staticmethod
-    def _recv(router: zmq.Socket) -> list[Body]:
-        return protocol.recv(router, copied=2)
-
-    def _recv_keyed(self, router: zmq.Socket) -> list[Body]:
-        frames, self._user_id = recv_with_key(router)
+    def _recv_keyed(self, sock: zmq.Socket) -> list[Body]:
+        frames, self._user_id = recv_with_key(sock)
         return frames
 
     def _timers(self) -> None:
@@ -245,7 +241,9 @@ class Broker:
         if len(frames) < 2:
             self.counters["dropped_malformed"] += 1
             return
-        identity, body = cast(bytes, frames[0]), frames[1:]  # recv copies the identity: bytes
+        # recv copies the identity: bytes (a plain annotation: typing.cast is a call a message)
+        identity: bytes = frames[0]  # type: ignore[assignment]
+        body = frames[1:]
         try:
             frame = protocol.decode(body)
             peer = self.registry.by_identity.get(identity)
@@ -255,7 +253,7 @@ class Broker:
                 else:
                     self._error(identity, ErrorCode.NOT_READY, f"say HELLO before {frame.command.name}", frame)
                 return
-            peer.expires = time.monotonic() + self.config.expiry
+            peer.expires = time.monotonic() + self._expiry
             peer.frames_in += 1
             handler = self.handlers.get(frame.command)
             if handler is None:
