@@ -236,6 +236,11 @@ class Journal(NoJournal):
     def commit(self) -> bool:
         """Write this turn's changes in one transaction; False (kept for the next turn) on failure."""
         if not (self._puts or self._settled or self._letters or self._dropped or self._purge_all or self._names):
+            # Everything changed since the last commit cancelled out (most often a message put
+            # and settled within the interval): nothing is due any more. Left set, the stale
+            # start made every later turn commit at once (writing each message the moment it
+            # was accepted) and the loop wake every millisecond while idle.
+            self._since, self._urgent = None, False
             return True
         try:
             self._write()
