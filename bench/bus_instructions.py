@@ -46,8 +46,12 @@ STEPS_TITLE = "Bus: instructions per round trip, step by step"
 
 
 def client_role(stack: str, url: str, n: int) -> None:
+    """The client of ``stack``, driven by :func:`serve`."""
+    serve(_raw_client(url) if stack == "raw" else _robotlab_client(url), n)
+
+
+def serve(round_trip: Callable[[int], object], n: int) -> None:
     """Warm up, say ``ready``; on ``go`` make ``n`` round trips and say ``done``; stop on ``exit``."""
-    round_trip = _raw_client(url) if stack == "raw" else _robotlab_client(url)
     for i in range(WARM_UP):
         round_trip(i)
     print("ready", flush=True)

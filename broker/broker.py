@@ -70,6 +70,7 @@ class Broker:
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
         self._unroutable: set[bytes] = set()
+        self._poll_items: list[tuple[Any, int]] = []
         self._next_scan = 0.0
         self._next_timer = 0.0  # the earliest scan, ack or hold deadline when the turn's poll began
         self.guard = KeyGuard(config.keys_dir, self.context, config.key_file) if config.keys_dir else None
@@ -96,6 +97,7 @@ class Broker:
         """Create and bind the ROUTER socket; return the bound endpoint (port resolved)."""
         sock = router.bind(self.config, self.context, self.guard)
         self.socket = sock
+        self._poll_items = [(sock, zmq.POLLIN), (self._wake_r, zmq.POLLIN)]
         self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
         return self.endpoint
 
@@ -119,37 +121,33 @@ class Broker:
         except OSError:
             pass
 
-    @property
-    def _router(self) -> zmq.Socket:
-        """The bound ROUTER socket: the loop and its handlers run only between bind and close."""
-        assert self.socket is not None, "the broker is not bound"
-        return self.socket
-
     def run(self) -> None:
         """Serve until :meth:`stop` is called."""
         if self.socket is None:
             self.bind()
-        sock = self._router
-        # zmq_poll itself on a list built once: zmq.Poller.poll only wraps it, and the dict
-        # made of its answer was one more object a turn. It lists what is ready in this order.
-        items: list[tuple[Any, int]] = [(sock, zmq.POLLIN), (self._wake_r, zmq.POLLIN)]
-        poll = zmq.zmq_poll
         log.info("broker %s listening on %s", self.id, self.endpoint)
         try:
             while not self._stopping:
-                ready = poll(items, self._poll_timeout_ms())
-                if ready and ready[0][0] is sock:
-                    self._drain()
-                try:
-                    self._timers()
-                    self.outbox.end_turn()
-                except ConfigError:
-                    raise  # two active brokers (see standby.py): this one must stop
-                except Exception:  # a timer's bug costs that pass, never the loop
-                    self.counters["internal_errors"] += 1
-                    log.exception("broker: a timer pass failed")
+                self.turn()
         finally:
             self._close()
+
+    def turn(self) -> None:
+        """One pass of the loop (bound only): wait for input or the next timer, drain what is
+        readable, run what is due, commit the journal and send what waited on it."""
+        # zmq_poll itself on a list built once: zmq.Poller.poll only wraps it, and the dict
+        # made of its answer was one more object a turn. It lists what is ready in this order.
+        ready = zmq.zmq_poll(self._poll_items, self._poll_timeout_ms())
+        if ready and ready[0][0] is self.socket:
+            self._drain()
+        try:
+            self._timers()
+            self.outbox.end_turn()
+        except ConfigError:
+            raise  # two active brokers (see standby.py): this one must stop
+        except Exception:  # a timer's bug costs that pass, never the loop
+            self.counters["internal_errors"] += 1
+            log.exception("broker: a timer pass failed")
 
     def _close(self) -> None:
         self.journal.close()
@@ -187,7 +185,8 @@ class Broker:
         # nothing is left, not on a raised zmq.Again (raising and catching it cost more than
         # the check). With keys, reading ZAP metadata needs a zero-copy frame, which the
         # keyless receive does not pay for.
-        sock, receive, readable = self._router, self._recv_keyed if self.guard is not None else router.recv, protocol.readable
+        sock, receive, readable = self.socket, self._recv_keyed if self.guard is not None else router.recv, protocol.readable
+        assert sock is not None, "the broker is not bound"  # the loop runs between bind and close
         counters, dispatch = self.counters, self.dispatch
         for _ in range(DRAIN_BATCH):
             try:  # free unless raised; the poll or EVENTS said a whole message waits
@@ -387,7 +386,7 @@ class Broker:
 
     def _send_frames(self, identity: bytes, frames: list[Body]) -> bool:
         try:
-            protocol.send(self._router, [identity, *frames])
+            protocol.send(self.socket, [identity, *frames])  # type: ignore[arg-type]  # sent only between bind and close
             return True
         except zmq.Again:
             self.counters["send_would_block"] += 1
