@@ -50,6 +50,7 @@ class Broker:
     def __init__(self, config: BrokerConfig, context: zmq.Context | None = None) -> None:
         self.config = config
         self._expiry = config.expiry  # a property of the frozen config, read every message
+        self._pack = protocol.packer()  # the loop's alone: a msgpack Packer is not thread-safe
         self.id = uuid.uuid4().hex[:12]
         self.context = context or zmq.Context.instance()
         self.registry = Registry()
@@ -58,7 +59,7 @@ class Broker:
         self.dlq = DeadLetterQueue(config.dlq_max, self.journal)
         self.outbox = Outbox(self.journal, self.registry, self._transmit)
         self.deliveries = Deliveries(self.registry, self.dlq, self.outbox.transmit_settled, config.ack_timeout,
-                                     config.max_handling, self.journal, self.holds)
+                                     config.max_handling, self.journal, self.holds, deliver=self._transmit)
         self.absences = Absences(self.holds, self.deliveries, self.journal)
         restore(self.journal.restore(), self.dlq, self.holds, self.deliveries, self.journal.path)
         self.admin = Admin(self)
@@ -379,14 +380,14 @@ class Broker:
         log.info("peer %s (%s) %s", peer.name, peer.instance, self.absences.left(peer, why, gone))
 
     def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: Body) -> bool:
-        sent = self._send_frames(peer.identity, protocol.encode(command, header, body))
+        sent = self._send_frames(peer.identity, protocol.encode(command, header, body, self._pack))
         if sent:
             peer.last_sent = time.monotonic()
         return sent
 
     def _send_frames(self, identity: bytes, frames: list[Body]) -> bool:
         try:
-            protocol.send(self.socket, [identity, *frames])  # type: ignore[arg-type]  # sent only between bind and close
+            router.send(self.socket, identity, frames)  # type: ignore[arg-type]  # sent only between bind and close
             return True
         except zmq.Again:
             self.counters["send_would_block"] += 1

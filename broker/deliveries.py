@@ -85,10 +85,13 @@ class Deliveries:
 
     def __init__(self, registry: Registry, dlq: DeadLetterQueue, transmit: Transmit, ack_timeout: float,
                  max_handling: float = float("inf"), journal: NoJournal | None = None,
-                 holds: Holds[Record, Any] | None = None) -> None:
+                 holds: Holds[Record, Any] | None = None, deliver: Transmit | None = None) -> None:
         self.registry = registry
         self.dlq = dlq
         self.transmit = transmit
+        """How receipts leave (the broker's waits for the journal's commit)."""
+        self.deliver = deliver or transmit
+        """How DELIVERs leave: at once (the broker skips the outbox's check for receipts)."""
         self.ack_timeout = ack_timeout
         self.max_handling = max_handling
         self.journal = journal if journal is not None else NoJournal()
@@ -186,7 +189,7 @@ class Deliveries:
         """Deliver without an in-flight entry (replies: the requester's resend is their retry)."""
         header = dict(record.header, delivery=0, attempt=1)
         for peer in targets:
-            if not self.transmit(peer, Command.DELIVER, header, record.body):
+            if not self.deliver(peer, Command.DELIVER, header, record.body):
                 self._settle(Record(record.header, record.body, None, record.key, record.receipt_id, pending=1), peer.instance,
                              Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
 
@@ -270,7 +273,7 @@ class Deliveries:
                 if delivery.deadline < deadline:  # it may have passed while the member was away
                     delivery.deadline = deadline
                     heapq.heappush(self._deadlines, (deadline, delivery_id))
-                self.transmit(peer, Command.DELIVER, self._deliver_header(delivery), delivery.record.body)
+                self.deliver(peer, Command.DELIVER, self._deliver_header(delivery), delivery.record.body)
 
     def next_deadline(self) -> float | None:
         """The earliest pending ack deadline, for the poll timeout."""
@@ -299,7 +302,7 @@ class Deliveries:
         self.inflight[delivery.id] = delivery
         peer.inflight.add(delivery.id)
         heapq.heappush(self._deadlines, (delivery.deadline, delivery.id))
-        if not self.transmit(peer, Command.DELIVER, self._deliver_header(delivery), record.body):
+        if not self.deliver(peer, Command.DELIVER, self._deliver_header(delivery), record.body):
             self.inflight.pop(delivery.id, None)
             peer.inflight.discard(delivery.id)
             self._fail(delivery, Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")

@@ -55,6 +55,7 @@ Every header field's type and bound is in :data:`SCHEMA`; :func:`decode` enforce
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,10 +124,18 @@ def unpack(data: Body) -> Any:
     return msgpack.unpackb(data, raw=False, strict_map_key=False)
 
 
-def encode(command: Command, header: dict[str, Any] | None = None, body: Body = b"") -> list[Body]:
+def packer() -> Callable[[Any], bytes]:
+    """A :func:`pack` for one thread to keep: the same bytes, without the new ``msgpack.Packer``
+    that ``msgpack.packb`` builds on every call (about half of what packing a header costs)."""
+    return msgpack.Packer(use_bin_type=True).pack
+
+
+def encode(command: Command, header: dict[str, Any] | None = None, body: Body = b"",
+           packs: Callable[[Any], bytes] = pack) -> list[Body]:
     """Build the frames of one message (without any routing identity): one frame, or two when
-    the body is at least ``LARGE_BODY`` bytes (then it is sent as it is, never copied)."""
-    head = pack(header or {})
+    the body is at least ``LARGE_BODY`` bytes (then it is sent as it is, never copied).
+    ``packs`` encodes the header (a :func:`packer` of the calling thread, or :func:`pack`)."""
+    head = packs(header or {})
     start = _PREFIX.pack(SIGNATURE, command, len(head))
     if len(body) >= LARGE_BODY:
         return [start + head, body]
