@@ -28,13 +28,11 @@ from robotlab.observability import spans, tracing
 
 from .dlq import DeadLetterQueue
 from .holds import Holds
-from .journal import NoJournal
+from .journal import ROW_BYTES, NoJournal
 from .registry import Peer, Registry
 
 MAX_ATTEMPTS = 3
 RECENT_RECEIPTS = 4096
-JOURNAL_ROW_BYTES = 256
-"""What a journaled message costs beyond its body (its header and the row), for the size bound."""
 
 Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
 
@@ -133,7 +131,7 @@ class Deliveries:
                     self._recent_untracked.popitem(last=False)
                 self._start(record, targets, time.monotonic())
             return
-        if not self.journal.room_for(len(body) + JOURNAL_ROW_BYTES):
+        if not self.journal.room_for(len(body) + ROW_BYTES):
             self.counters["journal_full"] += 1
             self._settle(record, "", Status.BUSY, "the broker's journal is full (or failing); try again later")
             return
