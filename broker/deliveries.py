@@ -35,6 +35,8 @@ MAX_ATTEMPTS = 3
 RECENT_RECEIPTS = 4096
 
 Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
+Outcome = tuple[str, str, list[tuple[str, str, str]], str | None]
+"""What a receipt says, kept compact until one is sent: (receipt id, to, outcomes, dlq id)."""
 
 
 @dataclass(slots=True)
@@ -96,7 +98,7 @@ class Deliveries:
         self.holds: Holds[Record, Any] = holds if holds is not None else Holds(0.0)
         self.inflight: dict[int, Delivery] = {}
         self.active: dict[tuple[str, str], Record] = {}
-        self.recent: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+        self.recent: OrderedDict[tuple[str, str], Outcome] = OrderedDict()
         self._recent_untracked: OrderedDict[tuple[str, str], None] = OrderedDict()
         self.counters: dict[str, int] = {"routed": 0, "delivered": 0, "nacked": 0, "timeouts": 0, "dead_lettered": 0,
                                          "held": 0, "journal_full": 0}
@@ -349,33 +351,41 @@ class Deliveries:
             self._complete(record)
 
     def _complete(self, record: Record) -> None:
+        # Most records end acked by the reply that answers them, and their receipt is never
+        # sent: it is built (receipt()) only when it is, or when a resend asks for it again.
         self.active.pop(record.key, None)
         if record.kept:
             self.journal.settle(record.key)
             record.kept = False
-        failures = [o for o in record.outcomes if o[1] != Status.DELIVERED]
-        status, detail = (failures[0][1], failures[0][2]) if failures else (Status.DELIVERED, "")
-        receipt: dict[str, Any] = {
-            "id": record.receipt_id,
-            "to": record.header["to"],
-            "status": status,
-            "instances": [o[0] for o in record.outcomes if o[0]],
-        }
-        if detail:
-            receipt["detail"] = detail
-        if record.dlq_ids:
-            receipt["dlq_id"] = record.dlq_ids[0]
+        status = Status.DELIVERED
+        for _, status, _ in record.outcomes:
+            if status != Status.DELIVERED:
+                break
+        outcome = (record.receipt_id, record.header["to"], record.outcomes, record.dlq_ids[0] if record.dlq_ids else None)
         if record.span is not None:
-            spans.settled(record.span, receipt)
+            spans.settled(record.span, receipt(outcome))
         if status != Status.BUSY:  # busy invites a resend of the same message: route it afresh
-            self.recent[record.key] = receipt
-        while len(self.recent) > RECENT_RECEIPTS:
-            self.recent.popitem(last=False)
+            self.recent[record.key] = outcome
+            if len(self.recent) > RECENT_RECEIPTS:
+                self.recent.popitem(last=False)
         if status == Status.DELIVERED and (record.replied or not record.header.get("receipt", True)):
             return  # the reply already told the sender; or the sender asked only for failures
-        self._send_receipt(record.notify, receipt)
+        self._send_receipt(record.notify, outcome)
 
-    def _send_receipt(self, notify: str | None, receipt: dict[str, Any]) -> None:
+    def _send_receipt(self, notify: str | None, outcome: Outcome) -> None:
         peer = self.registry.by_instance.get(notify) if notify else None
         if peer is not None:
-            self.transmit(peer, Command.RECEIPT, receipt, b"")
+            self.transmit(peer, Command.RECEIPT, receipt(outcome), b"")
+
+
+def receipt(outcome: Outcome) -> dict[str, Any]:
+    """The RECEIPT header of an outcome: delivered, or the first failure's status and detail."""
+    receipt_id, to, outcomes, dlq_id = outcome
+    failures = [o for o in outcomes if o[1] != Status.DELIVERED]
+    status, detail = (failures[0][1], failures[0][2]) if failures else (Status.DELIVERED, "")
+    header: dict[str, Any] = {"id": receipt_id, "to": to, "status": status, "instances": [o[0] for o in outcomes if o[0]]}
+    if detail:
+        header["detail"] = detail
+    if dlq_id is not None:
+        header["dlq_id"] = dlq_id
+    return header
