@@ -197,7 +197,8 @@ class Journal(NoJournal):
         settle within the interval and never reach the file. Until then it counts as
         ``ROW_BYTES`` beyond its body; the broker never changes a header it has accepted.
         """
-        self._changed()
+        if self._since is None:  # _changed(), inline: every tracked message is put and settled
+            self._since = time.monotonic()
         self._urgent = self._urgent or header.get("receipt") is False  # its sender keeps no copy
         self._puts[key] = (notify, receipt_id, header, body)
         self._settled.discard(key)
@@ -206,7 +207,8 @@ class Journal(NoJournal):
 
     def settle(self, key: Key) -> None:
         """Forget a message that was delivered or dead-lettered."""
-        self._changed()
+        if self._since is None:
+            self._since = time.monotonic()
         self.size -= self._sizes.pop(key, 0)
         if self._puts.pop(key, None) is None:
             self._settled.add(key)
