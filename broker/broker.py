@@ -142,8 +142,12 @@ class Broker:
         if ready and ready[0][0] is self.socket:
             self._drain()
         try:
-            self._timers()
-            self.outbox.end_turn()
+            now = time.monotonic()  # one clock read for the turn's end
+            if now >= self._next_timer or self._unroutable or self.standby is not None:
+                # Else nothing is due (a deadline a dispatch set since is read by the next
+                # turn's poll): most turns skip the pass that walks every table.
+                self._timers(now)
+            self.outbox.end_turn(now)
         except ConfigError:
             raise  # two active brokers (see standby.py): this one must stop
         except Exception:  # a timer's bug costs that pass, never the loop
@@ -203,12 +207,7 @@ class Broker:
         frames, self._user_id = recv_with_key(sock)
         return frames
 
-    def _timers(self) -> None:
-        now = time.monotonic()
-        if now < self._next_timer and not self._unroutable and self.standby is None:
-            # Nothing is due (a deadline a dispatch set since is read by the next turn's poll):
-            # most turns end here, instead of walking every table once per message.
-            return
+    def _timers(self, now: float) -> None:
         # Forgetting a peer may fail sends to others: those go in a fresh set, for the next pass.
         unroutable, self._unroutable = self._unroutable, set()
         for identity in unroutable:

@@ -7,7 +7,6 @@ A turn's receipts and admin replies are held here until the journal has committe
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -41,13 +40,14 @@ class Outbox:
             return True
         return self.transmit(peer, command, header, body)
 
-    def end_turn(self) -> None:
-        """Commit the journal if something waits on it (or its changes are due), then send.
+    def end_turn(self, now: float) -> None:
+        """Commit the journal if something waits on it (or its changes are due at ``now``, the
+        loop's clock), then send.
 
         Changes nobody waits on may wait for a later turn; a failed commit keeps everything for
         the next one: what the senders would be told is not safe yet.
         """
-        if not self._held and not self.journal.due(time.monotonic()):
+        if not self._held and not self.journal.due(now):
             return
         if not self.journal.commit():
             return
