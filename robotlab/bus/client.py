@@ -35,6 +35,7 @@ from .boundary import pack_plain
 from .dispatcher import INLINE, Dispatcher
 from .keys import KeyConfig, client_keys
 from .message import Message
+from .outbound import check_size, reply_frames, send_header
 from .protocol import Body, Command, Frame, Status
 from .tracking import Answered, Tracker
 
@@ -195,15 +196,11 @@ class BusClient:
             ProtocolError: a header field breaks :data:`protocol.SCHEMA` (an id too long...).
         """
         body = pack_plain(content, "content")
-        if len(body) > self.max_message_bytes:
-            raise BusError(f"message of {len(body)} bytes exceeds the broker's limit of {self.max_message_bytes} bytes")
+        check_size(body, self.max_message_bytes)
         message_id = f"{self._epoch}.{next(self._ids)}"
-        header: dict[str, Any] = {"id": message_id, "to": to, "type": type}
-        for name, value in (("any", any), ("idempotent", idempotent), ("untracked", untracked), ("to_instance", to_instance),
-                            ("reply_to", reply_to), ("ack", ack), ("deadline", deadline), ("max_handling", max_handling)):
-            if value:  # only the fields given go on the wire (a request carries 1-2 of these, a reply 4)
-                header[name] = value
-        header.update(([] if receipt else [("receipt", False)]) + ([] if hold is None else [("hold", hold)]))
+        header = send_header(message_id, to, type, (
+            ("any", any), ("idempotent", idempotent), ("untracked", untracked), ("to_instance", to_instance),
+            ("reply_to", reply_to), ("ack", ack), ("deadline", deadline), ("max_handling", max_handling)), receipt, hold)
         traced.stamp(header)  # checked as the broker will (it would refuse it: say so here); traced when on
         tracker, frames = Tracker(message_id, to, busy_retry), protocol.encode(Command.SEND, header, body)
         self._register(tracker, frames, receipt, expect_reply)
@@ -244,12 +241,15 @@ class BusClient:
 
         Replies are fire and forget (``receipt=False``): the requester's own resend covers a reply lost
         with a broker, and this client answers such a duplicate from its reply cache."""
-        pack_plain(content, "reply")  # a reply that cannot cross raises before the ack is claimed
-        ack = self.dispatcher.claim_ack(message)
-        tracker = self.send(message.sender, content, type=type, to_instance=message.sender_instance,
-                            reply_to=message.id, ack=ack, receipt=False, untracked=True)
-        self.dispatcher.remember_reply(message, content, type)
-        return tracker
+        return self.send_reply(message, pack_plain(content, "reply"), type)
+
+    def send_reply(self, message: Message, body: Body, type: str = "reply") -> Tracker:
+        """:meth:`reply` with the body packed already (by ``pack_plain``): sent as it is, and cached."""
+        check_size(body, self.max_message_bytes)
+        message_id = f"{self._epoch}.{next(self._ids)}"
+        self._link.post_kept(reply_frames(message_id, message, body, type, self.dispatcher.claim_ack))
+        self.dispatcher.remember_reply(message, body, type)
+        return Tracker(message_id, message.sender)
 
     def settle_delivery(self, delivery: int, nack_reason: str | None = None) -> None:
         """ACK ``delivery`` to the broker, or NACK it with ``nack_reason`` (the dispatcher's call)."""

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from . import traced
 from .message import Delivery, Message
+from .protocol import Body
 
 
 class Owner(Protocol):
@@ -29,6 +30,9 @@ class Owner(Protocol):
 
     def reply(self, message: Message, content: Any, *, type: str = "reply") -> Any:
         """Answer ``message`` to its sender."""
+
+    def send_reply(self, message: Message, body: Body, type: str = "reply") -> Any:
+        """Answer ``message`` with a body packed already (a cached reply)."""
 
     def settle_delivery(self, delivery: int, nack_reason: str | None = None) -> None:
         """ACK ``delivery`` to the broker, or NACK it with ``nack_reason``."""
@@ -83,7 +87,7 @@ class Dispatcher:
         self._unacked: set[int] = set()
         self._working: set[int] = set()  # queued or in a running handler: touched while so
         self._in_hand: int | None = None  # the delivery the handler thread is running
-        self._replies: OrderedDict[tuple[str, str], tuple[Any, str]] = OrderedDict()
+        self._replies: OrderedDict[tuple[str, str], tuple[Body, str]] = OrderedDict()  # packed reply, type
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"robotlab-handler-{client.name}", daemon=True)
 
@@ -127,20 +131,21 @@ class Dispatcher:
         elif extras is None:
             self._answer_again(message, cached)
 
-    def remember_reply(self, message: Message, content: Any, type: str) -> None:
-        """Keep the reply to ``message`` so a duplicate of it is answered again, not re-run."""
+    def remember_reply(self, message: Message, body: Body, type: str) -> None:
+        """Keep the reply to ``message`` (its packed body: what was sent, whatever happens to the
+        content after) so a duplicate of it is answered again, not re-run."""
         with self._lock:
-            self._replies[(message.sender_instance, message.id)] = (content, type)
+            self._replies[(message.sender_instance, message.id)] = (body, type)
             while len(self._replies) > REPLY_CACHE_LIMIT:
                 self._replies.popitem(last=False)
 
-    def _answer_again(self, message: Message, cached: tuple[Any, str] | None) -> None:
+    def _answer_again(self, message: Message, cached: tuple[Body, str] | None) -> None:
         """A duplicate of a handled message: re-send its cached reply, or just ack it."""
         if cached is None:
             if message.delivery:
                 self.client.settle_delivery(message.delivery)
         else:
-            self.client.reply(message, cached[0], type=cached[1])
+            self.client.send_reply(message, cached[0], cached[1])
 
     def holding(self) -> list[int]:
         """Deliveries queued or in a running handler, not yet settled: the broker is told to wait.
