@@ -35,7 +35,7 @@ from .boundary import pack_plain
 from .dispatcher import INLINE, Dispatcher
 from .keys import KeyConfig, client_keys
 from .message import Message
-from .outbound import check_size, reply_frames, send_header
+from .outbound import check_size, reply_body, reply_frames, send_header
 from .protocol import Body, Command, Frame, Status
 from .tracking import Answered, Tracker
 
@@ -241,7 +241,7 @@ class BusClient:
 
         Replies are fire and forget (``receipt=False``): the requester's own resend covers a reply lost
         with a broker, and this client answers such a duplicate from its reply cache."""
-        return self.send_reply(message, pack_plain(content, "reply"), type)
+        return self.send_reply(message, reply_body(message, content), type)
 
     def send_reply(self, message: Message, body: Body, type: str = "reply") -> Tracker:
         """:meth:`reply` with the body packed already (by ``pack_plain``): sent as it is, and cached."""
@@ -336,7 +336,7 @@ class BusClient:
             return
         message = Message(
             id=h["id"], sender=h["from"], sender_instance=str(h.get("from_instance", "")), to=str(h.get("to", "")),
-            type=str(h.get("type", "message")), content=content, reply_to=h.get("reply_to"),
+            type=str(h.get("type", "message")), content=content, body=frame.body, reply_to=h.get("reply_to"),
             deadline=h.get("deadline"), attempt=int(h.get("attempt", 1)), delivery=h["delivery"], extra=traced.carried(h),
         )
         if message.reply_to is not None and self._settle_reply(message, message.reply_to):

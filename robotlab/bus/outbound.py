@@ -1,8 +1,8 @@
 """What a client sends: a SEND's header, built from the sender's options or from the message a
-reply answers, and the size check its packed body must pass.
+reply answers, a reply's body, and the size check a packed body must pass.
 
-The body is packed by the caller, once: the bytes checked against the broker's limit are the
-bytes that go on the wire.
+A body is packed once: the bytes checked against the broker's limit are the bytes that go on
+the wire (a large one in a frame of its own, sent by reference).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 from robotlab.errors import BusError
 
 from . import protocol, traced
+from .boundary import pack_plain
 from .message import Message
 from .protocol import Body, Command
 
@@ -21,6 +22,16 @@ def check_size(body: Body, limit: int) -> None:
     """Raise BusError when a packed body is larger than the broker accepts (``limit`` bytes)."""
     if len(body) > limit:
         raise BusError(f"message of {len(body)} bytes exceeds the broker's limit of {limit} bytes")
+
+
+def reply_body(message: Message, content: Any) -> Body:
+    """The packed body of a reply to ``message`` with ``content``: packed (BoundaryError if it
+    cannot cross), except that the very bytes or str the message brought (an echo, a relay) go
+    back in the body they came in, not packed again: immutable, so those bytes are still theirs.
+    """
+    if content is message.content and isinstance(content, (bytes, str)) and message.body:
+        return message.body
+    return pack_plain(content, "reply")
 
 
 def send_header(message_id: str, to: str, type: str, given: Iterable[tuple[str, Any]], receipt: bool,
