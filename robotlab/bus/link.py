@@ -160,10 +160,9 @@ class Link(Dialer):
             return self._fd
 
     def _leave_seat(self) -> None:
-        with self._lock:
-            self.seat.holder = None
-            if self._socket is not None and protocol.readable(self._socket):
-                self._wake()  # input left unread: the I/O thread reads it now, not at its next look
+        # No wake-up for the I/O thread: it looks within seat.LOOK_MS, and the seated drain read
+        # until ZMQ_EVENTS said nothing was left, so only a frame that came since can wait that long.
+        self.seat.holder = None
 
     @property
     def in_drain(self) -> bool:
