@@ -202,7 +202,7 @@ class BusClient:
             ("any", any), ("idempotent", idempotent), ("untracked", untracked), ("to_instance", to_instance),
             ("reply_to", reply_to), ("ack", ack), ("deadline", deadline), ("max_handling", max_handling)), receipt, hold)
         traced.stamp(header)  # checked as the broker will (it would refuse it: say so here); traced when on
-        tracker, frames = Tracker(message_id, to, busy_retry), protocol.encode(Command.SEND, header, body)
+        tracker, frames = Tracker(message_id, to, busy_retry, self._link.wait_reading), protocol.encode(Command.SEND, header, body)
         self._register(tracker, frames, receipt, expect_reply)
         (self._link.post_kept if untracked else self._link.post)(frames)  # a reply: kept until confirmed
         return tracker
@@ -222,7 +222,7 @@ class BusClient:
             DeliveryFailed: the request could not be delivered (reason attached).
             ReplyTimeout: no reply in ``timeout`` seconds; the message says what became of it.
         """
-        if threading.current_thread() is self._link._thread:  # an inline handler's thread
+        if self._link.in_drain:  # an inline handler's thread (the I/O thread, or a caller reading)
             raise BusError("an inline handler cannot wait for a reply: it runs on the thread that would read it")
         options.setdefault("deadline", time.time() + timeout)  # the broker waits no longer either
         tracker = self.send_request(to, content, type=type, **options)
@@ -284,7 +284,7 @@ class BusClient:
             self._admin[request_id] = tracker
         self._link.post(protocol.encode(Command.REQUEST, {"id": request_id, "op": op, "args": args}))
         try:
-            if not tracker._settled.wait(timeout):
+            if not self._link.wait_reading(tracker._settled, timeout):
                 raise PeerUnavailable(f"the broker at {self.url} did not answer {op!r} within {timeout:g}s")
         finally:
             with self._lock:
