@@ -50,9 +50,10 @@ def send_header(message_id: str, to: str, type: str, given: Iterable[tuple[str, 
 
 
 def reply_frames(message_id: str, message: Message, body: Body, type: str,
-                 claim_ack: Callable[[Message], int | None]) -> list[Body]:
+                 claim: Callable[[Message, Body, str], int | None]) -> list[Body]:
     """The frames of a reply to ``message``: to exactly the instance that sent it, fire and forget
-    (``untracked``, no receipt), carrying the ack of its delivery when ``claim_ack`` hands it over.
+    (``untracked``, no receipt), carrying the ack of its delivery when ``claim`` (the dispatcher's
+    :meth:`~robotlab.bus.dispatcher.Dispatcher.claim_reply`, which caches the reply) hands it over.
 
     The header is checked (ProtocolError, e.g. a ``type`` too long) before the ack is claimed: a
     reply that cannot go leaves its delivery to be nacked.
@@ -63,7 +64,7 @@ def reply_frames(message_id: str, message: Message, body: Body, type: str,
     header["reply_to"] = message.id
     header["untracked"] = True
     traced.stamp(header)  # checked as the broker will; traced when on
-    ack = claim_ack(message)
+    ack = claim(message, body, type)
     if ack:  # an int the broker gave this member (a checked DELIVER's delivery id)
         header["ack"] = ack
     header["receipt"] = False
