@@ -54,3 +54,10 @@ def test_a_duplicate_is_answered_with_the_reply_as_it_was_sent() -> None:
         bob.close()
         for broker in brokers:
             broker.stop()
+
+
+def test_a_reply_that_cannot_cross_nacks_its_request_with_the_reason(member) -> None:
+    alice, bob = member("alice", ack_timeout=60.0), member("bob")
+    bob.on_message(lambda message: {"callback": print})  # a function cannot cross a process boundary
+    with pytest.raises(Nacked, match=r"the reply could not be sent: BoundaryError: reply\['callback'\] is a function"):
+        alice.request("bob", "hi", timeout=30)
