@@ -14,8 +14,11 @@ Needs valgrind (Debian's ``valgrind`` package); not run by CI. Each of the six r
 minute or two importing under valgrind::
 
     python bench/bus_instructions.py [--n 2000] [--no-journal] [--write] [--label "what changed"]
+    python bench/bus_instructions.py --n 50 --only robotlab --roles echo --body-bytes 4194304
 
-``--write`` replaces the table in docs/benchmarks.md; ``--label`` also records the totals as one
+``--body-bytes`` sends that many random bytes instead of the small map, to count what a large
+body costs each process (a copy of 4 MiB is about a million instructions, so copies show as
+whole millions). ``--write`` replaces the table in docs/benchmarks.md; ``--label`` also records the totals as one
 row (replaced if the label is there already) of the step-by-step table beside it.
 """
 
@@ -39,20 +42,24 @@ import bus as bench_bus  # noqa: E402  (bench/bus.py: the raw peers and the docs
 ROLES = ("broker", "echo", "client")
 STACKS = ("raw", "robotlab")
 WARM_UP = 200
+WARM_UP_LARGE = 20
 STEPS_TITLE = "Bus: instructions per round trip, step by step"
 
 
 # -- the client, run as a child process and driven over stdin/stdout ------------------------------
 
 
-def client_role(stack: str, url: str, n: int) -> None:
-    """The client of ``stack``, driven by :func:`serve`."""
-    serve(_raw_client(url) if stack == "raw" else _robotlab_client(url), n)
+def client_role(stack: str, url: str, n: int, body_bytes: int = 0) -> None:
+    """The client of ``stack``, driven by :func:`serve`. The payload is ``bench/bus.py``'s
+    small map, or ``body_bytes`` random bytes when given."""
+    payload = os.urandom(body_bytes) if body_bytes else bench_bus.PAYLOAD
+    round_trip = _raw_client(url, payload) if stack == "raw" else _robotlab_client(url, payload)
+    serve(round_trip, n, WARM_UP_LARGE if body_bytes else WARM_UP)  # large bodies: minutes a round under valgrind
 
 
-def serve(round_trip: Callable[[int], object], n: int) -> None:
+def serve(round_trip: Callable[[int], object], n: int, warm_up: int = WARM_UP) -> None:
     """Warm up, say ``ready``; on ``go`` make ``n`` round trips and say ``done``; stop on ``exit``."""
-    for i in range(WARM_UP):
+    for i in range(warm_up):
         round_trip(i)
     print("ready", flush=True)
     while True:
@@ -68,12 +75,12 @@ def serve(round_trip: Callable[[int], object], n: int) -> None:
             return
 
 
-def _raw_client(url: str) -> Callable[[int], object]:
+def _raw_client(url: str, payload: object) -> Callable[[int], object]:
     import msgpack
 
     client = bench_bus.RawClient(url)
     bench_bus.wait_for_echo(client)
-    body = msgpack.packb(bench_bus.PAYLOAD)
+    body = msgpack.packb(payload)
 
     def round_trip(i: int) -> None:
         client.send(body)
@@ -82,7 +89,7 @@ def _raw_client(url: str) -> Callable[[int], object]:
     return round_trip
 
 
-def _robotlab_client(url: str) -> Callable[[int], object]:
+def _robotlab_client(url: str, payload: object) -> Callable[[int], object]:
     from robotlab import bus
     from robotlab.errors import BusError
 
@@ -90,23 +97,23 @@ def _robotlab_client(url: str) -> Callable[[int], object]:
     deadline = time.monotonic() + 600
     while True:  # the echo may still be importing under valgrind
         try:
-            client.request("echo", bench_bus.PAYLOAD, timeout=30)
+            client.request("echo", payload, timeout=30)
             break
         except BusError:
             if time.monotonic() > deadline:
                 raise SystemExit("the echo never answered") from None
             time.sleep(0.2)
-    return lambda i: client.request("echo", bench_bus.PAYLOAD, timeout=60)
+    return lambda i: client.request("echo", payload, timeout=60)
 
 
 # -- the harness ---------------------------------------------------------------------------------
 
 
-def argv_of(stack: str, role: str, url: str, n: int, journal: bool) -> list[str]:
+def argv_of(stack: str, role: str, url: str, n: int, journal: bool, body_bytes: int = 0) -> list[str]:
     """How to start one process of a stack, natively."""
     me = [sys.executable, __file__, "--url", url]
     if role == "client":
-        return [*me, "--role", "client", "--stack", stack, "--n", str(n)]
+        return [*me, "--role", "client", "--stack", stack, "--n", str(n), "--body-bytes", str(body_bytes)]
     if stack == "raw":
         return [sys.executable, bench_bus.__file__, "--role", f"raw-{role}", "--url", url, "--wake-ms", "50"]
     if role == "broker":
@@ -114,7 +121,7 @@ def argv_of(stack: str, role: str, url: str, n: int, journal: bool) -> list[str]
     return [sys.executable, "-m", "robotlab.robotd", "--name", "echo", "--broker", url, "--handler", "bus:echo_handler"]
 
 
-def measure(stack: str, role: str, n: int, journal: bool, scratch: Path) -> float:
+def measure(stack: str, role: str, n: int, journal: bool, scratch: Path, body_bytes: int = 0) -> float:
     """Instructions per round trip of ``role`` in ``stack``."""
     url = f"tcp://127.0.0.1:{bench_bus.free_port()}"
     out = scratch / f"{stack}-{role}.out"
@@ -122,7 +129,7 @@ def measure(stack: str, role: str, n: int, journal: bool, scratch: Path) -> floa
     procs: dict[str, subprocess.Popen[str]] = {}
     try:
         for each in ROLES:
-            argv = argv_of(stack, each, url, n, journal)
+            argv = argv_of(stack, each, url, n, journal, body_bytes)
             if each == role:
                 argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv]
             pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE} if each == "client" else {"stdout": subprocess.DEVNULL}
@@ -204,18 +211,22 @@ def main() -> None:
     parser.add_argument("--no-journal", action="store_true", help="run the robotlab broker with --no-journal")
     parser.add_argument("--only", choices=STACKS, help="measure one stack only (with --label: its row of the step table)")
     parser.add_argument("--roles", default=",".join(ROLES), help="the processes to measure, comma-separated")
+    parser.add_argument("--body-bytes", type=int, default=0,
+                        help="send this many random bytes instead of the small map (large bodies: 4194304 is 4 MiB)")
     parser.add_argument("--write", action="store_true", help="record the table in docs/benchmarks.md")
     parser.add_argument("--label", help="with --write: also record the totals as this step's row")
     args = parser.parse_args()
     if args.role == "client":
-        return client_role(args.stack, args.url, args.n)
+        return client_role(args.stack, args.url, args.n, args.body_bytes)
+    if args.write and args.body_bytes:
+        parser.error("--write records the small-message figures: measure --body-bytes without it")
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise SystemExit("valgrind is not installed: apt-get install valgrind")
     scratch = Path(tempfile.mkdtemp(prefix="rl-callgrind-"))
     counts: dict[tuple[str, str], float] = {}
     for stack in [args.only] if args.only else STACKS:
         for role in args.roles.split(","):
-            counts[stack, role] = measure(stack, role, args.n, not args.no_journal, scratch)
+            counts[stack, role] = measure(stack, role, args.n, not args.no_journal, scratch, args.body_bytes)
             print(f"{stack:9} {role:7} {counts[stack, role] / 1000:9,.1f}k instructions per round trip", flush=True)
     if len(counts) < len(STACKS) * len(ROLES):
         if args.write and args.label:

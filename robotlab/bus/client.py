@@ -34,7 +34,8 @@ from . import protocol, traced
 from .boundary import pack_plain
 from .dispatcher import INLINE, Dispatcher
 from .keys import KeyConfig, client_keys
-from .message import Message
+from .message import Message, delivered
+from .outbound import check_size, reply_body, reply_frames, send_header
 from .protocol import Body, Command, Frame, Status
 from .tracking import Answered, Tracker
 
@@ -195,17 +196,13 @@ class BusClient:
             ProtocolError: a header field breaks :data:`protocol.SCHEMA` (an id too long...).
         """
         body = pack_plain(content, "content")
-        if len(body) > self.max_message_bytes:
-            raise BusError(f"message of {len(body)} bytes exceeds the broker's limit of {self.max_message_bytes} bytes")
+        check_size(body, self.max_message_bytes)
         message_id = f"{self._epoch}.{next(self._ids)}"
-        header: dict[str, Any] = {"id": message_id, "to": to, "type": type}
-        for name, value in (("any", any), ("idempotent", idempotent), ("untracked", untracked), ("to_instance", to_instance),
-                            ("reply_to", reply_to), ("ack", ack), ("deadline", deadline), ("max_handling", max_handling)):
-            if value:  # only the fields given go on the wire (a request carries 1-2 of these, a reply 4)
-                header[name] = value
-        header.update(([] if receipt else [("receipt", False)]) + ([] if hold is None else [("hold", hold)]))
+        header = send_header(message_id, to, type, (
+            ("any", any), ("idempotent", idempotent), ("untracked", untracked), ("to_instance", to_instance),
+            ("reply_to", reply_to), ("ack", ack), ("deadline", deadline), ("max_handling", max_handling)), receipt, hold)
         traced.stamp(header)  # checked as the broker will (it would refuse it: say so here); traced when on
-        tracker, frames = Tracker(message_id, to, busy_retry), protocol.encode(Command.SEND, header, body)
+        tracker, frames = Tracker(message_id, to, busy_retry, self._link.wait_reading), protocol.encode(Command.SEND, header, body)
         self._register(tracker, frames, receipt, expect_reply)
         (self._link.post_kept if untracked else self._link.post)(frames)  # a reply: kept until confirmed
         return tracker
@@ -225,7 +222,7 @@ class BusClient:
             DeliveryFailed: the request could not be delivered (reason attached).
             ReplyTimeout: no reply in ``timeout`` seconds; the message says what became of it.
         """
-        if threading.current_thread() is self._link._thread:  # an inline handler's thread
+        if self._link.in_drain:  # an inline handler's thread (the I/O thread, or a caller reading)
             raise BusError("an inline handler cannot wait for a reply: it runs on the thread that would read it")
         options.setdefault("deadline", time.time() + timeout)  # the broker waits no longer either
         tracker = self.send_request(to, content, type=type, **options)
@@ -239,17 +236,19 @@ class BusClient:
         """Send a request and return its Tracker at once; ``tracker.reply(timeout)`` waits."""
         return self.send(to, content, type=type, expect_reply=True, **options)
 
-    def reply(self, message: Message, content: Any, *, type: str = "reply") -> Tracker:
+    def reply(self, message: Message, content: Any, *, type: str = "reply") -> None:
         """Answer ``message``, to exactly the instance that sent it; the reply carries its ack.
 
         Replies are fire and forget (``receipt=False``): the requester's own resend covers a reply lost
-        with a broker, and this client answers such a duplicate from its reply cache."""
-        pack_plain(content, "reply")  # a reply that cannot cross raises before the ack is claimed
-        ack = self.dispatcher.claim_ack(message)
-        tracker = self.send(message.sender, content, type=type, to_instance=message.sender_instance,
-                            reply_to=message.id, ack=ack, receipt=False, untracked=True)
-        self.dispatcher.remember_reply(message, content, type)
-        return tracker
+        with a broker, and this client answers such a duplicate from its reply cache. *Changed in issue
+        15:* returns None (the Tracker it returned never settled: nothing is tracked for a reply)."""
+        self.send_reply(message, reply_body(message, content), type)
+
+    def send_reply(self, message: Message, body: Body, type: str = "reply") -> None:
+        """:meth:`reply` with the body packed already (by ``pack_plain``): sent as it is, and cached."""
+        check_size(body, self.max_message_bytes)
+        message_id = f"{self._epoch}.{next(self._ids)}"
+        self._link.post_kept(reply_frames(message_id, message, body, type, self.dispatcher.claim_reply))
 
     def settle_delivery(self, delivery: int, nack_reason: str | None = None) -> None:
         """ACK ``delivery`` to the broker, or NACK it with ``nack_reason`` (the dispatcher's call)."""
@@ -284,7 +283,7 @@ class BusClient:
             self._admin[request_id] = tracker
         self._link.post(protocol.encode(Command.REQUEST, {"id": request_id, "op": op, "args": args}))
         try:
-            if not tracker._settled.wait(timeout):
+            if not self._link.wait_reading(tracker._settled, timeout):
                 raise PeerUnavailable(f"the broker at {self.url} did not answer {op!r} within {timeout:g}s")
         finally:
             with self._lock:
@@ -334,11 +333,7 @@ class BusClient:
         except Exception as exc:  # an undecodable payload is refused, not crashed on
             self._link.post(protocol.encode(Command.NACK, {"delivery": h["delivery"], "reason": f"undecodable body: {exc}"}))
             return
-        message = Message(
-            id=h["id"], sender=h["from"], sender_instance=str(h.get("from_instance", "")), to=str(h.get("to", "")),
-            type=str(h.get("type", "message")), content=content, reply_to=h.get("reply_to"),
-            deadline=h.get("deadline"), attempt=int(h.get("attempt", 1)), delivery=h["delivery"], extra=traced.carried(h),
-        )
+        message = delivered(h, content, frame.body, traced.carried(h))
         if message.reply_to is not None and self._settle_reply(message, message.reply_to):
             return
         self.dispatcher.submit(message)

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from . import traced
 from .message import Delivery, Message
+from .protocol import Body
 
 
 class Owner(Protocol):
@@ -30,12 +31,17 @@ class Owner(Protocol):
     def reply(self, message: Message, content: Any, *, type: str = "reply") -> Any:
         """Answer ``message`` to its sender."""
 
+    def send_reply(self, message: Message, body: Body, type: str = "reply") -> Any:
+        """Answer ``message`` with a body packed already (a cached reply)."""
+
     def settle_delivery(self, delivery: int, nack_reason: str | None = None) -> None:
         """ACK ``delivery`` to the broker, or NACK it with ``nack_reason``."""
 
 log = logging.getLogger("robotlab.bus")
 
 SEEN_LIMIT = 10_000
+_RUNNING = object()
+"""What :meth:`Dispatcher._again` says of a duplicate whose original has not finished yet."""
 REPLY_CACHE_LIMIT = 1_000
 
 
@@ -83,7 +89,7 @@ class Dispatcher:
         self._unacked: set[int] = set()
         self._working: set[int] = set()  # queued or in a running handler: touched while so
         self._in_hand: int | None = None  # the delivery the handler thread is running
-        self._replies: OrderedDict[tuple[str, str], tuple[Any, str]] = OrderedDict()
+        self._replies: OrderedDict[tuple[str, str], tuple[Body, str]] = OrderedDict()  # packed reply, type
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"robotlab-handler-{client.name}", daemon=True)
 
@@ -104,43 +110,61 @@ class Dispatcher:
 
     def submit(self, message: Message) -> None:
         """Queue an inbound message (called by the I/O thread); answer duplicates from the cache."""
-        key = (message.sender_instance, message.id)
-        with self._lock:
+        key, delivery, inline = (message.sender_instance, message.id), message.delivery, self.inline
+        with self._lock:  # one acquisition for a new message: an inline one is in hand from here
             first = key not in self._seen
-            extras = self._seen.get(key)
             if first:
-                self._seen[key] = [message.delivery]
+                self._seen[key] = [delivery]
                 while len(self._seen) > SEEN_LIMIT:
                     self._seen.popitem(last=False)
-                if message.delivery:  # 0: an untracked delivery (a reply), nothing to ack
-                    self._unacked.add(message.delivery)
-                    self._working.add(message.delivery)
-            elif extras is not None and message.delivery != extras[0]:
-                extras.append(message.delivery)
-            cached = self._replies.get(key) if extras is None else None
-            if cached is not None:
-                self._unacked.add(message.delivery)
-        if first and self.inline:
-            self._process(message)
+                if delivery:  # 0: an untracked delivery (a reply), nothing to ack
+                    self._unacked.add(delivery)
+                    self._working.add(delivery)
+                if inline:
+                    self._in_hand = delivery
+            else:
+                cached = self._again(key, delivery)
+        if first and inline:
+            self._process(message, in_hand=True)
         elif first:
             self._queue.put(message)
-        elif extras is None:
+        elif cached is not _RUNNING:
             self._answer_again(message, cached)
 
-    def remember_reply(self, message: Message, content: Any, type: str) -> None:
-        """Keep the reply to ``message`` so a duplicate of it is answered again, not re-run."""
+    def _again(self, key: tuple[str, str], delivery: int) -> Any:
+        """A duplicate, under the lock: noted beside the original while that is still queued or
+        running (``_RUNNING``: settled with it); else its cached reply (None: just ack it)."""
+        extras = self._seen[key]
+        if extras is not None:
+            if delivery != extras[0]:
+                extras.append(delivery)
+            return _RUNNING
+        cached = self._replies.get(key)
+        if cached is not None:
+            self._unacked.add(delivery)  # the reply sent again carries this delivery's ack
+        return cached
+
+    def claim_reply(self, message: Message, body: Body, type: str) -> int | None:
+        """Keep the reply to ``message`` (its packed body: what is sent, whatever happens to the
+        content after) so that a duplicate is answered again, not re-run; and take over acking
+        ``message``, as :meth:`claim_ack` does, in the same step."""
+        key, delivery = (message.sender_instance, message.id), message.delivery
         with self._lock:
-            self._replies[(message.sender_instance, message.id)] = (content, type)
+            self._replies[key] = (body, type)
             while len(self._replies) > REPLY_CACHE_LIMIT:
                 self._replies.popitem(last=False)
+            if delivery in self._unacked:
+                self._unacked.discard(delivery)
+                return delivery
+        return None
 
-    def _answer_again(self, message: Message, cached: tuple[Any, str] | None) -> None:
+    def _answer_again(self, message: Message, cached: tuple[Body, str] | None) -> None:
         """A duplicate of a handled message: re-send its cached reply, or just ack it."""
         if cached is None:
             if message.delivery:
                 self.client.settle_delivery(message.delivery)
         else:
-            self.client.reply(message, cached[0], type=cached[1])
+            self.client.send_reply(message, cached[0], cached[1])
 
     def holding(self) -> list[int]:
         """Deliveries queued or in a running handler, not yet settled: the broker is told to wait.
@@ -165,19 +189,23 @@ class Dispatcher:
         while (message := self._queue.get()) is not None:
             self._process(message)
 
-    def _process(self, message: Message) -> None:
-        """Run the handler on one message and settle it (and any duplicate that came meanwhile)."""
-        with self._lock:
-            self._in_hand = message.delivery
+    def _process(self, message: Message, in_hand: bool = False) -> None:
+        """Run the handler on one message and settle it (and any duplicate that came meanwhile);
+        ``in_hand``: :meth:`submit` marked it so already."""
+        if not in_hand:
+            with self._lock:
+                self._in_hand = message.delivery
         traced.handle(self.client.name, message, self._handle_manual if self.manual else self._handle_auto)
+        key = (message.sender_instance, message.id)
         with self._lock:
             self._in_hand = None
             self._working.discard(message.delivery)
-            extras = self._seen.get((message.sender_instance, message.id)) or []
-            self._seen[(message.sender_instance, message.id)] = None
-        for delivery in extras[1:]:
-            if delivery != message.delivery:
-                self.client.settle_delivery(delivery)
+            extras = self._seen.get(key)
+            self._seen[key] = None
+        if extras is not None and len(extras) > 1:
+            for delivery in extras[1:]:
+                if delivery != message.delivery:
+                    self.client.settle_delivery(delivery)
 
     def _handle_auto(self, message: Message) -> None:
         try:
@@ -188,13 +216,13 @@ class Dispatcher:
             log.warning("bus: handler of %s failed on %s: %s", self.client.name, message.key, exc)
             self._nack(message, f"{type(exc).__name__}: {exc}")
             return
-        if result is not None and not message.is_reply:
-            try:
-                self.client.reply(message, result)
-            except Exception as exc:  # e.g. a reply that cannot cross the boundary
-                self._nack(message, f"the reply could not be sent: {type(exc).__name__}: {exc}")
-                return
-        self._ack(message)
+        if result is None or message.reply_to is not None:
+            self._ack(message)
+            return
+        try:
+            self.client.reply(message, result)  # it carries the ack: nothing else to settle
+        except Exception as exc:  # e.g. a reply that cannot cross the boundary
+            self._nack(message, f"the reply could not be sent: {type(exc).__name__}: {exc}")
 
     def _handle_manual(self, message: Message) -> None:
         delivery = Delivery(message, lambda state, reason: self._settle(message, state, reason))

@@ -1,16 +1,22 @@
 """Why a broker did not welcome us, in one line: the CURVE handshake's fate, read from the socket's monitor.
 
 A CURVE handshake that fails looks, from the frames, exactly like no broker; the socket's
-monitor tells which it was, so the error can name the cause.
+monitor tells which it was, so the error can name the cause. :func:`open_dealer` makes a
+member's socket with that monitor attached.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import zmq
 from zmq.utils.monitor import recv_monitor_message
+
+from .config import is_ipv6
+
+if TYPE_CHECKING:
+    from .keys import KeyConfig
 
 HANDSHAKE_FAILED = (int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL) | int(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
                     | int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL))
@@ -40,3 +46,19 @@ def latest_event(monitor: zmq.Socket, last: Mapping[str, Any] | None) -> Mapping
     while monitor.poll(0):
         last = recv_monitor_message(monitor)
     return last
+
+
+def open_dealer(context: zmq.Context, url: str, keys: KeyConfig | None) -> tuple[zmq.Socket, zmq.Socket | None]:
+    """A member's DEALER socket connected to ``url``, and the monitor of its handshake (None on inproc)."""
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.IMMEDIATE, 1)  # never queue on a dead connection; the member resends itself
+    sock.setsockopt(zmq.SNDHWM, 100_000)
+    sock.setsockopt(zmq.RCVHWM, 100_000)
+    if is_ipv6(url):
+        sock.setsockopt(zmq.IPV6, 1)  # ZeroMQ answers "No such device" for [::1] without it
+    if keys is not None:
+        keys.apply(sock)
+    monitor = None if url.startswith("inproc://") else sock.get_monitor_socket(HANDSHAKE_FAILED)
+    sock.connect(url)
+    return sock, monitor

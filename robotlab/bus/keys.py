@@ -35,6 +35,7 @@ from .config import (
     keys_dir,
     read_certificate,
 )
+from .config import key_file as key_file_of_process
 
 CLIENT_KEY = "robotlab"
 """The key a member without a key of its own name uses: the CLI's (``robotlab.key_secret``)."""
@@ -101,7 +102,9 @@ def client_keys(name: str, keys_folder: str | None = None, key_file: str | None 
     """The keys a member named ``name`` joins with: the one rule every client follows.
 
     The folder is ``keys_folder``, else ``$ROBOTLAB_KEYS``; without either, None (no CURVE).
-    In it, ``key_file`` if given, else ``NAME.key_secret``, else ``robotlab.key_secret``.
+    In it, ``key_file`` if given, else ``NAME.key_secret``, else ``$ROBOTLAB_KEY`` (this process's
+    own key: the credential a systemd unit loads, so a robot built inside a robotd finds it),
+    else ``robotlab.key_secret``.
 
     Raises:
         ConfigError: a key file is given without a folder, or no key is found in the folder.
@@ -111,6 +114,8 @@ def client_keys(name: str, keys_folder: str | None = None, key_file: str | None 
         if key_file:
             raise ConfigError("a key file needs its keys folder (--keys DIR or $ROBOTLAB_KEYS) for the broker's public key")
         return None
+    if key_file is None and not (Path(folder) / f"{name}.key_secret").is_file():
+        key_file = key_file_of_process()
     return KeyConfig.find(folder, name, key_file)
 
 

@@ -8,6 +8,10 @@ pipe) with plain ``select.poll``, then takes the lock to read. Because that fd i
 triggered and any socket operation may consume the edge, a sender that sees input pending
 after its send wakes the I/O thread.
 
+A caller waiting for its own reply or receipt reads the socket itself (:meth:`Link.wait_reading`)
+while the I/O thread steps aside: the reply then wakes one thread, not the I/O thread and then
+the caller (a second wake-up and a hand-over of the GIL, measured in docs/benchmarks.md).
+
 The I/O thread also keeps the connection alive: heartbeats when idle, and a fresh socket plus
 HELLO (same instance id) with jittered exponential backoff when the broker goes silent. Every
 unsettled message is sent again after each WELCOME; receivers dedupe by (sender, id). Replies,
@@ -21,34 +25,34 @@ import heapq
 import itertools
 import logging
 import os
-import random
 import select
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import zmq
 
-from robotlab.errors import ConfigError, ProtocolError
+from robotlab.errors import ProtocolError
 
-from . import protocol
-from .config import is_ipv6
-from .handshake import HANDSHAKE_FAILED, diagnose, latest_event
+from . import protocol, seat
+from .dialer import Dialer
+from .handshake import open_dealer
 from .kept import Kept
 from .keys import KeyConfig
 from .protocol import Body, Command, ErrorCode, Frame
+from .seat import Seat
 from .stats import StatsReport
+from .tracking import Latch
 
 log = logging.getLogger("robotlab.bus")
 
-BACKOFF_START = 1.0
-BACKOFF_MAX = 30.0
 
 
-class Link:
-    """Owns the socket and the connection state machine; calls ``on_frame`` for inbound frames."""
+class Link(Dialer):
+    """Owns the socket and the I/O thread; calls ``on_frame`` for inbound frames. The welcome
+    state machine (HELLO, backoff, refusals) is its :class:`~robotlab.bus.dialer.Dialer` part."""
 
     def __init__(
         self,
@@ -59,25 +63,12 @@ class Link:
         on_welcome: Callable[[dict[str, Any]], None],
         keys: KeyConfig | None = None,
     ) -> None:
+        super().__init__(url, hello, keys)
         self.context = context
-        self.keys = keys
-        self.refused: str | None = None
-        """Why the broker refused our HELLO (ERROR forbidden); we stop trying once set."""
-        self.last_error: str | None = None
-        """The last ERROR the broker answered a HELLO with (e.g. ``conflict``), for messages."""
         self.dropped: Counter[str] = Counter()
         """Inbound frames dropped, by reason (an ErrorCode, or ``handler_error``)."""
-        self.answered = threading.Event()
-        """Set by a WELCOME or a refusal: either way, waiting longer changes nothing."""
-        self.urls = [one.strip() for one in url.split(",")]  # a primary and its standby: each reconnect takes the next
-        self.url, self._at = self.urls[0], -1
-        self.hello = hello
         self.on_frame = on_frame
         self.on_welcome = on_welcome
-        self.welcome: dict[str, Any] | None = None
-        self.welcomed = threading.Event()
-        self.heartbeat, self.liveness = 1.0, 3
-        self._lock = threading.RLock()
         self._later: list[tuple[float, int, list[Body]]] = []
         self._later_seq = itertools.count()
         self._acks: list[int] = []
@@ -91,14 +82,13 @@ class Link:
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
         self._poller, self._polled, self._fd = select.poll(), -1, -1  # _fd: read once a socket (a getsockopt)
+        self._wake_only = select.poll()  # the I/O thread's wait while a caller reads the socket
+        self._wake_only.register(self._wake_r, select.POLLIN)
+        self.seat = Seat()
         self.kept = Kept()
         self.stats = StatsReport()
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
-        self._monitor: zmq.Socket | None = None
-        self._handshake: Mapping[str, Any] | None = None
-        self._last_recv = self._last_sent = self._attempt_at = 0.0
-        self._hello_sent = False
-        self._backoff = self._retry_in = BACKOFF_START
+        self._last_recv = self._last_sent = 0.0
         self._thread = threading.Thread(target=self._loop, name=f"robotlab-bus-{hello['name']}", daemon=True)
 
     # -- called from any thread ----------------------------------------------------------------
@@ -150,6 +140,35 @@ class Link:
                 self._flush_acks()
                 self._wake_if_input()
 
+    def wait_reading(self, latch: Latch, timeout: float | None) -> bool:
+        """Wait up to ``timeout`` s (None: no limit) for ``latch``, reading the socket meanwhile
+        from the reader's seat (:mod:`robotlab.bus.seat`) when it is free: the frame that sets
+        the latch is then read and handled on this thread, and any other frame as the I/O thread
+        would have."""
+        with self._lock:
+            seated = not latch.is_set() and self._socket is not None and self.seat.claim(self._thread.ident)
+        if not seated:
+            return latch.wait(timeout)
+        return self.seat.read_until(latch, timeout, self._read_seated, self._leave_seat)
+
+    def _read_seated(self) -> int | None:
+        with self._lock:
+            if self._socket is None or not self._running:
+                return None
+            self._drain_socket()
+            self._flush_acks()
+            return self._fd
+
+    def _leave_seat(self) -> None:
+        # No wake-up for the I/O thread: it looks within seat.LOOK_MS, and the seated drain read
+        # until ZMQ_EVENTS said nothing was left, so only a frame that came since can wait that long.
+        self.seat.holder = None
+
+    @property
+    def in_drain(self) -> bool:
+        """True on a thread that is handling inbound frames (the I/O thread, or a seated caller)."""
+        return threading.get_ident() in (self._thread.ident, self.seat.draining)
+
     def close(self, bye: bool = True, timeout: float = 2.0) -> None:
         """Say BYE (unless told not to), stop the thread and close the socket."""
         if bye:
@@ -164,26 +183,6 @@ class Link:
         """The current socket: the I/O thread holds one from connect until it exits."""
         assert self._socket is not None, "the link is not connected"
         return self._socket
-
-    def wait_welcome(self, timeout: float) -> bool:
-        """True once welcomed within ``timeout`` s; False if not yet; ConfigError if the broker refused us."""
-        self.answered.wait(timeout)
-        if self.refused is not None:
-            raise ConfigError(f"the broker at {self.url} refused {self.hello['name']!r} (forbidden): {self.refused}")
-        return self.welcomed.is_set()
-
-    def no_answer(self, timeout: float) -> str:
-        """One line: no WELCOME within ``timeout`` s, and the likeliest reason."""
-        if self.last_error is not None:
-            return f"the broker at {self.url} did not welcome {self.hello['name']!r} within {timeout:g}s: {self.last_error}"
-        return f"no broker answered at {self.url} within {timeout:g}s: {self.why_not_welcomed()}"
-
-    def why_not_welcomed(self) -> str:
-        """The likeliest reason no WELCOME came, in one line (the handshake's fate when known)."""
-        with self._lock:
-            if self._monitor is not None:
-                self._handshake = latest_event(self._monitor, self._handshake)
-        return diagnose(self._handshake, self.keys is not None)
 
     def _wake(self) -> None:
         with contextlib.suppress(BlockingIOError, OSError):  # already signalled, or closing
@@ -202,11 +201,12 @@ class Link:
             while self._running:
                 try:
                     with self._lock:
-                        self._drain_socket()
-                        self._flush_acks()
+                        if self.seat.holder is None:
+                            self._drain_socket()
+                            self._flush_acks()
                         self._timers()
-                        fd = self._fd
-                        timeout = self._poll_ms()
+                        fd = self._fd if self.seat.holder is None else -1  # -1: the wake pipe only
+                        timeout = self._poll_ms() if fd != -1 else seat.LOOK_MS
                 except zmq.ContextTerminated:
                     return
                 except Exception as exc:  # nothing may stop this thread: start over on a fresh socket
@@ -236,11 +236,11 @@ class Link:
         log.log(logging.WARNING if self.dropped[reason] == 1 else logging.DEBUG, "%s", text)
 
     def _wait(self, fd: int, timeout_ms: int) -> None:
-        if fd != self._polled:  # built once a socket: registering costs more than the poll
+        if fd != self._polled and fd != -1:  # built once a socket: registering costs more than the poll
             self._poller, self._polled = select.poll(), fd
             for each in (fd, self._wake_r):
                 self._poller.register(each, select.POLLIN)
-        for ready, _ in self._poller.poll(timeout_ms):
+        for ready, _ in (self._wake_only if fd == -1 else self._poller).poll(timeout_ms):
             if ready == self._wake_r:
                 with contextlib.suppress(BlockingIOError):
                     os.read(self._wake_r, 4096)
@@ -261,6 +261,13 @@ class Link:
                 self._acks = []
 
     def _drain_socket(self) -> None:
+        self.seat.draining = threading.get_ident()
+        try:
+            self._drain_frames()
+        finally:
+            self.seat.draining = None
+
+    def _drain_frames(self) -> None:
         while protocol.readable(self._sock):
             try:
                 frames = protocol.recv(self._sock)
@@ -289,31 +296,16 @@ class Link:
             self._seq = 0  # the count starts again with this HELLO: what was kept counts as unsent
             self.kept.unsend()
             self._hello_sent = self._send_hello()
-        elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.PASSIVE:
-            self.last_error = f"passive: {frame.header.get('detail', '')}"
-            self._attempt_at = time.monotonic() - self._retry_in + 0.1  # the next broker, shortly
-        elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.CONFLICT:
-            self.last_error = f"conflict: {frame.header.get('detail', '')}"
-            log.warning("bus: the broker at %s refused our HELLO for now: %s", self.url, self.last_error)
-        elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.FORBIDDEN:
-            self.refused = str(frame.header.get("detail", "forbidden"))
-            self.welcomed.clear()
-            self.answered.set()
-            log.error("bus: the broker at %s refused us: %s", self.url, self.refused)
+        elif frame.command == Command.ERROR and self._refusal(frame.header.get("code"), str(frame.header.get("detail", ""))):
+            return
         elif frame.command != Command.HEARTBEAT:
             self.on_frame(frame)
         elif isinstance(frame.header.get("seen"), int):
             self.kept.confirm(frame.header["seen"])
 
     def _on_welcome(self, header: dict[str, Any]) -> None:
-        self.welcome = header
-        self.last_error = None
-        self.heartbeat = float(header["heartbeat"])
-        self.liveness = int(header["liveness"])
         self.ack_timeout = float(header.get("ack_timeout", self.ack_timeout))
-        self._backoff = self._retry_in = BACKOFF_START
-        self.welcomed.set()
-        self.answered.set()
+        self._welcomed_by(header)
         self.on_welcome(header)
         for frames in self.kept.take():
             self.kept.keep(self._seq if self._send(frames) else None, frames)
@@ -342,48 +334,15 @@ class Link:
         elif not held:
             self._last_touch = now
 
-    def _retry_hello(self, now: float) -> None:
-        if now - self._attempt_at >= self._retry_in:
-            self._backoff = min(self._backoff * 2, BACKOFF_MAX)
-            self._retry_in = self._backoff * random.uniform(0.75, 1.25)
-            # One line per backoff step: a daemon waiting for its broker says so, every 30 s at most.
-            log.info("bus: no answer from the broker at %s%s; trying again in %.0fs", self.url,
-                     " (is this client's key in the broker's authorized/ folder?)" if self.keys else "",
-                     self._retry_in)
-            self._reconnect()
-        elif not self._hello_sent:
-            self._hello_sent = self._send_hello()  # the connection was not up yet
-
     def _reconnect(self) -> None:
         if self._socket is not None:
             self._socket.close(linger=0)
-        self._close_monitor()
-        self._at = (self._at + 1) % len(self.urls)
-        self.url = self.urls[self._at]
-        sock = self.context.socket(zmq.DEALER)
-        sock.setsockopt(zmq.LINGER, 0)
-        sock.setsockopt(zmq.IMMEDIATE, 1)  # never queue on a dead connection; we resend ourselves
-        sock.setsockopt(zmq.SNDHWM, 100_000)
-        sock.setsockopt(zmq.RCVHWM, 100_000)
-        if is_ipv6(self.url):
-            sock.setsockopt(zmq.IPV6, 1)  # ZeroMQ answers "No such device" for [::1] without it
-        if self.keys is not None:
-            self.keys.apply(sock)
-        if not self.url.startswith("inproc://"):
-            self._monitor = sock.get_monitor_socket(HANDSHAKE_FAILED)
-        sock.connect(self.url)
+        sock, self._monitor = open_dealer(self.context, self._next_url(), self.keys)
         self._socket = sock
         self._fd = sock.fileno()
         self._seq = 0  # a new connection's count: what was kept counts as unsent
         self.kept.unsend()
-        self._attempt_at = time.monotonic()
         self._hello_sent = self._send_hello()
-
-    def _close_monitor(self) -> None:
-        if self._monitor is not None:  # keep the last verdict across reconnects
-            self._handshake = latest_event(self._monitor, self._handshake)
-            self._monitor.close(linger=0)
-            self._monitor = None
 
     def _send_hello(self) -> bool:
         self._last_recv = time.monotonic()
@@ -397,3 +356,4 @@ class Link:
         self._seq += 1
         self._last_sent = time.monotonic()
         return True
+

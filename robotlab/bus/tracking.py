@@ -6,6 +6,7 @@ import random
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from robotlab.errors import DeliveryFailed, DeliveryTimeout, ReplyTimeout, delivery_error
@@ -68,7 +69,8 @@ class Tracker:
     the answer arrives and says, when it times out, what became of the request.
     """
 
-    def __init__(self, message_id: str, to: str, busy_retry: float = 0.0) -> None:
+    def __init__(self, message_id: str, to: str, busy_retry: float = 0.0,
+                 waiter: Callable[[Latch, float | None], bool] = Latch.wait) -> None:
         self.id = message_id
         self.to = to
         self.status = "pending"
@@ -81,6 +83,9 @@ class Tracker:
         self._reply: Message | None = None
         self._settled = Latch()
         self._replied = Latch()
+        self.waiter = waiter
+        """How a caller waits on this tracker's latches: a client's link reads the socket
+        meanwhile (:meth:`~robotlab.bus.link.Link.wait_reading`)."""
 
     # -- settled by the I/O thread --------------------------------------------------------------
 
@@ -138,7 +143,7 @@ class Tracker:
             DeliveryFailed: the subclass for the broker's reason (Undeliverable, Nacked, Busy,
                 DeliveryTimeout), or DeliveryTimeout when no receipt came within ``timeout``.
         """
-        if not self._settled.wait(timeout):
+        if not self.waiter(self._settled, timeout):
             raise DeliveryTimeout(f"no receipt within {timeout:g}s ({self.describe()})", message_id=self.id, to=self.to)
         if self.failed:
             raise self.error()
@@ -151,7 +156,7 @@ class Tracker:
             DeliveryFailed: the request itself failed.
             ReplyTimeout: no reply in time; its message says what became of the request.
         """
-        if not self._replied.wait(timeout):
+        if not self.waiter(self._replied, timeout):
             raise ReplyTimeout(f"no reply from {self.to} within {timeout:g}s: {self.describe()}", delivery=self.status)
         if self._reply is None:
             raise self.error()

@@ -37,6 +37,8 @@ _ERRORS: dict[str, type[Exception]] = {
     "KeyError": KeyError,
     "AwaitTimeout": errors.AwaitTimeout,
     "BoundaryError": errors.BoundaryError,
+    "DependencyError": errors.DependencyError,
+    "InferenceError": errors.InferenceError,
 }
 
 
@@ -323,6 +325,29 @@ class RemoteMemory(WriterSlot):
             return event.wait(timeout if timeout is not None else self.timeout)
         finally:
             self._flushed.pop(token, None)
+
+    # -- documents: embedded and searched in the service's process ------------------------
+
+    def store_document(self, key: str, text: str) -> None:
+        """Embed ``text`` and keep it under ``key``, in the served memory's document store.
+
+        Raises:
+            DependencyError: the service's embedder's package is not installed there.
+            InferenceError: the service's embedding provider failed.
+        """
+        self._call("store_document", key=str(key), text=str(text))
+
+    def search_documents(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
+        """The stored documents nearest ``query``: ``[{"key", "text", "score"}]``, best first."""
+        return list(self._call("search_documents", query=str(query), limit=int(limit)) or [])
+
+    def document_keys(self) -> list[str]:
+        """The keys of every stored document."""
+        return list(self._call("document_keys") or [])
+
+    def delete_document(self, key: str) -> bool:
+        """Forget the document under ``key``; False when there was none."""
+        return bool(self._call("delete_document", key=str(key)))
 
     def __repr__(self) -> str:
         return f"<RemoteMemory {self.service_name!r}>"

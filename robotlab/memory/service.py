@@ -182,5 +182,9 @@ _OPS: dict[str, _Op] = {
     "unsubscribe_keys": lambda s, m, a: s.memory.unsubscribe_keys(*a["keys"]),
     "subscribed": lambda s, m, a: s.memory.subscribed(a["key"]),
     "flush": MemoryService._flush,
+    "store_document": lambda s, m, a: s.memory.store_document(a["key"], a["text"]),
+    "search_documents": lambda s, m, a: s.memory.search_documents(a["query"], a.get("limit", 5)),
+    "document_keys": lambda s, m, a: s.memory.document_keys(),
+    "delete_document": lambda s, m, a: s.memory.delete_document(a["key"]),
 }
 """Every request a memory service answers, by ``op``."""

@@ -12,7 +12,6 @@ chosen by the kernel, so the tests run in parallel under pytest-xdist.
 
 from __future__ import annotations
 
-import itertools
 import os
 import shutil
 import signal
@@ -20,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,8 +36,6 @@ HANDLERS = str(Path(__file__).parent / "handlers")
 # How long a robotd hosting a model robot may take to join: it imports litellm first, 3-4 s on
 # an idle machine and past 30 s when parallel workers and other jobs share two cores.
 ROBOT_READY = 60
-# xprocess names a process's control folder; unique within a session (one per xdist worker).
-_KEPT = itertools.count()
 
 
 @pytest.fixture(scope="session")
@@ -122,7 +120,10 @@ class Processes:
                 started.append(Proc(argv, full_env, popen, Path(str(self.xprocess.getinfo(key).logpath))))
             return bool(ready(started[0])) or started[0].popen.poll() is not None
 
-        key = f"{name}-{next(_KEPT)}"
+        # xprocess names a process's control folder by its key, and takes a running process of that
+        # key for this one: keys must be unique in the session. A counter in this module was not:
+        # test modules that import these fixtures load a second copy of it, with a second counter.
+        key = f"{name}-{uuid.uuid4().hex[:12]}"
         starter = type("Starter", (ProcessStarter,), {"args": argv, "env": full_env, "timeout": timeout,
                                                         "terminate_on_interrupt": True, "startup_check": check})
         try:

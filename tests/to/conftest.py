@@ -139,10 +139,11 @@ def script_server_process(tmp_path: Path, turns: list[dict[str, Any]]) -> Iterat
         server.wait(timeout=10)
 
 
-def robot_to_process(repo: Path, url: str, *args: str) -> subprocess.Popen[str]:
-    """``robot-to work --model openai/scripted --api-base URL ARGS`` as a child process in ``repo``."""
+def robot_to_process(repo: Path, url: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``robot-to work --model openai/scripted --api-base URL ARGS`` as a child process in ``repo``
+    (``env``: variables added to this process's environment)."""
     return subprocess.Popen(
         [sys.executable, "-c", "from robotlab.cli.robot_to import main; main()", "work",
          "--model", "openai/scripted", "--api-base", url, *args],
-        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ},
+        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
     )

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -140,3 +141,38 @@ def test_the_robot_asks_its_crew_through_the_run(repo: Path, tmp_path: Path, bro
     tool_replies = [m["content"] for m in seen[1]["messages"] if m.get("role") == "tool"]
     assert tool_replies == [answer["answer"]]
     assert "ask_crew" in [t["function"]["name"] for t in seen[0]["tools"]]
+
+
+def _traced(tmp_path: Path, who: str) -> dict[str, str]:
+    return {"OTEL_TRACES_EXPORTER": "jsonl", "ROBOTLAB_TRACES_FILE": str(tmp_path / f"{who}.jsonl"),
+            "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": who}
+
+
+def _spans(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_a_crew_question_travels_in_the_runs_trace(repo: Path, tmp_path: Path, broker: str, start_robotd) -> None:  # noqa: F811
+    start_robotd("reviewer", "handlers:echo", env=_traced(tmp_path, "reviewer"))
+    turns = [call("ask_crew", robot="reviewer", question="is a.txt a good name?"), *write_and_submit("a.txt", "x\n")]
+    with script_server_process(tmp_path, turns) as url:
+        proc = robot_to_process(repo, url, "--broker", broker, "--crew", "reviewer", "--local-guards",
+                                "--max-iterations", "1", env=_traced(tmp_path, "robot-to"))
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    reviewer = tmp_path / "reviewer.jsonl"
+    wait_until(lambda: any(s["name"] == "process reviewer" for s in _spans(reviewer)), timeout=30,
+               message="the reviewer's process span")
+    spans = _spans(tmp_path / "robot-to.jsonl") + _spans(reviewer)
+    by_name = {s["name"]: s for s in spans}
+    run = next(s for name, s in by_name.items() if name.startswith("robot-to "))
+    iteration, send, process = by_name["iteration 1"], by_name["send reviewer"], by_name["process reviewer"]
+    # the question is sent inside the run's iteration, and answered in the same trace
+    assert {s["context"]["trace_id"] for s in (run, iteration, send, process)} == {run["context"]["trace_id"]}
+    assert iteration["parent_id"] == run["context"]["span_id"]
+    by_id = {s["context"]["span_id"]: s for s in spans}
+    ancestors, at = [], send
+    while at.get("parent_id") in by_id:
+        at = by_id[at["parent_id"]]
+        ancestors.append(at["name"])
+    assert "iteration 1" in ancestors, ancestors

@@ -96,13 +96,11 @@ def spawn_child(message: Message) -> dict[str, Any]:
     """Content {"broker", "parent", "child", "api_base"}: a robot ``parent`` in this process spawns
     ``child`` (through the fork server) on a model at ``api_base``; reply the child's pid and instance."""
     from robotlab import Robot, bus
-    from robotlab.bus.keys import client_keys
 
     asked = dict(message.content)
-    # This robotd's own key (a systemd credential at $ROBOTLAB_KEY) must list the parent's name:
-    # a client finds only KEYS/NAME.key_secret by itself.
-    keys = client_keys(asked["parent"], key_file=os.environ.get("ROBOTLAB_KEY"))
-    client = bus.connect(asked["broker"], name=asked["parent"], keys=keys if keys is not None else False)
+    # No keys given: the client finds this robotd's own key (a systemd credential at
+    # $ROBOTLAB_KEY) as every client does, and that key must list the parent's name.
+    client = bus.connect(asked["broker"], name=asked["parent"])
     parent = Robot(name=asked["parent"], model="openai/scripted", api_base=asked["api_base"]).with_bus(client)
     _PARENTS.append(parent)
     child = parent.spawn(name=asked["child"], system_prompt="You answer.", timeout=90)

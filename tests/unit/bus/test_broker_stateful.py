@@ -26,7 +26,9 @@ from tests.hostile import Raw
 from tests.waiting import wait_until
 
 NAMES = ("r0", "r1")
-CONFIG = BrokerConfig(heartbeat=0.05, liveness=10, ack_timeout=0.5, dlq_max=6, max_inflight=4)
+# liveness 20 (a member is expired after 1 s of silence): on a loaded machine one slow step must
+# not expire a member the model holds as speaking.
+CONFIG = BrokerConfig(heartbeat=0.05, liveness=20, ack_timeout=0.5, dlq_max=6, max_inflight=4)
 TERMINAL = {Status.DELIVERED, Status.UNDELIVERABLE, Status.NACKED, Status.TIMEOUT, Status.BUSY}
 DEAD_LETTERED = Status.FAILURES - {Status.BUSY}
 

@@ -142,3 +142,21 @@ def test_a_key_cannot_take_over_another_keys_live_instance(keyed_broker: Embedde
             bus.connect(keyed_broker.url, name="bob", instance=bob.instance, keys=KeyConfig.load(keys_dir, "mallory"),
                         timeout=1)
         assert [p.key for p in keyed_broker._broker.registry.instances("bob")] == [bob._link.keys.public.decode()]
+
+
+def test_a_member_without_a_key_of_its_name_uses_this_process_key(keyed_broker: EmbeddedBroker, keys_dir: Path,
+                                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a systemd unit gives a robotd: the keys folder's public files, and its own secret
+    # key as a credential elsewhere, named by $ROBOTLAB_KEY. A Robot built inside finds it.
+    credential = tmp_path / "credentials" / "robotlab.key"
+    credential.parent.mkdir()
+    (keys_dir / "bob.key_secret").rename(credential)
+    monkeypatch.setenv("ROBOTLAB_KEYS", str(keys_dir))
+    monkeypatch.setenv("ROBOTLAB_KEY", str(credential))
+    with bus.connect(keyed_broker.url, name="bob", timeout=5) as bob:
+        assert bob.keys is not None and bob.connected
+    with pytest.raises(ConfigError, match="refused 'carol'"):  # the process key is bob's, and bob's only
+        bus.connect(keyed_broker.url, name="carol", timeout=5)
+    monkeypatch.delenv("ROBOTLAB_KEY")
+    with pytest.raises(ConfigError, match="no CURVE key for 'bob'"):
+        bus.connect(keyed_broker.url, name="bob", timeout=5)

@@ -38,3 +38,32 @@ def test_a_4_mib_request_and_its_reply_round_trip_through_clients(member) -> Non
     bob.on_message(lambda message: message.content[::-1])
     content = os.urandom(4 * MIB)
     assert alice.request("bob", content, timeout=30).content == content[::-1]
+
+
+def test_an_echo_of_a_4_mib_body_sends_back_the_frame_it_came_in(member) -> None:
+    alice, bob = member("alice"), member("bob")
+    taken: list = []
+    bob.on_message(lambda message: (taken.append(message), message.content)[1])
+    content = os.urandom(4 * MIB)
+    reply = alice.request("bob", content, timeout=30)
+    assert reply.content == content
+    # Received without a copy: unpacked from a view of the zmq.Frame the body came in ...
+    (message,) = taken
+    assert isinstance(message.body, memoryview) and isinstance(message.body.obj, zmq.Frame)
+    # ... and answered with that same frame, not packed again (the reply cache holds what was sent).
+    sent, kind = bob.dispatcher._replies[(alice.instance, message.id)]
+    assert sent is message.body and kind == "reply"
+    # The requester's reply, too, is unpacked from the frame it arrived in.
+    assert isinstance(reply.body, memoryview) and isinstance(reply.body.obj, zmq.Frame)
+
+
+def test_a_large_body_the_handler_changed_is_packed_again(member) -> None:
+    alice, bob = member("alice"), member("bob")
+
+    def handler(message):
+        message.content["note"] = "seen"  # the same object, changed: its old bytes would be wrong
+        return message.content
+
+    bob.on_message(handler)
+    content = {"blob": os.urandom(4 * MIB)}
+    assert alice.request("bob", content, timeout=30).content == {**content, "note": "seen"}

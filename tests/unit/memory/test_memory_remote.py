@@ -162,3 +162,32 @@ def test_a_subscriber_that_left_the_bus_is_dropped(shared: Shared) -> None:
         return not shared.memory.subscribed("k")
 
     wait_until(dropped, timeout=5, message="the departed subscriber is dropped")
+
+
+def test_documents_are_stored_and_searched_in_the_served_memory(shared: Shared) -> None:
+    remote, memory = shared.remote, shared.memory
+    remote.store_document("otters", "Sea otters hold hands while they sleep in kelp beds.")
+    memory.store_document("volcanoes", "Basalt lava flows from shield volcanoes in Hawaii.")
+    assert sorted(remote.document_keys()) == ["otters", "volcanoes"] == sorted(memory.document_keys())
+    best = remote.search_documents("sleeping otters", limit=1)
+    assert [hit["key"] for hit in best] == ["otters"]
+    assert best[0]["text"].startswith("Sea otters") and best[0]["score"] > 0
+    assert remote.delete_document("otters") is True
+    assert remote.delete_document("otters") is False
+    assert memory.document_keys() == ["volcanoes"]
+
+
+class _FailingEmbedder:
+    def embed(self, texts: list[str], kind: str) -> list[dict[str, float]]:
+        from robotlab.errors import InferenceError
+
+        raise InferenceError("the embedding service answered 503")
+
+
+def test_a_document_error_in_the_service_is_raised_remotely_as_the_same_kind(shared: Shared) -> None:
+    from robotlab.errors import InferenceError
+
+    shared.memory.embedder = _FailingEmbedder()
+    with pytest.raises(InferenceError, match="503"):
+        shared.remote.store_document("k", "text")
+    assert shared.memory.document_keys() == []

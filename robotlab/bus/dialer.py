@@ -1,0 +1,130 @@
+"""Finding a broker and keeping its welcome: HELLO with backoff over the broker URLs, its refusals,
+and why no WELCOME came.
+
+:class:`Dialer` is the part of a :class:`~robotlab.bus.link.Link` that talks to the broker about
+the connection itself rather than about messages. The Link opens the sockets and sends.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import zmq
+
+from robotlab.errors import ConfigError
+
+from .handshake import diagnose, latest_event
+from .keys import KeyConfig
+from .protocol import ErrorCode
+
+log = logging.getLogger("robotlab.bus")
+
+BACKOFF_START = 1.0
+BACKOFF_MAX = 30.0
+
+
+class Dialer:
+    """The welcome state machine: welcomed, refused for good, or trying the next URL with backoff."""
+
+    def __init__(self, url: str, hello: dict[str, Any], keys: KeyConfig | None) -> None:
+        self.keys = keys
+        self.hello = hello
+        self.refused: str | None = None
+        """Why the broker refused our HELLO (ERROR forbidden); we stop trying once set."""
+        self.last_error: str | None = None
+        """The last ERROR the broker answered a HELLO with (e.g. ``conflict``), for messages."""
+        self.answered = threading.Event()
+        """Set by a WELCOME or a refusal: either way, waiting longer changes nothing."""
+        self.urls = [one.strip() for one in url.split(",")]  # a primary and its standby: each reconnect takes the next
+        self.url, self._at = self.urls[0], -1
+        self.welcome: dict[str, Any] | None = None
+        self.welcomed = threading.Event()
+        self.heartbeat, self.liveness = 1.0, 3
+        self._lock = threading.RLock()
+        self._monitor: zmq.Socket | None = None
+        self._handshake: Mapping[str, Any] | None = None
+        self._attempt_at = 0.0
+        self._hello_sent = False
+        self._backoff = self._retry_in = BACKOFF_START
+
+    def _reconnect(self) -> None:
+        raise NotImplementedError  # the Link opens sockets
+
+    def _send_hello(self) -> bool:
+        raise NotImplementedError  # the Link sends
+
+    def wait_welcome(self, timeout: float) -> bool:
+        """True once welcomed within ``timeout`` s; False if not yet; ConfigError if the broker refused us."""
+        self.answered.wait(timeout)
+        if self.refused is not None:
+            raise ConfigError(f"the broker at {self.url} refused {self.hello['name']!r} (forbidden): {self.refused}")
+        return self.welcomed.is_set()
+
+    def no_answer(self, timeout: float) -> str:
+        """One line: no WELCOME within ``timeout`` s, and the likeliest reason."""
+        if self.last_error is not None:
+            return f"the broker at {self.url} did not welcome {self.hello['name']!r} within {timeout:g}s: {self.last_error}"
+        return f"no broker answered at {self.url} within {timeout:g}s: {self.why_not_welcomed()}"
+
+    def why_not_welcomed(self) -> str:
+        """The likeliest reason no WELCOME came, in one line (the handshake's fate when known)."""
+        with self._lock:
+            if self._monitor is not None:
+                self._handshake = latest_event(self._monitor, self._handshake)
+        return diagnose(self._handshake, self.keys is not None)
+
+    def _next_url(self) -> str:
+        self._close_monitor()
+        self._at = (self._at + 1) % len(self.urls)
+        self.url = self.urls[self._at]
+        self._attempt_at = time.monotonic()
+        return self.url
+
+    def _close_monitor(self) -> None:
+        if self._monitor is not None:  # keep the last verdict across reconnects
+            self._handshake = latest_event(self._monitor, self._handshake)
+            self._monitor.close(linger=0)
+            self._monitor = None
+
+    def _welcomed_by(self, header: dict[str, Any]) -> None:
+        self.welcome = header
+        self.last_error = None
+        self.heartbeat = float(header["heartbeat"])
+        self.liveness = int(header["liveness"])
+        self._backoff = self._retry_in = BACKOFF_START
+        self.welcomed.set()
+        self.answered.set()
+
+    def _refusal(self, code: Any, detail: str) -> bool:
+        """Take an ERROR the broker answers a HELLO with; False for any other code."""
+        if code == ErrorCode.PASSIVE:
+            self.last_error = f"passive: {detail}"
+            self._attempt_at = time.monotonic() - self._retry_in + 0.1  # the next broker, shortly
+        elif code == ErrorCode.CONFLICT:
+            self.last_error = f"conflict: {detail}"
+            log.warning("bus: the broker at %s refused our HELLO for now: %s", self.url, self.last_error)
+        elif code == ErrorCode.FORBIDDEN:
+            self.refused = detail or "forbidden"
+            self.welcomed.clear()
+            self.answered.set()
+            log.error("bus: the broker at %s refused us: %s", self.url, self.refused)
+        else:
+            return False
+        return True
+
+    def _retry_hello(self, now: float) -> None:
+        if now - self._attempt_at >= self._retry_in:
+            self._backoff = min(self._backoff * 2, BACKOFF_MAX)
+            self._retry_in = self._backoff * random.uniform(0.75, 1.25)
+            # One line per backoff step: a daemon waiting for its broker says so, every 30 s at most.
+            log.info("bus: no answer from the broker at %s%s; trying again in %.0fs", self.url,
+                     " (is this client's key in the broker's authorized/ folder?)" if self.keys else "",
+                     self._retry_in)
+            self._reconnect()
+        elif not self._hello_sent:
+            self._hello_sent = self._send_hello()  # the connection was not up yet

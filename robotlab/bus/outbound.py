@@ -1,0 +1,71 @@
+"""What a client sends: a SEND's header, built from the sender's options or from the message a
+reply answers, a reply's body, and the size check a packed body must pass.
+
+A body is packed once: the bytes checked against the broker's limit are the bytes that go on
+the wire (a large one in a frame of its own, sent by reference).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from robotlab.errors import BusError
+
+from . import protocol, traced
+from .boundary import pack_plain
+from .message import Message
+from .protocol import Body, Command
+
+
+def check_size(body: Body, limit: int) -> None:
+    """Raise BusError when a packed body is larger than the broker accepts (``limit`` bytes)."""
+    if len(body) > limit:
+        raise BusError(f"message of {len(body)} bytes exceeds the broker's limit of {limit} bytes")
+
+
+def reply_body(message: Message, content: Any) -> Body:
+    """The packed body of a reply to ``message`` with ``content``: packed (BoundaryError if it
+    cannot cross), except that the very bytes or str the message brought (an echo, a relay) go
+    back in the body they came in, not packed again: immutable, so those bytes are still theirs.
+    """
+    if content is message.content and isinstance(content, (bytes, str)) and message.body:
+        return message.body
+    return pack_plain(content, "reply")
+
+
+def send_header(message_id: str, to: str, type: str, given: Iterable[tuple[str, Any]], receipt: bool,
+                hold: float | None) -> dict[str, Any]:
+    """The header of a SEND: ``given`` (name, value) pairs go on the wire only when set (a request
+    carries 1-2 of them, a reply 4), then ``receipt`` when False and ``hold`` when given."""
+    header: dict[str, Any] = {"id": message_id, "to": to, "type": type}
+    for name, value in given:
+        if value:
+            header[name] = value
+    if not receipt:
+        header["receipt"] = False
+    if hold is not None:
+        header["hold"] = hold
+    return header
+
+
+def reply_frames(message_id: str, message: Message, body: Body, type: str,
+                 claim: Callable[[Message, Body, str], int | None]) -> list[Body]:
+    """The frames of a reply to ``message``: to exactly the instance that sent it, fire and forget
+    (``untracked``, no receipt), carrying the ack of its delivery when ``claim`` (the dispatcher's
+    :meth:`~robotlab.bus.dispatcher.Dispatcher.claim_reply`, which caches the reply) hands it over.
+
+    The header is checked (ProtocolError, e.g. a ``type`` too long) before the ack is claimed: a
+    reply that cannot go leaves its delivery to be nacked.
+    """
+    header: dict[str, Any] = {"id": message_id, "to": message.sender, "type": type}
+    if message.sender_instance:
+        header["to_instance"] = message.sender_instance
+    header["reply_to"] = message.id
+    header["untracked"] = True
+    traced.stamp(header)  # checked as the broker will; traced when on
+    ack = claim(message, body, type)
+    if ack:  # an int the broker gave this member (a checked DELIVER's delivery id)
+        header["ack"] = ack
+    header["receipt"] = False
+    return protocol.encode(Command.SEND, header, body)

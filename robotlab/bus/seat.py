@@ -1,0 +1,79 @@
+"""The reader's seat of a connection: a caller waiting for its own reply reads the socket itself.
+
+The I/O thread of a :class:`~robotlab.bus.link.Link` normally reads the socket and hands a
+reply to the caller waiting for it: two threads woken per reply, and the GIL handed from one to
+the other. While a caller holds the seat, the I/O thread steps aside (it looks every
+``LOOK_MS`` whether the seat is free again, and keeps its timers), and the caller polls the
+socket's fd and handles what it reads exactly as the I/O thread would.
+"""
+
+from __future__ import annotations
+
+import select
+import threading
+import time
+from collections.abc import Callable
+
+import zmq
+
+from .tracking import Latch
+
+SLICE = 0.1
+"""Longest a seated caller keeps the seat: then it waits on its latch like any other caller,
+so a long wait does not keep the I/O thread looking every few milliseconds."""
+LOOK_MS = 2
+"""How often the I/O thread, stepped aside, looks whether the seat is free again (milliseconds):
+the longest a frame no caller waits for can sit unread once a seated caller has left."""
+
+
+class Seat:
+    """Who reads the socket besides the I/O thread: at most one caller at a time."""
+
+    __slots__ = ("holder", "draining", "_poller", "_fd")
+
+    def __init__(self) -> None:
+        self.holder: int | None = None
+        """The thread ident of the seated caller, if any."""
+        self.draining: int | None = None
+        """The thread handling inbound frames right now: what it runs must not wait on the bus."""
+        self._poller, self._fd = select.poll(), -1
+
+    def claim(self, io_thread: int | None) -> bool:
+        """Seat the calling thread (call under the link's lock); False if taken, or if it is the
+        I/O thread or a thread inside a drain (a handler that would wait on what it reads)."""
+        me = threading.get_ident()
+        if self.holder is not None or me == io_thread or me == self.draining:
+            return False
+        self.holder = me
+        return True
+
+    def read_until(self, latch: Latch, timeout: float | None, read: Callable[[], int | None],
+                   leave: Callable[[], None]) -> bool:
+        """Seated: ``read()`` (drain the socket; its fd, or None once it is closed) and poll until
+        ``latch`` is set or the slice ends, then ``leave()``; past the slice, wait on the latch."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        until = time.monotonic() + SLICE
+        try:
+            while not latch.is_set():
+                fd = read()
+                wait = until - time.monotonic() if deadline is None else min(until, deadline) - time.monotonic()
+                if fd is None or latch.is_set() or wait <= 0:
+                    break
+                self._poll(fd, wait)
+        except zmq.ZMQError:  # the socket closed or was replaced under us: the I/O thread carries on
+            pass
+        finally:
+            leave()
+        return latch.wait(left(deadline))
+
+    def _poll(self, fd: int, timeout: float) -> None:
+        """Wait up to ``timeout`` s for the socket's fd (one seated caller: one cached poller)."""
+        if fd != self._fd:
+            self._poller, self._fd = select.poll(), fd
+            self._poller.register(fd, select.POLLIN)
+        self._poller.poll(max(int(timeout * 1000), 1))
+
+
+def left(deadline: float | None) -> float | None:
+    """Seconds until ``deadline`` (None: no limit), never negative."""
+    return None if deadline is None else max(deadline - time.monotonic(), 0.0)

@@ -1,0 +1,63 @@
+"""Replies through the real broker code (embedded, over inproc://): packed once, cached as sent,
+and checked before they take over the ack of the message they answer."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from robotlab import bus
+from robotlab.bus import BrokerConfig, EmbeddedBroker, protocol
+from robotlab.errors import Nacked
+from tests.waiting import wait_until
+
+
+def test_a_reply_the_broker_would_refuse_leaves_its_request_to_be_nacked_at_once(member) -> None:
+    alice, bob = member("alice", ack_timeout=60.0), member("bob")
+
+    def handler(delivery, message) -> None:
+        bob.reply(message, "ok", type="t" * (protocol.NAME_MAX + 1))  # raises: the type is too long
+
+    bob.on_message(handler, manual=True)
+    # The ack stays with the delivery, so the handler's failure nacks it now, not at the ack timeout.
+    with pytest.raises(Nacked, match="ProtocolError: SEND header field 'type'"):
+        alice.request("bob", "hi", timeout=30)
+
+
+def test_a_duplicate_is_answered_with_the_reply_as_it_was_sent() -> None:
+    url = f"inproc://replies-{uuid.uuid4().hex[:8]}"
+    config = BrokerConfig(heartbeat=0.1)
+    brokers = [EmbeddedBroker(url, config).start()]
+    alice, bob = bus.connect(url, name="alice"), bus.connect(url, name="bob")
+    try:
+        answer, runs, seen = ["first"], [], []
+        bob.on_message(lambda message: (runs.append(message.id), answer)[1])
+        alice.on_message(lambda message: seen.append(message.content))  # replies nobody waits for come here
+        tracker = alice.send("bob", "question")
+        wait_until(lambda: seen == [["first"]], message="the first reply")
+        answer.append("changed after the reply went")
+        # A broker that forgot the message (restarted without its journal) gets it again, as a
+        # resend after a reconnect would bring it.
+        brokers[0].stop()
+        wait_until(lambda: not (alice.connected or bob.connected), message="both notice the broker is gone")
+        brokers.append(EmbeddedBroker(url, config).start())
+        wait_until(lambda: alice.connected and bob.connected, message="both welcomed again")
+        frames = protocol.encode(protocol.Command.SEND, {"id": tracker.id, "to": "bob", "type": "message"},
+                                 protocol.pack("question"))
+        alice._link.post(frames)
+        wait_until(lambda: len(seen) == 2, message="the duplicate answered from the reply cache")
+        assert seen == [["first"], ["first"]]
+        assert runs == [tracker.id]
+    finally:
+        alice.close()
+        bob.close()
+        for broker in brokers:
+            broker.stop()
+
+
+def test_a_reply_that_cannot_cross_nacks_its_request_with_the_reason(member) -> None:
+    alice, bob = member("alice", ack_timeout=60.0), member("bob")
+    bob.on_message(lambda message: {"callback": print})  # a function cannot cross a process boundary
+    with pytest.raises(Nacked, match=r"the reply could not be sent: BoundaryError: reply\['callback'\] is a function"):
+        alice.request("bob", "hi", timeout=30)

@@ -1,0 +1,139 @@
+"""The reader's seat: a caller waiting for its reply reads the socket itself, and nothing else suffers."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from robotlab import bus
+from robotlab.bus import seat
+from robotlab.errors import BusError, DeliveryFailed, ReplyTimeout
+from tests.waiting import wait_until
+
+
+def _slow_echo(delay: float):
+    def handler(message: bus.Message) -> object:
+        threading.Event().wait(delay)  # the handler thread, not the test, waits
+        return message.content
+
+    return handler
+
+
+def test_a_waiting_caller_reads_and_handles_what_arrives_meanwhile(member) -> None:
+    alice, bob, carol = member("alice"), member("bob"), member("carol")
+    bob.on_message(_slow_echo(0.05))
+    seen: list[tuple[object, str]] = []
+    alice.on_message(bus.inline(lambda m: seen.append((m.content, threading.current_thread().name))))
+    asked = threading.Event()
+
+    def ask() -> None:
+        asked.set()
+        assert alice.request("bob", "slow", timeout=5).content == "slow"
+
+    for _ in range(20):  # until carol's message lands while alice sits in the seat
+        asker = threading.Thread(target=ask, name="asker")
+        asker.start()
+        asked.wait(5)
+        carol.send("alice", "meanwhile").wait(5)
+        asker.join(5)
+        if any(thread == "asker" for _, thread in seen):
+            break
+    assert all(content == "meanwhile" for content, _ in seen)
+    assert {thread for _, thread in seen} <= {"asker", f"robotlab-bus-{alice.name}"}
+    assert any(thread == "asker" for _, thread in seen), seen
+
+
+def test_many_threads_waiting_at_once_each_get_their_own_replies(member) -> None:
+    alice, bob = member("alice"), member("bob")
+    bob.on_message(bus.inline(lambda m: m.content))
+    results: dict[int, list[object]] = {}
+
+    def ask(worker: int) -> None:
+        results[worker] = [alice.request("bob", [worker, i], timeout=10).content for i in range(40)]
+
+    workers = [threading.Thread(target=ask, args=(w,)) for w in range(6)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(30)
+    assert results == {w: [[w, i] for i in range(40)] for w in range(6)}
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inline: bool) -> None:
+    alice, bob, carol = member("alice"), member("bob"), member("carol")
+    bob.on_message(bus.inline(lambda m: m.content))
+    got: list[object] = []
+    alice.on_message(lambda m: got.append(m.content), inline=inline)
+    for i in range(5):
+        assert alice.request("bob", i, timeout=5).content == i
+        start = time.monotonic()
+        carol.send("alice", i).wait(5)  # acked only once alice's handler took it
+        assert got[-1] == i
+        assert time.monotonic() - start < 2  # seconds of slack on a loaded machine; a lost wake-up is forever
+    assert got == list(range(5))
+
+
+def test_a_wait_longer_than_the_seat_slice_still_gets_its_reply(member) -> None:
+    alice, bob = member("alice"), member("bob")
+    bob.on_message(_slow_echo(seat.SLICE * 4))
+    assert alice.request("bob", "late", timeout=10).content == "late"
+    tracker = alice.send("bob", "acked late")
+    assert tracker.wait(10) is tracker and tracker.status == "delivered"
+
+
+def test_a_request_nobody_answers_times_out_when_asked(member) -> None:
+    alice, bob = member("alice"), member("bob")
+    held: list[object] = []
+    bob.on_message(lambda *taken: held.append(taken), manual=True)  # taken, never settled
+    start = time.monotonic()
+    with pytest.raises(ReplyTimeout):
+        alice.request("bob", "anyone?", timeout=0.5)
+    assert 0.5 <= time.monotonic() - start < 5
+    assert len(held) == 1
+
+
+def test_an_inline_handler_run_by_a_seated_caller_may_not_wait_for_a_reply(member) -> None:
+    alice, bob, carol = member("alice"), member("bob"), member("carol")
+    bob.on_message(_slow_echo(0.2))
+    carol.on_message(bus.inline(lambda m: "carol"))
+    outcomes: list[str] = []
+
+    def nested(message: bus.Message) -> None:
+        try:
+            alice.request("carol", "hi", timeout=2)
+            outcomes.append(f"answered on {threading.current_thread().name}")
+        except BusError as exc:
+            outcomes.append(str(exc))
+
+    alice.on_message(nested, inline=True)
+    asker = threading.Thread(target=lambda: alice.request("bob", "x", timeout=5))
+    asker.start()
+    carol.send("alice", "ask carol").wait(5)
+    asker.join(10)
+    assert len(outcomes) == 1
+    assert "cannot wait for a reply" in outcomes[0]
+
+
+def test_closing_the_client_ends_a_seated_wait(member) -> None:
+    alice, bob = member("alice"), member("bob")
+    bob.on_message(lambda *taken: None, manual=True)  # never answers
+    failures: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            alice.request("bob", "x", timeout=60)
+        except (DeliveryFailed, ReplyTimeout) as exc:
+            failures.append(exc)
+
+    asker = threading.Thread(target=ask)
+    asker.start()
+    wait_until(lambda: alice._link.seat.holder is not None or bool(alice._requests), timeout=5)
+    start = time.monotonic()
+    alice.close()
+    asker.join(10)
+    assert not asker.is_alive()
+    assert time.monotonic() - start < 10
+    assert len(failures) == 1
