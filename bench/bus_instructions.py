@@ -50,11 +50,16 @@ STEPS_TITLE = "Bus: instructions per round trip, step by step"
 
 
 def client_role(stack: str, url: str, n: int, body_bytes: int = 0) -> None:
-    """Warm up, say ``ready``; on ``go`` make ``n`` round trips and say ``done``; stop on ``exit``.
-    The payload is ``bench/bus.py``'s small map, or ``body_bytes`` random bytes when given."""
+    """The client of ``stack``, driven by :func:`serve`. The payload is ``bench/bus.py``'s
+    small map, or ``body_bytes`` random bytes when given."""
     payload = os.urandom(body_bytes) if body_bytes else bench_bus.PAYLOAD
     round_trip = _raw_client(url, payload) if stack == "raw" else _robotlab_client(url, payload)
-    for i in range(WARM_UP_LARGE if body_bytes else WARM_UP):  # large bodies: minutes a round under valgrind
+    serve(round_trip, n, WARM_UP_LARGE if body_bytes else WARM_UP)  # large bodies: minutes a round under valgrind
+
+
+def serve(round_trip: Callable[[int], object], n: int, warm_up: int = WARM_UP) -> None:
+    """Warm up, say ``ready``; on ``go`` make ``n`` round trips and say ``done``; stop on ``exit``."""
+    for i in range(warm_up):
         round_trip(i)
     print("ready", flush=True)
     while True:

@@ -15,15 +15,16 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import zmq
 
 from robotlab.bus import protocol
-from robotlab.bus.config import BrokerConfig, is_ipv6
+from robotlab.bus.config import BrokerConfig
 from robotlab.bus.protocol import Body, Command, ErrorCode, Frame
 from robotlab.errors import ConfigError, ProtocolError
 
+from . import router
 from .absences import Absences
 from .admin import Admin
 from .deliveries import Deliveries
@@ -48,6 +49,8 @@ class Broker:
 
     def __init__(self, config: BrokerConfig, context: zmq.Context | None = None) -> None:
         self.config = config
+        self._expiry = config.expiry  # a property of the frozen config, read every message
+        self._pack = protocol.packer()  # the loop's alone: a msgpack Packer is not thread-safe
         self.id = uuid.uuid4().hex[:12]
         self.context = context or zmq.Context.instance()
         self.registry = Registry()
@@ -56,7 +59,7 @@ class Broker:
         self.dlq = DeadLetterQueue(config.dlq_max, self.journal)
         self.outbox = Outbox(self.journal, self.registry, self._transmit)
         self.deliveries = Deliveries(self.registry, self.dlq, self.outbox.transmit_settled, config.ack_timeout,
-                                     config.max_handling, self.journal, self.holds)
+                                     config.max_handling, self.journal, self.holds, deliver=self._transmit)
         self.absences = Absences(self.holds, self.deliveries, self.journal)
         restore(self.journal.restore(), self.dlq, self.holds, self.deliveries, self.journal.path)
         self.admin = Admin(self)
@@ -68,6 +71,7 @@ class Broker:
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
         self._unroutable: set[bytes] = set()
+        self._poll_items: list[tuple[Any, int]] = []
         self._next_scan = 0.0
         self._next_timer = 0.0  # the earliest scan, ack or hold deadline when the turn's poll began
         self.guard = KeyGuard(config.keys_dir, self.context, config.key_file) if config.keys_dir else None
@@ -92,22 +96,9 @@ class Broker:
 
     def bind(self) -> str:
         """Create and bind the ROUTER socket; return the bound endpoint (port resolved)."""
-        sock = self.context.socket(zmq.ROUTER)
-        sock.setsockopt(zmq.ROUTER_MANDATORY, 1)  # unroutable sends raise instead of vanishing
-        sock.setsockopt(zmq.MAXMSGSIZE, self.config.max_message_bytes)
-        sock.setsockopt(zmq.SNDHWM, 100_000)
-        sock.setsockopt(zmq.RCVHWM, 100_000)
-        sock.setsockopt(zmq.LINGER, 0)
-        if is_ipv6(self.config.bind):
-            sock.setsockopt(zmq.IPV6, 1)  # without it ZeroMQ answers "No such device" for [::1]
-        if self.guard is not None:
-            self.guard.secure(sock)
-        try:
-            sock.bind(self.config.bind)
-        except zmq.ZMQError:
-            sock.close(linger=0)  # the caller may try again once the address exists
-            raise
+        sock = router.bind(self.config, self.context, self.guard)
         self.socket = sock
+        self._poll_items = [(sock, zmq.POLLIN), (self._wake_r, zmq.POLLIN)]
         self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
         return self.endpoint
 
@@ -131,35 +122,37 @@ class Broker:
         except OSError:
             pass
 
-    @property
-    def _router(self) -> zmq.Socket:
-        """The bound ROUTER socket: the loop and its handlers run only between bind and close."""
-        assert self.socket is not None, "the broker is not bound"
-        return self.socket
-
     def run(self) -> None:
         """Serve until :meth:`stop` is called."""
         if self.socket is None:
             self.bind()
-        poller = zmq.Poller()
-        poller.register(self.socket, zmq.POLLIN)
-        poller.register(self._wake_r, zmq.POLLIN)
         log.info("broker %s listening on %s", self.id, self.endpoint)
         try:
             while not self._stopping:
-                events = dict(poller.poll(self._poll_timeout_ms()))
-                if self.socket in events:
-                    self._drain()
-                try:
-                    self._timers()
-                    self.outbox.end_turn()
-                except ConfigError:
-                    raise  # two active brokers (see standby.py): this one must stop
-                except Exception:  # a timer's bug costs that pass, never the loop
-                    self.counters["internal_errors"] += 1
-                    log.exception("broker: a timer pass failed")
+                self.turn()
         finally:
             self._close()
+
+    def turn(self) -> None:
+        """One pass of the loop (bound only): wait for input or the next timer, drain what is
+        readable, run what is due, commit the journal and send what waited on it."""
+        # zmq_poll itself on a list built once: zmq.Poller.poll only wraps it, and the dict
+        # made of its answer was one more object a turn. It lists what is ready in this order.
+        ready = zmq.zmq_poll(self._poll_items, self._poll_timeout_ms())
+        if ready and ready[0][0] is self.socket:
+            self._drain()
+        try:
+            now = time.monotonic()  # one clock read for the turn's end
+            if now >= self._next_timer or self._unroutable or self.standby is not None:
+                # Else nothing is due (a deadline a dispatch set since is read by the next
+                # turn's poll): most turns skip the pass that walks every table.
+                self._timers(now)
+            self.outbox.end_turn(now)
+        except ConfigError:
+            raise  # two active brokers (see standby.py): this one must stop
+        except Exception:  # a timer's bug costs that pass, never the loop
+            self.counters["internal_errors"] += 1
+            log.exception("broker: a timer pass failed")
 
     def _close(self) -> None:
         self.journal.close()
@@ -179,40 +172,42 @@ class Broker:
     # -- the loop's steps ---------------------------------------------------------------------
 
     def _poll_timeout_ms(self) -> int:
-        due = self._next_timer = min(self._next_scan, self.deliveries.next_deadline() or INF, self.holds.next_deadline() or INF)
-        standby = self.standby.next_deadline() if self.standby is not None else None
-        due = min(due, self.journal.next_commit() or INF, standby or INF)
-        return max(int(max(due - time.monotonic(), 0.0) * 1000), 1)
+        due = self._next_scan
+        for deadline in (self.deliveries.next_deadline(), self.holds.next_deadline()):
+            if deadline is not None and deadline < due:
+                due = deadline
+        self._next_timer = due
+        commit = self.journal.next_commit()  # the outbox's, not a timer's
+        if commit is not None and commit < due:
+            due = commit
+        if self.standby is not None:
+            due = min(due, self.standby.next_deadline() or INF)
+        return max(int((due - time.monotonic()) * 1000), 1)
 
     def _drain(self) -> None:
-        # Ends when ZMQ_EVENTS says nothing is left, not on a raised zmq.Again (raising and
-        # catching it cost more than the check). With keys, reading ZAP metadata needs a
-        # zero-copy frame, which the keyless receive does not pay for.
-        router, receive = self._router, self._recv_keyed if self.guard is not None else self._recv
+        # Called when the poll saw the ROUTER readable (zmq_poll reads ZMQ_EVENTS for it), so
+        # the first message is read without asking again; the drain ends when ZMQ_EVENTS says
+        # nothing is left, not on a raised zmq.Again (raising and catching it cost more than
+        # the check). With keys, reading ZAP metadata needs a zero-copy frame, which the
+        # keyless receive does not pay for.
+        sock, receive, readable = self.socket, self._recv_keyed if self.guard is not None else router.recv, protocol.readable
+        assert sock is not None, "the broker is not bound"  # the loop runs between bind and close
+        counters, dispatch = self.counters, self.dispatch
         for _ in range(DRAIN_BATCH):
-            if not protocol.readable(router):
-                return
-            try:  # free unless raised; EVENTS said a whole message waits
-                frames = receive(router)
+            try:  # free unless raised; the poll or EVENTS said a whole message waits
+                frames = receive(sock)
             except zmq.Again:
                 return
-            self.counters["frames_in"] += 1
-            self.dispatch(frames)
+            counters["frames_in"] += 1
+            dispatch(frames)
+            if not readable(sock):
+                return
 
-    @staticmethod
-    def _recv(router: zmq.Socket) -> list[Body]:
-        return protocol.recv(router, copied=2)
-
-    def _recv_keyed(self, router: zmq.Socket) -> list[Body]:
-        frames, self._user_id = recv_with_key(router)
+    def _recv_keyed(self, sock: zmq.Socket) -> list[Body]:
+        frames, self._user_id = recv_with_key(sock)
         return frames
 
-    def _timers(self) -> None:
-        now = time.monotonic()
-        if now < self._next_timer and not self._unroutable and self.standby is None:
-            # Nothing is due (a deadline a dispatch set since is read by the next turn's poll):
-            # most turns end here, instead of walking every table once per message.
-            return
+    def _timers(self, now: float) -> None:
         # Forgetting a peer may fail sends to others: those go in a fresh set, for the next pass.
         unroutable, self._unroutable = self._unroutable, set()
         for identity in unroutable:
@@ -245,7 +240,9 @@ class Broker:
         if len(frames) < 2:
             self.counters["dropped_malformed"] += 1
             return
-        identity, body = cast(bytes, frames[0]), frames[1:]  # recv copies the identity: bytes
+        # recv copies the identity: bytes (a plain annotation: typing.cast is a call a message)
+        identity: bytes = frames[0]  # type: ignore[assignment]
+        body = frames[1:]
         try:
             frame = protocol.decode(body)
             peer = self.registry.by_identity.get(identity)
@@ -255,7 +252,7 @@ class Broker:
                 else:
                     self._error(identity, ErrorCode.NOT_READY, f"say HELLO before {frame.command.name}", frame)
                 return
-            peer.expires = time.monotonic() + self.config.expiry
+            peer.expires = time.monotonic() + self._expiry
             peer.frames_in += 1
             handler = self.handlers.get(frame.command)
             if handler is None:
@@ -382,14 +379,14 @@ class Broker:
         log.info("peer %s (%s) %s", peer.name, peer.instance, self.absences.left(peer, why, gone))
 
     def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: Body) -> bool:
-        sent = self._send_frames(peer.identity, protocol.encode(command, header, body))
+        sent = self._send_frames(peer.identity, protocol.encode(command, header, body, self._pack))
         if sent:
             peer.last_sent = time.monotonic()
         return sent
 
     def _send_frames(self, identity: bytes, frames: list[Body]) -> bool:
         try:
-            protocol.send(self._router, [identity, *frames])
+            router.send(self.socket, identity, frames)  # type: ignore[arg-type]  # sent only between bind and close
             return True
         except zmq.Again:
             self.counters["send_would_block"] += 1

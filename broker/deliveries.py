@@ -28,13 +28,12 @@ from robotlab.observability import spans, tracing
 
 from .dlq import DeadLetterQueue
 from .holds import Holds
-from .journal import NoJournal
+from .journal import ROW_BYTES, NoJournal
+from .outbox import Outcome, receipt
 from .registry import Peer, Registry
 
 MAX_ATTEMPTS = 3
 RECENT_RECEIPTS = 4096
-JOURNAL_ROW_BYTES = 256
-"""What a journaled message costs beyond its body (its header and the row), for the size bound."""
 
 Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
 
@@ -85,17 +84,20 @@ class Deliveries:
 
     def __init__(self, registry: Registry, dlq: DeadLetterQueue, transmit: Transmit, ack_timeout: float,
                  max_handling: float = float("inf"), journal: NoJournal | None = None,
-                 holds: Holds[Record, Any] | None = None) -> None:
+                 holds: Holds[Record, Any] | None = None, deliver: Transmit | None = None) -> None:
         self.registry = registry
         self.dlq = dlq
         self.transmit = transmit
+        """How receipts leave (the broker's waits for the journal's commit)."""
+        self.deliver = deliver or transmit
+        """How DELIVERs leave: at once (the broker skips the outbox's check for receipts)."""
         self.ack_timeout = ack_timeout
         self.max_handling = max_handling
         self.journal = journal if journal is not None else NoJournal()
         self.holds: Holds[Record, Any] = holds if holds is not None else Holds(0.0)
         self.inflight: dict[int, Delivery] = {}
         self.active: dict[tuple[str, str], Record] = {}
-        self.recent: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+        self.recent: OrderedDict[tuple[str, str], Outcome] = OrderedDict()
         self._recent_untracked: OrderedDict[tuple[str, str], None] = OrderedDict()
         self.counters: dict[str, int] = {"routed": 0, "delivered": 0, "nacked": 0, "timeouts": 0, "dead_lettered": 0,
                                          "held": 0, "journal_full": 0}
@@ -113,31 +115,39 @@ class Deliveries:
         ``key`` defaults to (``notify``, id) and ``receipt_id`` to the message id; a replay
         passes its own of both (see :class:`Record`).
         """
-        record = Record(header, body, notify, key or (notify or "", header["id"]), receipt_id or header["id"])
-        if record.key in self.active:
+        key = key or (notify or "", header["id"])
+        if key in self.active:
             return  # a resend after reconnect; the original is still in flight
-        if record.key in self.recent:
-            self._send_receipt(record.notify, self.recent[record.key])
+        if key in self.recent:
+            self._send_receipt(notify, self.recent[key])
             return
         self.counters["routed"] += 1
-        if tracing.ENABLED and "traceparent" in header:  # off: this one check is all tracing costs
-            record.span = spans.routing(header)
-        targets = self._targets(header)
+        span = spans.routing(header) if tracing.ENABLED and "traceparent" in header else None  # off: one check
+        targets, receipt_id = self._targets(header), receipt_id or header["id"]
         if header.get("untracked"):  # held if need be, but never journaled: its sender resends it
-            if record.key not in self._recent_untracked:  # else a reply sent again after a reconnect
-                self._recent_untracked[record.key] = None
+            if key not in self._recent_untracked:  # else a reply sent again after a reconnect
+                self._recent_untracked[key] = None
                 while len(self._recent_untracked) > RECENT_RECEIPTS:
                     self._recent_untracked.popitem(last=False)
-                self._start(record, targets, time.monotonic())
+                if targets:  # the common reply, to a live requester: no record is needed
+                    self._fire_and_forget(header, body, key, receipt_id, targets)
+                else:
+                    self._start(Record(header, body, notify, key, receipt_id, span=span), targets, time.monotonic())
             return
-        if not self.journal.room_for(len(body) + JOURNAL_ROW_BYTES):
+        record = Record(header, body, notify, key, receipt_id, span=span)
+        if not self.journal.room_for(len(body) + ROW_BYTES):
             self.counters["journal_full"] += 1
             self._settle(record, "", Status.BUSY, "the broker's journal is full (or failing); try again later")
             return
-        self.active[record.key] = record
-        self.journal.put(record.key, header, body, notify, record.receipt_id)
+        self.active[key] = record
+        self.journal.put(key, header, body, notify, receipt_id)
         record.kept = True
-        self._start(record, targets, time.monotonic())
+        if not targets:
+            self._start(record, targets, time.monotonic())
+            return
+        record.pending = len(targets)  # what _start does for a tracked record with targets
+        for peer in targets:
+            self._dispatch(record, peer, 1, {peer.instance})
 
     def _start(self, record: Record, targets: list[Peer], now: float, until: float | None = None) -> None:
         """Dispatch a record to ``targets``, or hold it while its name's members are away."""
@@ -153,7 +163,7 @@ class Deliveries:
             self.holds.hold(record.header["to"], record.key, record, until)
             return
         if record.header.get("untracked"):
-            self._fire_and_forget(record, targets)
+            self._fire_and_forget(record.header, record.body, record.key, record.receipt_id, targets)
             return
         record.pending = len(targets)
         for peer in targets:
@@ -182,19 +192,22 @@ class Deliveries:
             record.pending = 1
             self._settle(record, "", Status.UNDELIVERABLE, self._nobody(record))
 
-    def _fire_and_forget(self, record: Record, targets: list[Peer]) -> None:
+    def _fire_and_forget(self, header: dict[str, Any], body: Body, key: tuple[str, str], receipt_id: str,
+                         targets: list[Peer]) -> None:
         """Deliver without an in-flight entry (replies: the requester's resend is their retry)."""
-        header = dict(record.header, delivery=0, attempt=1)
+        deliver = dict(header, delivery=0, attempt=1)
         for peer in targets:
-            if not self.transmit(peer, Command.DELIVER, header, record.body):
-                self._settle(Record(record.header, record.body, None, record.key, record.receipt_id, pending=1), peer.instance,
+            if not self.deliver(peer, Command.DELIVER, deliver, body):
+                self._settle(Record(header, body, None, key, receipt_id, pending=1), peer.instance,
                              Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
 
     def ack(self, peer: Peer, delivery_id: int, reply: dict[str, Any] | None = None) -> None:
         """Settle a delivery as acked by ``peer``; ``reply`` is the header of a reply carrying the ack."""
-        delivery = self._take(peer, delivery_id)
-        if delivery is None:
+        delivery = self.inflight.get(delivery_id)  # _take, inline: every request's reply comes here
+        if delivery is None or delivery.instance != peer.instance:
             return
+        del self.inflight[delivery_id]
+        peer.inflight.discard(delivery_id)
         peer.delivered += 1
         self.counters["delivered"] += 1
         record = delivery.record
@@ -270,7 +283,7 @@ class Deliveries:
                 if delivery.deadline < deadline:  # it may have passed while the member was away
                     delivery.deadline = deadline
                     heapq.heappush(self._deadlines, (deadline, delivery_id))
-                self.transmit(peer, Command.DELIVER, self._deliver_header(delivery), delivery.record.body)
+                self.deliver(peer, Command.DELIVER, self._deliver_header(delivery), delivery.record.body)
 
     def next_deadline(self) -> float | None:
         """The earliest pending ack deadline, for the poll timeout."""
@@ -289,24 +302,24 @@ class Deliveries:
         return self.registry.instances(header["to"])
 
     def _dispatch(self, record: Record, peer: Peer, attempt: int, tried: set[str]) -> None:
-        if not peer.has_room:
+        # Every tracked message comes here: Peer.has_room, the handling time and the DELIVER
+        # header are inline.
+        if len(peer.inflight) >= peer.max_inflight:
             self._settle(record, peer.instance, Status.BUSY, f"{peer.name} ({peer.instance}) has {len(peer.inflight)} deliveries in flight")
             return
-        now = time.monotonic()
-        limit = now + self._handling_time(record)
-        delivery = Delivery(next(self._ids), record, peer.instance, min(now + self.ack_timeout, limit), attempt, tried,
-                            started=now, limit=limit)
-        self.inflight[delivery.id] = delivery
-        peer.inflight.add(delivery.id)
-        heapq.heappush(self._deadlines, (delivery.deadline, delivery.id))
-        if not self.transmit(peer, Command.DELIVER, self._deliver_header(delivery), record.body):
-            self.inflight.pop(delivery.id, None)
-            peer.inflight.discard(delivery.id)
+        now, asked, delivery_id = time.monotonic(), record.header.get("max_handling"), next(self._ids)
+        limit = now + (min(asked, self.max_handling) if isinstance(asked, (int, float)) else self.max_handling)
+        deadline = min(now + self.ack_timeout, limit)
+        delivery = Delivery(delivery_id, record, peer.instance, deadline, attempt, tried, started=now, limit=limit)
+        self.inflight[delivery_id] = delivery
+        peer.inflight.add(delivery_id)
+        heapq.heappush(self._deadlines, (deadline, delivery_id))
+        header = dict(record.header)
+        header["delivery"], header["attempt"] = delivery_id, attempt
+        if not self.deliver(peer, Command.DELIVER, header, record.body):
+            self.inflight.pop(delivery_id, None)
+            peer.inflight.discard(delivery_id)
             self._fail(delivery, Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
-
-    def _handling_time(self, record: Record) -> float:
-        asked = record.header.get("max_handling")
-        return min(asked, self.max_handling) if isinstance(asked, (int, float)) else self.max_handling
 
     @staticmethod
     def _deliver_header(delivery: Delivery) -> dict[str, Any]:
@@ -348,33 +361,29 @@ class Deliveries:
             self._complete(record)
 
     def _complete(self, record: Record) -> None:
+        # Most records end acked by the reply that answers them, and their receipt is never
+        # sent: it is built (receipt()) only when it is, or when a resend asks for it again.
         self.active.pop(record.key, None)
         if record.kept:
             self.journal.settle(record.key)
             record.kept = False
-        failures = [o for o in record.outcomes if o[1] != Status.DELIVERED]
-        status, detail = (failures[0][1], failures[0][2]) if failures else (Status.DELIVERED, "")
-        receipt: dict[str, Any] = {
-            "id": record.receipt_id,
-            "to": record.header["to"],
-            "status": status,
-            "instances": [o[0] for o in record.outcomes if o[0]],
-        }
-        if detail:
-            receipt["detail"] = detail
-        if record.dlq_ids:
-            receipt["dlq_id"] = record.dlq_ids[0]
+        status = Status.DELIVERED
+        for _, status, _ in record.outcomes:
+            if status != Status.DELIVERED:
+                break
+        outcome = (record.receipt_id, record.header["to"], record.outcomes, record.dlq_ids[0] if record.dlq_ids else None)
         if record.span is not None:
-            spans.settled(record.span, receipt)
+            spans.settled(record.span, receipt(outcome))
         if status != Status.BUSY:  # busy invites a resend of the same message: route it afresh
-            self.recent[record.key] = receipt
-        while len(self.recent) > RECENT_RECEIPTS:
-            self.recent.popitem(last=False)
+            self.recent[record.key] = outcome
+            if len(self.recent) > RECENT_RECEIPTS:
+                self.recent.popitem(last=False)
         if status == Status.DELIVERED and (record.replied or not record.header.get("receipt", True)):
             return  # the reply already told the sender; or the sender asked only for failures
-        self._send_receipt(record.notify, receipt)
+        self._send_receipt(record.notify, outcome)
 
-    def _send_receipt(self, notify: str | None, receipt: dict[str, Any]) -> None:
+    def _send_receipt(self, notify: str | None, outcome: Outcome) -> None:
         peer = self.registry.by_instance.get(notify) if notify else None
         if peer is not None:
-            self.transmit(peer, Command.RECEIPT, receipt, b"")
+            self.transmit(peer, Command.RECEIPT, receipt(outcome), b"")
+

@@ -106,6 +106,8 @@ class Holds(Generic[Item, Away]):
 
     def next_deadline(self) -> float | None:
         """The earliest time something held runs out."""
+        if not self.away:  # the usual case, asked every loop turn
+            return self._due[0][0] if self._due else None
         times = [until for until, _ in self.away.values()]
         if self._due:
             times.append(self._due[0][0])

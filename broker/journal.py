@@ -57,6 +57,9 @@ class Restored:
     names: set[str] = field(default_factory=set)
 
 
+ROW_BYTES = 256
+"""What a message costs the size bound beyond its body until its header is packed (at the commit)."""
+
 INTERVAL = 0.01
 """The longest a change waits for a commit when no receipt depends on it (seconds)."""
 
@@ -124,7 +127,7 @@ class Journal(NoJournal):
         self._urgent = False
         self._sizes: dict[Key, int] = {}
         self._letter_sizes: dict[str, int] = {}
-        self._puts: dict[Key, tuple[str, str, str | None, str, bytes, Body]] = {}
+        self._puts: dict[Key, tuple[str | None, str, dict[str, Any], Body]] = {}
         self._settled: set[Key] = set()
         self._letters: dict[str, tuple[int, str, str, str, bytes, bytes, float]] = {}
         self._dropped: set[str] = set()
@@ -188,18 +191,24 @@ class Journal(NoJournal):
             self._since = time.monotonic()
 
     def put(self, key: Key, header: dict[str, Any], body: Body, notify: str | None, receipt_id: str) -> None:
-        """Keep an accepted message until :meth:`settle`."""
-        self._changed()
+        """Keep an accepted message until :meth:`settle`.
+
+        Its header is packed at the commit, and only if it is unsettled by then: most messages
+        settle within the interval and never reach the file. Until then it counts as
+        ``ROW_BYTES`` beyond its body; the broker never changes a header it has accepted.
+        """
+        if self._since is None:  # _changed(), inline: every tracked message is put and settled
+            self._since = time.monotonic()
         self._urgent = self._urgent or header.get("receipt") is False  # its sender keeps no copy
-        packed = pack(header)
-        self._puts[key] = (key[0], key[1], notify, receipt_id, packed, body)
+        self._puts[key] = (notify, receipt_id, header, body)
         self._settled.discard(key)
-        self._sizes[key] = len(packed) + len(body)
-        self.size += self._sizes[key]
+        size = self._sizes[key] = ROW_BYTES + len(body)
+        self.size += size
 
     def settle(self, key: Key) -> None:
         """Forget a message that was delivered or dead-lettered."""
-        self._changed()
+        if self._since is None:
+            self._since = time.monotonic()
         self.size -= self._sizes.pop(key, 0)
         if self._puts.pop(key, None) is None:
             self._settled.add(key)
@@ -236,6 +245,11 @@ class Journal(NoJournal):
     def commit(self) -> bool:
         """Write this turn's changes in one transaction; False (kept for the next turn) on failure."""
         if not (self._puts or self._settled or self._letters or self._dropped or self._purge_all or self._names):
+            # Everything changed since the last commit cancelled out (most often a message put
+            # and settled within the interval): nothing is due any more. Left set, the stale
+            # start made every later turn commit at once (writing each message the moment it
+            # was accepted) and the loop wake every millisecond while idle.
+            self._since, self._urgent = None, False
             return True
         try:
             self._write()
@@ -262,7 +276,7 @@ class Journal(NoJournal):
         if self._settled:
             db.executemany("DELETE FROM messages WHERE sender = ? AND id = ?", self._settled)
         if self._puts:
-            db.executemany("INSERT OR REPLACE INTO messages (sender, id, notify, receipt_id, header, body) VALUES (?, ?, ?, ?, ?, ?)", self._puts.values())
+            db.executemany("INSERT OR REPLACE INTO messages (sender, id, notify, receipt_id, header, body) VALUES (?, ?, ?, ?, ?, ?)", self._rows())
         if self._purge_all:
             db.execute("DELETE FROM dead_letters")
         if self._dropped:
@@ -272,6 +286,17 @@ class Journal(NoJournal):
         if self._names:
             db.executemany("INSERT OR IGNORE INTO names VALUES (?)", [(n,) for n in self._names])
         db.execute("COMMIT")
+
+    def _rows(self) -> list[tuple[str, str, str | None, str, bytes, Body]]:
+        """The unsettled puts as rows, each header packed now and its size counted exactly."""
+        rows = []
+        for key, (notify, receipt_id, header, body) in self._puts.items():
+            packed = pack(header)
+            size = len(packed) + len(body)
+            self.size += size - self._sizes.get(key, size)
+            self._sizes[key] = size
+            rows.append((key[0], key[1], notify, receipt_id, packed, body))
+        return rows
 
     def close(self) -> None:
         """Write what is pending and close the file."""

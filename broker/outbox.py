@@ -2,20 +2,22 @@
 
 A turn's receipts and admin replies are held here until the journal has committed the turn
 (see :mod:`robotlab.broker.journal`), so nothing a sender is told can be lost with the broker.
+:func:`receipt` says what a RECEIPT carries, from the compact outcome a settled record leaves.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
-from robotlab.bus.protocol import Body, Command
+from robotlab.bus.protocol import Body, Command, Status
 
 from .journal import NoJournal
 from .registry import Peer, Registry
 
 Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
+Outcome = tuple[str, str, list[tuple[str, str, str]], str | None]
+"""What a receipt says, kept compact until one is sent: (receipt id, to, outcomes, dlq id)."""
 
 
 class Outbox:
@@ -38,16 +40,30 @@ class Outbox:
             return True
         return self.transmit(peer, command, header, body)
 
-    def end_turn(self) -> None:
-        """Commit the journal if something waits on it (or its changes are due), then send.
+    def end_turn(self, now: float) -> None:
+        """Commit the journal if something waits on it (or its changes are due at ``now``, the
+        loop's clock), then send.
 
         Changes nobody waits on may wait for a later turn; a failed commit keeps everything for
         the next one: what the senders would be told is not safe yet.
         """
-        if not self._held and not self.journal.due(time.monotonic()):
+        if not self._held and not self.journal.due(now):
             return
         if not self.journal.commit():
             return
         held, self._held = self._held, []
         for peer, command, header in held:
             self.transmit(self.registry.by_instance.get(peer.instance, peer), command, header, b"")
+
+
+def receipt(outcome: Outcome) -> dict[str, Any]:
+    """The RECEIPT header of an outcome: delivered, or the first failure's status and detail."""
+    receipt_id, to, outcomes, dlq_id = outcome
+    failures = [o for o in outcomes if o[1] != Status.DELIVERED]
+    status, detail = (failures[0][1], failures[0][2]) if failures else (Status.DELIVERED, "")
+    header: dict[str, Any] = {"id": receipt_id, "to": to, "status": status, "instances": [o[0] for o in outcomes if o[0]]}
+    if detail:
+        header["detail"] = detail
+    if dlq_id is not None:
+        header["dlq_id"] = dlq_id
+    return header

@@ -19,7 +19,7 @@ from robotlab.bus import protocol, schema
 from robotlab.errors import ProtocolError
 
 # Instrument only the decoding path: instrumenting every import of robotlab costs a minute.
-for _name in ("decode", "_first_frame", "_decode_header"):
+for _name in ("decode", "_first_frame"):
     setattr(protocol, _name, atheris.instrument_func(getattr(protocol, _name)))
 for _name in ("_check_header", "_check_required", "_refuse", "_ref", "_show", "_is_int", "_is_number"):
     setattr(schema, _name, atheris.instrument_func(getattr(schema, _name)))

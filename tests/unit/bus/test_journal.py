@@ -91,3 +91,18 @@ def test_a_bad_journal_is_a_one_line_start_up_error_naming_the_file(tmp_path: Pa
     result = CliRunner().invoke(main, ["broker", "--bind", f"ipc://{tmp_path}/b.sock", "--journal", str(path)])
     assert result.exit_code == 78, result.output
     assert result.output.count("\n") == 1 and f"journal {path} cannot be used" in result.output
+
+
+def test_a_message_settled_before_the_commit_leaves_nothing_due(tmp_path: Path) -> None:
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    try:
+        journal.put(("sender", "m1"), {"id": "m1", "to": "echo"}, b"body", "sender", "m1")
+        assert journal.next_commit() is not None
+        journal.settle(("sender", "m1"))
+        assert journal.commit()
+        # Nothing is left to write: no commit may fall due (a stale one wakes the loop every
+        # millisecond and commits every later message the moment it is accepted).
+        assert journal.next_commit() is None and not journal.due(float("inf"))
+        assert journal.size == 0 and journal.restore().messages == []
+    finally:
+        journal.close()
