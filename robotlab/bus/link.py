@@ -155,9 +155,12 @@ class Link(Dialer):
         with self._lock:
             if self._socket is None or not self._running:
                 return None
-            self._drain_socket()
-            self._flush_acks()
-            return self._fd
+            while True:
+                self._drain_socket()
+                sent = self._seq
+                self._flush_acks()
+                if self._seq == sent or not protocol.readable(self._socket):
+                    return self._fd  # (an ack's send may take the edge of a frame that came since the drain)
 
     def _leave_seat(self) -> None:
         # No wake-up for the I/O thread: it looks within seat.LOOK_MS, and the seated drain read
@@ -189,10 +192,12 @@ class Link(Dialer):
             os.write(self._wake_w, b"x")
 
     def _wake_if_input(self) -> None:
-        # A send may have consumed the edge of the socket's fd; don't let input sit unseen. On the
-        # I/O thread (an inline handler) the drain it runs in reads ZMQ_EVENTS next anyway.
-        if self._socket is not None and threading.get_ident() != self._thread.ident and protocol.readable(self._socket):
-            self._wake()
+        # A send may have consumed the edge of the socket's fd: whoever reads must look again. The
+        # I/O thread and a seated caller read ZMQ_EVENTS themselves after their own sends.
+        me = threading.get_ident()
+        if self._socket is None or me in (self._thread.ident, self.seat.holder) or not protocol.readable(self._socket):
+            return
+        (self._wake if self.seat.holder is None else self.seat.wake)()
 
     # -- the I/O thread ------------------------------------------------------------------------
 
@@ -201,12 +206,15 @@ class Link(Dialer):
             while self._running:
                 try:
                     with self._lock:
+                        sent = self._seq
                         if self.seat.holder is None:
                             self._drain_socket()
                             self._flush_acks()
                         self._timers()
                         fd = self._fd if self.seat.holder is None else -1  # -1: the wake pipe only
                         timeout = self._poll_ms() if fd != -1 else seat.LOOK_MS
+                        if self._seq != sent and self._socket is not None and protocol.readable(self._socket):
+                            timeout = self._missed_edge(fd, timeout)
                 except zmq.ContextTerminated:
                     return
                 except Exception as exc:  # nothing may stop this thread: start over on a fresh socket
@@ -222,6 +230,15 @@ class Link(Dialer):
                 self._close_monitor()
             os.close(self._wake_r)
             os.close(self._wake_w)
+            self.seat.close()
+
+    def _missed_edge(self, fd: int, timeout: int) -> int:
+        """A send of this turn (an ACK, a heartbeat) may have taken the edge of a frame that came
+        after the drain: its reader must not wait on the fd for it. Returns the poll timeout."""
+        if fd == -1:
+            self.seat.wake()
+            return timeout
+        return 0
 
     def _recover(self, exc: Exception) -> None:
         self._note("io_error", f"bus: the I/O loop of {self.hello['name']} failed ({exc!r}); reconnecting")

@@ -9,6 +9,8 @@ socket's fd and handles what it reads exactly as the I/O thread would.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import select
 import threading
 import time
@@ -29,7 +31,7 @@ the longest a frame no caller waits for can sit unread once a seated caller has 
 class Seat:
     """Who reads the socket besides the I/O thread: at most one caller at a time."""
 
-    __slots__ = ("holder", "draining", "_poller", "_fd")
+    __slots__ = ("holder", "draining", "_poller", "_fd", "_wake_r", "_wake_w")
 
     def __init__(self) -> None:
         self.holder: int | None = None
@@ -37,6 +39,21 @@ class Seat:
         self.draining: int | None = None
         """The thread handling inbound frames right now: what it runs must not wait on the bus."""
         self._poller, self._fd = select.poll(), -1
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+
+    def wake(self) -> None:
+        """Make the seated caller look at the socket again: another thread's send may have taken
+        the edge of its fd (the I/O thread's timers, a handler thread's reply)."""
+        with contextlib.suppress(BlockingIOError, OSError):  # already signalled, or closed
+            os.write(self._wake_w, b"x")
+
+    def close(self) -> None:
+        """Close the wake pipe (the link is closing)."""
+        for fd in (self._wake_r, self._wake_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def claim(self, io_thread: int | None) -> bool:
         """Seat the calling thread (call under the link's lock); False if taken, or if it is the
@@ -67,11 +84,16 @@ class Seat:
         return latch.wait(left(deadline))
 
     def _poll(self, fd: int, timeout: float) -> None:
-        """Wait up to ``timeout`` s for the socket's fd (one seated caller: one cached poller)."""
+        """Wait up to ``timeout`` s for the socket's fd or a wake-up (one seated caller: one
+        cached poller, rebuilt with the socket)."""
         if fd != self._fd:
             self._poller, self._fd = select.poll(), fd
-            self._poller.register(fd, select.POLLIN)
-        self._poller.poll(max(int(timeout * 1000), 1))
+            for each in (fd, self._wake_r):
+                self._poller.register(each, select.POLLIN)
+        for ready, _ in self._poller.poll(max(int(timeout * 1000), 1)):
+            if ready == self._wake_r:
+                with contextlib.suppress(BlockingIOError, OSError):
+                    os.read(self._wake_r, 4096)
 
 
 def left(deadline: float | None) -> float | None:

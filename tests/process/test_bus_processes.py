@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import random
 import signal
+import sys
 
 import pytest
 import zmq
@@ -127,3 +128,30 @@ def _random_frames(rng: random.Random) -> list[bytes]:
         lambda: [b"RLB" + bytes([rng.randint(0, 5)]), b"\x01", protocol.pack({"name": 1}), b""],
     ]
     return rng.choice(shapes)()
+
+
+FAN_MEMBERS = """
+import sys, threading
+from robotlab import bus
+members = [bus.connect(sys.argv[1], name="fan", role="robot", timeout=60) for _ in range(16)]
+for member in members:
+    member.on_message(lambda message: None, inline=True)
+threading.Event().wait()
+"""
+
+
+def test_a_fan_out_never_waits_out_a_poll_timeout(endpoint: str, start_broker, processes) -> None:
+    # Any send on a socket may take the edge of its edge-triggered fd. A member's I/O thread that
+    # flushed an ACK just as the next DELIVER came slept its whole poll timeout with that DELIVER
+    # unread (found by bench/bus_growth.py: fan-out at 0.05x raw on a quiet machine). With a
+    # 60 s heartbeat that timeout is 20 s, past each wait below: a message held up by one fails.
+    start_broker(endpoint, "--heartbeat", "60", "--liveness", "3", "--ack-timeout", "60")
+    processes.keep([sys.executable, "-c", FAN_MEMBERS, endpoint], lambda proc: len(live(endpoint, "fan")) == 16,
+                   name="fan-members", timeout=120)
+    with bus.connect(endpoint, name="fan-sender", timeout=10) as sender:
+        for i in range(300):
+            assert len(sender.send("fan", i).wait(15).instances) == 16  # a few ms each
+        window = [sender.send("fan", i) for i in range(8)]
+        for i in range(300):  # eight outstanding, as the bench sends them
+            assert len(window.pop(0).wait(15).instances) == 16
+            window.append(sender.send("fan", i))

@@ -137,3 +137,4 @@ def test_closing_the_client_ends_a_seated_wait(member) -> None:
     assert not asker.is_alive()
     assert time.monotonic() - start < 10
     assert len(failures) == 1
+
