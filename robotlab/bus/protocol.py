@@ -174,11 +174,11 @@ def send(socket: zmq.Socket, frames: list[Body]) -> None:
 
     pyzmq's ``send_multipart`` combines enum flags for every frame, which costs about as much
     as the send itself at the broker's message rates. Frames of ``LARGE_BODY`` bytes or more
-    are sent by reference (pyzmq copies only below its threshold).
+    are sent by reference (``copy=False``: told to copy, pyzmq copies a frame of any size).
     """
     last = len(frames) - 1
     for i, frame in enumerate(frames):
-        socket.send(frame, _MORE if i < last else _LAST)
+        socket.send(frame, _MORE if i < last else _LAST, len(frame) < LARGE_BODY)
 
 
 def decode(frames: list[Body]) -> Frame:
