@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from robotlab.ipc.shared_sqlite import set_up
 from robotlab.knowledge.entry import Entry, domain_key
 
 __all__ = ["DEFAULT_PATH", "DurableStore"]
@@ -75,9 +76,8 @@ class DurableStore:
         if db is None:
             self.path.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path / "knowledge.sqlite3", timeout=30, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA busy_timeout=30000")
-            db.executescript(_SCHEMA)
+            set_up(db, _SCHEMA)
             self._local.db = db
         return db
 

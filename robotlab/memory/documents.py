@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from robotlab.ipc.shared_sqlite import set_up
 from robotlab.text.similarity import cosine, term_vector
 
 __all__ = ["DocumentMethods", "DocumentStore", "Embedder", "LocalEmbedder", "embedder_name"]
@@ -116,9 +117,7 @@ class DocumentStore:
                 target = str(self.path / "documents.sqlite3")
             db = sqlite3.connect(target, timeout=30, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA busy_timeout=30000")
-            if self.path is not None:
-                db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
+            set_up(db, _SCHEMA, wal=self.path is not None)
             self._connection = db
         return self._connection
 
