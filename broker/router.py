@@ -61,5 +61,8 @@ def send(router: zmq.Socket, identity: bytes, frames: list[Body]) -> None:
     _send(router, identity, _MORE)
     last = len(frames) - 1
     for i, frame in enumerate(frames):
-        # copy=False for a large body: pyzmq copies every frame it is told to copy, whatever its size
-        _send(router, frame, _MORE if i < last else _NOBLOCK, len(frame) < protocol.LARGE_BODY)
+        flags = _MORE if i < last else _NOBLOCK
+        if len(frame) < protocol.LARGE_BODY:
+            _send(router, frame, flags)
+        else:  # by reference: pyzmq copies every frame it is told to copy, whatever its size
+            _send(router, frame, flags, False)
