@@ -39,21 +39,22 @@ class Seat:
         self.draining: int | None = None
         """The thread handling inbound frames right now: what it runs must not wait on the bus."""
         self._poller, self._fd = select.poll(), -1
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
+        self._wake_r = self._wake_w = -1  # made by the first claim: a member that never waits keeps its fds
 
     def wake(self) -> None:
         """Make the seated caller look at the socket again: another thread's send may have taken
         the edge of its fd (the I/O thread's timers, a handler thread's reply)."""
-        with contextlib.suppress(BlockingIOError, OSError):  # already signalled, or closed
-            os.write(self._wake_w, b"x")
+        if self._wake_w != -1:  # -1: nobody ever sat, so nobody waits for it
+            with contextlib.suppress(BlockingIOError, OSError):  # already signalled, or closed
+                os.write(self._wake_w, b"x")
 
     def close(self) -> None:
         """Close the wake pipe (the link is closing)."""
         for fd in (self._wake_r, self._wake_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+            if fd != -1:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._wake_r = self._wake_w = -1
 
     def claim(self, io_thread: int | None) -> bool:
         """Seat the calling thread (call under the link's lock); False if taken, or if it is the
@@ -61,6 +62,10 @@ class Seat:
         me = threading.get_ident()
         if self.holder is not None or me == io_thread or me == self.draining:
             return False
+        if self._wake_r == -1:
+            self._wake_r, self._wake_w = os.pipe()
+            os.set_blocking(self._wake_r, False)
+            os.set_blocking(self._wake_w, False)
         self.holder = me
         return True
 
