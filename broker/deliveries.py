@@ -145,9 +145,7 @@ class Deliveries:
         if not targets:
             self._start(record, targets, time.monotonic())
             return
-        record.pending = len(targets)  # what _start does for a tracked record with targets
-        for peer in targets:
-            self._dispatch(record, peer, 1, {peer.instance})
+        self._dispatch_all(record, targets)  # _start's last step: the common case skips its checks
 
     def _start(self, record: Record, targets: list[Peer], now: float, until: float | None = None) -> None:
         """Dispatch a record to ``targets``, or hold it while its name's members are away."""
@@ -165,9 +163,13 @@ class Deliveries:
         if record.header.get("untracked"):
             self._fire_and_forget(record.header, record.body, record.key, record.receipt_id, targets)
             return
+        self._dispatch_all(record, targets)
+
+    def _dispatch_all(self, record: Record, targets: list[Peer]) -> None:
+        """Hand a tracked record's first copies to ``targets``; it settles once each copy has."""
         record.pending = len(targets)
         for peer in targets:
-            self._dispatch(record, peer, attempt=1, tried={peer.instance})
+            self._dispatch(record, peer, 1, {peer.instance})
 
     @staticmethod
     def _nobody(record: Record) -> str:

@@ -159,8 +159,8 @@ class Link(Dialer):
                 self._drain_socket()
                 sent = self._seq
                 self._flush_acks()
-                if self._seq == sent or not protocol.readable(self._socket):
-                    return self._fd  # (an ack's send may take the edge of a frame that came since the drain)
+                if not self._input_after_send(sent):
+                    return self._fd
 
     def _leave_seat(self) -> None:
         # No wake-up for the I/O thread: it looks within seat.LOOK_MS, and the seated drain read
@@ -213,7 +213,7 @@ class Link(Dialer):
                         self._timers()
                         fd = self._fd if self.seat.holder is None else -1  # -1: the wake pipe only
                         timeout = self._poll_ms() if fd != -1 else seat.LOOK_MS
-                        if self._seq != sent and self._socket is not None and protocol.readable(self._socket):
+                        if self._input_after_send(sent):
                             timeout = self._missed_edge(fd, timeout)
                 except zmq.ContextTerminated:
                     return
@@ -231,6 +231,11 @@ class Link(Dialer):
             os.close(self._wake_r)
             os.close(self._wake_w)
             self.seat.close()
+
+    def _input_after_send(self, seq: int) -> bool:
+        """True when this thread sent since ``seq`` and input waits: that send may have taken the
+        edge of the socket's fd for a frame that came after the drain (call under the lock)."""
+        return self._seq != seq and self._socket is not None and protocol.readable(self._socket)
 
     def _missed_edge(self, fd: int, timeout: int) -> int:
         """A send of this turn (an ACK, a heartbeat) may have taken the edge of a frame that came
