@@ -6,6 +6,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The bus's hot path compiled with mypyc (robotlab/bus/native.py lists the modules; setup.py
+# builds them): built again when a file of their folders changed, so tests and the demo run
+# the compiled code of the source they see (a stale build would run as pure Python).
+COMPILED := $(VENV)/.compiled
+NATIVE_SOURCES := setup.py $(wildcard robotlab/bus/*.py broker/*.py)
 TYPETREE := $(VENV)/typecheck/robotlab
 LOCK := requirements.lock
 SOURCES := robotlab broker robotd cli
@@ -13,20 +18,27 @@ SOURCES := robotlab broker robotd cli
 # keeps tests marked @pytest.mark.xdist_group(name) on one worker (none need it today).
 WORKERS ?= auto
 
-.PHONY: demo test venv lint types lock bench docs clean
+.PHONY: demo test venv compile lint types lock bench docs clean
 
 venv: $(STAMP)
 
 # The locked set includes pip, setuptools and wheel, so the project is then installed
 # without build isolation (nothing unlocked is fetched) and without dependencies (pip's
 # hash mode cannot hash an editable install; its dependencies are already in the lock).
-$(STAMP): pyproject.toml $(LOCK)
+$(STAMP): pyproject.toml setup.py $(LOCK)
 	@echo "make: installing robotlab and its dev tools into $(VENV) (a minute or two the first time)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
-	touch $(STAMP)
+	touch $(STAMP) $(COMPILED)
 	@echo "make: $(VENV) is ready"
+
+compile: $(COMPILED)
+
+$(COMPILED): $(STAMP) $(NATIVE_SOURCES)
+	@echo "make: compiling the bus's hot path with mypyc..."
+	$(BIN)/python setup.py --quiet build_ext --inplace
+	touch $(COMPILED)
 
 # mypy cannot read setuptools' editable import hook, so it finds broker/, robotd/ and cli/
 # under their installed names through these links ([tool.mypy] mypy_path).
@@ -34,14 +46,14 @@ $(TYPETREE)/cli:
 	mkdir -p $(TYPETREE)
 	for folder in broker robotd cli; do ln -sfn ../../../$$folder $(TYPETREE)/$$folder; done
 
-demo: $(STAMP)
+demo: $(COMPILED)
 	$(BIN)/python -m robotlab.demo
 
-test: lint
+test: lint $(COMPILED)
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
 
 lint: $(STAMP) $(TYPETREE)/cli
-	$(BIN)/ruff check $(SOURCES) tests bench
+	$(BIN)/ruff check $(SOURCES) tests bench setup.py
 	$(BIN)/mypy
 
 # mypy alone; `make lint` (and so `make test`) runs it after ruff. Settings: [tool.mypy].
@@ -60,7 +72,7 @@ lock: $(BIN)/uv
 $(BIN)/uv:
 	$(MAKE) venv
 
-bench: $(STAMP)
+bench: $(COMPILED)
 	$(BIN)/python bench/bus.py
 
 # The documentation site (mkdocs, in the dev extra) into site/, failing on any broken link.
@@ -69,3 +81,4 @@ docs: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build site *.egg-info
+	rm -f robotlab/bus/*.so broker/*.so

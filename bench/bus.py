@@ -165,7 +165,8 @@ def robotlab_numbers(url: str, n: int, seconds: float) -> dict[str, float]:
 
 
 def spawn(argv: list[str], extra_env: dict[str, str] | None = None) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "bench"), **(extra_env or {})}
+    path = os.pathsep.join(filter(None, [str(ROOT / "bench"), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path, **(extra_env or {})}
     return subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

@@ -12,8 +12,13 @@ import argparse
 import os
 import timeit
 
-from robotlab.bus import protocol
-from robotlab.bus.protocol import Command
+# The pure-Python source of the bus (robotlab/bus/native.py): only there can the schema check be
+# swapped out, because compiled modules call each other directly. bench/bus_instructions.py
+# counts what compiling saves.
+os.environ.setdefault("ROBOTLAB_PURE", "1")
+
+from robotlab.bus import protocol  # noqa: E402
+from robotlab.bus.protocol import Command  # noqa: E402
 
 FRAMES = {
     "SEND": protocol.encode(Command.SEND, {"id": "ab12cd.17", "to": "bob", "type": "request", "deadline": 1.8e9,

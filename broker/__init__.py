@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
-from .broker import Broker
+from robotlab.bus import native
+
+native.choose()  # the compiled broker modules run only when they match their source
+
+from .broker import Broker  # noqa: E402
 
 __all__ = ["Broker"]

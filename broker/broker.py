@@ -274,9 +274,10 @@ class Broker:
     def _error(self, identity: bytes, code: str, detail: str, frame: Frame | None, ref: str | None = None) -> None:
         self.counters[f"error_{code}"] += 1
         header: dict[str, Any] = {"code": code, "detail": detail[: protocol.TEXT_MAX]}
-        ref = frame.header.get("id") if frame is not None else ref
-        if isinstance(ref, str):
-            header["ref"] = ref
+        # Any: a command whose schema has no "id" carries whatever the peer put there
+        named: Any = frame.header.get("id") if frame is not None else ref
+        if isinstance(named, str) and 0 < len(named) <= protocol.ID_MAX:  # else the ERROR itself would not decode
+            header["ref"] = named
         self._send_frames(identity, protocol.encode(Command.ERROR, header))
 
     # -- command handlers ---------------------------------------------------------------------

@@ -226,8 +226,9 @@ class Deliveries:
         self.counters["nacked"] += 1
         self._fail(delivery, Status.NACKED, reason or "nacked without a reason")
 
-    def touch(self, peer: Peer, delivery_ids: list[int], now: float, wall_now: float) -> None:
+    def touch(self, peer: Peer, delivery_ids: list[Any], now: float, wall_now: float) -> None:
         """Extend the ack deadline of deliveries ``peer`` still holds, up to each message's deadline."""
+        # ids are checked one by one (not typed list[int]): the compiled broker enforces annotations
         for delivery_id in delivery_ids:
             delivery = self.inflight.get(delivery_id) if isinstance(delivery_id, int) else None
             if delivery is None or delivery.instance != peer.instance:

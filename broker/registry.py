@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,7 +115,7 @@ class Registry:
         """Every live instance named ``name``."""
         return list(self._by_name.get(name, {}).values())
 
-    def pick_any(self, name: str, exclude: set[str] = frozenset()) -> Peer | None:  # type: ignore[assignment]
+    def pick_any(self, name: str, exclude: AbstractSet[str] = frozenset()) -> Peer | None:
         """The instance of ``name`` with the fewest deliveries in flight, skipping ``exclude``.
 
         Falls back to excluded instances when nothing else is live, so a retry still has a target.

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .boundary import to_plain
-from .client import BusClient
-from .config import BrokerConfig, broker_url
-from .dispatcher import inline
-from .embedded import EmbeddedBroker
-from .keys import KeyConfig
-from .message import Delivery, Message
-from .tracking import Tracker
+from . import native
+
+native.choose()  # before any compiled module loads: their source runs when they are stale
+
+from .boundary import to_plain  # noqa: E402
+from .client import BusClient  # noqa: E402
+from .config import BrokerConfig, broker_url  # noqa: E402
+from .dispatcher import inline  # noqa: E402
+from .embedded import EmbeddedBroker  # noqa: E402
+from .keys import KeyConfig  # noqa: E402
+from .message import Delivery, Message  # noqa: E402
+from .tracking import Tracker  # noqa: E402
 
 __all__ = [
     "BrokerConfig",

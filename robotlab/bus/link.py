@@ -89,7 +89,7 @@ class Link(Dialer):
         self.stats = StatsReport()
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
         self._last_recv = self._last_sent = 0.0
-        self._thread = threading.Thread(target=self._loop, name=f"robotlab-bus-{hello['name']}", daemon=True)
+        self._io_thread = threading.Thread(target=self._loop, name=f"robotlab-bus-{hello['name']}", daemon=True)
 
     # -- called from any thread ----------------------------------------------------------------
 
@@ -97,12 +97,12 @@ class Link(Dialer):
         """Open the socket, say HELLO and start the I/O thread."""
         with self._lock:
             self._reconnect()
-        self._thread.start()
+        self._io_thread.start()
 
     @property
     def alive(self) -> bool:
         """True while the I/O thread runs."""
-        return self._thread.is_alive()
+        return self._io_thread.is_alive()
 
     def post(self, frames: list[Body]) -> bool:
         """Send frames now if the broker has welcomed us; False if they were not sent.
@@ -136,7 +136,7 @@ class Link(Dialer):
         """Ack a delivery: batched when called while the I/O thread handles input, else sent now."""
         with self._lock:
             self._acks.append(delivery)
-            if threading.current_thread() is not self._thread:
+            if threading.current_thread() is not self._io_thread:
                 self._flush_acks()
                 self._wake_if_input()
 
@@ -146,7 +146,7 @@ class Link(Dialer):
         the latch is then read and handled on this thread, and any other frame as the I/O thread
         would have."""
         with self._lock:
-            seated = not latch.is_set() and self._socket is not None and self.seat.claim(self._thread.ident)
+            seated = not latch.is_set() and self._socket is not None and self.seat.claim(self._io_thread.ident)
         if not seated:
             return latch.wait(timeout)
         return self.seat.read_until(latch, timeout, self._read_seated, self._leave_seat)
@@ -170,7 +170,7 @@ class Link(Dialer):
     @property
     def in_drain(self) -> bool:
         """True on a thread that is handling inbound frames (the I/O thread, or a seated caller)."""
-        return threading.get_ident() in (self._thread.ident, self.seat.draining)
+        return threading.get_ident() in (self._io_thread.ident, self.seat.draining)
 
     def close(self, bye: bool = True, timeout: float = 2.0) -> None:
         """Say BYE (unless told not to), stop the thread and close the socket."""
@@ -178,8 +178,8 @@ class Link(Dialer):
             self.post(protocol.encode(Command.BYE))
         self._running = False
         self._wake()
-        if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout)
+        if self._io_thread.is_alive() and threading.current_thread() is not self._io_thread:
+            self._io_thread.join(timeout)
 
     @property
     def _sock(self) -> zmq.Socket:
@@ -195,7 +195,7 @@ class Link(Dialer):
         # A send may have consumed the edge of the socket's fd: whoever reads must look again. The
         # I/O thread and a seated caller read ZMQ_EVENTS themselves after their own sends.
         me = threading.get_ident()
-        if self._socket is None or me in (self._thread.ident, self.seat.holder) or not protocol.readable(self._socket):
+        if self._socket is None or me in (self._io_thread.ident, self.seat.holder) or not protocol.readable(self._socket):
             return
         (self._wake if self.seat.holder is None else self.seat.wake)()
 

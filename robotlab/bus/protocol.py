@@ -131,7 +131,7 @@ def packer() -> Callable[[Any], bytes]:
     return msgpack.Packer(use_bin_type=True).pack
 
 
-def encode(command: Command, header: dict[str, Any] | None = None, body: Body = b"",
+def encode(command: Command, header: Any = None, body: Body = b"",
            packs: Callable[[Any], bytes] = pack) -> list[Body]:
     """Build the frames of one message (without any routing identity): one frame, or two when
     the body is at least ``LARGE_BODY`` bytes (then it is sent as it is, never copied).

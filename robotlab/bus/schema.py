@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, Final
 
 from robotlab.errors import ProtocolError
 
@@ -37,28 +37,28 @@ class Command(IntEnum):
 class ErrorCode:
     """Codes carried by ERROR frames."""
 
-    BAD_VERSION = "bad_version"
-    MALFORMED = "malformed"
-    UNKNOWN_COMMAND = "unknown_command"
-    NOT_READY = "not_ready"
-    TOO_LARGE = "too_large"
-    BAD_HEADER = "bad_header"
-    FORBIDDEN = "forbidden"
-    CONFLICT = "conflict"
-    PASSIVE = "passive"
+    BAD_VERSION: Final = "bad_version"
+    MALFORMED: Final = "malformed"
+    UNKNOWN_COMMAND: Final = "unknown_command"
+    NOT_READY: Final = "not_ready"
+    TOO_LARGE: Final = "too_large"
+    BAD_HEADER: Final = "bad_header"
+    FORBIDDEN: Final = "forbidden"
+    CONFLICT: Final = "conflict"
+    PASSIVE: Final = "passive"
     """The broker is the standby of a pair and not serving: try the next broker URL."""
 
 
 class Status:
     """The fate of a sent message, as RECEIPT.status tells it."""
 
-    DELIVERED = "delivered"
-    UNDELIVERABLE = "undeliverable"
-    NACKED = "nacked"
-    TIMEOUT = "timeout"
-    BUSY = "busy"
+    DELIVERED: Final = "delivered"
+    UNDELIVERABLE: Final = "undeliverable"
+    NACKED: Final = "nacked"
+    TIMEOUT: Final = "timeout"
+    BUSY: Final = "busy"
 
-    FAILURES = frozenset({UNDELIVERABLE, NACKED, TIMEOUT, BUSY})
+    FAILURES: Final = frozenset({UNDELIVERABLE, NACKED, TIMEOUT, BUSY})
 
 
 MAX_HEADER_BYTES = 64 * 1024

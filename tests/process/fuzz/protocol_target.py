@@ -10,13 +10,19 @@ every schema field has its declared kind and bound, and which encodes and decode
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
 import atheris
 
-from robotlab.bus import protocol, schema
-from robotlab.errors import ProtocolError
+# The pure-Python source of the bus (robotlab/bus/native.py): atheris instruments Python
+# functions, and the compiled decode has none to instrument. The compiled one meets the same
+# frames in tests/unit/bus (the broker's fuzz test and the stateful tests run it).
+os.environ["ROBOTLAB_PURE"] = "1"
+
+from robotlab.bus import protocol, schema  # noqa: E402
+from robotlab.errors import ProtocolError  # noqa: E402
 
 # Instrument only the decoding path: instrumenting every import of robotlab costs a minute.
 for _name in ("decode", "_first_frame"):

@@ -56,7 +56,7 @@ def test_a_client_drops_every_malformed_frame_and_still_handles_the_next_message
         assert [n["delivery"] for n in nacks] == [8] and "undecodable body" in nacks[0]["reason"]
         # And every malformed frame was dropped and counted, with the I/O thread still running
         assert sum(client._link.dropped.values()) == len(shapes) + len(garbage)
-        assert client._link._thread.is_alive() and client.connected
+        assert client._link._io_thread.is_alive() and client.connected
     finally:
         client.close(bye=False)
         router.close(linger=0)
@@ -74,4 +74,4 @@ def test_a_client_whose_socket_breaks_under_it_reconnects_and_still_answers(memb
     wait_until(lambda: bob._link.dropped["io_error"] >= 1 and not bob._link._socket.closed and bob.connected,
                message="the I/O loop noticed and was welcomed again on a fresh socket")
     assert alice.request("bob", "two", timeout=10).content == "hi two"
-    assert bob._link._thread.is_alive()
+    assert bob._link._io_thread.is_alive()

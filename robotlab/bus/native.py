@@ -1,0 +1,143 @@
+"""The bus's compiled hot path: which modules are built with mypyc, and when their pure-Python
+source runs instead.
+
+Every message at every hop runs the same few modules: the wire protocol, the member's I/O loop
+and the broker's routing and settling. ``pip install -e .`` (``make venv``) compiles them with
+mypyc (``setup.py``) into C extensions, from the same typed source: there is one implementation,
+and the ``.py`` files are both the source of the build and the fallback. A round trip through
+the broker then executes about a quarter fewer instructions (docs/benchmarks.md).
+
+The compiled modules run only when they match their source. Python loads an extension before a
+``.py`` of the same name, so an extension older than its source would silently run code that is
+no longer there; :func:`choose` (run by ``robotlab.bus`` and ``robotlab.broker`` before they
+import any of these) makes every one of them load from its source instead when:
+
+- ``ROBOTLAB_PURE=1`` is set (to debug with line numbers, patch a function, or fuzz with coverage);
+- any of the modules' ``.py`` files is newer than the compiled group (an edit since the build:
+  ``make compile`` builds them again; ``make test`` does it first), or a module of the group
+  was not compiled.
+
+All of them or none: compiled modules call each other directly in C, so a mix is never run.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+GROUP = "robotlab.bus._native"
+"""The mypyc group: its shared library is the extension module ``robotlab.bus._native__mypyc``."""
+
+MODULES = (
+    "robotlab.bus.schema",
+    "robotlab.bus.protocol",
+    "robotlab.bus.sockopt",
+    "robotlab.bus.outbound",
+    "robotlab.bus.tracking",
+    "robotlab.bus.kept",
+    "robotlab.bus.handshake",
+    "robotlab.bus.seat",
+    "robotlab.bus.dialer",
+    "robotlab.bus.link",
+    "robotlab.broker.router",
+    "robotlab.broker.registry",
+    "robotlab.broker.outbox",
+    "robotlab.broker.holds",
+    "robotlab.broker.journal",
+    "robotlab.broker.deliveries",
+    "robotlab.broker.broker",
+)
+"""The compiled modules, in their import names (``setup.py`` builds exactly these)."""
+
+log = logging.getLogger("robotlab.bus")
+_chosen: str | None = None
+
+
+def choose() -> str:
+    """Decide once per process whether the compiled modules run: ``"compiled"``, ``"pure"``
+    (asked for, or stale: see the module docstring) or ``"source"`` (never compiled)."""
+    global _chosen
+    if _chosen is None:
+        _chosen = _decide(os.environ.get("ROBOTLAB_PURE", "") not in ("", "0"))
+        if _chosen == "pure":
+            sys.meta_path.insert(0, SourceFirst(MODULES))
+    return _chosen
+
+
+def _decide(asked_pure: bool) -> str:
+    built = _compiled_files()
+    if not built:
+        return "source"
+    if asked_pure:
+        return "pure"
+    stale = stale_sources(built)
+    if stale:
+        log.warning("robotlab: %s changed since the bus was compiled; running the pure-Python bus "
+                    "(`make compile` builds it again)", stale[0])
+        return "pure"
+    return "compiled"
+
+
+def _compiled_files() -> dict[str, Path]:
+    """Module name -> its extension file, for the group library and each compiled module."""
+    found: dict[str, Path] = {}
+    for name in (f"{GROUP}__mypyc", *MODULES):
+        spec = _find(name, importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES)
+        if spec is not None and spec.origin:
+            found[name] = Path(spec.origin)
+    return found
+
+
+def stale_sources(built: dict[str, Path]) -> list[str]:
+    """The source files newer than the compiled group, or never compiled into it (empty: none)."""
+    library = built.get(f"{GROUP}__mypyc")
+    if library is None:
+        return [f"the group library {GROUP}__mypyc"]
+    newest = library.stat().st_mtime
+    stale = []
+    for name in MODULES:
+        source = _find(name, importlib.machinery.SourceFileLoader, importlib.machinery.SOURCE_SUFFIXES)
+        if source is None or not source.origin:
+            continue
+        if name not in built or Path(source.origin).stat().st_mtime > newest:
+            stale.append(source.origin)
+    return stale
+
+
+def _find(name: str, loader: type, suffixes: Sequence[str]) -> importlib.machinery.ModuleSpec | None:
+    """The spec of ``name`` from a file of one kind only, in its package's folders."""
+    package, _, leaf = name.rpartition(".")
+    for folder in _package_folders(package):
+        spec = importlib.machinery.FileFinder(str(folder), (loader, list(suffixes))).find_spec(name)
+        if spec is not None:
+            return spec
+    return None
+
+
+def _package_folders(package: str) -> list[Path]:
+    """Where ``package`` is, without importing it (its ``__init__`` may import the modules)."""
+    loaded: ModuleType | None = sys.modules.get(package)
+    if loaded is not None and hasattr(loaded, "__path__"):
+        return [Path(p) for p in loaded.__path__]
+    spec = importlib.util.find_spec(package)
+    return [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+
+
+class SourceFirst:
+    """A meta path finder that loads the listed modules from their ``.py`` source."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = frozenset(names)
+
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        """The source spec of a listed module; None (ask the next finder) for any other."""
+        if name not in self.names:
+            return None
+        return _find(name, importlib.machinery.SourceFileLoader, importlib.machinery.SOURCE_SUFFIXES)

@@ -1,0 +1,88 @@
+"""Builds the bus's hot path with mypyc (robotlab/bus/native.py); everything else is in pyproject.toml.
+
+The modules listed in ``robotlab.bus.native.MODULES`` are compiled into C extensions from their
+typed source, when mypyc (it comes with mypy, in the dev extra and the lock) can be imported and
+``ROBOTLAB_COMPILE`` is not ``0``. Without it the same source is installed and runs as pure
+Python: nothing else changes. ``make venv`` installs without build isolation, so the locked mypy
+does the build.
+
+broker/ installs as ``robotlab.broker`` (the package-dir mapping in pyproject.toml), a mapping
+mypy cannot read; mypyc names a module after the folders it sits in, so it is given a tree of
+links under build/ in which every module sits at its installed name.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+FOLDERS = {"robotlab.broker": "broker", "robotlab.robotd": "robotd", "robotlab.cli": "cli"}
+STAGE = ROOT / "build" / "mypyc-src"
+CONFIG = """[mypy]
+python_version = 3.11
+cache_dir = {cache}
+follow_imports = silent
+ignore_missing_imports = True
+[mypy-litellm.*,openai.*,pydantic.*,pydantic_settings.*,opentelemetry.*,mcp.*,httpx.*,jinja2.*,git.*,rich.*]
+follow_imports = skip
+"""
+
+
+def staged_tree() -> Path:
+    """build/mypyc-src/robotlab: links to robotlab/'s entries and to the folders mapped under it."""
+    package = STAGE / "robotlab"
+    package.mkdir(parents=True, exist_ok=True)
+    links = {entry.name: entry for entry in (ROOT / "robotlab").iterdir() if entry.name != "__pycache__"}
+    links.update({name.rpartition(".")[2]: ROOT / folder for name, folder in FOLDERS.items()})
+    for name, target in links.items():
+        link = package / name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target)
+    return package
+
+
+def native_extensions() -> list[object]:
+    """The compiled modules, or none (pure Python) when mypyc is missing or not wanted."""
+    if os.environ.get("ROBOTLAB_COMPILE", "1") == "0":
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        print("robotlab: mypyc is not installed; the bus runs as pure Python", file=sys.stderr)
+        return []
+    native = runpy.run_path(str(ROOT / "robotlab" / "bus" / "native.py"))
+    staged_tree()
+    config = ROOT / "build" / "mypyc.ini"
+    config.write_text(CONFIG.format(cache=ROOT / "build" / "mypyc-cache"))
+    paths = [str(STAGE / (name.replace(".", "/") + ".py")) for name in native["MODULES"]]
+    return mypycify([f"--config-file={config}", *paths], group_name=native["GROUP"], opt_level="3",
+                    target_dir=str(ROOT / "build" / "mypyc"))
+
+
+class BuildNative(build_ext):
+    """build_ext that leaves every compiled module newer than its source, built or not.
+
+    robotlab.bus.native runs the pure source when a ``.py`` is newer than the compiled group. When
+    mypyc generates the same C as last time (a source touched, or edited without changing its
+    code), nothing is compiled again, so the extensions are marked current here.
+    """
+
+    def run(self) -> None:
+        super().run()
+        build_py = self.get_finalized_command("build_py")
+        for ext in self.extensions:
+            package, _, leaf = self.get_ext_fullname(ext.name).rpartition(".")
+            for folder in (build_py.get_package_dir(package), os.path.dirname(self.get_ext_fullpath(ext.name))):
+                built = Path(folder) / self.get_ext_filename(leaf)
+                if built.exists():
+                    os.utime(built)
+
+
+setup(ext_modules=native_extensions(), cmdclass={"build_ext": BuildNative})

@@ -1,0 +1,67 @@
+"""The compiled hot path (robotlab/bus/native.py): all of it or none runs, never a stale build."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from robotlab.bus import native
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _origin(name: str) -> str:
+    module = sys.modules.get(name) or importlib.import_module(name)
+    return str(module.__file__)
+
+
+def test_the_listed_modules_run_all_compiled_or_all_from_source() -> None:
+    kinds = {name: _origin(name).endswith(".py") for name in native.MODULES}
+    assert len(set(kinds.values())) == 1, f"a mix of compiled and source modules: {kinds}"
+    assert all(kinds.values()) == (native.choose() != "compiled")
+
+
+def test_a_dev_install_runs_the_compiled_bus() -> None:
+    # make venv / make test compile with the locked mypyc; a stale or missing build runs the
+    # source, which is correct but slow, and the benchmarks would measure the wrong thing.
+    if importlib.util.find_spec("mypyc") is None or os.environ.get("ROBOTLAB_PURE", "") not in ("", "0"):
+        pytest.skip("no mypyc here, or the pure source was asked for: nothing is compiled")
+    assert native.choose() == "compiled", "the bus's compiled modules are stale or missing: run `make compile`"
+
+
+def test_a_source_newer_than_the_build_is_stale(tmp_path: Path) -> None:
+    library = tmp_path / "group.so"
+    library.write_bytes(b"")
+    built = {f"{native.GROUP}__mypyc": library, **{name: library for name in native.MODULES}}
+    os.utime(library, (0, 0))  # built in 1970: every source has changed since
+    assert len(native.stale_sources(built)) == len(native.MODULES)
+    future = time.time() + 3600
+    os.utime(library, (future, future))
+    assert native.stale_sources(built) == []
+    del built["robotlab.bus.link"]  # a module the build left out is stale, however new the build
+    assert [Path(p).name for p in native.stale_sources(built)] == ["link.py"]
+    assert native.stale_sources({}) == [f"the group library {native.GROUP}__mypyc"]
+
+
+def test_the_pure_source_runs_a_round_trip_when_asked() -> None:
+    script = (
+        "import sys\n"
+        "from robotlab import bus\n"
+        "from robotlab.bus import native, protocol\n"
+        "import robotlab.broker.deliveries as deliveries\n"
+        "assert protocol.__file__.endswith('.py') and deliveries.__file__.endswith('.py'), protocol.__file__\n"
+        "with bus.connect(name='alice') as alice, bus.connect(alice.url, name='bob') as bob:\n"
+        "    bob.on_message(lambda m: m.content * 2)\n"
+        "    print(native.choose(), alice.request('bob', 21, timeout=10).content)\n"
+    )
+    env = {**os.environ, "ROBOTLAB_PURE": "1"}
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() in (["pure", "42"], ["source", "42"])
