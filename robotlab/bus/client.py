@@ -42,6 +42,9 @@ from .tracking import Answered, Tracker
 log = logging.getLogger("robotlab.bus")
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+# Defaults of the methods that also take **options, as names: mypyc (robotlab/bus/native.py)
+# fails to write the signature of a compiled function with a literal default before **kwargs.
+REQUEST_TIMEOUT, ADMIN_TIMEOUT, REQUEST = 30.0, 5.0, "request"
 
 
 class BusClient:
@@ -215,7 +218,8 @@ class BusClient:
                 self._requests[tracker.id] = tracker
         tracker.sent = self.connected
 
-    def request(self, to: str, content: Any, *, timeout: float = 30.0, type: str = "request", **options: Any) -> Message:
+    def request(self, to: str, content: Any, *, timeout: float = REQUEST_TIMEOUT, type: str = REQUEST,
+                **options: Any) -> Message:
         """Send and wait for the reply.
 
         Raises:
@@ -232,7 +236,7 @@ class BusClient:
             with self._lock:
                 self._requests.pop(tracker.id, None)
 
-    def send_request(self, to: str, content: Any, *, type: str = "request", **options: Any) -> Tracker:
+    def send_request(self, to: str, content: Any, *, type: str = REQUEST, **options: Any) -> Tracker:
         """Send a request and return its Tracker at once; ``tracker.reply(timeout)`` waits."""
         return self.send(to, content, type=type, expect_reply=True, **options)
 
@@ -270,7 +274,7 @@ class BusClient:
 
     # -- admin --------------------------------------------------------------------------------
 
-    def admin(self, op: str, timeout: float = 5.0, **args: Any) -> Any:
+    def admin(self, op: str, timeout: float = ADMIN_TIMEOUT, **args: Any) -> Any:
         """Ask the broker an admin question (``ping``, ``ps``, ``stats``, ``dlq.list``, ...).
 
         Raises:

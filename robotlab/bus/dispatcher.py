@@ -91,11 +91,11 @@ class Dispatcher:
         self._in_hand: int | None = None  # the delivery the handler thread is running
         self._replies: OrderedDict[tuple[str, str], tuple[Body, str]] = OrderedDict()  # packed reply, type
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, name=f"robotlab-handler-{client.name}", daemon=True)
+        self._handler_thread = threading.Thread(target=self._run, name=f"robotlab-handler-{client.name}", daemon=True)
 
     def start(self) -> None:
         """Start the handler thread."""
-        self._thread.start()
+        self._handler_thread.start()
 
     def stop(self, drain: float | None = 5.0) -> None:
         """Finish the message in hand (waiting up to ``drain`` s), skip the queued ones, stop."""
@@ -105,8 +105,8 @@ class Dispatcher:
             # timeout would dead-letter work that then completes.
             self._working.intersection_update({self._in_hand})
         _drop_queued(self._queue)
-        if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout=drain)
+        if self._handler_thread.is_alive() and threading.current_thread() is not self._handler_thread:
+            self._handler_thread.join(timeout=drain)
 
     def submit(self, message: Message) -> None:
         """Queue an inbound message (called by the I/O thread); answer duplicates from the cache."""

@@ -45,6 +45,8 @@ MODULES = (
     "robotlab.bus.seat",
     "robotlab.bus.dialer",
     "robotlab.bus.link",
+    "robotlab.bus.client",
+    "robotlab.bus.dispatcher",
     "robotlab.broker.router",
     "robotlab.broker.registry",
     "robotlab.broker.outbox",
