@@ -88,6 +88,7 @@ class Link(Dialer):
         self.kept = Kept()
         self.stats = StatsReport()
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
+        self._quiet = False  # the last call into the socket was a ZMQ_EVENTS read that found nothing
         self._last_recv = self._last_sent = 0.0
         self._thread = threading.Thread(target=self._loop, name=f"robotlab-bus-{hello['name']}", daemon=True)
 
@@ -147,9 +148,13 @@ class Link(Dialer):
         would have."""
         with self._lock:
             seated = not latch.is_set() and self._socket is not None and self.seat.claim(self._thread.ident)
+            # Quiet: nothing waited at the last ZMQ_EVENTS read (most often the one after the
+            # caller's own send) and nobody called into the socket since, so its fd will show
+            # whatever comes: the seat polls it first instead of reading ZMQ_EVENTS once more.
+            quiet_fd = self._fd if seated and self._quiet else None
         if not seated:
             return latch.wait(timeout)
-        return self.seat.read_until(latch, timeout, self._read_seated, self._leave_seat)
+        return self.seat.read_until(latch, timeout, self._read_seated, self._leave_seat, quiet_fd)
 
     def _read_seated(self) -> int | None:
         with self._lock:
@@ -195,7 +200,7 @@ class Link(Dialer):
         # A send may have consumed the edge of the socket's fd: whoever reads must look again. The
         # I/O thread and a seated caller read ZMQ_EVENTS themselves after their own sends.
         me = threading.get_ident()
-        if self._socket is None or me in (self._thread.ident, self.seat.holder) or not protocol.readable(self._socket):
+        if self._socket is None or me in (self._thread.ident, self.seat.holder) or not self._readable():
             return
         (self._wake if self.seat.holder is None else self.seat.wake)()
 
@@ -206,9 +211,10 @@ class Link(Dialer):
             while self._running:
                 try:
                     with self._lock:
-                        sent = self._seq
                         if self.seat.holder is None:
                             self._drain_socket()
+                        sent = self._seq  # a drain ends on a ZMQ_EVENTS read: only later sends can take an edge
+                        if self.seat.holder is None:
                             self._flush_acks()
                         self._timers()
                         fd = self._fd if self.seat.holder is None else -1  # -1: the wake pipe only
@@ -235,7 +241,13 @@ class Link(Dialer):
     def _input_after_send(self, seq: int) -> bool:
         """True when this thread sent since ``seq`` and input waits: that send may have taken the
         edge of the socket's fd for a frame that came after the drain (call under the lock)."""
-        return self._seq != seq and self._socket is not None and protocol.readable(self._socket)
+        return self._seq != seq and self._socket is not None and self._readable()
+
+    def _readable(self) -> bool:
+        """ZMQ_EVENTS has POLLIN (call under the lock); remembers a quiet answer for the seat."""
+        readable = protocol.readable(self._sock)
+        self._quiet = not readable
+        return readable
 
     def _missed_edge(self, fd: int, timeout: int) -> int:
         """A send of this turn (an ACK, a heartbeat) may have taken the edge of a frame that came
@@ -290,7 +302,7 @@ class Link(Dialer):
             self.seat.draining = None
 
     def _drain_frames(self) -> None:
-        while protocol.readable(self._sock):
+        while self._readable():
             try:
                 frames = protocol.recv(self._sock)
             except zmq.Again:
@@ -360,7 +372,7 @@ class Link(Dialer):
         if self._socket is not None:
             self._socket.close(linger=0)
         sock, self._monitor = open_dealer(self.context, self._next_url(), self.keys)
-        self._socket = sock
+        self._socket, self._quiet = sock, False
         self._fd = sock.fileno()
         self._seq = 0  # a new connection's count: what was kept counts as unsent
         self.kept.unsend()
@@ -371,6 +383,7 @@ class Link(Dialer):
         return self._send(protocol.encode(Command.HELLO, self.hello))
 
     def _send(self, frames: list[Body]) -> bool:
+        self._quiet = False  # a send processes the socket's commands: it may take the fd's edge
         try:
             protocol.send(self._sock, frames)
         except zmq.Again:

@@ -70,14 +70,16 @@ class Seat:
         return True
 
     def read_until(self, latch: Latch, timeout: float | None, read: Callable[[], int | None],
-                   leave: Callable[[], None]) -> bool:
+                   leave: Callable[[], None], quiet_fd: int | None = None) -> bool:
         """Seated: ``read()`` (drain the socket; its fd, or None once it is closed) and poll until
-        ``latch`` is set or the slice ends, then ``leave()``; past the slice, wait on the latch."""
+        ``latch`` is set or the slice ends, then ``leave()``; past the slice, wait on the latch.
+        ``quiet_fd``: the socket's fd when nothing waited at its last ZMQ_EVENTS read and nobody
+        called into it since; then the first ``read()`` is skipped and the fd polled at once."""
         deadline = None if timeout is None else time.monotonic() + timeout
         until = time.monotonic() + SLICE
         try:
             while not latch.is_set():
-                fd = read()
+                fd, quiet_fd = (read() if quiet_fd is None else quiet_fd), None
                 wait = until - time.monotonic() if deadline is None else min(until, deadline) - time.monotonic()
                 if fd is None or latch.is_set() or wait <= 0:
                     break
