@@ -36,7 +36,7 @@ import zmq
 
 from robotlab.errors import ProtocolError
 
-from . import protocol, seat
+from . import protocol
 from .dialer import Dialer
 from .handshake import open_dealer
 from .kept import Kept
@@ -82,8 +82,6 @@ class Link(Dialer):
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
         self._poller, self._polled, self._fd = select.poll(), -1, -1  # _fd: read once a socket (a getsockopt)
-        self._wake_only = select.poll()  # the I/O thread's wait while a caller reads the socket
-        self._wake_only.register(self._wake_r, select.POLLIN)
         self.seat = Seat()
         self.kept = Kept()
         self.stats = StatsReport()
@@ -168,9 +166,7 @@ class Link(Dialer):
                     return self._fd
 
     def _leave_seat(self) -> None:
-        # No wake-up for the I/O thread: it looks within seat.LOOK_MS, and the seated drain read
-        # until ZMQ_EVENTS said nothing was left, so only a frame that came since can wait that long.
-        self.seat.holder = None
+        self.seat.leave()  # no wake-up: the I/O thread takes the socket back LOOK_MS later if nobody sat down
 
     @property
     def in_drain(self) -> bool:
@@ -218,7 +214,7 @@ class Link(Dialer):
                             self._flush_acks()
                         self._timers()
                         fd = self._fd if self.seat.holder is None else -1  # -1: the wake pipe only
-                        timeout = self._poll_ms() if fd != -1 else seat.LOOK_MS
+                        timeout = self._poll_ms()  # stepped aside: Seat.aside waits on the leave timer too
                         if self._input_after_send(sent):
                             timeout = self._missed_edge(fd, timeout)
                 except zmq.ContextTerminated:
@@ -274,7 +270,7 @@ class Link(Dialer):
             self._poller, self._polled = select.poll(), fd
             for each in (fd, self._wake_r):
                 self._poller.register(each, select.POLLIN)
-        for ready, _ in (self._wake_only if fd == -1 else self._poller).poll(timeout_ms):
+        for ready, _ in self.seat.aside(self._wake_r, timeout_ms) if fd == -1 else self._poller.poll(timeout_ms):
             if ready == self._wake_r:
                 with contextlib.suppress(BlockingIOError):
                     os.read(self._wake_r, 4096)

@@ -2,9 +2,13 @@
 
 The I/O thread of a :class:`~robotlab.bus.link.Link` normally reads the socket and hands a
 reply to the caller waiting for it: two threads woken per reply, and the GIL handed from one to
-the other. While a caller holds the seat, the I/O thread steps aside (it looks every
-``LOOK_MS`` whether the seat is free again, and keeps its timers), and the caller polls the
-socket's fd and handles what it reads exactly as the I/O thread would.
+the other. While a caller holds the seat, the I/O thread steps aside (it keeps its timers), and
+the caller polls the socket's fd and handles what it reads exactly as the I/O thread would.
+
+A caller that leaves arms a one-shot timer (:mod:`robotlab.bus.timerfd`): the I/O thread, waiting
+on it, takes the socket back ``LOOK_MS`` after the last leave unless a caller sat down again.
+Callers that come and go faster than that (a request loop) never wake it: no futex, no GIL
+hand-over on the reply path. Where there is no timerfd it looks every ``LOOK_MS`` instead.
 """
 
 from __future__ import annotations
@@ -18,20 +22,21 @@ from collections.abc import Callable
 
 import zmq
 
+from .timerfd import OneShot, one_shot
 from .tracking import Latch
 
 SLICE = 0.1
 """Longest a seated caller keeps the seat: then it waits on its latch like any other caller,
 so a long wait does not keep the I/O thread looking every few milliseconds."""
 LOOK_MS = 2
-"""How often the I/O thread, stepped aside, looks whether the seat is free again (milliseconds):
-the longest a frame no caller waits for can sit unread once a seated caller has left."""
+"""How long after a caller leaves the I/O thread takes the socket back (milliseconds): the
+longest a frame no caller waits for can sit unread once a seated caller has left."""
 
 
 class Seat:
     """Who reads the socket besides the I/O thread: at most one caller at a time."""
 
-    __slots__ = ("holder", "draining", "_poller", "_fd", "_wake_r", "_wake_w")
+    __slots__ = ("holder", "draining", "timer", "_poller", "_fd", "_wake_r", "_wake_w", "_aside")
 
     def __init__(self) -> None:
         self.holder: int | None = None
@@ -40,6 +45,9 @@ class Seat:
         """The thread handling inbound frames right now: what it runs must not wait on the bus."""
         self._poller, self._fd = select.poll(), -1
         self._wake_r = self._wake_w = -1  # made by the first claim: a member that never waits keeps its fds
+        self.timer: OneShot | None = None
+        """Armed by each leave (made with the wake pipe; None where timerfd is not available)."""
+        self._aside: select.poll | None = None  # the I/O thread's wait while stepped aside
 
     def wake(self) -> None:
         """Make the seated caller look at the socket again: another thread's send may have taken
@@ -49,12 +57,15 @@ class Seat:
                 os.write(self._wake_w, b"x")
 
     def close(self) -> None:
-        """Close the wake pipe (the link is closing)."""
+        """Close the wake pipe and the timer (the link is closing)."""
         for fd in (self._wake_r, self._wake_w):
             if fd != -1:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._wake_r = self._wake_w = -1
+        if self.timer is not None:
+            self.timer.close()
+            self.timer = None
 
     def claim(self, io_thread: int | None) -> bool:
         """Seat the calling thread (call under the link's lock); False if taken, or if it is the
@@ -66,8 +77,31 @@ class Seat:
             self._wake_r, self._wake_w = os.pipe()
             os.set_blocking(self._wake_r, False)
             os.set_blocking(self._wake_w, False)
+            self.timer = one_shot(LOOK_MS / 1000)
         self.holder = me
         return True
+
+    def leave(self) -> None:
+        """Free the seat; the I/O thread takes the socket back ``LOOK_MS`` from now unless
+        somebody sits down first (no wake-up now: the drain read until ZMQ_EVENTS said nothing
+        was left, so only a frame that came since can wait that long)."""
+        self.holder = None
+        if self.timer is not None:
+            self.timer.arm()
+
+    def aside(self, wake_fd: int, timeout_ms: int) -> list[tuple[int, int]]:
+        """The I/O thread's wait while a caller is seated: on ``wake_fd`` and the leave timer, up
+        to ``timeout_ms`` (its own timers; ``LOOK_MS`` at most without a timer). Returns what
+        ``poll`` does; a fired timer is cleared."""
+        if self._aside is None:  # the seat was claimed, so its timer is made (or never will be)
+            self._aside = select.poll()
+            for fd in (wake_fd, -1 if self.timer is None else self.timer.fd):
+                if fd != -1:
+                    self._aside.register(fd, select.POLLIN)
+        ready = self._aside.poll(timeout_ms if self.timer is not None else min(timeout_ms, LOOK_MS))
+        if self.timer is not None and any(fd == self.timer.fd for fd, _ in ready):
+            self.timer.clear()
+        return ready
 
     def read_until(self, latch: Latch, timeout: float | None, read: Callable[[], int | None],
                    leave: Callable[[], None], quiet_fd: int | None = None) -> bool:

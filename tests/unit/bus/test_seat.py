@@ -61,8 +61,11 @@ def test_many_threads_waiting_at_once_each_get_their_own_replies(member) -> None
     assert results == {w: [[w, i] for i in range(40)] for w in range(6)}
 
 
+@pytest.mark.parametrize("timer", [True, False], ids=["leave-timer", "no-timerfd"])
 @pytest.mark.parametrize("inline", [True, False])
-def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inline: bool) -> None:
+def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inline: bool, timer: bool, monkeypatch) -> None:
+    if not timer:  # where timerfd is missing, the stepped-aside I/O thread looks every LOOK_MS
+        monkeypatch.setattr(seat, "one_shot", lambda seconds: None)
     alice, bob, carol = member("alice"), member("bob"), member("carol")
     bob.on_message(bus.inline(lambda m: m.content))
     got: list[object] = []
@@ -74,6 +77,7 @@ def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inlin
         assert got[-1] == i
         assert time.monotonic() - start < 2  # seconds of slack on a loaded machine; a lost wake-up is forever
     assert got == list(range(5))
+    assert (alice._link.seat.timer is not None) == timer
 
 
 def test_a_wait_longer_than_the_seat_slice_still_gets_its_reply(member) -> None:
