@@ -25,7 +25,6 @@ import heapq
 import itertools
 import logging
 import os
-import select
 import threading
 import time
 from collections import Counter
@@ -81,7 +80,7 @@ class Link(Dialer):
         self.ack_timeout = 30.0
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
-        self._poller, self._polled, self._fd = select.poll(), -1, -1  # _fd: read once a socket (a getsockopt)
+        self._fd = -1  # read once a socket (a getsockopt)
         self.seat = Seat()
         self.kept = Kept()
         self.stats = StatsReport()
@@ -154,12 +153,12 @@ class Link(Dialer):
             return latch.wait(timeout)
         return self.seat.read_until(latch, timeout, self._read_seated, self._leave_seat, quiet_fd)
 
-    def _read_seated(self) -> int | None:
+    def _read_seated(self, latch: Latch) -> int | None:
         with self._lock:
             if self._socket is None or not self._running:
                 return None
             while True:
-                self._drain_socket()
+                self._drain_socket(latch)
                 sent = self._seq
                 self._flush_acks()
                 if not self._input_after_send(sent):
@@ -266,11 +265,7 @@ class Link(Dialer):
         log.log(logging.WARNING if self.dropped[reason] == 1 else logging.DEBUG, "%s", text)
 
     def _wait(self, fd: int, timeout_ms: int) -> None:
-        if fd != self._polled and fd != -1:  # built once a socket: registering costs more than the poll
-            self._poller, self._polled = select.poll(), fd
-            for each in (fd, self._wake_r):
-                self._poller.register(each, select.POLLIN)
-        for ready, _ in self.seat.aside(self._wake_r, timeout_ms) if fd == -1 else self._poller.poll(timeout_ms):
+        for ready, _ in self.seat.io_wait(fd, self._wake_r, timeout_ms):
             if ready == self._wake_r:
                 with contextlib.suppress(BlockingIOError):
                     os.read(self._wake_r, 4096)
@@ -290,14 +285,14 @@ class Link(Dialer):
                 self.kept.keep(self._seq, frames)
                 self._acks = []
 
-    def _drain_socket(self) -> None:
+    def _drain_socket(self, until: Latch | None = None) -> None:
         self.seat.draining = threading.get_ident()
         try:
-            self._drain_frames()
+            self._drain_frames(until)
         finally:
             self.seat.draining = None
 
-    def _drain_frames(self) -> None:
+    def _drain_frames(self, until: Latch | None) -> None:
         while self._readable():
             try:
                 frames = protocol.recv(self._sock)
@@ -316,6 +311,11 @@ class Link(Dialer):
                 if frame.command == Command.DELIVER and frame.header["delivery"]:
                     reason = f"the receiver could not take it: {exc!r}"[: protocol.TEXT_MAX]
                     self._send(protocol.encode(Command.NACK, {"delivery": frame.header["delivery"], "reason": reason}))
+            if until is not None and until.is_set() and self.seat.timer is not None:
+                # The seated caller's own frame: it leaves without reading ZMQ_EVENTS once more.
+                # _quiet stays False, so whoever reads next reads it first, and the leave timer
+                # wakes the I/O thread (it waits on it reading or not) to drain within LOOK_MS.
+                return
 
     def _handle(self, frame: Frame) -> None:
         if frame.command == Command.WELCOME:

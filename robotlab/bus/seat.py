@@ -6,7 +6,7 @@ the other. While a caller holds the seat, the I/O thread steps aside (it keeps i
 the caller polls the socket's fd and handles what it reads exactly as the I/O thread would.
 
 A caller that leaves arms a one-shot timer (:mod:`robotlab.bus.timerfd`): the I/O thread, waiting
-on it, takes the socket back ``LOOK_MS`` after the last leave unless a caller sat down again.
+on it, takes the socket back within ``LOOK_MS`` of the last leave unless a caller sat down again.
 Callers that come and go faster than that (a request loop) never wake it: no futex, no GIL
 hand-over on the reply path. Where there is no timerfd it looks every ``LOOK_MS`` instead.
 """
@@ -29,14 +29,14 @@ SLICE = 0.1
 """Longest a seated caller keeps the seat: then it waits on its latch like any other caller,
 so a long wait does not keep the I/O thread looking every few milliseconds."""
 LOOK_MS = 2
-"""How long after a caller leaves the I/O thread takes the socket back (milliseconds): the
+"""How soon after a caller leaves the I/O thread takes the socket back (milliseconds): the
 longest a frame no caller waits for can sit unread once a seated caller has left."""
 
 
 class Seat:
     """Who reads the socket besides the I/O thread: at most one caller at a time."""
 
-    __slots__ = ("holder", "draining", "timer", "_poller", "_fd", "_wake_r", "_wake_w", "_aside")
+    __slots__ = ("holder", "draining", "timer", "_fires", "_poller", "_fd", "_wake_r", "_wake_w", "_io", "_io_fds")
 
     def __init__(self) -> None:
         self.holder: int | None = None
@@ -47,7 +47,8 @@ class Seat:
         self._wake_r = self._wake_w = -1  # made by the first claim: a member that never waits keeps its fds
         self.timer: OneShot | None = None
         """Armed by each leave (made with the wake pipe; None where timerfd is not available)."""
-        self._aside: select.poll | None = None  # the I/O thread's wait while stepped aside
+        self._fires = 0.0  # when the timer fires as last armed (monotonic seconds)
+        self._io, self._io_fds = select.poll(), (-1, -1, -1)  # the I/O thread's wait, and on what
 
     def wake(self) -> None:
         """Make the seated caller look at the socket again: another thread's send may have taken
@@ -82,30 +83,36 @@ class Seat:
         return True
 
     def leave(self) -> None:
-        """Free the seat; the I/O thread takes the socket back ``LOOK_MS`` from now unless
-        somebody sits down first (no wake-up now: the drain read until ZMQ_EVENTS said nothing
-        was left, so only a frame that came since can wait that long)."""
+        """Free the seat; the I/O thread takes the socket back within ``LOOK_MS`` unless somebody
+        sits down first. No wake-up now: a frame that came after the seated drain (which may end
+        on the caller's own frame, without reading ZMQ_EVENTS again) waits at most that long."""
         self.holder = None
-        if self.timer is not None:
+        now = time.monotonic()
+        if self.timer is not None and self._fires - now < LOOK_MS / 2000:
+            # Else it fires between LOOK_MS / 2 and LOOK_MS from now, within the bound: callers
+            # that come and go quickly arm it every few round trips, not on each (a system call).
             self.timer.arm()
+            self._fires = now + LOOK_MS / 1000
 
-    def aside(self, wake_fd: int, timeout_ms: int) -> list[tuple[int, int]]:
-        """The I/O thread's wait while a caller is seated: on ``wake_fd`` and the leave timer, up
-        to ``timeout_ms`` (its own timers; ``LOOK_MS`` at most without a timer). Returns what
-        ``poll`` does; a fired timer is cleared."""
-        if self._aside is None:  # the seat was claimed, so its timer is made (or never will be)
-            self._aside = select.poll()
-            for fd in (wake_fd, -1 if self.timer is None else self.timer.fd):
-                if fd != -1:
-                    self._aside.register(fd, select.POLLIN)
-        ready = self._aside.poll(timeout_ms if self.timer is not None else min(timeout_ms, LOOK_MS))
-        if self.timer is not None and any(fd == self.timer.fd for fd, _ in ready):
+    def io_wait(self, fd: int, wake_fd: int, timeout_ms: int) -> list[tuple[int, int]]:
+        """The I/O thread's wait: on the socket's ``fd`` (-1 while it steps aside for a seated
+        caller), its ``wake_fd`` and the leave timer, up to ``timeout_ms`` (its own timers;
+        stepped aside without a timer, ``LOOK_MS`` at most). Returns what ``poll`` does; a
+        fired timer is cleared."""
+        timer = -1 if self.timer is None else self.timer.fd
+        if (fd, wake_fd, timer) != self._io_fds:  # rebuilt when one changes: registering costs more than the poll
+            self._io, self._io_fds = select.poll(), (fd, wake_fd, timer)
+            for each in (fd, wake_fd, timer):
+                if each != -1:
+                    self._io.register(each, select.POLLIN)
+        ready = self._io.poll(min(timeout_ms, LOOK_MS) if fd == -1 and timer == -1 else timeout_ms)
+        if self.timer is not None and any(each == timer for each, _ in ready):
             self.timer.clear()
         return ready
 
-    def read_until(self, latch: Latch, timeout: float | None, read: Callable[[], int | None],
+    def read_until(self, latch: Latch, timeout: float | None, read: Callable[[Latch], int | None],
                    leave: Callable[[], None], quiet_fd: int | None = None) -> bool:
-        """Seated: ``read()`` (drain the socket; its fd, or None once it is closed) and poll until
+        """Seated: ``read(latch)`` (drain the socket; its fd, or None once it is closed) and poll until
         ``latch`` is set or the slice ends, then ``leave()``; past the slice, wait on the latch.
         ``quiet_fd``: the socket's fd when nothing waited at its last ZMQ_EVENTS read and nobody
         called into it since; then the first ``read()`` is skipped and the fd polled at once."""
@@ -113,7 +120,7 @@ class Seat:
         until = time.monotonic() + SLICE
         try:
             while not latch.is_set():
-                fd, quiet_fd = (read() if quiet_fd is None else quiet_fd), None
+                fd, quiet_fd = (read(latch) if quiet_fd is None else quiet_fd), None
                 wait = until - time.monotonic() if deadline is None else min(until, deadline) - time.monotonic()
                 if fd is None or latch.is_set() or wait <= 0:
                     break
