@@ -195,14 +195,14 @@ class Broker:
         assert sock is not None, "the broker is not bound"  # the loop runs between bind and close
         counters, dispatch = self.counters, self.dispatch
         for _ in range(DRAIN_BATCH):
-            if not readable(sock):
-                return False
-            try:  # free unless raised; EVENTS said a whole message waits
+            try:  # free unless raised: the fd fired (or input was pending), so a message almost always waits
                 frames = receive(sock)
-            except zmq.Again:
+            except zmq.Again:  # it fired for a command that was not a message
                 return False
             counters["frames_in"] += 1
             dispatch(frames)
+            if not readable(sock):
+                return False
         return True
 
     def _recv_keyed(self, sock: zmq.Socket) -> list[Body]:
