@@ -165,7 +165,7 @@ class Link(Dialer):
                     return self._fd
 
     def _leave_seat(self) -> None:
-        self.seat.leave()  # no wake-up: the I/O thread takes the socket back LOOK_MS later if nobody sat down
+        self.seat.leave()  # no wake-up: the I/O thread takes the socket back within LOOK_MS if nobody sat down
 
     @property
     def in_drain(self) -> bool:
@@ -212,8 +212,8 @@ class Link(Dialer):
                         if self.seat.holder is None:
                             self._flush_acks()
                         self._timers()
-                        fd = self._fd if self.seat.holder is None else -1  # -1: the wake pipe only
-                        timeout = self._poll_ms()  # stepped aside: Seat.aside waits on the leave timer too
+                        fd = self._fd if self.seat.holder is None else -1  # -1: stepped aside (Seat.io_wait)
+                        timeout = self._poll_ms()
                         if self._input_after_send(sent):
                             timeout = self._missed_edge(fd, timeout)
                 except zmq.ContextTerminated:
@@ -311,10 +311,10 @@ class Link(Dialer):
                 if frame.command == Command.DELIVER and frame.header["delivery"]:
                     reason = f"the receiver could not take it: {exc!r}"[: protocol.TEXT_MAX]
                     self._send(protocol.encode(Command.NACK, {"delivery": frame.header["delivery"], "reason": reason}))
-            if until is not None and until.is_set() and self.seat.timer is not None:
+            if until is not None and until.is_set() and self.seat.watched:
                 # The seated caller's own frame: it leaves without reading ZMQ_EVENTS once more.
                 # _quiet stays False, so whoever reads next reads it first, and the leave timer
-                # wakes the I/O thread (it waits on it reading or not) to drain within LOOK_MS.
+                # wakes the I/O thread (it waits on it, reading or not) to drain within LOOK_MS.
                 return
 
     def _handle(self, frame: Frame) -> None:

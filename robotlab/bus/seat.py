@@ -94,6 +94,12 @@ class Seat:
             self.timer.arm()
             self._fires = now + LOOK_MS / 1000
 
+    @property
+    def watched(self) -> bool:
+        """True once the I/O thread's wait includes the leave timer: a leave then wakes it within
+        ``LOOK_MS`` whether it reads the socket or stands aside."""
+        return self.timer is not None and self._io_fds[2] == self.timer.fd
+
     def io_wait(self, fd: int, wake_fd: int, timeout_ms: int) -> list[tuple[int, int]]:
         """The I/O thread's wait: on the socket's ``fd`` (-1 while it steps aside for a seated
         caller), its ``wake_fd`` and the leave timer, up to ``timeout_ms`` (its own timers;

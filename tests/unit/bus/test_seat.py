@@ -142,3 +142,34 @@ def test_closing_the_client_ends_a_seated_wait(member) -> None:
     assert time.monotonic() - start < 10
     assert len(failures) == 1
 
+
+
+def test_frames_behind_a_seated_callers_reply_never_wait_out_a_poll_timeout() -> None:
+    # A 30 s heartbeat makes the I/O thread's poll timeout 15 s: a frame nobody reads because its
+    # edge was taken (or because a seated caller left on its own reply without reading ZMQ_EVENTS
+    # again) would wait that long, past each wait below.
+    broker = bus.EmbeddedBroker(config=bus.BrokerConfig(heartbeat=30.0, ack_timeout=60.0)).start()
+    alice, bob, carol = (bus.connect(broker.url, name=name) for name in ("alice", "bob", "carol"))
+    try:
+        bob.on_message(bus.inline(lambda m: m.content))
+        got: list[object] = []
+        alice.on_message(lambda m: got.append(m.content))
+        stop = threading.Event()
+
+        def ask() -> None:
+            while not stop.is_set():
+                alice.request("bob", "ping", timeout=10)
+
+        asker = threading.Thread(target=ask, name="asker")
+        asker.start()
+        try:
+            for i in range(200):
+                carol.send("alice", i).wait(5)  # acked once alice's handler has it: a few ms, never 15 s
+        finally:
+            stop.set()
+            asker.join(10)
+        assert got == list(range(200))
+    finally:
+        for client in (alice, bob, carol):
+            client.close()
+        broker.stop()
