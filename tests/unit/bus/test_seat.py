@@ -173,3 +173,27 @@ def test_frames_behind_a_seated_callers_reply_never_wait_out_a_poll_timeout() ->
         for client in (alice, bob, carol):
             client.close()
         broker.stop()
+
+
+def test_a_frame_right_behind_the_reply_is_read_though_the_caller_asks_nothing_more() -> None:
+    # bob answers and at once sends alice another message: both often reach alice's socket
+    # together, and her seated caller leaves on the reply. Nobody asks again, so only the leave
+    # timer's I/O thread can read the second before its 15 s poll timeout.
+    broker = bus.EmbeddedBroker(config=bus.BrokerConfig(heartbeat=30.0, ack_timeout=60.0)).start()
+    alice, bob = (bus.connect(broker.url, name=name) for name in ("alice", "bob"))
+    try:
+        def answer(delivery: bus.Delivery, message: bus.Message) -> None:
+            bob.reply(message, message.content)
+            bob.send("alice", ("behind", message.content), receipt=False)
+            delivery.ack()
+
+        bob.on_message(answer, manual=True)
+        got: list[object] = []
+        alice.on_message(lambda m: got.append(m.content))
+        for i in range(20):
+            assert alice.request("bob", i, timeout=5).content == i
+            wait_until(lambda i=i: ["behind", i] in got, timeout=5, message=f"the frame behind reply {i}")
+    finally:
+        for client in (alice, bob):
+            client.close()
+        broker.stop()
