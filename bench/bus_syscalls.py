@@ -15,6 +15,9 @@ which thread makes them. Needs perf (Debian's ``linux-perf``) or strace, and the
 attach (root, or ``kernel.perf_event_paranoid`` / ptrace scope allowing it); not run by CI::
 
     python bench/bus_syscalls.py [--n 2000] [--tool perf|strace] [--per-thread] [--write]
+
+Run it from the root of the checkout to measure: the broker and the echo start as ``python -m``,
+which puts the working directory first on ``sys.path``.
 """
 
 from __future__ import annotations
