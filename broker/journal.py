@@ -6,12 +6,13 @@ hold messages for). Changes are collected and written in one transaction at the 
 turn (:meth:`Journal.commit`), never more than one a turn. The broker sends a turn's receipts
 and admin replies only after that commit, so nothing it has told a sender can be lost with it.
 
-A turn that has nothing to tell anyone may leave its changes for a later turn, up to
+A turn that has nothing to tell anyone may leave its changes for a later turn, each for up to
 ``interval`` seconds: every message it accepted is still held by its sender, who resends it
-after a reconnect until it has a receipt or a reply. A message whose sender keeps no copy
-(``receipt=False``) is committed in its own turn. That is why a request answered within the
-interval never touches the file, and the journal costs little on the hot path (measured in
-docs/benchmarks.md).
+after a reconnect until it has a receipt or a reply. An accepted message falls due ``interval``
+after its own acceptance, not after the oldest change since the last commit: a request answered
+within the interval never touches the file, even while other requests come and go. A message
+whose sender keeps no copy (``receipt=False``) is committed in its own turn. The journal costs
+little on the hot path (measured in docs/benchmarks.md).
 
 WAL mode with ``synchronous=NORMAL``: a committed turn survives the broker being killed (the
 WAL is in the operating system's cache), though not a power cut of the host. The file is locked
@@ -123,11 +124,12 @@ class Journal(NoJournal):
         self.healthy = True
         self.size = 0
         self._since: float | None = None
-        """When the oldest uncommitted change was made."""
+        """When the oldest uncommitted change other than a put was made (a put keeps its own time)."""
         self._urgent = False
         self._sizes: dict[Key, int] = {}
         self._letter_sizes: dict[str, int] = {}
-        self._puts: dict[Key, tuple[str | None, str, dict[str, Any], Body]] = {}
+        self._puts: dict[Key, tuple[str | None, str, dict[str, Any], Body, float]] = {}
+        """Accepted and not settled yet, oldest first, each with the time it was put."""
         self._settled: set[Key] = set()
         self._letters: dict[str, tuple[int, str, str, str, bytes, bytes, float]] = {}
         self._dropped: set[str] = set()
@@ -180,11 +182,20 @@ class Journal(NoJournal):
 
     def due(self, now: float) -> bool:
         """True when changes must be committed this turn even if no receipt waits on them."""
-        return self._urgent or (self._since is not None and now - self._since >= self.interval)
+        if self._urgent:
+            return True
+        due = self.next_commit()
+        return due is not None and now >= due
 
     def next_commit(self) -> float | None:
-        """When pending changes fall due (monotonic seconds), for the loop's poll timeout."""
-        return None if self._since is None else self._since + self.interval
+        """When pending changes fall due (monotonic seconds), for the loop's poll timeout: the
+        oldest unsettled put's time or the oldest other change's, plus the interval."""
+        oldest = self._since
+        if self._puts:
+            put_at = next(iter(self._puts.values()))[4]  # dicts keep insertion order: the oldest
+            if oldest is None or put_at < oldest:
+                oldest = put_at
+        return None if oldest is None else oldest + self.interval
 
     def _changed(self) -> None:
         if self._since is None:
@@ -197,20 +208,20 @@ class Journal(NoJournal):
         settle within the interval and never reach the file. Until then it counts as
         ``ROW_BYTES`` beyond its body; the broker never changes a header it has accepted.
         """
-        if self._since is None:  # _changed(), inline: every tracked message is put and settled
-            self._since = time.monotonic()
         self._urgent = self._urgent or header.get("receipt") is False  # its sender keeps no copy
-        self._puts[key] = (notify, receipt_id, header, body)
+        if key in self._puts:  # put again: it moves to the end, so the first put stays the oldest
+            del self._puts[key]
+        self._puts[key] = (notify, receipt_id, header, body, time.monotonic())
         self._settled.discard(key)
         size = self._sizes[key] = ROW_BYTES + len(body)
         self.size += size
 
     def settle(self, key: Key) -> None:
-        """Forget a message that was delivered or dead-lettered."""
-        if self._since is None:
-            self._since = time.monotonic()
+        """Forget a message that was delivered or dead-lettered: a put not written yet is simply
+        dropped (nothing falls due for it); a written one is deleted at the next commit."""
         self.size -= self._sizes.pop(key, 0)
         if self._puts.pop(key, None) is None:
+            self._changed()
             self._settled.add(key)
 
     def letter_added(self, seq: int, letter: Any) -> None:
@@ -290,7 +301,7 @@ class Journal(NoJournal):
     def _rows(self) -> list[tuple[str, str, str | None, str, bytes, Body]]:
         """The unsettled puts as rows, each header packed now and its size counted exactly."""
         rows = []
-        for key, (notify, receipt_id, header, body) in self._puts.items():
+        for key, (notify, receipt_id, header, body, _) in self._puts.items():
             packed = pack(header)
             size = len(packed) + len(body)
             self.size += size - self._sizes.get(key, size)

@@ -25,7 +25,6 @@ import heapq
 import itertools
 import logging
 import os
-import select
 import threading
 import time
 from collections import Counter
@@ -36,7 +35,7 @@ import zmq
 
 from robotlab.errors import ProtocolError
 
-from . import protocol, seat
+from . import protocol
 from .dialer import Dialer
 from .handshake import open_dealer
 from .kept import Kept
@@ -81,13 +80,12 @@ class Link(Dialer):
         self.ack_timeout = 30.0
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
-        self._poller, self._polled, self._fd = select.poll(), -1, -1  # _fd: read once a socket (a getsockopt)
-        self._wake_only = select.poll()  # the I/O thread's wait while a caller reads the socket
-        self._wake_only.register(self._wake_r, select.POLLIN)
+        self._fd = -1  # read once a socket (a getsockopt)
         self.seat = Seat()
         self.kept = Kept()
         self.stats = StatsReport()
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
+        self._quiet = False  # the last call into the socket was a ZMQ_EVENTS read that found nothing
         self._last_recv = self._last_sent = 0.0
         self._io_thread = threading.Thread(target=self._loop, name=f"robotlab-bus-{hello['name']}", daemon=True)
 
@@ -147,25 +145,27 @@ class Link(Dialer):
         would have."""
         with self._lock:
             seated = not latch.is_set() and self._socket is not None and self.seat.claim(self._io_thread.ident)
+            # Quiet: nothing waited at the last ZMQ_EVENTS read (most often the one after the
+            # caller's own send) and nobody called into the socket since, so its fd will show
+            # whatever comes: the seat polls it first instead of reading ZMQ_EVENTS once more.
+            quiet_fd = self._fd if seated and self._quiet else None
         if not seated:
             return latch.wait(timeout)
-        return self.seat.read_until(latch, timeout, self._read_seated, self._leave_seat)
+        return self.seat.read_until(latch, timeout, self._read_seated, self._leave_seat, quiet_fd)
 
-    def _read_seated(self) -> int | None:
+    def _read_seated(self, latch: Latch) -> int | None:
         with self._lock:
             if self._socket is None or not self._running:
                 return None
             while True:
-                self._drain_socket()
+                self._drain_socket(latch)
                 sent = self._seq
                 self._flush_acks()
                 if not self._input_after_send(sent):
                     return self._fd
 
     def _leave_seat(self) -> None:
-        # No wake-up for the I/O thread: it looks within seat.LOOK_MS, and the seated drain read
-        # until ZMQ_EVENTS said nothing was left, so only a frame that came since can wait that long.
-        self.seat.holder = None
+        self.seat.leave()  # no wake-up: the I/O thread takes the socket back within LOOK_MS if nobody sat down
 
     @property
     def in_drain(self) -> bool:
@@ -195,7 +195,7 @@ class Link(Dialer):
         # A send may have consumed the edge of the socket's fd: whoever reads must look again. The
         # I/O thread and a seated caller read ZMQ_EVENTS themselves after their own sends.
         me = threading.get_ident()
-        if self._socket is None or me in (self._io_thread.ident, self.seat.holder) or not protocol.readable(self._socket):
+        if self._socket is None or me in (self._io_thread.ident, self.seat.holder) or not self._readable():
             return
         (self._wake if self.seat.holder is None else self.seat.wake)()
 
@@ -206,13 +206,14 @@ class Link(Dialer):
             while self._running:
                 try:
                     with self._lock:
-                        sent = self._seq
                         if self.seat.holder is None:
                             self._drain_socket()
+                        sent = self._seq  # a drain ends on a ZMQ_EVENTS read: only later sends can take an edge
+                        if self.seat.holder is None:
                             self._flush_acks()
                         self._timers()
-                        fd = self._fd if self.seat.holder is None else -1  # -1: the wake pipe only
-                        timeout = self._poll_ms() if fd != -1 else seat.LOOK_MS
+                        fd = self._fd if self.seat.holder is None else -1  # -1: stepped aside (Seat.io_wait)
+                        timeout = self._poll_ms()
                         if self._input_after_send(sent):
                             timeout = self._missed_edge(fd, timeout)
                 except zmq.ContextTerminated:
@@ -235,7 +236,13 @@ class Link(Dialer):
     def _input_after_send(self, seq: int) -> bool:
         """True when this thread sent since ``seq`` and input waits: that send may have taken the
         edge of the socket's fd for a frame that came after the drain (call under the lock)."""
-        return self._seq != seq and self._socket is not None and protocol.readable(self._socket)
+        return self._seq != seq and self._socket is not None and self._readable()
+
+    def _readable(self) -> bool:
+        """ZMQ_EVENTS has POLLIN (call under the lock); remembers a quiet answer for the seat."""
+        readable = protocol.readable(self._sock)
+        self._quiet = not readable
+        return readable
 
     def _missed_edge(self, fd: int, timeout: int) -> int:
         """A send of this turn (an ACK, a heartbeat) may have taken the edge of a frame that came
@@ -258,11 +265,7 @@ class Link(Dialer):
         log.log(logging.WARNING if self.dropped[reason] == 1 else logging.DEBUG, "%s", text)
 
     def _wait(self, fd: int, timeout_ms: int) -> None:
-        if fd != self._polled and fd != -1:  # built once a socket: registering costs more than the poll
-            self._poller, self._polled = select.poll(), fd
-            for each in (fd, self._wake_r):
-                self._poller.register(each, select.POLLIN)
-        for ready, _ in (self._wake_only if fd == -1 else self._poller).poll(timeout_ms):
+        for ready, _ in self.seat.io_wait(fd, self._wake_r, timeout_ms):
             if ready == self._wake_r:
                 with contextlib.suppress(BlockingIOError):
                     os.read(self._wake_r, 4096)
@@ -282,15 +285,15 @@ class Link(Dialer):
                 self.kept.keep(self._seq, frames)
                 self._acks = []
 
-    def _drain_socket(self) -> None:
+    def _drain_socket(self, until: Latch | None = None) -> None:
         self.seat.draining = threading.get_ident()
         try:
-            self._drain_frames()
+            self._drain_frames(until)
         finally:
             self.seat.draining = None
 
-    def _drain_frames(self) -> None:
-        while protocol.readable(self._sock):
+    def _drain_frames(self, until: Latch | None) -> None:
+        while self._readable():
             try:
                 frames = protocol.recv(self._sock)
             except zmq.Again:
@@ -308,6 +311,11 @@ class Link(Dialer):
                 if frame.command == Command.DELIVER and frame.header["delivery"]:
                     reason = f"the receiver could not take it: {exc!r}"[: protocol.TEXT_MAX]
                     self._send(protocol.encode(Command.NACK, {"delivery": frame.header["delivery"], "reason": reason}))
+            if until is not None and until.is_set() and self.seat.watched:
+                # The seated caller's own frame: it leaves without reading ZMQ_EVENTS once more.
+                # _quiet stays False, so whoever reads next reads it first, and the leave timer
+                # wakes the I/O thread (it waits on it, reading or not) to drain within LOOK_MS.
+                return
 
     def _handle(self, frame: Frame) -> None:
         if frame.command == Command.WELCOME:
@@ -360,7 +368,7 @@ class Link(Dialer):
         if self._socket is not None:
             self._socket.close(linger=0)
         sock, self._monitor = open_dealer(self.context, self._next_url(), self.keys)
-        self._socket = sock
+        self._socket, self._quiet = sock, False
         self._fd = sock.fileno()
         self._seq = 0  # a new connection's count: what was kept counts as unsent
         self.kept.unsend()
@@ -371,6 +379,7 @@ class Link(Dialer):
         return self._send(protocol.encode(Command.HELLO, self.hello))
 
     def _send(self, frames: list[Body]) -> bool:
+        self._quiet = False  # a send processes the socket's commands: it may take the fd's edge
         try:
             protocol.send(self._sock, frames)
         except zmq.Again:

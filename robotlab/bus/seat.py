@@ -2,9 +2,13 @@
 
 The I/O thread of a :class:`~robotlab.bus.link.Link` normally reads the socket and hands a
 reply to the caller waiting for it: two threads woken per reply, and the GIL handed from one to
-the other. While a caller holds the seat, the I/O thread steps aside (it looks every
-``LOOK_MS`` whether the seat is free again, and keeps its timers), and the caller polls the
-socket's fd and handles what it reads exactly as the I/O thread would.
+the other. While a caller holds the seat, the I/O thread steps aside (it keeps its timers), and
+the caller polls the socket's fd and handles what it reads exactly as the I/O thread would.
+
+A caller that leaves arms a one-shot timer (:mod:`robotlab.bus.timerfd`): the I/O thread, waiting
+on it, takes the socket back within ``LOOK_MS`` of the last leave unless a caller sat down again.
+Callers that come and go faster than that (a request loop) never wake it: no futex, no GIL
+hand-over on the reply path. Where there is no timerfd it looks every ``LOOK_MS`` instead.
 """
 
 from __future__ import annotations
@@ -18,20 +22,21 @@ from collections.abc import Callable
 
 import zmq
 
+from .timerfd import OneShot, one_shot
 from .tracking import Latch
 
 SLICE = 0.1
 """Longest a seated caller keeps the seat: then it waits on its latch like any other caller,
 so a long wait does not keep the I/O thread looking every few milliseconds."""
 LOOK_MS = 2
-"""How often the I/O thread, stepped aside, looks whether the seat is free again (milliseconds):
-the longest a frame no caller waits for can sit unread once a seated caller has left."""
+"""How soon after a caller leaves the I/O thread takes the socket back (milliseconds): the
+longest a frame no caller waits for can sit unread once a seated caller has left."""
 
 
 class Seat:
     """Who reads the socket besides the I/O thread: at most one caller at a time."""
 
-    __slots__ = ("holder", "draining", "_poller", "_fd", "_wake_r", "_wake_w")
+    __slots__ = ("holder", "draining", "timer", "_fires", "_poller", "_fd", "_wake_r", "_wake_w", "_io", "_io_fds")
 
     def __init__(self) -> None:
         self.holder: int | None = None
@@ -40,6 +45,10 @@ class Seat:
         """The thread handling inbound frames right now: what it runs must not wait on the bus."""
         self._poller, self._fd = select.poll(), -1
         self._wake_r = self._wake_w = -1  # made by the first claim: a member that never waits keeps its fds
+        self.timer: OneShot | None = None
+        """Armed by each leave (made with the wake pipe; None where timerfd is not available)."""
+        self._fires = 0.0  # when the timer fires as last armed (monotonic seconds)
+        self._io, self._io_fds = select.poll(), (-1, -1, -1)  # the I/O thread's wait, and on what
 
     def wake(self) -> None:
         """Make the seated caller look at the socket again: another thread's send may have taken
@@ -49,12 +58,15 @@ class Seat:
                 os.write(self._wake_w, b"x")
 
     def close(self) -> None:
-        """Close the wake pipe (the link is closing)."""
+        """Close the wake pipe and the timer (the link is closing)."""
         for fd in (self._wake_r, self._wake_w):
             if fd != -1:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._wake_r = self._wake_w = -1
+        if self.timer is not None:
+            self.timer.close()
+            self.timer = None
 
     def claim(self, io_thread: int | None) -> bool:
         """Seat the calling thread (call under the link's lock); False if taken, or if it is the
@@ -66,18 +78,55 @@ class Seat:
             self._wake_r, self._wake_w = os.pipe()
             os.set_blocking(self._wake_r, False)
             os.set_blocking(self._wake_w, False)
+            self.timer = one_shot(LOOK_MS / 1000)
         self.holder = me
         return True
 
-    def read_until(self, latch: Latch, timeout: float | None, read: Callable[[], int | None],
-                   leave: Callable[[], None]) -> bool:
-        """Seated: ``read()`` (drain the socket; its fd, or None once it is closed) and poll until
-        ``latch`` is set or the slice ends, then ``leave()``; past the slice, wait on the latch."""
+    def leave(self) -> None:
+        """Free the seat; the I/O thread takes the socket back within ``LOOK_MS`` unless somebody
+        sits down first. No wake-up now: a frame that came after the seated drain (which may end
+        on the caller's own frame, without reading ZMQ_EVENTS again) waits at most that long."""
+        self.holder = None
+        now = time.monotonic()
+        if self.timer is not None and self._fires - now < LOOK_MS / 2000:
+            # Else it fires between LOOK_MS / 2 and LOOK_MS from now, within the bound: callers
+            # that come and go quickly arm it every few round trips, not on each (a system call).
+            self.timer.arm()
+            self._fires = now + LOOK_MS / 1000
+
+    @property
+    def watched(self) -> bool:
+        """True once the I/O thread's wait includes the leave timer: a leave then wakes it within
+        ``LOOK_MS`` whether it reads the socket or stands aside."""
+        return self.timer is not None and self._io_fds[2] == self.timer.fd
+
+    def io_wait(self, fd: int, wake_fd: int, timeout_ms: int) -> list[tuple[int, int]]:
+        """The I/O thread's wait: on the socket's ``fd`` (-1 while it steps aside for a seated
+        caller), its ``wake_fd`` and the leave timer, up to ``timeout_ms`` (its own timers;
+        stepped aside without a timer, ``LOOK_MS`` at most). Returns what ``poll`` does; a
+        fired timer is cleared."""
+        timer = -1 if self.timer is None else self.timer.fd
+        if (fd, wake_fd, timer) != self._io_fds:  # rebuilt when one changes: registering costs more than the poll
+            self._io, self._io_fds = select.poll(), (fd, wake_fd, timer)
+            for each in (fd, wake_fd, timer):
+                if each != -1:
+                    self._io.register(each, select.POLLIN)
+        ready = self._io.poll(min(timeout_ms, LOOK_MS) if fd == -1 and timer == -1 else timeout_ms)
+        if self.timer is not None and any(each == timer for each, _ in ready):
+            self.timer.clear()
+        return ready
+
+    def read_until(self, latch: Latch, timeout: float | None, read: Callable[[Latch], int | None],
+                   leave: Callable[[], None], quiet_fd: int | None = None) -> bool:
+        """Seated: ``read(latch)`` (drain the socket; its fd, or None once it is closed) and poll until
+        ``latch`` is set or the slice ends, then ``leave()``; past the slice, wait on the latch.
+        ``quiet_fd``: the socket's fd when nothing waited at its last ZMQ_EVENTS read and nobody
+        called into it since; then the first ``read()`` is skipped and the fd polled at once."""
         deadline = None if timeout is None else time.monotonic() + timeout
         until = time.monotonic() + SLICE
         try:
             while not latch.is_set():
-                fd = read()
+                fd, quiet_fd = (read(latch) if quiet_fd is None else quiet_fd), None
                 wait = until - time.monotonic() if deadline is None else min(until, deadline) - time.monotonic()
                 if fd is None or latch.is_set() or wait <= 0:
                     break

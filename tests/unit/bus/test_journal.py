@@ -6,6 +6,7 @@ tests/process/test_durability_processes.py does the same with kill -9 and real p
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -104,5 +105,28 @@ def test_a_message_settled_before_the_commit_leaves_nothing_due(tmp_path: Path) 
         # millisecond and commits every later message the moment it is accepted).
         assert journal.next_commit() is None and not journal.due(float("inf"))
         assert journal.size == 0 and journal.restore().messages == []
+    finally:
+        journal.close()
+
+
+def test_a_put_falls_due_an_interval_after_its_own_acceptance(tmp_path: Path) -> None:
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20, interval=0.5)
+    try:
+        journal.put(("sender", "m1"), {"id": "m1", "to": "echo"}, b"body", "sender", "m1")
+        first_due = journal.next_commit()
+        assert first_due is not None
+        wait_until(lambda: time.monotonic() > first_due - 0.5, message="the clock moved past m1's put")
+        journal.put(("sender", "m2"), {"id": "m2", "to": "echo"}, b"body", "sender", "m2")
+        second_due = journal.next_commit()
+        journal.settle(("sender", "m1"))
+        # m1 settled before it fell due: only m2, accepted later, is left, and it is due an
+        # interval after its own put (before the fix, m1's time kept counting and m2 was written
+        # whenever the interval since m1 ran out, however young m2 was).
+        due = journal.next_commit()
+        assert due is not None and due > first_due and not journal.due(first_due)
+        assert journal.due(due) and second_due == first_due  # the oldest put sets the time
+        journal.settle(("sender", "m2"))
+        assert journal.next_commit() is None and journal.commit()
+        assert journal.restore().messages == []
     finally:
         journal.close()

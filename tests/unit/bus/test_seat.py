@@ -61,8 +61,11 @@ def test_many_threads_waiting_at_once_each_get_their_own_replies(member) -> None
     assert results == {w: [[w, i] for i in range(40)] for w in range(6)}
 
 
+@pytest.mark.parametrize("timer", [True, False], ids=["leave-timer", "no-timerfd"])
 @pytest.mark.parametrize("inline", [True, False])
-def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inline: bool) -> None:
+def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inline: bool, timer: bool, monkeypatch) -> None:
+    if not timer:  # where timerfd is missing, the stepped-aside I/O thread looks every LOOK_MS
+        monkeypatch.setattr(seat, "one_shot", lambda seconds: None)
     alice, bob, carol = member("alice"), member("bob"), member("carol")
     bob.on_message(bus.inline(lambda m: m.content))
     got: list[object] = []
@@ -74,6 +77,7 @@ def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inlin
         assert got[-1] == i
         assert time.monotonic() - start < 2  # seconds of slack on a loaded machine; a lost wake-up is forever
     assert got == list(range(5))
+    assert (alice._link.seat.timer is not None) == timer
 
 
 def test_a_wait_longer_than_the_seat_slice_still_gets_its_reply(member) -> None:
@@ -138,3 +142,58 @@ def test_closing_the_client_ends_a_seated_wait(member) -> None:
     assert time.monotonic() - start < 10
     assert len(failures) == 1
 
+
+
+def test_frames_behind_a_seated_callers_reply_never_wait_out_a_poll_timeout() -> None:
+    # A 30 s heartbeat makes the I/O thread's poll timeout 15 s: a frame nobody reads because its
+    # edge was taken (or because a seated caller left on its own reply without reading ZMQ_EVENTS
+    # again) would wait that long, past each wait below.
+    broker = bus.EmbeddedBroker(config=bus.BrokerConfig(heartbeat=30.0, ack_timeout=60.0)).start()
+    alice, bob, carol = (bus.connect(broker.url, name=name) for name in ("alice", "bob", "carol"))
+    try:
+        bob.on_message(bus.inline(lambda m: m.content))
+        got: list[object] = []
+        alice.on_message(lambda m: got.append(m.content))
+        stop = threading.Event()
+
+        def ask() -> None:
+            while not stop.is_set():
+                alice.request("bob", "ping", timeout=10)
+
+        asker = threading.Thread(target=ask, name="asker")
+        asker.start()
+        try:
+            for i in range(200):
+                carol.send("alice", i).wait(5)  # acked once alice's handler has it: a few ms, never 15 s
+        finally:
+            stop.set()
+            asker.join(10)
+        assert got == list(range(200))
+    finally:
+        for client in (alice, bob, carol):
+            client.close()
+        broker.stop()
+
+
+def test_a_frame_right_behind_the_reply_is_read_though_the_caller_asks_nothing_more() -> None:
+    # bob answers and at once sends alice another message: both often reach alice's socket
+    # together, and her seated caller leaves on the reply. Nobody asks again, so only the leave
+    # timer's I/O thread can read the second before its 15 s poll timeout.
+    broker = bus.EmbeddedBroker(config=bus.BrokerConfig(heartbeat=30.0, ack_timeout=60.0)).start()
+    alice, bob = (bus.connect(broker.url, name=name) for name in ("alice", "bob"))
+    try:
+        def answer(delivery: bus.Delivery, message: bus.Message) -> None:
+            bob.reply(message, message.content)
+            bob.send("alice", ("behind", message.content), receipt=False)
+            delivery.ack()
+
+        bob.on_message(answer, manual=True)
+        got: list[object] = []
+        alice.on_message(lambda m: got.append(m.content))
+        for i in range(20):
+            assert alice.request("bob", i, timeout=5).content == i
+            wait_until(lambda i=i: ["behind", i] in got, timeout=5, message=f"the frame behind reply {i}")
+    finally:
+        for client in (alice, bob):
+            client.close()
+        broker.stop()
