@@ -40,8 +40,7 @@ from .stats import on_heartbeat
 
 log = logging.getLogger("robotlab.broker")
 
-DRAIN_BATCH = 256
-INF = float("inf")
+DRAIN_BATCH, INF = 256, float("inf")
 
 
 class Broker:
@@ -66,8 +65,7 @@ class Broker:
         self.counters: Counter[str] = Counter()
         self.started = time.monotonic()
         self.socket: zmq.Socket | None = None
-        self.endpoint = config.bind
-        """Where the socket is bound (a tcp port of 0 resolved), once bound."""
+        self.endpoint = config.bind  # where the socket is bound (a tcp port of 0 resolved), once bound
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
         self._unroutable: set[bytes] = set()
@@ -276,8 +274,7 @@ class Broker:
     def _error(self, identity: bytes, code: str, detail: str, frame: Frame | None, ref: str | None = None) -> None:
         self.counters[f"error_{code}"] += 1
         header: dict[str, Any] = {"code": code, "detail": detail[: protocol.TEXT_MAX]}
-        # Any: a command whose schema has no "id" carries whatever the peer put there
-        named: Any = frame.header.get("id") if frame is not None else ref
+        named: Any = frame.header.get("id") if frame is not None else ref  # unchecked where the schema has no id
         if isinstance(named, str) and 0 < len(named) <= protocol.ID_MAX:  # else the ERROR itself would not decode
             header["ref"] = named
         self._send_frames(identity, protocol.encode(Command.ERROR, header))
@@ -341,15 +338,17 @@ class Broker:
         h = frame.header
         ack = h.pop("ack", None)
         peer.unconfirmed = peer.unconfirmed or bool(h.get("untracked"))
-        if isinstance(ack, int):
-            self.deliveries.ack(peer, ack, reply=h)
         if len(frame.body) > self.config.max_message_bytes:
+            if isinstance(ack, int):  # the request was handled: only its reply is refused
+                self.deliveries.ack(peer, ack, reply=h)
             self._error(identity, ErrorCode.TOO_LARGE, f"body of {len(frame.body)} bytes exceeds {self.config.max_message_bytes}", frame)
             return
         h["from"] = peer.name  # stamped here: no robot can speak as another
         h["from_instance"] = peer.instance
         h.setdefault("type", "message")
         self.deliveries.route(h, frame.body, notify=peer.instance)
+        if isinstance(ack, int):  # a reply's ack after the reply left: settling is not on its way back
+            self.deliveries.ack(peer, ack, reply=h)
 
     def on_ack(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """ACK {deliveries: [ids]}: settle each as delivered."""
