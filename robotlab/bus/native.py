@@ -47,6 +47,8 @@ MODULES = (
     "robotlab.bus.link",
     "robotlab.bus.client",
     "robotlab.bus.dispatcher",
+    "robotlab.bus.boundary",
+    "robotlab.bus.traced",
     "robotlab.broker.router",
     "robotlab.broker.registry",
     "robotlab.broker.outbox",
