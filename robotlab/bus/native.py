@@ -22,6 +22,7 @@ All of them or none: compiled modules call each other directly in C, so a mix is
 
 from __future__ import annotations
 
+import functools
 import importlib.machinery
 import importlib.util
 import logging
@@ -118,19 +119,27 @@ def _find(name: str, loader: type, suffixes: Sequence[str]) -> importlib.machine
     """The spec of ``name`` from a file of one kind only, in its package's folders."""
     package, _, leaf = name.rpartition(".")
     for folder in _package_folders(package):
-        spec = importlib.machinery.FileFinder(str(folder), (loader, list(suffixes))).find_spec(name)
+        # One finder per folder and kind: each lists its folder once, not once per module.
+        finder = _finders.get((folder, loader))
+        if finder is None:
+            finder = _finders[(folder, loader)] = importlib.machinery.FileFinder(folder, (loader, list(suffixes)))
+        spec = finder.find_spec(name)
         if spec is not None:
             return spec
     return None
 
 
-def _package_folders(package: str) -> list[Path]:
+_finders: dict[tuple[str, type], importlib.machinery.FileFinder] = {}
+
+
+@functools.cache
+def _package_folders(package: str) -> tuple[str, ...]:
     """Where ``package`` is, without importing it (its ``__init__`` may import the modules)."""
     loaded: ModuleType | None = sys.modules.get(package)
     if loaded is not None and hasattr(loaded, "__path__"):
-        return [Path(p) for p in loaded.__path__]
+        return tuple(loaded.__path__)
     spec = importlib.util.find_spec(package)
-    return [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+    return tuple(spec.submodule_search_locations or []) if spec else ()
 
 
 class SourceFirst:
