@@ -7,6 +7,8 @@ member's socket with that monitor attached.
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +43,9 @@ def diagnose(event: Mapping[str, Any] | None, has_keys: bool) -> str:
             "authorized/ folder, and is broker.key the broker's?)")
 
 
+_monitors = itertools.count(1)  # numbers each monitor address (with the pid: a forked child counts on)
+
+
 def latest_event(monitor: zmq.Socket, last: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """Read every event waiting on a handshake monitor socket; the newest, else ``last``."""
     while monitor.poll(0):
@@ -59,6 +64,10 @@ def open_dealer(context: zmq.Context, url: str, keys: KeyConfig | None) -> tuple
         sock.setsockopt(zmq.IPV6, 1)  # ZeroMQ answers "No such device" for [::1] without it
     if keys is not None:
         keys.apply(sock)
-    monitor = None if url.startswith("inproc://") else sock.get_monitor_socket(HANDSHAKE_FAILED)
+    # A monitor address of its own: pyzmq's default names it after the socket's fd, which a
+    # closed socket's monitor can still hold (libzmq unbinds it later), so a new socket given
+    # the same fd number failed with "Address already in use".
+    address = f"inproc://robotlab-monitor-{next(_monitors)}-{os.getpid()}"
+    monitor = None if url.startswith("inproc://") else sock.get_monitor_socket(HANDSHAKE_FAILED, address)
     sock.connect(url)
     return sock, monitor
