@@ -5,7 +5,7 @@ Every message at every hop runs the same few modules: the wire protocol, the mem
 and the broker's routing and settling. ``pip install -e .`` (``make venv``) compiles them with
 mypyc (``setup.py``) into C extensions, from the same typed source: there is one implementation,
 and the ``.py`` files are both the source of the build and the fallback. A round trip through
-the broker then executes about a quarter fewer instructions (docs/benchmarks.md).
+the broker then executes about a third fewer instructions (docs/benchmarks.md).
 
 The compiled modules run only when they match their source. Python loads an extension before a
 ``.py`` of the same name, so an extension older than its source would silently run code that is
@@ -117,8 +117,7 @@ def stale_sources(built: dict[str, Path]) -> list[str]:
 
 def _find(name: str, loader: type, suffixes: Sequence[str]) -> importlib.machinery.ModuleSpec | None:
     """The spec of ``name`` from a file of one kind only, in its package's folders."""
-    package, _, leaf = name.rpartition(".")
-    for folder in _package_folders(package):
+    for folder in _package_folders(name.rpartition(".")[0]):
         # One finder per folder and kind: each lists its folder once, not once per module.
         finder = _finders.get((folder, loader))
         if finder is None:
