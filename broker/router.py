@@ -8,7 +8,6 @@ trip, so they make the fewest Python calls that do the same as the general
 from __future__ import annotations
 
 import zmq
-from zmq.backend import Socket as CompiledSocket
 
 from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig, is_ipv6
@@ -18,9 +17,7 @@ from .security import KeyGuard
 
 _NOBLOCK = int(zmq.NOBLOCK)
 _MORE = int(zmq.SNDMORE) | _NOBLOCK
-_send = CompiledSocket.send
-"""pyzmq's compiled send: its Python wrapper on ``zmq.Socket`` only adds draft-API options
-(routing ids, groups) the ROUTER never uses, and cost about as much again as the send."""
+_send = protocol.compiled_send
 
 
 def bind(config: BrokerConfig, context: zmq.Context, guard: KeyGuard | None) -> zmq.Socket:

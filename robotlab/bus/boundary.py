@@ -9,6 +9,8 @@ dict with str or int keys, nested. Library models cross through their dump: anyt
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import msgpack
@@ -18,6 +20,35 @@ from robotlab.errors import BoundaryError
 _SCALARS = (str, bytes, float, bool, type(None))
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
 _MAX_DEPTH = 100
+KEEP_BUFFER = 1024 * 1024
+"""A kept Packer's buffer grows to the largest value it packed: past this, it is not kept."""
+
+
+class ThreadPacker:
+    """``msgpack.packb`` with one ``msgpack.Packer`` kept per thread.
+
+    ``packb`` builds a new Packer, and its 256 KiB buffer, on every call: about half of what
+    packing a header or a small body costs, at every member, for every message. A Packer is not
+    thread-safe, hence one per thread; it is taken out while it packs, so a nested call on the
+    same thread (a ``default`` hook that packs) gets a fresh one instead of a half-written buffer.
+    """
+
+    def __init__(self, default: Callable[[Any], Any] | None = None) -> None:
+        self._local = threading.local()
+        self._default = default
+
+    def pack(self, value: Any) -> bytes:
+        """The same bytes as ``msgpack.packb(value, use_bin_type=True, default=...)``."""
+        local = self._local
+        packer = getattr(local, "packer", None)
+        if packer is None:
+            packer = msgpack.Packer(use_bin_type=True, default=self._default)
+        else:
+            local.packer = None
+        data: bytes = packer.pack(value)  # on an error msgpack empties the buffer: the packer is dropped anyway
+        if len(data) <= KEEP_BUFFER:
+            local.packer = packer
+        return data
 
 
 def to_plain(value: Any, where: str = "payload") -> Any:
@@ -36,7 +67,7 @@ def pack_plain(value: Any, where: str = "payload") -> bytes:
     something it cannot pack (or a library model) does the precise Python walk run.
     """
     try:
-        return msgpack.packb(value, use_bin_type=True, default=_pack_default)
+        return _PLAIN.pack(value)
     except (TypeError, ValueError, OverflowError):
         return msgpack.packb(to_plain(value, where), use_bin_type=True)
 
@@ -46,6 +77,9 @@ def _pack_default(value: Any) -> Any:
     if dumped is None:
         raise TypeError(type(value).__qualname__)
     return dumped
+
+
+_PLAIN = ThreadPacker(default=_pack_default)
 
 
 def _plain(value: Any, where: str, depth: int, seen: set[int]) -> Any:

@@ -88,6 +88,7 @@ class Link(Dialer):
         self._quiet = False  # the last call into the socket was a ZMQ_EVENTS read that found nothing
         self._last_recv = self._last_sent = 0.0
         self._io_thread = threading.Thread(target=self._loop, name=f"robotlab-bus-{hello['name']}", daemon=True)
+        self._io_ident = 0  # the I/O thread's ident, read on every send: Thread.ident is a Python property
 
     # -- called from any thread ----------------------------------------------------------------
 
@@ -96,6 +97,7 @@ class Link(Dialer):
         with self._lock:
             self._reconnect()
         self._io_thread.start()
+        self._io_ident = self._io_thread.ident or 0
 
     @property
     def alive(self) -> bool:
@@ -134,7 +136,7 @@ class Link(Dialer):
         """Ack a delivery: batched when called while the I/O thread handles input, else sent now."""
         with self._lock:
             self._acks.append(delivery)
-            if threading.current_thread() is not self._io_thread:
+            if threading.get_ident() != self._io_ident:
                 self._flush_acks()
                 self._wake_if_input()
 
@@ -144,7 +146,7 @@ class Link(Dialer):
         the latch is then read and handled on this thread, and any other frame as the I/O thread
         would have."""
         with self._lock:
-            seated = not latch.is_set() and self._socket is not None and self.seat.claim(self._io_thread.ident)
+            seated = not latch.is_set() and self._socket is not None and self.seat.claim(self._io_ident)
             # Quiet: nothing waited at the last ZMQ_EVENTS read (most often the one after the
             # caller's own send) and nobody called into the socket since, so its fd will show
             # whatever comes: the seat polls it first instead of reading ZMQ_EVENTS once more.
@@ -170,7 +172,7 @@ class Link(Dialer):
     @property
     def in_drain(self) -> bool:
         """True on a thread that is handling inbound frames (the I/O thread, or a seated caller)."""
-        return threading.get_ident() in (self._io_thread.ident, self.seat.draining)
+        return threading.get_ident() in (self._io_ident, self.seat.draining)
 
     def close(self, bye: bool = True, timeout: float = 2.0) -> None:
         """Say BYE (unless told not to), stop the thread and close the socket."""
@@ -195,13 +197,14 @@ class Link(Dialer):
         # A send may have consumed the edge of the socket's fd: whoever reads must look again. The
         # I/O thread and a seated caller read ZMQ_EVENTS themselves after their own sends.
         me = threading.get_ident()
-        if self._socket is None or me in (self._io_thread.ident, self.seat.holder) or not self._readable():
+        if self._socket is None or me in (self._io_ident, self.seat.holder) or not self._readable():
             return
         (self._wake if self.seat.holder is None else self.seat.wake)()
 
     # -- the I/O thread ------------------------------------------------------------------------
 
     def _loop(self) -> None:
+        self._io_ident = threading.get_ident()  # before start() returns to its caller: this thread's own checks
         try:
             while self._running:
                 try:

@@ -56,15 +56,16 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
 import zmq
+from zmq.backend import Socket as CompiledSocket
 
 from robotlab.errors import ProtocolError
 
 from . import sockopt  # noqa: F401  (installed on import: cheaper socket.get for EVENTS and RCVMORE)
+from .boundary import ThreadPacker
 from .schema import (  # noqa: F401  (re-exported: protocol is where callers find the vocabulary)
     BATCH_MAX,
     ID_MAX,
@@ -101,23 +102,33 @@ _RCVMORE = int(zmq.RCVMORE)
 _EVENTS = int(zmq.EVENTS)
 _POLLIN = int(zmq.POLLIN)
 _unpackb = msgpack.unpackb
+_PACK = ThreadPacker()
+compiled_send: Callable[..., Any] = CompiledSocket.send
+"""pyzmq's compiled send: its Python wrapper on ``zmq.Socket`` only adds draft-API options
+(routing ids, groups) no robotlab socket uses, and costs about as much again as the send."""
 
 
-@dataclass(slots=True)
 class Frame:
     """One decoded protocol message. ``body`` stays msgpack bytes until someone unpacks it.
 
-    Not frozen: a frozen dataclass sets each field through ``object.__setattr__``, and every
-    message at every hop builds one."""
+    A plain class, not a dataclass: every message at every hop builds one, and compiled
+    (docs/bus.md, "The compiled hot path") its construction is a native call, where a
+    dataclass's generated ``__init__`` runs interpreted (about 1.7k instructions a frame)."""
 
-    command: Command
-    header: dict[str, Any] = field(default_factory=dict)
-    body: Body = b""
+    __slots__ = ("command", "header", "body")
+
+    def __init__(self, command: Command, header: dict[str, Any] | None = None, body: Body = b"") -> None:
+        self.command = command
+        self.header: dict[str, Any] = {} if header is None else header
+        self.body = body
+
+    def __repr__(self) -> str:
+        return f"Frame(command={self.command!r}, header={self.header!r}, body={self.body!r})"
 
 
 def pack(value: Any) -> bytes:
     """Encode plain data as msgpack (bytes stay bytes, strings stay strings)."""
-    return msgpack.packb(value, use_bin_type=True)
+    return _PACK.pack(value)
 
 
 def unpack(data: Body) -> Any:
@@ -173,12 +184,13 @@ def send(socket: zmq.Socket, frames: list[Body]) -> None:
     """Send frames without blocking (raises ``zmq.Again``); cheaper than ``send_multipart``.
 
     pyzmq's ``send_multipart`` combines enum flags for every frame, which costs about as much
-    as the send itself at the broker's message rates. Frames of ``LARGE_BODY`` bytes or more
-    are sent by reference (``copy=False``: told to copy, pyzmq copies a frame of any size).
+    as the send itself at the broker's message rates, and its ``send`` wraps the compiled one
+    (:data:`compiled_send`). Frames of ``LARGE_BODY`` bytes or more are sent by reference
+    (``copy=False``: told to copy, pyzmq copies a frame of any size).
     """
     last = len(frames) - 1
     for i, frame in enumerate(frames):
-        socket.send(frame, _MORE if i < last else _LAST, len(frame) < LARGE_BODY)
+        compiled_send(socket, frame, _MORE if i < last else _LAST, len(frame) < LARGE_BODY)
 
 
 def decode(frames: list[Body]) -> Frame:

@@ -53,3 +53,52 @@ def test_send_raises_before_anything_reaches_the_broker() -> None:
         with pytest.raises(BoundaryError, match=r"content\['callback'\] is a function"):
             alice.send("bob", {"callback": print})
         assert alice.admin("stats")["routed"] == before
+
+
+def test_a_kept_packer_packs_what_packb_packs_on_every_thread() -> None:
+    import threading
+
+    import msgpack
+
+    from robotlab.bus.boundary import KEEP_BUFFER, ThreadPacker
+
+    packs = ThreadPacker()
+    values = [{"id": "a.1", "to": "bob", "n": i, "raw": b"\x00" * i} for i in range(50)]
+    results: dict[int, list[bytes]] = {}
+
+    def pack_all(key: int) -> None:
+        results[key] = [packs.pack(v) for v in values]
+
+    threads = [threading.Thread(target=pack_all, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    expected = [msgpack.packb(v, use_bin_type=True) for v in values]
+    assert all(results[k] == expected for k in range(4))
+    big = b"x" * (KEEP_BUFFER + 1)
+    assert packs.pack(big) == msgpack.packb(big, use_bin_type=True)
+    assert getattr(packs._local, "packer", None) is None  # its grown buffer is not kept
+    assert packs.pack({"after": 1}) == msgpack.packb({"after": 1})
+
+
+def test_a_default_hook_that_packs_gets_a_packer_of_its_own() -> None:
+    import msgpack
+
+    from robotlab.bus.boundary import ThreadPacker
+
+    class Inner:
+        pass
+
+    packs: ThreadPacker
+
+    def default(value: object) -> object:
+        return {"nested": packs.pack([1, 2, 3])}  # a nested pack on the same thread, mid-pack
+
+    packs = ThreadPacker(default=default)
+    value = {"a": "before", "b": Inner(), "c": "after"}
+    expected = msgpack.packb({"a": "before", "b": {"nested": msgpack.packb([1, 2, 3])}, "c": "after"},
+                             use_bin_type=True)
+    assert packs.pack(value) == expected
+    with pytest.raises(TypeError):
+        ThreadPacker().pack({"x": Inner()})
