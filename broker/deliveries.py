@@ -21,7 +21,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from robotlab.bus.protocol import Body, Command, Status
 from robotlab.observability import spans, tracing
@@ -32,8 +32,8 @@ from .journal import ROW_BYTES, NoJournal
 from .outbox import Outcome, receipt
 from .registry import Peer, Registry
 
-MAX_ATTEMPTS = 3
-RECENT_RECEIPTS = 4096
+MAX_ATTEMPTS: Final = 3
+RECENT_RECEIPTS: Final = 4096
 
 Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
 

@@ -18,12 +18,12 @@ import heapq
 import itertools
 from collections.abc import Hashable
 from numbers import Real
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 Item = TypeVar("Item")
 Away = TypeVar("Away")
 
-MAX_HOLD = 24 * 3600.0
+MAX_HOLD: Final = 24 * 3600.0
 """The longest hold a message may ask for (seconds)."""
 
 

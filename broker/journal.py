@@ -27,7 +27,7 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from robotlab.bus.protocol import Body, pack, unpack
 from robotlab.errors import ConfigError
@@ -58,10 +58,10 @@ class Restored:
     names: set[str] = field(default_factory=set)
 
 
-ROW_BYTES = 256
+ROW_BYTES: Final = 256
 """What a message costs the size bound beyond its body until its header is packed (at the commit)."""
 
-INTERVAL = 0.01
+INTERVAL: Final = 0.01
 """The longest a change waits for a commit when no receipt depends on it (seconds)."""
 
 

@@ -7,6 +7,8 @@ trip, so they make the fewest Python calls that do the same as the general
 
 from __future__ import annotations
 
+from typing import Final
+
 import zmq
 
 from robotlab.bus import protocol
@@ -15,9 +17,9 @@ from robotlab.bus.protocol import Body
 
 from .security import KeyGuard
 
-_NOBLOCK = int(zmq.NOBLOCK)
-_MORE = int(zmq.SNDMORE) | _NOBLOCK
-_send = protocol.compiled_send
+_NOBLOCK: Final = int(zmq.NOBLOCK)
+_MORE: Final = int(zmq.SNDMORE) | _NOBLOCK
+_send: Final = protocol.compiled_send
 
 
 def bind(config: BrokerConfig, context: zmq.Context, guard: KeyGuard | None) -> zmq.Socket:

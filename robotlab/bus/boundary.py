@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import msgpack
 
 from robotlab.errors import BoundaryError
 
-_SCALARS = (str, bytes, float, bool, type(None))
+_SCALARS: Final = (str, bytes, float, bool, type(None))
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
-_MAX_DEPTH = 100
-KEEP_BUFFER = 1024 * 1024
+_MAX_DEPTH: Final = 100
+KEEP_BUFFER: Final = 1024 * 1024
 """A kept Packer's buffer grows to the largest value it packed: past this, it is not kept."""
 
 
@@ -79,7 +79,7 @@ def _pack_default(value: Any) -> Any:
     return dumped
 
 
-_PLAIN = ThreadPacker(default=_pack_default)
+_PLAIN: Final = ThreadPacker(default=_pack_default)
 
 
 def _plain(value: Any, where: str, depth: int, seen: set[int]) -> Any:

@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import zmq
 
@@ -41,7 +41,7 @@ from .tracking import Answered, Tracker
 
 log = logging.getLogger("robotlab.bus")
 
-DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_BYTES: Final = 16 * 1024 * 1024
 # Defaults of the methods that also take **options, as names: mypyc (robotlab/bus/native.py)
 # fails to write the signature of a compiled function with a literal default before **kwargs.
 REQUEST_TIMEOUT, ADMIN_TIMEOUT, REQUEST = 30.0, 5.0, "request"
@@ -393,7 +393,7 @@ class BusClient:
             log.warning("bus: %s", detail)
 
 
-_FRAME_HANDLERS: dict[Command, Callable[[BusClient, Frame], None]] = {
+_FRAME_HANDLERS: Final[dict[Command, Callable[[BusClient, Frame], None]]] = {
     Command.DELIVER: BusClient._on_deliver, Command.RECEIPT: BusClient._on_receipt,
     Command.REPLY: BusClient._on_reply, Command.ERROR: BusClient._on_error,
 }

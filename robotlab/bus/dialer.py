@@ -12,7 +12,7 @@ import random
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import zmq
 
@@ -24,8 +24,8 @@ from .protocol import ErrorCode
 
 log = logging.getLogger("robotlab.bus")
 
-BACKOFF_START = 1.0
-BACKOFF_MAX = 30.0
+BACKOFF_START: Final = 1.0
+BACKOFF_MAX: Final = 30.0
 
 
 class Dialer:

@@ -16,7 +16,7 @@ import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from . import traced
 from .message import Delivery, Message
@@ -39,13 +39,13 @@ class Owner(Protocol):
 
 log = logging.getLogger("robotlab.bus")
 
-SEEN_LIMIT = 10_000
-_RUNNING = object()
+SEEN_LIMIT: Final = 10_000
+_RUNNING: Final = object()
 """What :meth:`Dispatcher._again` says of a duplicate whose original has not finished yet."""
-REPLY_CACHE_LIMIT = 1_000
+REPLY_CACHE_LIMIT: Final = 1_000
 
 
-INLINE = "robotlab_inline"
+INLINE: Final = "robotlab_inline"
 """The attribute :func:`inline` sets on a handler."""
 
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import itertools
 import logging
+from typing import Final
 
 from .protocol import Body
 
 log = logging.getLogger("robotlab.bus")
 
-LIMIT = 10_000
+LIMIT: Final = 10_000
 """Frames kept at most; past it the oldest go (with a warning): a broker that never confirms."""
 
 

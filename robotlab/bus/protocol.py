@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import msgpack
 import zmq
@@ -82,28 +82,28 @@ from .schema import (  # noqa: F401  (re-exported: protocol is where callers fin
     check_header,
 )
 
-VERSION = 2
-SIGNATURE = b"RLB" + bytes([VERSION])
-SIGNATURE_PREFIX = b"RLB"
-PREFIX_BYTES = 9
+VERSION: Final = 2
+SIGNATURE: Final = b"RLB" + bytes([VERSION])
+SIGNATURE_PREFIX: Final = b"RLB"
+PREFIX_BYTES: Final = 9
 """Signature (4), command (1) and header length (4): the fixed start of every message."""
-LARGE_BODY = 64 * 1024
+LARGE_BODY: Final = 64 * 1024
 """Bodies this big or bigger travel in a frame of their own (pyzmq's zero-copy threshold)."""
-_PREFIX = struct.Struct(">4sBI")
+_PREFIX: Final = struct.Struct(">4sBI")
 
 Body = bytes | memoryview
 """A message body: bytes, or a view into the frame it arrived in (never copied)."""
 
 
-_BY_CODE = {int(c): c for c in Command}
-_MORE = int(zmq.SNDMORE) | int(zmq.NOBLOCK)
-_LAST = int(zmq.NOBLOCK)
-_RCVMORE = int(zmq.RCVMORE)
-_EVENTS = int(zmq.EVENTS)
-_POLLIN = int(zmq.POLLIN)
-_unpackb = msgpack.unpackb
-_PACK = ThreadPacker()
-compiled_send: Callable[..., Any] = CompiledSocket.send
+_BY_CODE: Final = {int(c): c for c in Command}
+_MORE: Final = int(zmq.SNDMORE) | int(zmq.NOBLOCK)
+_LAST: Final = int(zmq.NOBLOCK)
+_RCVMORE: Final = int(zmq.RCVMORE)
+_EVENTS: Final = int(zmq.EVENTS)
+_POLLIN: Final = int(zmq.POLLIN)
+_unpackb: Final = msgpack.unpackb
+_PACK: Final = ThreadPacker()
+compiled_send: Final[Callable[..., Any]] = CompiledSocket.send
 """pyzmq's compiled send: its Python wrapper on ``zmq.Socket`` only adds draft-API options
 (routing ids, groups) no robotlab socket uses, and costs about as much again as the send."""
 

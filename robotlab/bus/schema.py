@@ -61,17 +61,17 @@ class Status:
     FAILURES: Final = frozenset({UNDELIVERABLE, NACKED, TIMEOUT, BUSY})
 
 
-MAX_HEADER_BYTES = 64 * 1024
+MAX_HEADER_BYTES: Final = 64 * 1024
 """Largest header frame decoded; larger ones are refused before msgpack sees them."""
-NAME_MAX = 128
+NAME_MAX: Final = 128
 """Longest robot name, message type or admin op."""
-ID_MAX = 128
+ID_MAX: Final = 128
 """Longest message, instance or dead-letter id."""
-TEXT_MAX = 4096
+TEXT_MAX: Final = 4096
 """Longest free text (a NACK reason, an error detail)."""
-BATCH_MAX = 4096
+BATCH_MAX: Final = 4096
 """Most items in a list field (delivery ids of one ACK or TOUCH, instances of a receipt)."""
-INT_MAX = 2**63 - 1
+INT_MAX: Final = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +100,7 @@ def _is_number(value: Any, limit: int = 0) -> bool:
     return (type(value) is float and math.isfinite(value)) or _is_int(value)
 
 
-_KINDS: dict[str, Callable[[Any, int], bool]] = {
+_KINDS: Final[dict[str, Callable[[Any, int], bool]]] = {
     "str": lambda v, n: type(v) is str and 0 < len(v) <= n,
     "text": lambda v, n: type(v) is str and len(v) <= n,
     "int": _is_int,
@@ -133,7 +133,7 @@ _SEND_FIELDS = {
     "hold": Field("number"),
     "traceparent": _ID, "tracestate": Field("text", limit=512),  # W3C trace context (robotlab.observability)
 }
-SCHEMA: dict[Command, dict[str, Field]] = {
+SCHEMA: Final[dict[Command, dict[str, Field]]] = {
     Command.HELLO: {"name": Field("str", required=True, limit=NAME_MAX), "instance": Field("str", required=True),
                     "token": _ID, "role": _NAME, "pid": Field("int"), "parent": _ID, "max_inflight": Field("int")},
     Command.SEND: _SEND_FIELDS,
@@ -164,9 +164,9 @@ peers may add some) but nothing in robotlab reads them; the header frame as a wh
 by ``MAX_HEADER_BYTES``.
 """
 
-_CHECKS = {command: {name: (spec.kind, spec.limit) for name, spec in fields.items()}
+_CHECKS: Final = {command: {name: (spec.kind, spec.limit) for name, spec in fields.items()}
            for command, fields in SCHEMA.items()}
-_REQUIRED = {command: tuple(name for name, spec in fields.items() if spec.required) for command, fields in SCHEMA.items()}
+_REQUIRED: Final = {command: tuple(name for name, spec in fields.items() if spec.required) for command, fields in SCHEMA.items()}
 
 
 def check_header(command: Command, header: dict[str, Any]) -> None:

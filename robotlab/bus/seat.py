@@ -19,16 +19,17 @@ import select
 import threading
 import time
 from collections.abc import Callable
+from typing import Final
 
 import zmq
 
 from .timerfd import OneShot, one_shot
 from .tracking import Latch
 
-SLICE = 0.1
+SLICE: Final = 0.1
 """Longest a seated caller keeps the seat: then it waits on its latch like any other caller,
 so a long wait does not keep the I/O thread looking every few milliseconds."""
-LOOK_MS = 2
+LOOK_MS: Final = 2
 """How soon after a caller leaves the I/O thread takes the socket back (milliseconds): the
 longest a frame no caller waits for can sit unread once a seated caller has left."""
 

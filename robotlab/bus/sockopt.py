@@ -11,11 +11,11 @@ members, ``ValueError`` for an unknown option, which ``get`` already handles), o
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from zmq.constants import SocketOption
 
-_MEMBERS: dict[int, SocketOption] = {int(option): option for option in SocketOption}
+_MEMBERS: Final[dict[int, SocketOption]] = {int(option): option for option in SocketOption}
 
 
 def member(option: Any, _get: Callable[[int], SocketOption | None] = _MEMBERS.get) -> SocketOption:

@@ -7,14 +7,14 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from robotlab.errors import DeliveryFailed, DeliveryTimeout, ReplyTimeout, delivery_error
 
 from .message import Message
 
-_LATCH_LOCK = threading.Lock()
-ANSWERED_LIMIT = 10_000
+_LATCH_LOCK: Final = threading.Lock()
+ANSWERED_LIMIT: Final = 10_000
 
 
 class Latch:
