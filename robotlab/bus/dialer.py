@@ -21,6 +21,7 @@ from robotlab.errors import ConfigError
 from .handshake import diagnose, latest_event
 from .keys import KeyConfig
 from .protocol import ErrorCode
+from .tracking import Flag
 
 log = logging.getLogger("robotlab.bus")
 
@@ -43,7 +44,7 @@ class Dialer:
         self.urls = [one.strip() for one in url.split(",")]  # a primary and its standby: each reconnect takes the next
         self.url, self._at = self.urls[0], -1
         self.welcome: dict[str, Any] | None = None
-        self.welcomed = threading.Event()
+        self.welcomed = Flag()
         self.heartbeat, self.liveness = 1.0, 3
         self._lock = threading.RLock()
         self._monitor: zmq.Socket | None = None

@@ -202,13 +202,17 @@ def decode(frames: list[Body]) -> Frame:
     """
     # The checks of a well-formed message inline (decode runs on every message at every hop);
     # anything else gets _first_frame's, which name what is wrong.
-    data = frames[0] if 0 < len(frames) < 3 else b""
-    if data[:4] != SIGNATURE or len(data) < PREFIX_BYTES:
-        data = _first_frame(frames)
+    # Typed bytes (a view is copied; frames read off a socket never are), so compiled the
+    # slices and indexes below are bytes operations, not generic ones.
+    first = frames[0] if 0 < len(frames) < 3 else b""
+    if type(first) is bytes and first[:4] == SIGNATURE and len(first) >= PREFIX_BYTES:
+        data: bytes = first
+    else:
+        data = bytes(_first_frame(frames))
     command = _BY_CODE.get(data[4])
     if command is None:
         raise ProtocolError(f"unknown command {data[4]}", code=ErrorCode.UNKNOWN_COMMAND, frames=frames)
-    length = int.from_bytes(data[5:PREFIX_BYTES], "big")
+    length = (data[5] << 24) | (data[6] << 16) | (data[7] << 8) | data[8]  # _PREFIX's uint32, big-endian
     if length > MAX_HEADER_BYTES:
         raise ProtocolError(f"header of {length} bytes exceeds {MAX_HEADER_BYTES}", code=ErrorCode.TOO_LARGE, frames=frames)
     end = PREFIX_BYTES + length

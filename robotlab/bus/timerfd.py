@@ -42,7 +42,7 @@ _LIBC = _libc()
 class OneShot:
     """A timerfd that becomes readable ``seconds`` after each :meth:`arm` (each arm restarts it)."""
 
-    __slots__ = ("fd", "_spec")
+    __slots__ = ("fd", "_spec", "_spec_ref")
 
     def __init__(self, seconds: float) -> None:
         if _LIBC is None:
@@ -53,10 +53,11 @@ class OneShot:
         self.fd: int = fd
         whole = int(seconds)
         self._spec = _Itimerspec(_Timespec(0, 0), _Timespec(whole, int((seconds - whole) * 1e9)))
+        self._spec_ref = ctypes.byref(self._spec)  # made once: arm runs whenever a caller leaves its seat
 
     def arm(self) -> None:
         """Fire once, ``seconds`` from now (a pending expiry is pushed back)."""
-        _LIBC.timerfd_settime(self.fd, 0, ctypes.byref(self._spec), None)  # type: ignore[union-attr]
+        _LIBC.timerfd_settime(self.fd, 0, self._spec_ref, None)  # type: ignore[union-attr]
 
     def clear(self) -> None:
         """Consume an expiry, so that the fd polls as not readable until the next one."""

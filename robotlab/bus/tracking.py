@@ -62,6 +62,38 @@ class Latch:
         return True
 
 
+class Flag:
+    """``threading.Event`` whose :meth:`is_set` is a native attribute read when compiled.
+
+    The link asks whether it is welcomed on every send and loop turn; Event's ``is_set`` is a
+    Python method. Set and clear keep the flag and the event in step (the flag first on set, so
+    a woken waiter never reads it unset)."""
+
+    __slots__ = ("_flag", "_event")
+
+    def __init__(self) -> None:
+        self._flag = False
+        self._event = threading.Event()
+
+    def set(self) -> None:
+        """Set it and wake every waiter."""
+        self._flag = True
+        self._event.set()
+
+    def clear(self) -> None:
+        """Unset it."""
+        self._flag = False
+        self._event.clear()
+
+    def is_set(self) -> bool:
+        """True while set."""
+        return self._flag
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until set; False on timeout."""
+        return self._event.wait(timeout)
+
+
 class Tracker:
     """The fate of one sent message: pending, then delivered or failed.
 
