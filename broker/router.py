@@ -20,6 +20,7 @@ from .security import KeyGuard
 _NOBLOCK: Final = int(zmq.NOBLOCK)
 _MORE: Final = int(zmq.SNDMORE) | _NOBLOCK
 _send: Final = protocol.compiled_send
+_recv: Final = protocol.compiled_recv
 
 
 def bind(config: BrokerConfig, context: zmq.Context, guard: KeyGuard | None) -> zmq.Socket:
@@ -48,7 +49,7 @@ def recv(router: zmq.Socket) -> list[Body]:
     A ROUTER's identity frame always has the message after it, so only the message's own
     frames need a RCVMORE read (see :func:`robotlab.bus.protocol.recv`).
     """
-    return [router.recv(_NOBLOCK), *protocol.recv(router)]
+    return [_recv(router, _NOBLOCK), *protocol.recv(router)]
 
 
 def send(router: zmq.Socket, identity: bytes, frames: list[Body]) -> None:

@@ -103,9 +103,14 @@ _EVENTS: Final = int(zmq.EVENTS)
 _POLLIN: Final = int(zmq.POLLIN)
 _unpackb: Final = msgpack.unpackb
 _PACK: Final = ThreadPacker()
+# pyzmq's compiled socket methods, called unbound: ``zmq.Socket`` defines ``__getattr__``
+# (socket options as attributes), so every method looked up on a socket goes through CPython's
+# slow attribute hook and builds a bound method, about a thousand instructions a call.
 compiled_send: Final[Callable[..., Any]] = CompiledSocket.send
 """pyzmq's compiled send: its Python wrapper on ``zmq.Socket`` only adds draft-API options
 (routing ids, groups) no robotlab socket uses, and costs about as much again as the send."""
+compiled_recv: Final[Callable[..., Any]] = CompiledSocket.recv
+_get: Final[Callable[..., Any]] = CompiledSocket.get
 
 
 class Frame:
@@ -161,7 +166,7 @@ def command_of(frames: list[Body]) -> int:
 
 def readable(socket: zmq.Socket) -> bool:
     """Whether a message waits on ``socket`` (ZMQ_EVENTS, read as an int option, has POLLIN)."""
-    events = socket.get(_EVENTS)
+    events = _get(socket, _EVENTS)
     return isinstance(events, int) and bool(events & _POLLIN)
 
 
@@ -171,12 +176,12 @@ def recv(socket: zmq.Socket, copied: int = 1) -> list[Body]:
     The first ``copied`` frames come as bytes (the identity on a ROUTER, and the message);
     any later one is a large body, kept as a view of the received frame: no copy is made.
     """
-    frames: list[Body] = [socket.recv(_LAST)]
-    while socket.get(_RCVMORE):
+    frames: list[Body] = [compiled_recv(socket, _LAST)]
+    while _get(socket, _RCVMORE):
         if len(frames) < copied:
-            frames.append(socket.recv(_LAST))
+            frames.append(compiled_recv(socket, _LAST))
         else:
-            frames.append(socket.recv(_LAST, copy=False).buffer)
+            frames.append(compiled_recv(socket, _LAST, False).buffer)
     return frames
 
 

@@ -30,6 +30,14 @@ def test_installed_with_this_pyzmq() -> None:
     assert _zmq.SocketOption is sockopt.member
 
 
+def test_option_types_are_the_same_members_without_the_enum_class() -> None:
+    from zmq.backend.cython import _zmq
+    from zmq.constants import _OptType
+
+    assert _zmq._OptType is not _OptType  # a plain namespace: no EnumType.__getattr__ per read
+    assert [getattr(_zmq._OptType, m.name) for m in _OptType] == list(_OptType)
+
+
 def test_every_member_maps_to_itself() -> None:
     for option in SocketOption:
         assert sockopt.member(int(option)) is option
@@ -46,6 +54,9 @@ def test_get_reads_ints_bytes_and_more(pair: tuple[zmq.Socket, zmq.Socket]) -> N
     assert a.get(int(zmq.LINGER)) == 123
     assert a.get(zmq.LINGER) == 123
     assert isinstance(a.get(int(zmq.LAST_ENDPOINT)), bytes)
+    a.setsockopt(zmq.MAXMSGSIZE, 2**40)  # an int64 option
+    assert a.get(zmq.MAXMSGSIZE) == 2**40
+    assert isinstance(a.get(zmq.FD), int) and a.get(zmq.FD) >= 0  # an fd option
     assert not protocol.readable(a)
     b.send(b"one", zmq.SNDMORE)
     b.send(b"two")
