@@ -24,6 +24,15 @@ KEEP_BUFFER: Final = 1024 * 1024
 """A kept Packer's buffer grows to the largest value it packed: past this, it is not kept."""
 
 
+class _Slot:
+    """A thread's kept Packer, or None while that thread is packing with it."""
+
+    __slots__ = ("packer",)
+
+    def __init__(self) -> None:
+        self.packer: Any = None
+
+
 class ThreadPacker:
     """``msgpack.packb`` with one ``msgpack.Packer`` kept per thread.
 
@@ -39,15 +48,17 @@ class ThreadPacker:
 
     def pack(self, value: Any) -> bytes:
         """The same bytes as ``msgpack.packb(value, use_bin_type=True, default=...)``."""
-        local = self._local
-        packer = getattr(local, "packer", None)
+        slot: _Slot | None = getattr(self._local, "slot", None)  # one thread-local read; the rest is native
+        if slot is None:
+            slot = self._local.slot = _Slot()
+        packer = slot.packer
         if packer is None:
             packer = msgpack.Packer(use_bin_type=True, default=self._default)
         else:
-            local.packer = None
+            slot.packer = None
         data: bytes = packer.pack(value)  # on an error msgpack empties the buffer: the packer is dropped anyway
         if len(data) <= KEEP_BUFFER:
-            local.packer = packer
+            slot.packer = packer
         return data
 
 

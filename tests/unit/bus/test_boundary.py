@@ -78,7 +78,7 @@ def test_a_kept_packer_packs_what_packb_packs_on_every_thread() -> None:
     assert all(results[k] == expected for k in range(4))
     big = b"x" * (KEEP_BUFFER + 1)
     assert packs.pack(big) == msgpack.packb(big, use_bin_type=True)
-    assert getattr(packs._local, "packer", None) is None  # its grown buffer is not kept
+    assert packs._local.slot.packer is None  # its grown buffer is not kept
     assert packs.pack({"after": 1}) == msgpack.packb({"after": 1})
 
 
