@@ -33,8 +33,9 @@ from robotlab.errors import BusError, PeerUnavailable
 from . import protocol, traced
 from .boundary import pack_plain
 from .dispatcher import INLINE, Dispatcher
+from .inbound import delivered
 from .keys import KeyConfig, client_keys
-from .message import Message, delivered
+from .message import Message
 from .outbound import check_size, reply_body, reply_frames, send_header
 from .protocol import Body, Command, Frame, Status
 from .tracking import Answered, Tracker

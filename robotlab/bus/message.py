@@ -50,26 +50,6 @@ class Message:
         return f"{self.sender}:{self.id}"
 
 
-_new = object.__new__
-
-
-def delivered(header: dict[str, Any], content: Any, body: bytes | memoryview, extra: dict[str, Any]) -> Message:
-    """The Message of a DELIVER whose ``header`` :func:`~robotlab.bus.protocol.decode` has checked
-    (every field has its type already), with its unpacked ``content`` and the ``body`` it came in.
-
-    The same frozen Message, its fields set in one step: the generated ``__init__`` of a frozen
-    dataclass calls ``object.__setattr__`` once per field, on every message a member receives.
-    """
-    message = _new(Message)
-    message.__dict__.update(
-        id=header["id"], sender=header["from"], sender_instance=header.get("from_instance", ""),
-        to=header.get("to", ""), type=header.get("type", "message"), content=content,
-        reply_to=header.get("reply_to"), deadline=header.get("deadline"), attempt=header.get("attempt", 1),
-        delivery=header["delivery"], extra=extra, body=body,
-    )
-    return message
-
-
 @dataclass
 class Delivery:
     """A message handed to a manual (two-argument) handler, to be acked or nacked by hand.

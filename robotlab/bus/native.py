@@ -40,6 +40,7 @@ MODULES = (
     "robotlab.bus.protocol",
     "robotlab.bus.sockopt",
     "robotlab.bus.outbound",
+    "robotlab.bus.inbound",
     "robotlab.bus.tracking",
     "robotlab.bus.kept",
     "robotlab.bus.handshake",
