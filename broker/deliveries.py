@@ -20,7 +20,6 @@ import itertools
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from robotlab.bus.protocol import Body, Command, Status
@@ -30,53 +29,13 @@ from .dlq import DeadLetterQueue
 from .holds import Holds
 from .journal import ROW_BYTES, NoJournal
 from .outbox import Outcome, receipt
+from .records import Delivery, Record
 from .registry import Peer, Registry
 
 MAX_ATTEMPTS: Final = 3
 RECENT_RECEIPTS: Final = 4096
 
 Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
-
-
-@dataclass(slots=True)
-class Record:
-    """One sent message and what became of each copy."""
-
-    header: dict[str, Any]
-    body: Body
-    notify: str | None
-    key: tuple[str, str]
-    """What the broker dedupes and correlates on: (sender instance, id) for a SEND, ("", a
-    broker-made id) for a replay. Instances are non-empty and bound to their connection, so no
-    other party can make a key that collides with someone else's."""
-    receipt_id: str
-    """The id the notified party knows the message by (its own SEND id, or its replay token)."""
-    pending: int = 0
-    outcomes: list[tuple[str, str, str]] = field(default_factory=list)
-    replied: bool = False
-    dlq_ids: list[str] = field(default_factory=list)
-    kept: bool = False
-    """True while the journal keeps it."""
-    held: bool = False
-    """True once it waited for a member of its name to come back."""
-    span: Any = None
-    """Its ``route`` span while it is in the broker's hands (traced messages only)."""
-
-
-@dataclass(slots=True)
-class Delivery:
-    """One copy of a record in flight to one instance."""
-
-    id: int
-    record: Record
-    instance: str
-    deadline: float
-    attempt: int
-    tried: set[str]
-    started: float = 0.0
-    """When this copy was handed out (monotonic): ``ps`` shows its age."""
-    limit: float = float("inf")
-    """The latest its ack may come, however often it is touched (the maximum handling time)."""
 
 
 class Deliveries:

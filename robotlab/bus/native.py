@@ -56,6 +56,7 @@ MODULES = (
     "robotlab.broker.outbox",
     "robotlab.broker.holds",
     "robotlab.broker.journal",
+    "robotlab.broker.records",
     "robotlab.broker.deliveries",
     "robotlab.broker.broker",
 )

@@ -1,0 +1,74 @@
+"""What the broker keeps of a routed message: its Record, and a Delivery per copy in flight.
+
+Plain classes with their own ``__init__``, not dataclasses: one Record and a Delivery per target
+are made for every tracked message, and compiled (:mod:`robotlab.bus.native`) a dataclass's
+generated ``__init__`` still runs interpreted (about 5k instructions a Record).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from robotlab.bus.protocol import Body
+
+
+class Record:
+    """One sent message and what became of each copy.
+
+    Attributes:
+        key: what the broker dedupes and correlates on: (sender instance, id) for a SEND, ("", a
+            broker-made id) for a replay. Instances are non-empty and bound to their connection,
+            so no other party can make a key that collides with someone else's.
+        receipt_id: the id the notified party knows the message by (its own SEND id, or its
+            replay token).
+        kept: True while the journal keeps it.
+        held: True once it waited for a member of its name to come back.
+        span: its ``route`` span while it is in the broker's hands (traced messages only).
+    """
+
+    __slots__ = ("header", "body", "notify", "key", "receipt_id", "pending", "outcomes", "replied",
+                 "dlq_ids", "kept", "held", "span")
+
+    def __init__(self, header: dict[str, Any], body: Body, notify: str | None, key: tuple[str, str],
+                 receipt_id: str, pending: int = 0, kept: bool = False, held: bool = False,
+                 span: Any = None) -> None:
+        self.header = header
+        self.body = body
+        self.notify = notify
+        self.key = key
+        self.receipt_id = receipt_id
+        self.pending = pending
+        self.outcomes: list[tuple[str, str, str]] = []
+        self.replied = False
+        self.dlq_ids: list[str] = []
+        self.kept = kept
+        self.held = held
+        self.span = span
+
+    def __repr__(self) -> str:
+        return f"Record(key={self.key!r}, pending={self.pending}, outcomes={self.outcomes!r})"
+
+
+class Delivery:
+    """One copy of a record in flight to one instance.
+
+    Attributes:
+        started: when this copy was handed out (monotonic): ``ps`` shows its age.
+        limit: the latest its ack may come, however often it is touched (the maximum handling time).
+    """
+
+    __slots__ = ("id", "record", "instance", "deadline", "attempt", "tried", "started", "limit")
+
+    def __init__(self, id: int, record: Record, instance: str, deadline: float, attempt: int,
+                 tried: set[str], started: float = 0.0, limit: float = float("inf")) -> None:
+        self.id = id
+        self.record = record
+        self.instance = instance
+        self.deadline = deadline
+        self.attempt = attempt
+        self.tried = tried
+        self.started = started
+        self.limit = limit
+
+    def __repr__(self) -> str:
+        return f"Delivery(id={self.id}, instance={self.instance!r}, attempt={self.attempt})"
