@@ -196,11 +196,20 @@ def _check_header(command: Command, header: dict[str, Any], frames: list[Any]) -
         elif kind == "int":
             if type(value) is not int or not 0 <= value <= INT_MAX:
                 _refuse(command, header, name, value, frames)
-        elif not _KINDS[kind](value, limit):
+        elif not _fits(kind, limit, value):
             _refuse(command, header, name, value, frames)
     for name in nulls or ():
         del header[name]  # an explicit None means "not given": one spelling downstream
     _check_required(command, header, frames)
+
+
+def _fits(kind: str, limit: int, value: Any) -> bool:
+    # bool and number without the table's lambdas: compiled, this is a native call and they are not
+    if kind == "bool":
+        return type(value) is bool
+    if kind == "number":
+        return _is_number(value)
+    return _KINDS[kind](value, limit)
 
 
 def _check_required(command: Command, header: dict[str, Any], frames: list[Any]) -> None:
