@@ -24,9 +24,12 @@ from typing import Any
 
 log = logging.getLogger("robotlab.robotd")
 
-# Model calls after the code is moved: the copies start unquickened, and CPython 3.11 writes
-# to a code object on each of its first calls until it is specialised.
-AFTER_RELOCATION_CALLS = 2
+# Rounds of model calls after the code is moved: the copies start unquickened, and CPython 3.11
+# keeps writing to a code object's counters and inline caches over its first calls until its
+# instructions are specialised and settle. Measured (docs/benchmarks.md): in the fork harness a
+# child's construction and first run make 12.1 MB its own after 2 rounds, 11.6 after 10, 11.4
+# after 20, no less after 40; a spawned child holds 15.5 MB after its first run, not 15.8.
+AFTER_RELOCATION_ROUNDS = 20
 # One model litellm cannot price and one it can: after the call, litellm's cost calculator
 # formats a traceback for the first and prices the second, two different code paths; a child
 # whose first call takes a path the warm-up did not writes about 3 MB more of its own.
@@ -93,16 +96,15 @@ def warm() -> None:
     try:
         warm_model_call()
         relocate_hot_code(warm_model_call)
-        for _ in range(AFTER_RELOCATION_CALLS):
-            warm_model_call()
+        warm_model_call(rounds=AFTER_RELOCATION_ROUNDS)
     except Exception as exc:  # best effort: a child then pays the first call's cost itself
         log.warning("fork server: warm-up model call skipped: %s", exc)
     gc.collect()
     gc.freeze()
 
 
-def warm_model_call() -> None:
-    """A robot run per model in ``WARM_UP_MODELS`` against an in-process stub, then every thread ended.
+def warm_model_call(rounds: int = 1) -> None:
+    """``rounds`` robot runs per model in ``WARM_UP_MODELS`` against an in-process stub, then every thread ended.
 
     A child's first model call otherwise builds (and so un-shares) about 15 MB of litellm's
     lazily made objects; made here, they are inherited copy-on-write. Three things the call
@@ -120,13 +122,16 @@ def warm_model_call() -> None:
     from robotlab.testing import serve_script
 
     before = set(threading.enumerate())
-    _forget_formatted_tracebacks()
-    with serve_script([{"content": "warm"}] * len(WARM_UP_MODELS)) as api:
-        # Through a whole Robot.run, so the robot's own first-run paths are warm too.
-        for model in WARM_UP_MODELS:
-            robot = Robot(name="warm-up", system_prompt="Warm up.", model=model, api_base=api, api_key="warm-up")
-            robot.run("warm up")
-        _close_cached_clients(litellm.in_memory_llm_clients_cache)
+    # One stub for all rounds: stopping one waits out its poll interval (half a second).
+    with serve_script([{"content": "warm"}] * (len(WARM_UP_MODELS) * rounds)) as api:
+        for _ in range(rounds):
+            # Each round as a child's first call runs: no formatted traceback cached, no HTTP client.
+            _forget_formatted_tracebacks()
+            # Through a whole Robot.run, so the robot's own first-run paths are warm too.
+            for model in WARM_UP_MODELS:
+                robot = Robot(name="warm-up", system_prompt="Warm up.", model=model, api_base=api, api_key="warm-up")
+                robot.run("warm up")
+            _close_cached_clients(litellm.in_memory_llm_clients_cache)
     _stop_workers(executor)
     for thread in set(threading.enumerate()) - before:
         thread.join(timeout=5)

@@ -46,3 +46,19 @@ def test_each_warm_up_call_formats_litellm_s_unpriced_traceback_again() -> None:
 
     # Then the cache is empty, so the next unpriced reply formats its traceback under the profiler
     assert cached.cache_info().currsize == 0
+
+
+def test_a_warm_up_of_several_rounds_ends_every_thread_it_started_and_drops_its_clients() -> None:
+    import threading
+
+    import litellm
+
+    # Given the threads running before
+    before = set(threading.enumerate())
+
+    # When the warm-up makes two rounds of model calls against its stub
+    warmup.warm_model_call(rounds=2)
+
+    # Then no thread it started is left, and no HTTP client a child could share is cached
+    assert set(threading.enumerate()) <= before
+    assert not litellm.in_memory_llm_clients_cache.cache_dict
