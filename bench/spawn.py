@@ -8,9 +8,11 @@ parent robot here. Measures:
 - the unique memory (psutil USS) each child holds, once idle after that first reply and
   again after one ``run`` through the stub model, and its Private_Dirty then (the pages it
   wrote since the fork, from /proc/PID/smaps_rollup);
-- for comparison, a cold ``robotd --serve`` started by hand, until it answers the same way.
+- for comparison, a cold ``robotd --serve`` started by hand, until it answers the same way;
+- with ``--pages`` (as root), the first child's copied pages described by the objects on them
+  (``bench/page_types.py``).
 
-    python bench/spawn.py [--children 30] [--cold 3] [--model openai/scripted] [--write]
+    python bench/spawn.py [--children 30] [--cold 3] [--model openai/scripted] [--write] [--pages]
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def percentile(samples: list[float], share: float) -> float:
     return ordered[max(0, int(round(len(ordered) * share)) - 1)]
 
 
-def measure_spawns(parent, count: int) -> dict[str, Any]:
+def measure_spawns(parent, count: int, server_pid: int | None = None) -> dict[str, Any]:
     """Spawn ``count`` children one after another; time each until it answers; measure USS."""
     times, handles = [], []
     for i in range(count):
@@ -83,12 +85,17 @@ def measure_spawns(parent, count: int) -> dict[str, Any]:
     dirty = [private_dirty_mb(h.pid) for h in handles]
     grown = dirty_by_mapping(handles[0].pid)
     grown.subtract(before)
+    pages = None
+    if server_pid is not None:
+        from page_types import describe
+
+        pages = describe(handles[0].pid, server_pid)
     for handle in handles:
         handle.stop()
     return {"p50": statistics.median(times), "p99": percentile(times, 0.99), "first": times[0],
             "uss_idle": statistics.median(idle), "uss_working": statistics.median(working),
             "dirty_working": statistics.median(dirty),
-            "grown": dict(grown.most_common(5))}
+            "grown": dict(grown.most_common(5)), "pages": pages}
 
 
 def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
@@ -112,7 +119,8 @@ def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
     return {"p50": statistics.median(times), "uss": statistics.median(memory)}
 
 
-def run(children: int, cold: int, model: str) -> tuple[dict[str, float], dict[str, Any], dict[str, float]]:
+def run(children: int, cold: int, model: str, pages: bool = False) -> tuple[dict[str, float], dict[str, Any],
+                                                                          dict[str, float]]:
     from robotlab import Robot
     from robotlab.robot.spawn import start_fork_server
     from robotlab.testing import serve_script
@@ -131,7 +139,7 @@ def run(children: int, cold: int, model: str) -> tuple[dict[str, float], dict[st
             start = time.perf_counter()
             server = start_fork_server()
             warm = {"seconds": time.perf_counter() - start, "uss": uss_mb(server.process.pid)}
-            spawned = measure_spawns(parent, children)
+            spawned = measure_spawns(parent, children, server.process.pid if pages else None)
             started = measure_cold(url, api, parent, cold)
             parent.leave_bus()
     finally:
@@ -169,10 +177,16 @@ def main() -> None:
     parser.add_argument("--model", default="openai/scripted",
                         help="the children's model name (the stub answers any; litellm prices some, not this one)")
     parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
+    parser.add_argument("--pages", action="store_true",
+                        help="describe the first child's copied pages by the objects on them (bench/page_types.py; root)")
     args = parser.parse_args()
-    warm, spawned, cold = run(args.children, args.cold, args.model)
+    warm, spawned, cold = run(args.children, args.cold, args.model, args.pages)
     table = report(warm, spawned, cold, args.children)
     print(table)
+    if spawned["pages"]:
+        from page_types import render
+
+        print(render(spawned["pages"]))
     if args.write:
         from bus import write_section
 
