@@ -30,6 +30,8 @@ Broker -> peer:
 
     WELCOME    {broker, heartbeat, liveness, ack_timeout, max_message_bytes}
     DELIVER    {delivery, id, from, from_instance, to, type, reply_to?, deadline?, attempt}
+               (a SEND's other fields, but the broker's own: receipt, untracked, ack,
+               to_instance, any, idempotent, max_handling, hold)
     RECEIPT    {id, status, detail?, to, dlq_id?, instances?}        the fate of a SEND
     HEARTBEAT  {seen?}                                                frames handled from this peer
     REPLY      {id, ok, result? | error?}                             answers REQUEST
