@@ -81,6 +81,7 @@ from .schema import (  # noqa: F401  (re-exported: protocol is where callers fin
     Field,
     Status,
     _check_header,
+    check_fields,
     check_header,
 )
 
