@@ -38,6 +38,24 @@ RECENT_RECEIPTS: Final = 4096
 Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
 
 
+_SENDER_ONLY: Final = ("receipt", "untracked", "ack", "to_instance", "any", "idempotent", "max_handling", "hold")
+"""SEND fields that tell the broker what to do: no receiver reads them, so no DELIVER carries them."""
+
+
+def deliver_header(header: dict[str, Any], delivery: int, attempt: int) -> dict[str, Any]:
+    """The DELIVER header of a SEND's ``header`` (stamped with its sender): the SEND's fields but
+    the broker's own (``_SENDER_ONLY``), then the delivery id and the attempt. Fields the schema
+    does not name travel on (newer peers may add some); each field left out is one a receiver
+    does not decode and check."""
+    deliver = dict(header)
+    for name in _SENDER_ONLY:
+        if name in deliver:
+            del deliver[name]
+    deliver["delivery"] = delivery
+    deliver["attempt"] = attempt
+    return deliver
+
+
 class Deliveries:
     """The broker's delivery state: records, in-flight copies, ack deadlines, recent receipts."""
 
@@ -156,7 +174,7 @@ class Deliveries:
     def _fire_and_forget(self, header: dict[str, Any], body: Body, key: tuple[str, str], receipt_id: str,
                          targets: list[Peer]) -> None:
         """Deliver without an in-flight entry (replies: the requester's resend is their retry)."""
-        deliver = dict(header, delivery=0, attempt=1)
+        deliver = deliver_header(header, 0, 1)
         for peer in targets:
             if not self.deliver(peer, Command.DELIVER, deliver, body):
                 self._settle(Record(header, body, None, key, receipt_id, pending=1), peer.instance,
@@ -245,7 +263,8 @@ class Deliveries:
                 if delivery.deadline < deadline:  # it may have passed while the member was away
                     delivery.deadline = deadline
                     heapq.heappush(self._deadlines, (deadline, delivery_id))
-                self.deliver(peer, Command.DELIVER, self._deliver_header(delivery), delivery.record.body)
+                self.deliver(peer, Command.DELIVER, deliver_header(delivery.record.header, delivery.id, delivery.attempt),
+                             delivery.record.body)
 
     def next_deadline(self) -> float | None:
         """The earliest pending ack deadline, for the poll timeout."""
@@ -276,19 +295,10 @@ class Deliveries:
         self.inflight[delivery_id] = delivery
         peer.inflight.add(delivery_id)
         heapq.heappush(self._deadlines, (deadline, delivery_id))
-        header = dict(record.header)
-        header["delivery"], header["attempt"] = delivery_id, attempt
-        if not self.deliver(peer, Command.DELIVER, header, record.body):
+        if not self.deliver(peer, Command.DELIVER, deliver_header(record.header, delivery_id, attempt), record.body):
             self.inflight.pop(delivery_id, None)
             peer.inflight.discard(delivery_id)
             self._fail(delivery, Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
-
-    @staticmethod
-    def _deliver_header(delivery: Delivery) -> dict[str, Any]:
-        header = dict(delivery.record.header)
-        header["delivery"] = delivery.id
-        header["attempt"] = delivery.attempt
-        return header
 
     def _take(self, peer: Peer, delivery_id: int) -> Delivery | None:
         delivery = self.inflight.get(delivery_id)

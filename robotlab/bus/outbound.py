@@ -8,7 +8,7 @@ the wire (a large one in a frame of its own, sent by reference).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Final
 
 from robotlab.errors import BusError
 
@@ -16,6 +16,10 @@ from . import protocol, traced
 from .boundary import pack_plain
 from .message import Message
 from .protocol import Body, Command
+
+_REPLY_GIVEN: Final = ("type", "to", "to_instance", "reply_to")
+"""The fields of a reply's header that come from elsewhere (its caller, the message it answers):
+the only ones its check reads. Its id and flags are made here."""
 
 
 def check_size(body: Body, limit: int) -> None:
@@ -63,7 +67,7 @@ def reply_frames(message_id: str, message: Message, body: Body, type: str,
         header["to_instance"] = message.sender_instance
     header["reply_to"] = message.id
     header["untracked"] = True
-    traced.stamp(header)  # checked as the broker will; traced when on
+    traced.stamp(header, _REPLY_GIVEN)  # checked as the broker will; traced when on
     ack = claim(message, body, type)
     if ack:  # an int the broker gave this member (a checked DELIVER's delivery id)
         header["ack"] = ack

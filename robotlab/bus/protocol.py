@@ -30,6 +30,8 @@ Broker -> peer:
 
     WELCOME    {broker, heartbeat, liveness, ack_timeout, max_message_bytes}
     DELIVER    {delivery, id, from, from_instance, to, type, reply_to?, deadline?, attempt}
+               (a SEND's other fields, but the broker's own: receipt, untracked, ack,
+               to_instance, any, idempotent, max_handling, hold)
     RECEIPT    {id, status, detail?, to, dlq_id?, instances?}        the fate of a SEND
     HEARTBEAT  {seen?}                                                frames handled from this peer
     REPLY      {id, ok, result? | error?}                             answers REQUEST
@@ -79,6 +81,7 @@ from .schema import (  # noqa: F401  (re-exported: protocol is where callers fin
     Field,
     Status,
     _check_header,
+    check_fields,
     check_header,
 )
 

@@ -203,8 +203,23 @@ def _check_header(command: Command, header: dict[str, Any], frames: list[Any]) -
     _check_required(command, header, frames)
 
 
+def check_fields(command: Command, header: dict[str, Any], names: tuple[str, ...]) -> None:
+    """Check only the fields ``names`` of ``header``: those that came from elsewhere, when the
+    caller made the others itself (a reply's header: its ``type``, and what it copies from the
+    message it answers). Raises ProtocolError as :func:`check_header` does."""
+    fields = _CHECKS[command]
+    for name in names:
+        value = header.get(name)
+        if value is not None:
+            kind, limit = fields[name]
+            if not _fits(kind, limit, value):
+                _refuse(command, header, name, value, [])
+
+
 def _fits(kind: str, limit: int, value: Any) -> bool:
     # bool and number without the table's lambdas: compiled, this is a native call and they are not
+    if kind == "str":
+        return type(value) is str and 0 < len(value) <= limit
     if kind == "bool":
         return type(value) is bool
     if kind == "number":

@@ -16,14 +16,18 @@ from .message import Message
 from .protocol import Command
 
 
-def stamp(header: dict[str, Any]) -> None:
+def stamp(header: dict[str, Any], given: tuple[str, ...] | None = None) -> None:
     """Check a SEND header as the broker will (ProtocolError if it would refuse it), after adding
-    the ``send`` span's trace context when tracing is on."""
+    the ``send`` span's trace context when tracing is on. With ``given``, only those fields are
+    checked: the caller made the others itself (see :func:`protocol.check_fields`)."""
     if tracing.ENABLED:
         from robotlab.observability import spans
 
         spans.sent(header)
-    protocol.check_header(Command.SEND, header)
+    if given is None:
+        protocol.check_header(Command.SEND, header)
+    else:
+        protocol.check_fields(Command.SEND, header, given)
 
 
 def carried(header: dict[str, Any]) -> dict[str, Any]:

@@ -178,3 +178,16 @@ def test_the_message_in_hand_when_the_receiver_drains_is_still_touched(member) -
     # Then the broker kept waiting: the reply arrives and nothing was dead-lettered
     assert tracker.reply(5).content == "done job"
     assert alice.admin("dlq.list") == []
+
+
+def test_a_deliver_carries_the_senders_fields_but_not_the_brokers_own() -> None:
+    from robotlab.broker.deliveries import deliver_header
+
+    send = {"id": "a.1", "to": "bob", "type": "reply", "reply_to": "b.7", "to_instance": "bob-1", "untracked": True,
+            "ack": 12, "receipt": False, "any": True, "idempotent": True, "max_handling": 5.0, "hold": 1.0,
+            "deadline": 99.5, "from": "alice", "from_instance": "alice-1", "newer_field": [1]}
+    deliver = deliver_header(send, 0, 1)
+    assert deliver == {"id": "a.1", "to": "bob", "type": "reply", "reply_to": "b.7", "deadline": 99.5, "from": "alice",
+                       "from_instance": "alice-1", "newer_field": [1], "delivery": 0, "attempt": 1}
+    assert send["to_instance"] == "bob-1" and send["ack"] == 12  # the record keeps what the broker acts on
+    protocol.check_header(protocol.Command.DELIVER, deliver)

@@ -25,6 +25,19 @@ def test_a_reply_the_broker_would_refuse_leaves_its_request_to_be_nacked_at_once
         alice.request("bob", "hi", timeout=30)
 
 
+def test_a_reply_to_a_message_built_by_hand_is_checked_before_it_is_sent(member) -> None:
+    from robotlab.bus.message import Message
+    from robotlab.errors import ProtocolError
+
+    bob = member("bob")
+    forged = Message(id="x.1", sender="a" * (protocol.NAME_MAX + 1), sender_instance="i-1", to="bob",
+                     type="request", content=None)
+    with pytest.raises(ProtocolError, match="SEND header field 'to'"):
+        bob.reply(forged, "ok")
+    with pytest.raises(ProtocolError, match="SEND header field 'reply_to'"):
+        bob.reply(Message(id="", sender="alice", sender_instance="i-1", to="bob", type="request", content=None), "ok")
+
+
 def test_a_duplicate_is_answered_with_the_reply_as_it_was_sent() -> None:
     url = f"inproc://replies-{uuid.uuid4().hex[:8]}"
     config = BrokerConfig(heartbeat=0.1)
