@@ -4,28 +4,26 @@ Children are forked from the warmed server and share its pages until they write 
 everything here aims at fewer pages a child writes to (each one written is copied, and counts as
 the child's own memory): the imports a child would make, litellm's lazily built objects
 (made by real model calls against an in-process stub), the code those calls run moved onto
-pages of its own (:func:`relocate_hot_code`), pymalloc's free blocks taken so a child's new
-objects do not land between inherited ones (:func:`fence_free_blocks`), and ``gc.freeze()`` so
-a child's collections do not write to the inherited objects. Measured step by step in docs/benchmarks.md.
+pages of its own (:func:`relocate_hot_code`), the free memory between the server's objects taken
+so a child's new objects do not land there (``robotd/holes.py``), and ``gc.freeze()`` so a
+child's collections do not write to the inherited objects. Measured step by step in docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import gc
 import importlib
 import inspect
 import logging
-import os
 import queue
-import re
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from types import CodeType, FrameType, FunctionType
 from typing import Any
+
+from .holes import take_holes
 
 log = logging.getLogger("robotlab.robotd")
 
@@ -39,9 +37,6 @@ AFTER_RELOCATION_ROUNDS = 20
 # formats a traceback for the first and prices the second, two different code paths; a child
 # whose first call takes a path the warm-up did not writes about 3 MB more of its own.
 WARM_UP_MODELS = ("openai/warm-up", "openai/gpt-4o-mini")
-# A row of the size-class table sys._debugmallocstats() prints: class, block size, pools, blocks in
-# use, free blocks.
-_MALLOC_ROW = re.compile(rb"^\s*\d+\s+(\d+)\s+\d+\s+\d+\s+(\d+)\s*$", re.MULTILINE)
 # The original code objects, kept alive: freed, they would leave holes in the inherited heap
 # that a child's first allocations fill, copying those pages instead.
 _ORIGINALS: list[CodeType] = []
@@ -109,7 +104,7 @@ def warm() -> None:
         log.warning("fork server: warm-up model call skipped: %s", exc)
     gc.collect()
     # After the last collection: its garbage is what leaves the holes.
-    log.debug("fork server: %d free pymalloc blocks taken", fence_free_blocks())
+    log.debug("fork server: %d free pymalloc blocks and %d malloc chunks taken", *take_holes())
     gc.freeze()
 
 
@@ -219,46 +214,6 @@ def relocate_hot_code(call: Callable[[], None]) -> int:
             obj.__code__ = _copied(obj.__code__, hot)
             moved += 1
     return moved
-
-
-def fence_free_blocks() -> int:
-    """Take every free block of pymalloc's partly used pools, for good; return how many were taken.
-
-    Why: a process puts its new small objects first into the free blocks of the pools it already
-    uses, so a child's first allocations land in the holes the warm-up's garbage left between
-    inherited objects, and each one copies a page the fork server filled. With the holes taken,
-    the child's objects go to pools of their own, pages it needs anyway. The blocks are raw
-    allocations (``PyObject_Malloc``), never freed: a few hundred kB, shared by every child.
-    What is left free afterwards is the few pools this function's own objects opened, fresh ones.
-    """
-    malloc = ctypes.pythonapi.PyObject_Malloc
-    malloc.restype = ctypes.c_void_p
-    malloc.argtypes = [ctypes.c_size_t]
-    free = free_blocks()
-    for size, count in free.items():
-        for _ in range(count):
-            malloc(size)
-    return sum(free.values())
-
-
-def free_blocks() -> dict[int, int]:
-    """The free blocks in pymalloc's partly used pools, by block size.
-
-    From ``sys._debugmallocstats()``, CPython's only report of them, which it prints to the C
-    stderr: read back through a temporary file. Without pymalloc (``PYTHONMALLOC=malloc``) it
-    lists no size classes, and so nothing is fenced.
-    """
-    sys.stderr.flush()
-    with tempfile.TemporaryFile() as out:
-        saved = os.dup(2)
-        os.dup2(out.fileno(), 2)
-        try:
-            sys._debugmallocstats()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        out.seek(0)
-        return {int(size): int(free) for size, free in _MALLOC_ROW.findall(out.read())}
 
 
 def _copied(code: CodeType, hot: set[CodeType]) -> CodeType:

@@ -48,23 +48,6 @@ def test_each_warm_up_call_formats_litellm_s_unpriced_traceback_again() -> None:
     assert cached.cache_info().currsize == 0
 
 
-def test_the_fence_takes_the_free_blocks_left_between_live_objects() -> None:
-    # Given a pymalloc size class full of holes: every other one of many small objects freed
-    # (bytes of 160 bytes take 193 with their header: the 208-byte class)
-    kept = [bytes([i % 256]) * 160 for i in range(6000)]
-    del kept[::2]
-    holes = warmup.free_blocks()[208]
-    assert holes >= 2000
-
-    # When the free blocks are fenced
-    taken = warmup.fence_free_blocks()
-
-    # Then they were taken: what is left of that class is less than one fresh pool's blocks
-    assert taken >= holes
-    assert warmup.free_blocks()[208] < 16384 // 208
-    assert len(kept) == 3000
-
-
 def test_a_warm_up_of_several_rounds_ends_every_thread_it_started_and_drops_its_clients() -> None:
     import threading
 
