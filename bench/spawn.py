@@ -153,9 +153,9 @@ def report(warm: dict[str, float], spawned: dict[str, Any], cold: dict[str, floa
         ("spawn to first reply, p50", f"{spawned['p50']:.1f} ms", "under 50 ms"),
         ("spawn to first reply, p99", f"{spawned['p99']:.1f} ms", ""),
         ("cold `robotd --serve` to first reply, p50", f"{cold['p50']:.0f} ms", "for comparison"),
-        ("unique memory per child, idle (USS, median)", f"{spawned['uss_idle']:.1f} MB", "under 15 MB"),
-        ("unique memory per child after one run (USS, median)", f"{spawned['uss_working']:.1f} MB", "under 15 MB"),
-        ("private dirty memory per child after one run (smaps_rollup, median)", f"{spawned['dirty_working']:.1f} MB",
+        ("unique memory per child, idle (USS, median)", f"{spawned['uss_idle']:.2f} MB", "under 15 MB"),
+        ("unique memory per child after one run (USS, median)", f"{spawned['uss_working']:.2f} MB", "under 15 MB"),
+        ("private dirty memory per child after one run (smaps_rollup, median)", f"{spawned['dirty_working']:.2f} MB",
          "under 15 MB"),
         ("unique memory of a cold robotd (USS)", f"{cold['uss']:.1f} MB", "for comparison"),
         ("fork server warm-up (once per process)", f"{warm['seconds']:.1f} s", ""),
@@ -191,7 +191,8 @@ def main() -> None:
         from bus import write_section
 
         note = (f"`python bench/spawn.py --children {args.children} --cold {args.cold} --model {args.model} --write`, "
-                f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared with other work. "
+                f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared with other work "
+                f"(load average {os.getloadavg()[0]:.1f} at the end). "
                 "Targets from DESIGN.md section 7. A child's unique memory is the pages of the fork server it "
                 "has written to since the fork (CPython writes a reference count into every object it touches), "
                 "so the figures that matter are after its first model call; the steps that brought them down "
