@@ -56,7 +56,7 @@ class ThreadPacker:
             packer = msgpack.Packer(use_bin_type=True, default=self._default)
         else:
             slot.packer = None
-        data: bytes = packer.pack(value)  # on an error msgpack empties the buffer: the packer is dropped anyway
+        data: bytes = packer.pack(value)  # on an error the slot stays empty: the next call makes a new one
         if len(data) <= KEEP_BUFFER:
             slot.packer = packer
         return data

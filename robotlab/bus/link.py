@@ -88,7 +88,7 @@ class Link(Dialer):
         self._quiet = False  # the last call into the socket was a ZMQ_EVENTS read that found nothing
         self._last_recv = self._last_sent = 0.0
         self._io_thread = threading.Thread(target=self._loop, name=f"robotlab-bus-{hello['name']}", daemon=True)
-        self._io_ident = 0  # the I/O thread's ident, read on every send: Thread.ident is a Python property
+        self._io_ident = 0  # the I/O thread's ident (set by _loop), read on every send: Thread.ident is a Python property
 
     # -- called from any thread ----------------------------------------------------------------
 
@@ -97,7 +97,6 @@ class Link(Dialer):
         with self._lock:
             self._reconnect()
         self._io_thread.start()
-        self._io_ident = self._io_thread.ident or 0
 
     @property
     def alive(self) -> bool:

@@ -145,8 +145,9 @@ def unpack(data: Body) -> Any:
 
 
 def packer() -> Callable[[Any], bytes]:
-    """A :func:`pack` for one thread to keep: the same bytes, without the new ``msgpack.Packer``
-    that ``msgpack.packb`` builds on every call (about half of what packing a header costs)."""
+    """A :func:`pack` for one thread to keep: the same bytes from a Packer of its own, without
+    the thread-local read :func:`pack` makes to find this thread's (the broker's loop packs every
+    header it sends with one)."""
     return msgpack.Packer(use_bin_type=True).pack
 
 

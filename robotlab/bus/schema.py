@@ -217,7 +217,8 @@ def check_fields(command: Command, header: dict[str, Any], names: tuple[str, ...
 
 
 def _fits(kind: str, limit: int, value: Any) -> bool:
-    # bool and number without the table's lambdas: compiled, this is a native call and they are not
+    # The common kinds without the table's lambdas: compiled, this is a native call and they are not.
+    # (_check_header tests str and int inline before it gets here; check_fields comes straight here.)
     if kind == "str":
         return type(value) is str and 0 < len(value) <= limit
     if kind == "bool":
