@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from robotlab import bus
+from robotlab.bus.context import end as end_context
+from robotlab.bus.context import own as own_context
 from robotlab.bus.keys import client_keys
 from robotlab.errors import ConfigError, ExitCode
 from robotlab.service import Notifier, ServiceEnvironment
@@ -98,6 +100,9 @@ class Daemon:
         """Tells systemd (when it listens) READY once welcomed, and feeds its watchdog from the loop."""
         self._stop = threading.Event()
         self._signals = 0
+        # The process exits right after the client closes: the drained step's reply and BYE must
+        # have left ZeroMQ by then (a spawned robotd leaves with os._exit, at once).
+        self._context = own_context()
 
     def run(self) -> int:
         """Wait for the broker, serve until signalled (or the watched process is gone); return the exit code.
@@ -123,6 +128,7 @@ class Daemon:
             self._feed_watchdog(client)
         self.notifier.stopping(f"finishing the delivery in hand, then leaving {self.config.broker}")
         client.close(bye=True, drain=None)  # finish the delivery in hand, however long it takes
+        end_context(self._context, self.config.name)
         log.info("robotd %s stopped", self.config.name)
         return EXIT_OK
 
@@ -135,6 +141,7 @@ class Daemon:
         client = bus.BusClient(
             config.broker, name=config.name, instance=config.instance,
             role="robot", parent=config.parent, max_inflight=config.max_inflight, keys=config.keys() or False,
+            context=self._context,
         )
         self.attach(client)  # before start: nothing may arrive before the handler is in place
         return client.start(timeout=None)

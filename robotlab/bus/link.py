@@ -228,7 +228,7 @@ class Link(Dialer):
                 self._flush_acks()
         finally:
             with self._lock:
-                self._sock.close(linger=100)
+                self._sock.close(linger=self.context.sockopts.get(zmq.LINGER, 100))  # robotlab.bus.context
                 self._socket = None
                 self._close_monitor()
             os.close(self._wake_r)

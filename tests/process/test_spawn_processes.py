@@ -20,8 +20,9 @@ from click.testing import CliRunner
 
 from robotlab import BoundaryError, ConfigError, Robot, RunConfig, bus, create_network
 from robotlab.cli.robotlab_cli import main as robotlab_main
+from robotlab.robot.requests import RUN_TYPE
 from robotlab.robot.spawn import fork_server
-from robotlab.testing import serve_script
+from robotlab.testing import requests_seen, serve_script
 from tests.process.conftest import Processes, live
 from tests.waiting import wait_until
 
@@ -80,6 +81,26 @@ def test_the_handle_runs_asks_messages_and_stops_the_child(broker: str, api: str
     finally:
         stop_children(broker, "boss")
         boss.leave_bus()
+
+
+def test_a_child_stopped_mid_step_sends_its_whole_reply_before_it_exits(broker: str) -> None:
+    # A reply of megabytes is still queued in ZeroMQ when the drain ends, as any reply is on a
+    # loaded machine whose ZeroMQ thread has not run yet; a spawned robotd leaves with os._exit.
+    reply = "x" * 8_000_000
+    with serve_script([{"content": reply, "delay": 1}]) as api:
+        boss = Robot(name="boss", bus=broker, model="openai/scripted", api_base=api)
+        try:
+            kid = boss.spawn(name="kid", system_prompt="You answer.")
+            with bus.connect(broker, name="asker", timeout=10) as asker:
+                work = asker.send_request("kid", {"message": "go", "kwargs": {}}, type=RUN_TYPE)
+                wait_until(lambda: requests_seen(api), timeout=30, message="the kid's model call started")
+                # When the kid is stopped during its model call
+                os.kill(kid.pid, signal.SIGTERM)
+                # Then its reply arrives whole
+                assert work.reply(60).content["reply"] == reply
+        finally:
+            stop_children(broker, "boss")
+            boss.leave_bus()
 
 
 def test_a_parent_without_a_bus_gets_one_its_children_join(api: str) -> None:
