@@ -24,7 +24,7 @@ from robotlab.bus.config import BrokerConfig
 from robotlab.bus.protocol import Body, Command, ErrorCode, Frame
 from robotlab.errors import ConfigError, ProtocolError
 
-from . import router
+from . import router, stopping
 from .absences import Absences
 from .admin import Admin
 from .deliveries import Deliveries
@@ -128,6 +128,7 @@ class Broker:
         try:
             while not self._stopping:
                 self.turn()
+            stopping.last_turns(self.context, self.socket, self._drain, self.outbox.end_turn)  # a process's
         finally:
             self._close()
 
@@ -157,7 +158,7 @@ class Broker:
         if self.standby is not None:
             self.standby.close()
         if self.socket is not None:
-            self.socket.close(linger=0)
+            self.socket.close(linger=self.context.sockopts.get(zmq.LINGER, 0))  # stopping.own() sets one
             self.socket = None
         for fd in (self._wake_r, self._wake_w):
             try:

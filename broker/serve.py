@@ -19,6 +19,8 @@ from robotlab.bus.protocol import Command
 from robotlab.errors import ConfigError, ExitCode
 
 from .broker import Broker
+from .stopping import end as end_context
+from .stopping import own as own_context
 
 log = logging.getLogger("robotlab.broker")
 
@@ -116,7 +118,8 @@ def serve(config: BrokerConfig, *, on_ready: Callable[[str], None] | None = None
     """
     check_bind(config)
     check_ipc_free(config)
-    broker = Broker(config)
+    context = own_context()  # ended after the loop: what the last turns routed leaves first (stopping.py)
+    broker = Broker(config, context)
     if on_tick is not None:
         broker.on_tick = on_tick
     stopping = threading.Event()
@@ -139,5 +142,6 @@ def serve(config: BrokerConfig, *, on_ready: Callable[[str], None] | None = None
     gc.freeze()
     gc.set_threshold(50_000, 20, 20)
     broker.run()
+    end_context(context)
     log.info("broker stopped")
     return 0
