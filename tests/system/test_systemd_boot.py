@@ -191,11 +191,13 @@ def restarted(machine: Machine, unit: str, old_pid: str) -> bool:
 
 
 def answer(tracker: bus.Tracker, machine: Machine, unit: str, timeout: float = 30) -> Any:
-    """The reply's content; on a timeout, the failure shows the unit's journal."""
+    """The reply's content; on a timeout, the failure shows the unit's journal and the broker's
+    (whether the replier said BYE, went silent, or was never heard from again)."""
     try:
         return tracker.reply(timeout).content
     except ReplyTimeout as exc:
-        raise AssertionError(f"{exc}\n{machine.journal(unit)}") from exc
+        broker = machine.journal("robotlab-broker")
+        raise AssertionError(f"{exc}\n{machine.journal(unit)}\n--- the broker:\n{broker}") from exc
 
 
 def last_exit(machine: Machine, unit: str) -> str:
