@@ -52,13 +52,17 @@ def test_a_warm_up_of_several_rounds_ends_every_thread_it_started_and_drops_its_
     import threading
 
     import litellm
+    import zmq
 
-    # Given the threads running before
+    # Given the threads running before, and ZeroMQ's shared context
     before = set(threading.enumerate())
+    shared = zmq.Context.instance()
 
-    # When the warm-up makes two rounds of model calls against its stub
+    # When the warm-up makes two rounds of hosted robot runs against its stub, through a broker
     warmup.warm_model_call(rounds=2)
 
-    # Then no thread it started is left, and no HTTP client a child could share is cached
+    # Then no thread it started is left (ZeroMQ's own ended with the shared context, which a
+    # child makes anew), and no HTTP client a child could share is cached
     assert set(threading.enumerate()) <= before
+    assert shared.closed and zmq.Context.instance() is not shared
     assert not litellm.in_memory_llm_clients_cache.cache_dict
