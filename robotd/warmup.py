@@ -258,8 +258,10 @@ def relocate_hot_code(call: Callable[[], None]) -> int:
     Why: running a function writes to its code object (each new frame takes a reference to it),
     so a child's first model call copies every page that holds a code object it runs, about
     1,500 of them, spread over the heap between code that never runs. Copied after the warm-up,
-    in one go, they sit together on far fewer pages. A copy behaves as the original: same
-    bytecode, constants, names and line table.
+    in one go, into memory that was never used (the free blocks and chunks between older objects
+    taken first: ``robotd/holes.py``), they sit together on far fewer pages. Functions that share
+    a code object (the closures a decorator makes) share its copy. A copy behaves as the
+    original: same bytecode, constants, names and line table.
     """
     hot: set[CodeType] = set()
 
@@ -277,16 +279,21 @@ def relocate_hot_code(call: Callable[[], None]) -> int:
     # gc.get_objects() does not list frozen objects: thaw any frozen earlier (warm() freezes
     # everything again once the code is moved).
     gc.unfreeze()
+    gc.collect()
+    take_holes()
+    copies: dict[CodeType, CodeType] = {}
     moved = 0
     for obj in gc.get_objects():
         if type(obj) is FunctionType and obj.__code__ in hot:
-            _ORIGINALS.append(obj.__code__)
-            obj.__code__ = _copied(obj.__code__, hot)
+            obj.__code__ = _copied(obj.__code__, hot, copies)
             moved += 1
+    _ORIGINALS.extend(copies)
     return moved
 
 
-def _copied(code: CodeType, hot: set[CodeType]) -> CodeType:
-    """A new code object equal to ``code``, its hot nested code (lambdas, comprehensions) copied too."""
-    consts = tuple(_copied(c, hot) if isinstance(c, CodeType) and c in hot else c for c in code.co_consts)
-    return code.replace(co_consts=consts)
+def _copied(code: CodeType, hot: set[CodeType], copies: dict[CodeType, CodeType]) -> CodeType:
+    """The copy of ``code`` (made once), its hot nested code (lambdas, comprehensions) copied too."""
+    if code not in copies:
+        consts = tuple(_copied(c, hot, copies) if isinstance(c, CodeType) and c in hot else c for c in code.co_consts)
+        copies[code] = code.replace(co_consts=consts)
+    return copies[code]

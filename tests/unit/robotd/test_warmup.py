@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from robotd import warmup
 
 
@@ -31,6 +33,26 @@ def test_the_functions_a_call_runs_get_copies_of_their_code_that_behave_the_same
     assert hot_before in warmup._ORIGINALS
     assert never_called.__code__ is cold_before
     assert scaled_sum([1, 2, 3], 2) == 12 and never_called() == "cold"
+
+
+def adder(n: int) -> Callable[[int], int]:
+    def add(x: int) -> int:
+        return x + n
+
+    return add
+
+
+def test_functions_that_share_a_code_object_share_its_copy() -> None:
+    # Given two closures made by one function, so with one code object, and only one of them called
+    one, two = adder(1), adder(2)
+    shared = one.__code__
+
+    # When the code the call ran is relocated
+    warmup.relocate_hot_code(lambda: one(1))
+
+    # Then both run one new copy (a decorator's wrappers stay one hot code object, not one each)
+    assert one.__code__ is two.__code__ and one.__code__ is not shared
+    assert one(1) == 2 and two(1) == 3
 
 
 def test_each_warm_up_call_formats_litellm_s_unpriced_traceback_again() -> None:
