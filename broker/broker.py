@@ -146,6 +146,8 @@ class Broker:
                 # turn's poll): most turns skip the pass that walks every table.
                 self._timers(now)
             self.outbox.end_turn(now)
+            if not ready:  # nothing came in: a quiet moment for the journal's checkpoint
+                self.journal.idle()
         except ConfigError:
             raise  # two active brokers (see standby.py): this one must stop
         except Exception:  # a timer's bug costs that pass, never the loop
