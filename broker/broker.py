@@ -9,6 +9,7 @@ of the turn. Peer input never escapes the one ``except Exception`` around a sing
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -116,10 +117,8 @@ class Broker:
     def stop(self) -> None:
         """Ask the loop to finish its pass and return (safe from signal handlers and threads)."""
         self._stopping = True
-        try:
+        with contextlib.suppress(OSError):  # closed already: the loop has stopped
             os.write(self._wake_w, b"x")
-        except OSError:
-            pass
 
     def run(self) -> None:
         """Serve until :meth:`stop` is called."""
@@ -166,10 +165,8 @@ class Broker:
             self.socket.close(linger=0)
             self.socket = None
         for fd in (self._wake_r, self._wake_w):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         if self.guard is not None:
             self.guard.stop()
 
@@ -182,8 +179,7 @@ class Broker:
                 due = deadline
         self._next_timer = due
         commit = self.journal.next_commit()  # the outbox's, not a timer's
-        if commit is not None and commit < due:
-            due = commit
+        due = commit if commit is not None and commit < due else due
         if self.standby is not None:
             due = min(due, self.standby.next_deadline() or INF)
         return max(int((due - time.monotonic()) * 1000), 1)
