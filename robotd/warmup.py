@@ -74,10 +74,10 @@ WARM_MODELS = (
 
 
 def warm() -> None:
-    """Import everything a robotd needs, make model calls, move their code together, fill the holes, freeze.
+    """Import everything a robotd needs, live a spawned child's life, move its code together, fill the holes, freeze.
 
-    A fork keeps only the forking thread, so no thread may outlive the warm-up: each model call
-    (:func:`warm_model_call`) ends every thread it started before ``gc.freeze()``.
+    A fork keeps only the forking thread, so no thread may outlive the warm-up: each round of
+    hosted runs (:func:`warm_model_call`) ends every thread it started before ``gc.freeze()``.
     """
     from robotlab.config.cascade import prepare_litellm_environment
 
