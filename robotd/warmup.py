@@ -21,6 +21,7 @@ import os
 import queue
 import select
 import sys
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable
@@ -146,8 +147,11 @@ def warm_model_call(rounds: int = 1) -> None:
     # The broker's and the asker's; each hosted robot's client takes Context.instance(), as a child's does.
     context = zmq.Context()
     # One stub and one broker for all rounds: stopping a stub waits out its poll interval (half a second).
-    with serve_script([{"content": "warm"}] * (len(WARM_UP_MODELS) * rounds)) as api:
-        broker = EmbeddedBroker("tcp://127.0.0.1:0", context=context).start()
+    # The broker on a unix socket: binding tcp, libzmq lists the network interfaces through
+    # netlink and aborts where it may not (robotd's systemd unit allows only unix and IP sockets).
+    with serve_script([{"content": "warm"}] * (len(WARM_UP_MODELS) * rounds)) as api, \
+            tempfile.TemporaryDirectory(prefix="robotlab-warm-up-") as folder:
+        broker = EmbeddedBroker(f"ipc://{folder}/broker.sock", context=context).start()
         asker = BusClient(broker.url, name="warm-up-parent", keys=False, context=context).start()
         try:
             for _ in range(rounds):
