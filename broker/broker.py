@@ -1,4 +1,4 @@
-"""The broker: a plain zmq.Poller loop that routes the bus by robot name.
+"""The broker: a plain poll loop that routes the bus by robot name.
 
 Read :mod:`robotlab.bus.protocol` first for the frames. The loop polls with a timeout no longer
 than the next timer, drains what is readable, dispatches each message through a literal command
@@ -9,6 +9,7 @@ of the turn. Peer input never escapes the one ``except Exception`` around a sing
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -69,7 +70,8 @@ class Broker:
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
         self._unroutable: set[bytes] = set()
-        self._poll_items: list[tuple[Any, int]] = []
+        self._input: router.Readiness | None = None
+        self._sends = 0  # frames sent: one after the drain's last ZMQ_EVENTS read may take the fd's edge
         self._next_scan = 0.0
         self._next_timer = 0.0  # the earliest scan, ack or hold deadline when the turn's poll began
         self.guard = KeyGuard(config.keys_dir, self.context, config.key_file) if config.keys_dir else None
@@ -96,7 +98,7 @@ class Broker:
         """Create and bind the ROUTER socket; return the bound endpoint (port resolved)."""
         sock = router.bind(self.config, self.context, self.guard)
         self.socket = sock
-        self._poll_items = [(sock, zmq.POLLIN), (self._wake_r, zmq.POLLIN)]
+        self._input = router.Readiness(sock, self._wake_r)
         self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
         return self.endpoint
 
@@ -115,10 +117,8 @@ class Broker:
     def stop(self) -> None:
         """Ask the loop to finish its pass and return (safe from signal handlers and threads)."""
         self._stopping = True
-        try:
+        with contextlib.suppress(OSError):  # closed already: the loop has stopped
             os.write(self._wake_w, b"x")
-        except OSError:
-            pass
 
     def run(self) -> None:
         """Serve until :meth:`stop` is called."""
@@ -135,11 +135,11 @@ class Broker:
     def turn(self) -> None:
         """One pass of the loop (bound only): wait for input or the next timer, drain what is
         readable, run what is due, commit the journal and send what waited on it."""
-        # zmq_poll itself on a list built once: zmq.Poller.poll only wraps it, and the dict
-        # made of its answer was one more object a turn. It lists what is ready in this order.
-        ready = zmq.zmq_poll(self._poll_items, self._poll_timeout_ms())
-        if ready and ready[0][0] is self.socket:
-            self._drain()
+        assert self._input is not None, "the broker is not bound"
+        woken = self._input.wait(self._poll_timeout_ms())  # see router.Readiness
+        if woken:
+            self._input.pending = self._drain()
+        sends = self._sends
         try:
             now = time.monotonic()  # one clock read for the turn's end
             if now >= self._next_timer or self._unroutable or self.standby is not None:
@@ -147,11 +147,16 @@ class Broker:
                 # turn's poll): most turns skip the pass that walks every table.
                 self._timers(now)
             self.outbox.end_turn(now)
+            if not woken:  # nothing came in: a quiet moment for the journal's checkpoint
+                self.journal.idle()
         except ConfigError:
             raise  # two active brokers (see standby.py): this one must stop
         except Exception:  # a timer's bug costs that pass, never the loop
             self.counters["internal_errors"] += 1
             log.exception("broker: a timer pass failed")
+        finally:
+            if self._sends != sends:
+                self._input.sent()
 
     def _close(self) -> None:
         self.journal.close()
@@ -161,10 +166,8 @@ class Broker:
             self.socket.close(linger=self.context.sockopts.get(zmq.LINGER, 0))  # stopping.own() sets one
             self.socket = None
         for fd in (self._wake_r, self._wake_w):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         if self.guard is not None:
             self.guard.stop()
 
@@ -177,30 +180,28 @@ class Broker:
                 due = deadline
         self._next_timer = due
         commit = self.journal.next_commit()  # the outbox's, not a timer's
-        if commit is not None and commit < due:
-            due = commit
+        due = commit if commit is not None and commit < due else due
         if self.standby is not None:
             due = min(due, self.standby.next_deadline() or INF)
         return max(int((due - time.monotonic()) * 1000), 1)
 
-    def _drain(self) -> None:
-        # Called when the poll saw the ROUTER readable (zmq_poll reads ZMQ_EVENTS for it), so
-        # the first message is read without asking again; the drain ends when ZMQ_EVENTS says
-        # nothing is left, not on a raised zmq.Again (raising and catching it cost more than
-        # the check). With keys, reading ZAP metadata needs a zero-copy frame, which the
-        # keyless receive does not pay for.
+    def _drain(self) -> bool:
+        """Dispatch what waits, up to DRAIN_BATCH messages; True if cut short (more may wait)."""
+        # It ends when ZMQ_EVENTS says nothing is left, not on a raised zmq.Again (which costs more). With
+        # keys, reading ZAP metadata needs a zero-copy frame, which the keyless receive does not pay for.
         sock, receive, readable = self.socket, self._recv_keyed if self.guard is not None else router.recv, protocol.readable
         assert sock is not None, "the broker is not bound"  # the loop runs between bind and close
         counters, dispatch = self.counters, self.dispatch
         for _ in range(DRAIN_BATCH):
-            try:  # free unless raised; the poll or EVENTS said a whole message waits
+            try:  # free unless raised: the fd fired (or input was pending), so a message almost always waits
                 frames = receive(sock)
-            except zmq.Again:
-                return
+            except zmq.Again:  # it fired for a command that was not a message
+                return False
             counters["frames_in"] += 1
             dispatch(frames)
             if not readable(sock):
-                return
+                return False
+        return True
 
     def _recv_keyed(self, sock: zmq.Socket) -> list[Body]:
         frames, self._user_id = recv_with_key(sock)
@@ -386,6 +387,7 @@ class Broker:
         return sent
 
     def _send_frames(self, identity: bytes, frames: list[Body]) -> bool:
+        self._sends += 1
         try:
             router.send(self.socket, identity, frames)  # type: ignore[arg-type]  # sent only between bind and close
             return True

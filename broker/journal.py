@@ -9,10 +9,19 @@ and admin replies only after that commit, so nothing it has told a sender can be
 A turn that has nothing to tell anyone may leave its changes for a later turn, each for up to
 ``interval`` seconds: every message it accepted is still held by its sender, who resends it
 after a reconnect until it has a receipt or a reply. An accepted message falls due ``interval``
-after its own acceptance, not after the oldest change since the last commit: a request answered
-within the interval never touches the file, even while other requests come and go. A message
-whose sender keeps no copy (``receipt=False``) is committed in its own turn. The journal costs
-little on the hot path (measured in docs/benchmarks.md).
+after its own acceptance, plus the time its body takes to reach a receiver and be settled at
+``GRACE_PER_BYTE``: a request answered in the usual time never touches the file, whatever its
+size and while other requests come and go. (A flat interval wrote every large body, and a 4 MiB
+write with its later delete cost the broker's loop more than moving the body did.) A commit
+writes the accepted messages up to the last one that is due, in the order they came, and leaves
+the younger ones: a receipt for one message does not write the large bodies still in flight
+behind it. A message whose sender keeps no copy (``receipt=False``) is committed in its own
+turn. The journal costs little on the hot path (measured in docs/benchmarks.md).
+
+SQLite copies the write-ahead log into the file (a checkpoint, with its two fsyncs) when the
+log outgrows ``CHECKPOINT_PAGES``, and the broker asks for one whenever its loop is idle
+(:meth:`Journal.idle`): its default of 1,000 pages put one inside nearly every commit of a
+large body.
 
 WAL mode with ``synchronous=NORMAL``: a committed turn survives the broker being killed (the
 WAL is in the operating system's cache), though not a power cut of the host. The file is locked
@@ -22,6 +31,7 @@ start-up error, not two brokers replaying each other's messages.
 
 from __future__ import annotations
 
+import heapq
 import logging
 import sqlite3
 import time
@@ -63,6 +73,14 @@ ROW_BYTES: Final = 256
 
 INTERVAL: Final = 0.01
 """The longest a change waits for a commit when no receipt depends on it (seconds)."""
+GRACE_PER_BYTE: Final = 1e-8
+"""How much longer a message may wait for its commit per byte of body (seconds): 10 ms a MB, a
+pace well under what one round trip moves on a loaded machine, so a body that is delivered and
+settled in the usual time is never written. A 4 MiB body waits up to 52 ms, its sender holding
+its own copy all the while."""
+CHECKPOINT_PAGES: Final = 8192
+"""The write-ahead log's size (pages of 4 KiB: 32 MiB) past which a commit also checkpoints;
+below it the broker checkpoints when its loop is idle."""
 
 
 class NoJournal:
@@ -106,9 +124,12 @@ class NoJournal:
     def name_seen(self, name: str) -> None:
         """Nothing kept."""
 
-    def commit(self) -> bool:
+    def commit(self, everything: bool = False) -> bool:
         """Nothing to write."""
         return True
+
+    def idle(self) -> None:
+        """Nothing to checkpoint."""
 
     def close(self) -> None:
         """Nothing to close."""
@@ -129,7 +150,12 @@ class Journal(NoJournal):
         self._sizes: dict[Key, int] = {}
         self._letter_sizes: dict[str, int] = {}
         self._puts: dict[Key, tuple[str | None, str, dict[str, Any], Body, float]] = {}
-        """Accepted and not settled yet, oldest first, each with the time it was put."""
+        """Accepted and not written or settled yet, oldest first, each with the time it falls due."""
+        self._dues: list[tuple[float, Key]] = []
+        """A heap of (due, key) of the puts, the earliest first; an entry whose put was settled,
+        written or put again since is left in it and skipped when it comes to the top."""
+        self._unchecked = False  # written since the last checkpoint
+        self._write_all = False  # a dead letter left: the next commit writes every put (see letter_removed)
         self._settled: set[Key] = set()
         self._letters: dict[str, tuple[int, str, str, str, bytes, bytes, float]] = {}
         self._dropped: set[str] = set()
@@ -148,6 +174,8 @@ class Journal(NoJournal):
             if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
                 raise sqlite3.DatabaseError("cannot switch to WAL mode")
             db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
+            db.execute(f"PRAGMA journal_size_limit={CHECKPOINT_PAGES * 4096}")  # the log shrinks back after a burst
             if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("failed its integrity check")
             db.execute("BEGIN IMMEDIATE")  # takes the write lock now: an unwritable file fails here
@@ -189,13 +217,16 @@ class Journal(NoJournal):
 
     def next_commit(self) -> float | None:
         """When pending changes fall due (monotonic seconds), for the loop's poll timeout: the
-        oldest unsettled put's time or the oldest other change's, plus the interval."""
-        oldest = self._since
-        if self._puts:
-            put_at = next(iter(self._puts.values()))[4]  # dicts keep insertion order: the oldest
-            if oldest is None or put_at < oldest:
-                oldest = put_at
-        return None if oldest is None else oldest + self.interval
+        oldest other change's time plus the interval, or the earliest put's due time."""
+        due = None if self._since is None else self._since + self.interval
+        dues, puts = self._dues, self._puts
+        while dues:  # skip what was settled, written or put again since its entry was pushed
+            put_due, key = dues[0]
+            put = puts.get(key)
+            if put is not None and put[4] == put_due:
+                return put_due if due is None or put_due < due else due
+            heapq.heappop(dues)
+        return due
 
     def _changed(self) -> None:
         if self._since is None:
@@ -208,10 +239,13 @@ class Journal(NoJournal):
         settle within the interval and never reach the file. Until then it counts as
         ``ROW_BYTES`` beyond its body; the broker never changes a header it has accepted.
         """
-        self._urgent = self._urgent or header.get("receipt") is False  # its sender keeps no copy
+        urgent = header.get("receipt") is False  # its sender keeps no copy: written this turn
+        self._urgent = self._urgent or urgent
         if key in self._puts:  # put again: it moves to the end, so the first put stays the oldest
             del self._puts[key]
-        self._puts[key] = (notify, receipt_id, header, body, time.monotonic())
+        due = 0.0 if urgent else time.monotonic() + self.interval + len(body) * GRACE_PER_BYTE
+        self._puts[key] = (notify, receipt_id, header, body, due)
+        heapq.heappush(self._dues, (due, key))
         self._settled.discard(key)
         size = self._sizes[key] = ROW_BYTES + len(body)
         self.size += size
@@ -223,6 +257,8 @@ class Journal(NoJournal):
         if self._puts.pop(key, None) is None:
             self._changed()
             self._settled.add(key)
+        elif not self._puts:
+            self._dues.clear()  # all stale: a busy broker that settles everything keeps no heap
 
     def letter_added(self, seq: int, letter: Any) -> None:
         """Keep a dead letter (a :class:`~robotlab.broker.dlq.DeadLetter`)."""
@@ -233,8 +269,11 @@ class Journal(NoJournal):
         self.size += self._letter_sizes[letter.dlq_id]
 
     def letter_removed(self, dlq_id: str) -> None:
-        """Forget a dead letter (replayed, purged or evicted)."""
+        """Forget a dead letter (replayed, purged or evicted). A replay puts its message back
+        in the same turn, with no sender holding a copy: the commit that drops the letter writes
+        every put with it, so the message is never in neither table."""
         self._changed()
+        self._write_all = True
         self.size -= self._letter_sizes.pop(dlq_id, 0)
         if self._letters.pop(dlq_id, None) is None:
             self._dropped.add(dlq_id)
@@ -253,17 +292,21 @@ class Journal(NoJournal):
         self._changed()
         self._names.add(name)
 
-    def commit(self) -> bool:
-        """Write this turn's changes in one transaction; False (kept for the next turn) on failure."""
-        if not (self._puts or self._settled or self._letters or self._dropped or self._purge_all or self._names):
+    def commit(self, everything: bool = False) -> bool:
+        """Write this turn's changes in one transaction: every settle, dead letter and name, and
+        the accepted messages up to the last one that is due (``everything``: all of them); the
+        younger ones wait for their own time. False (all kept for the next turn) on failure."""
+        puts = self._due_puts(everything)
+        if not (puts or self._settled or self._letters or self._dropped or self._purge_all or self._names):
             # Everything changed since the last commit cancelled out (most often a message put
             # and settled within the interval): nothing is due any more. Left set, the stale
             # start made every later turn commit at once (writing each message the moment it
             # was accepted) and the loop wake every millisecond while idle.
-            self._since, self._urgent = None, False
+            self._since, self._urgent, self._write_all = None, False, False
             return True
         try:
-            self._write()
+            self._write(puts)
+            self._unchecked = True
         except sqlite3.Error as exc:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
@@ -271,23 +314,39 @@ class Journal(NoJournal):
                 log.error("journal %s: a write failed (%s); new sends get busy until it works again", self.path, exc)
             self.healthy = False
             return False
-        self._puts.clear()
+        for key in puts:
+            del self._puts[key]
+        if not self._puts:
+            self._dues.clear()
         self._settled.clear()
         self._letters.clear()
         self._dropped.clear()
         self._names.clear()
         self._purge_all = False
-        self._since, self._urgent = None, False
+        self._since, self._urgent, self._write_all = None, False, False
         self.healthy = True
         return True
 
-    def _write(self) -> None:
+    def _due_puts(self, everything: bool) -> list[Key]:
+        """The puts to write now, oldest first: up to the last one that is due, so the file
+        keeps them in the order they came (a restart hands held messages on in that order)."""
+        if everything or self._write_all:
+            return list(self._puts)
+        due = self.next_commit()
+        now = time.monotonic()
+        if due is None or due > now or not self._puts:
+            return []
+        keys = list(self._puts)
+        last = max((i for i, key in enumerate(keys) if self._puts[key][4] <= now), default=-1)
+        return keys[: last + 1]
+
+    def _write(self, puts: list[Key]) -> None:
         db = self._db
         db.execute("BEGIN")
         if self._settled:
             db.executemany("DELETE FROM messages WHERE sender = ? AND id = ?", self._settled)
-        if self._puts:
-            db.executemany("INSERT OR REPLACE INTO messages (sender, id, notify, receipt_id, header, body) VALUES (?, ?, ?, ?, ?, ?)", self._rows())
+        if puts:
+            db.executemany("INSERT OR REPLACE INTO messages (sender, id, notify, receipt_id, header, body) VALUES (?, ?, ?, ?, ?, ?)", self._rows(puts))
         if self._purge_all:
             db.execute("DELETE FROM dead_letters")
         if self._dropped:
@@ -298,10 +357,11 @@ class Journal(NoJournal):
             db.executemany("INSERT OR IGNORE INTO names VALUES (?)", [(n,) for n in self._names])
         db.execute("COMMIT")
 
-    def _rows(self) -> list[tuple[str, str, str | None, str, bytes, Body]]:
-        """The unsettled puts as rows, each header packed now and its size counted exactly."""
+    def _rows(self, puts: list[Key]) -> list[tuple[str, str, str | None, str, bytes, Body]]:
+        """The puts as rows, each header packed now and its size counted exactly."""
         rows = []
-        for key, (notify, receipt_id, header, body, _) in self._puts.items():
+        for key in puts:
+            notify, receipt_id, header, body, _ = self._puts[key]
             packed = pack(header)
             size = len(packed) + len(body)
             self.size += size - self._sizes.get(key, size)
@@ -309,9 +369,20 @@ class Journal(NoJournal):
             rows.append((key[0], key[1], notify, receipt_id, packed, body))
         return rows
 
+    def idle(self) -> None:
+        """The loop has nothing to do: copy the write-ahead log into the file now (a passive
+        checkpoint, which never waits), so no commit on the hot path has to."""
+        if self._unchecked and self.healthy:
+            try:
+                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            except sqlite3.Error as exc:  # the next commit says so if the file is failing
+                log.debug("journal %s: checkpoint failed (%s)", self.path, exc)
+                return
+            self._unchecked = False
+
     def close(self) -> None:
         """Write what is pending and close the file."""
-        self.commit()
+        self.commit(everything=True)
         self._db.close()
 
 

@@ -1,4 +1,4 @@
-"""The broker's ROUTER socket: its options, and its reads and writes on the hot path.
+"""The broker's ROUTER socket: its options, its reads and writes on the hot path, and when it must be drained.
 
 Every message the broker routes passes through :func:`recv` and :func:`send` twice a round
 trip, so they make the fewest Python calls that do the same as the general
@@ -7,6 +7,7 @@ trip, so they make the fewest Python calls that do the same as the general
 
 from __future__ import annotations
 
+import select
 from typing import Final
 
 import zmq
@@ -66,3 +67,37 @@ def send(router: zmq.Socket, identity: bytes, frames: list[Body]) -> None:
             _send(router, frame, flags)
         else:  # by reference: pyzmq copies every frame it is told to copy, whatever its size
             _send(router, frame, flags, False)
+
+
+class Readiness:
+    """When the ROUTER must be drained: its notification fd (ZMQ_FD) polled with a wake pipe.
+
+    Not ``zmq_poll``: for a socket it reads ZMQ_EVENTS, polls with no timeout, reads ZMQ_EVENTS
+    again and only then waits, and each ZMQ_EVENTS read makes libzmq process its command
+    mailbox (a poll and a getpid system call). The fd announces input only once a ZMQ_EVENTS
+    read (or a receive) has found none, and any later call into the socket, a send, may take
+    that edge: the drain ends on such a read, and sends made after it are followed by
+    :meth:`sent`. Until then, and after a drain cut short, ``pending`` says to drain at once.
+    """
+
+    __slots__ = ("socket", "fd", "pending", "_poller")
+
+    def __init__(self, sock: zmq.Socket, wake_fd: int) -> None:
+        self.socket = sock
+        self.fd = int(sock.getsockopt(zmq.FD))  # an int option (the stubs say int or bytes)
+        self.pending = True  # nothing read yet: the fd may hide what came before
+        self._poller = select.poll()
+        for fd in (self.fd, wake_fd):  # in this order: poll lists what is ready in it
+            self._poller.register(fd, select.POLLIN)
+
+    def wait(self, timeout_ms: int) -> bool:
+        """Wait up to ``timeout_ms`` for input or a wake-up (not at all while ``pending``);
+        True when the socket must be drained."""
+        ready = self._poller.poll(0 if self.pending else timeout_ms)
+        return self.pending or (bool(ready) and ready[0][0] == self.fd)
+
+    def sent(self) -> None:
+        """Sends came after the drain's last ZMQ_EVENTS read: read it again, so that input whose
+        edge a send took is drained next turn instead of waiting out the poll."""
+        if not self.pending:
+            self.pending = protocol.readable(self.socket)

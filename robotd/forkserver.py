@@ -142,13 +142,11 @@ def run_child(request: dict[str, Any], ready_fd: int) -> int:
     from robotlab.errors import PeerUnavailable, RobotlabError
     from robotlab.observability import setup, trace_settings, tracing
 
-    from .daemon import DaemonConfig
-    from .hosting import RobotSpec, host
+    from .hosting import child_logging, from_fork_request, host
 
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    child_logging()  # already done by the warm-up, as all of this: a no-op here
     try:
-        config = DaemonConfig(**request["daemon"], ready_fd=ready_fd, quiet=True)
-        spec = RobotSpec.from_dict(request["robot"])
+        config, spec = from_fork_request(request, ready_fd)
         # The warm server never traces (a provider's export thread would not survive the fork):
         # each child sets up its own, from the OTEL_* environment the spawning process gave it.
         setup(trace_settings(), f"robotd-{config.name}")

@@ -21,7 +21,8 @@ from .stats import RobotStats
 
 log = logging.getLogger("robotlab.robotd")
 
-__all__ = ["RobotSpec", "build_robot", "check_provider", "host", "warm_llm"]
+__all__ = ["RobotSpec", "build_robot", "check_provider", "child_logging", "from_fork_request", "host", "hosting_daemon",
+           "warm_llm"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,22 @@ class RobotSpec:
             TypeError: a key that is not a field; ConfigError: a model field of the wrong type.
         """
         return cls(**{**data, "llm": ModelSettings(**(data.get("llm") or {}))})
+
+
+def from_fork_request(request: dict[str, Any], ready_fd: int) -> tuple[DaemonConfig, RobotSpec]:
+    """The daemon and robot a fork request describes (``robotd/forkserver.py``), readiness told on ``ready_fd``.
+
+    Raises:
+        TypeError: a field that does not exist; KeyError: no ``daemon`` or ``robot`` part;
+            ConfigError: a model field of the wrong type.
+    """
+    config = DaemonConfig(**request["daemon"], ready_fd=ready_fd, quiet=True)
+    return config, RobotSpec.from_dict(request["robot"])
+
+
+def child_logging() -> None:
+    """The logging of a forked robotd: warnings and errors to stderr (its parent's terminal or journal)."""
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
 
 def check_provider(provider: str) -> None:
@@ -118,6 +135,15 @@ def host(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | None = None
     Raises:
         ConfigError: see :func:`build_robot`; or the broker refused this robot's key.
     """
+    return hosting_daemon(config, spec, notifier).run()
+
+
+def hosting_daemon(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | None = None) -> Daemon:
+    """The daemon :func:`host` runs: the robot built, not yet on the bus (``run`` joins and serves).
+
+    Raises:
+        ConfigError: see :func:`build_robot`.
+    """
     robot = build_robot(config.name, spec)
     stats = RobotStats.of(robot)
     # Import the LLM client before joining (seconds, cold): a robot that shows up on the bus is
@@ -137,4 +163,4 @@ def host(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | None = None
     if not spec.serve:
         log.warning("robotd %s hosts a robot without --serve: it acks messages but never runs or answers "
                     "them; pass --serve to answer each one with run()", config.name)
-    return Daemon(config, attach=attach, notifier=notifier).run()
+    return Daemon(config, attach=attach, notifier=notifier)

@@ -2,8 +2,9 @@
 
 Children are forked from the warmed server and share its pages until they write to them, so
 everything here aims at fewer pages a child writes to (each one written is copied, and counts as
-the child's own memory): the imports a child would make, litellm's lazily built objects
-(made by real model calls against an in-process stub), the code those calls run moved onto
+the child's own memory): the imports a child would make, litellm's lazily built objects and
+the whole path of a child's life (a robot hosted by robotd's daemon, joining a broker, asked
+for its info and to run, its model an in-process stub), the code that path runs moved onto
 pages of its own (:func:`relocate_hot_code`), the free memory between the server's objects taken
 so a child's new objects do not land there (``robotd/holes.py``), and ``gc.freeze()`` so a
 child's collections do not write to the inherited objects. Measured step by step in docs/benchmarks.md.
@@ -16,9 +17,13 @@ import gc
 import importlib
 import inspect
 import logging
+import os
 import queue
+import select
 import sys
+import tempfile
 import threading
+import uuid
 from collections.abc import Callable
 from types import CodeType, FrameType, FunctionType
 from typing import Any
@@ -37,6 +42,8 @@ AFTER_RELOCATION_ROUNDS = 20
 # formats a traceback for the first and prices the second, two different code paths; a child
 # whose first call takes a path the warm-up did not writes about 3 MB more of its own.
 WARM_UP_MODELS = ("openai/warm-up", "openai/gpt-4o-mini")
+# Seconds the warm-up's hosted robot may take to join its broker, and to answer each request.
+JOIN_SECONDS = 30.0
 # The original code objects, kept alive: freed, they would leave holes in the inherited heap
 # that a child's first allocations fill, copying those pages instead.
 _ORIGINALS: list[CodeType] = []
@@ -68,10 +75,10 @@ WARM_MODELS = (
 
 
 def warm() -> None:
-    """Import everything a robotd needs, make model calls, move their code together, fill the holes, freeze.
+    """Import everything a robotd needs, live a spawned child's life, move its code together, fill the holes, freeze.
 
-    A fork keeps only the forking thread, so no thread may outlive the warm-up: each model call
-    (:func:`warm_model_call`) ends every thread it started before ``gc.freeze()``.
+    A fork keeps only the forking thread, so no thread may outlive the warm-up: each round of
+    hosted runs (:func:`warm_model_call`) ends every thread it started before ``gc.freeze()``.
     """
     from robotlab.config.cascade import prepare_litellm_environment
 
@@ -83,7 +90,11 @@ def warm() -> None:
     import robotlab.robot.spawn  # noqa: F401
     from robotlab import bus  # noqa: F401
 
-    from . import hosting  # noqa: F401
+    from .hosting import child_logging
+
+    # The logging a child sets up first (robotd/forkserver.py: run_child), set up here: a
+    # child's own call then finds it done, and the hosted warm-up runs log as a child's would.
+    child_logging()
 
     for name in WARM_MODULES:
         with contextlib.suppress(Exception):
@@ -109,40 +120,103 @@ def warm() -> None:
 
 
 def warm_model_call(rounds: int = 1) -> None:
-    """``rounds`` robot runs per model in ``WARM_UP_MODELS`` against an in-process stub, then every thread ended.
+    """``rounds`` hosted robot runs per model in ``WARM_UP_MODELS`` against an in-process stub, then every thread ended.
 
-    A child's first model call otherwise builds (and so un-shares) about 15 MB of litellm's
-    lazily made objects; made here, they are inherited copy-on-write. Three things the call
-    leaves behind would break a fork: the stub's connection thread (closed with litellm's
-    cached HTTP clients, which children must not share anyway), and litellm's logging
-    executor worker, which a child would believe alive while no thread serves its queue.
+    Each run goes as a spawned child's first one does (:func:`_hosted_run`): a robot hosted by
+    robotd's daemon joins a broker on this process's threads, is asked for its info and then to
+    run, over the bus, and leaves. A child's first model call otherwise builds (and so
+    un-shares) about 15 MB of litellm's lazily made objects; made here, they are inherited
+    copy-on-write. What the runs leave behind would break a fork: the threads of the broker,
+    the daemons and the stub's connection (ended, and litellm's cached HTTP clients closed,
+    which children must not share anyway), ZeroMQ's I/O thread (its context terminated), and
+    litellm's logging executor worker, which a child would believe alive while no thread
+    serves its queue.
 
     Raises:
         RuntimeError: a thread the call started is still running.
     """
     import litellm
+    import zmq
     from litellm.litellm_core_utils.thread_pool_executor import executor
 
-    from robotlab.robot.robot import Robot
+    from robotlab.bus import BusClient
+    from robotlab.bus.embedded import EmbeddedBroker
     from robotlab.testing import serve_script
 
     before = set(threading.enumerate())
-    # One stub for all rounds: stopping one waits out its poll interval (half a second).
-    with serve_script([{"content": "warm"}] * (len(WARM_UP_MODELS) * rounds)) as api:
-        for _ in range(rounds):
-            # Each round as a child's first call runs: no formatted traceback cached, no HTTP client.
-            _forget_formatted_tracebacks()
-            # Through a whole Robot.run, so the robot's own first-run paths are warm too.
-            for model in WARM_UP_MODELS:
-                robot = Robot(name="warm-up", system_prompt="Warm up.", model=model, api_base=api, api_key="warm-up")
-                robot.run("warm up")
-            _close_cached_clients(litellm.in_memory_llm_clients_cache)
-    _stop_workers(executor)
+    # The broker's and the asker's; each hosted robot's client takes Context.instance(), as a child's does.
+    context = zmq.Context()
+    # One stub and one broker for all rounds: stopping a stub waits out its poll interval (half a second).
+    # The broker on a unix socket: binding tcp, libzmq lists the network interfaces through
+    # netlink and aborts where it may not (robotd's systemd unit allows only unix and IP sockets).
+    with serve_script([{"content": "warm"}] * (len(WARM_UP_MODELS) * rounds)) as api, \
+            tempfile.TemporaryDirectory(prefix="robotlab-warm-up-") as folder:
+        broker = EmbeddedBroker(f"ipc://{folder}/broker.sock", context=context).start()
+        asker = BusClient(broker.url, name="warm-up-parent", keys=False, context=context).start()
+        try:
+            for _ in range(rounds):
+                for model in WARM_UP_MODELS:
+                    _hosted_run(broker.url, asker, model, api)
+                    _as_found_by_a_child(executor, litellm.in_memory_llm_clients_cache)
+        finally:
+            asker.close()
+            broker.stop()
+    context.term()
     for thread in set(threading.enumerate()) - before:
         thread.join(timeout=5)
     left = [t.name for t in set(threading.enumerate()) - before if t.is_alive()]
     if left:
         raise RuntimeError(f"threads still running after the warm-up call: {', '.join(left)}")
+
+
+def _hosted_run(url: str, asker: Any, model: str, api: str) -> None:
+    """One robot hosted as a fork request hosts it (``robotd.hosting``), asked for its info and one run.
+
+    The request is the one ``Robot.spawn`` sends, but for the parent's pid (no process to
+    watch: its thread would never end) and the fork server socket. ``api`` is the stub model.
+    """
+    from robotlab.observability import trace_settings
+    from robotlab.robot.requests import INFO_TYPE, RUN_TYPE
+
+    from .hosting import from_fork_request, hosting_daemon
+
+    request = {"daemon": {"name": "warm-up", "broker": url, "instance": uuid.uuid4().hex[:12], "parent": "warm-up-parent",
+                          "watch_pid": None, "connect_timeout": 10.0, "curve": {}},
+               "robot": {"template": None, "system_prompt": "Warm up.", "prompts_dir": None, "serve": True,
+                         "llm": {"model": model, "api_base": api}, "settings": {}}}
+    ready_r, ready_w = os.pipe()
+    config, spec = from_fork_request(request, ready_w)
+    trace_settings()  # read, never set up here: see robotd/forkserver.py
+    daemon = hosting_daemon(config, spec)
+    thread = threading.Thread(target=daemon.run, name="robotlab-warm-up-daemon")
+    thread.start()
+    announced = False
+    try:
+        with os.fdopen(ready_r, "rb") as ready:
+            announced = bool(select.select([ready], [], [], JOIN_SECONDS)[0]) and ready.readline().startswith(b"ready")
+        if not announced:
+            raise RuntimeError("the warm-up robot did not join its broker")
+        asker.request("warm-up", None, type=INFO_TYPE, timeout=JOIN_SECONDS)
+        asker.request("warm-up", {"message": "warm up", "kwargs": {}}, type=RUN_TYPE, timeout=JOIN_SECONDS)
+    finally:
+        daemon.stop()
+        thread.join(timeout=JOIN_SECONDS)  # one still running is reported by the caller
+        if not announced:
+            os.close(ready_w)  # the daemon closes it only once it has announced itself
+
+
+def _as_found_by_a_child(executor: Any, clients: Any) -> None:
+    """Leave litellm and ZeroMQ as a child's first call finds them, so the next run takes its paths.
+
+    A child makes its ZeroMQ context (``Context.instance()``, in a new process), starts
+    litellm's logging worker and its HTTP client, and has no formatted traceback cached.
+    """
+    import zmq
+
+    zmq.Context.instance().term()
+    _close_cached_clients(clients)
+    _stop_workers(executor)
+    _forget_formatted_tracebacks()
 
 
 def _forget_formatted_tracebacks() -> None:
@@ -188,14 +262,16 @@ def relocate_hot_code(call: Callable[[], None]) -> int:
     Why: running a function writes to its code object (each new frame takes a reference to it),
     so a child's first model call copies every page that holds a code object it runs, about
     1,500 of them, spread over the heap between code that never runs. Copied after the warm-up,
-    in one go, they sit together on far fewer pages. A copy behaves as the original: same
-    bytecode, constants, names and line table.
+    in one go, into memory that was never used (the free blocks and chunks between older objects
+    taken first: ``robotd/holes.py``), they sit together on far fewer pages. Functions that share
+    a code object (the closures a decorator makes) share its copy. A copy behaves as the
+    original: same bytecode, constants, names and line table.
     """
-    hot: set[CodeType] = set()
+    hot: dict[CodeType, int] = {}  # each code object the call ran, and when it first did
 
     def record(frame: FrameType, event: str, arg: Any) -> None:
         if event == "call":
-            hot.add(frame.f_code)
+            hot.setdefault(frame.f_code, len(hot))
 
     threading.setprofile(record)
     sys.setprofile(record)
@@ -207,16 +283,22 @@ def relocate_hot_code(call: Callable[[], None]) -> int:
     # gc.get_objects() does not list frozen objects: thaw any frozen earlier (warm() freezes
     # everything again once the code is moved).
     gc.unfreeze()
-    moved = 0
-    for obj in gc.get_objects():
-        if type(obj) is FunctionType and obj.__code__ in hot:
-            _ORIGINALS.append(obj.__code__)
-            obj.__code__ = _copied(obj.__code__, hot)
-            moved += 1
-    return moved
+    gc.collect()
+    take_holes()
+    copies: dict[CodeType, CodeType] = {}
+    # In the order the call first ran them: what a child runs early in its life (the daemon, the
+    # bus connection) sits apart from what only its model calls run.
+    functions = sorted((obj for obj in gc.get_objects() if type(obj) is FunctionType and obj.__code__ in hot),
+                       key=lambda function: hot[function.__code__])
+    for function in functions:
+        function.__code__ = _copied(function.__code__, hot, copies)
+    _ORIGINALS.extend(copies)
+    return len(functions)
 
 
-def _copied(code: CodeType, hot: set[CodeType]) -> CodeType:
-    """A new code object equal to ``code``, its hot nested code (lambdas, comprehensions) copied too."""
-    consts = tuple(_copied(c, hot) if isinstance(c, CodeType) and c in hot else c for c in code.co_consts)
-    return code.replace(co_consts=consts)
+def _copied(code: CodeType, hot: dict[CodeType, int], copies: dict[CodeType, CodeType]) -> CodeType:
+    """The copy of ``code`` (made once), its hot nested code (lambdas, comprehensions) copied too."""
+    if code not in copies:
+        consts = tuple(_copied(c, hot, copies) if isinstance(c, CodeType) and c in hot else c for c in code.co_consts)
+        copies[code] = code.replace(co_consts=consts)
+    return copies[code]

@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from robotlab import bus
-from robotlab.broker.journal import Journal
+from robotlab.broker.dlq import DeadLetter
+from robotlab.broker.journal import GRACE_PER_BYTE, Journal
 from robotlab.bus import BrokerConfig, EmbeddedBroker
 from robotlab.cli.robotlab_cli import main
 from robotlab.errors import Busy, ConfigError, Undeliverable
@@ -128,5 +129,76 @@ def test_a_put_falls_due_an_interval_after_its_own_acceptance(tmp_path: Path) ->
         journal.settle(("sender", "m2"))
         assert journal.next_commit() is None and journal.commit()
         assert journal.restore().messages == []
+    finally:
+        journal.close()
+
+
+def stored(journal: Journal) -> list[str]:
+    """The ids of the messages in the journal's file, in file order (what a restart restores)."""
+    return [row[0] for row in journal._db.execute("SELECT id FROM messages ORDER BY rowid")]
+
+
+def put(journal: Journal, message_id: str, body: bytes = b"body") -> None:
+    journal.put(("sender", message_id), {"id": message_id, "to": "echo"}, body, "sender", message_id)
+
+
+def test_a_large_body_falls_due_later_by_the_time_it_takes_to_move(tmp_path: Path) -> None:
+    journal = Journal(str(tmp_path / "broker.db"), 64 << 20, interval=0.01)
+    try:
+        put(journal, "small")
+        small_due = journal.next_commit()
+        large = bytes(4 << 20)
+        put(journal, "large", large)
+        assert journal.next_commit() == small_due  # the earliest due sets the loop's timeout
+        journal.settle(("sender", "small"))
+        large_due = journal.next_commit()
+        assert small_due is not None and large_due is not None
+        # Put after the small one, so at least its body's grace later (a flat interval wrote
+        # every large body, the round trip that moves it being longer than the interval).
+        assert large_due - small_due >= (len(large) - len(b"body")) * GRACE_PER_BYTE
+        journal.settle(("sender", "large"))
+        assert journal.next_commit() is None and journal.commit() and stored(journal) == []
+    finally:
+        journal.close()
+
+
+def test_a_commit_writes_the_puts_up_to_the_last_due_one_and_leaves_the_younger(tmp_path: Path) -> None:
+    path = tmp_path / "broker.db"
+    journal = Journal(str(path), 64 << 20, interval=0.05)
+    put(journal, "first")
+    wait_until(lambda: journal.due(time.monotonic()), message="the first put fell due")
+    put(journal, "young")  # not due for another interval
+    assert journal.commit()
+    assert stored(journal) == ["first"]  # a receipt's commit does not write what is still in flight
+    assert journal.next_commit() is not None and not journal.due(time.monotonic() - 1)
+    # A large body put before a small one is written with it when the small one falls due,
+    # though its own grace is not over: the file keeps the order they came in.
+    put(journal, "big", bytes(8 << 20))
+    put(journal, "after")
+    wait_until(lambda: journal.due(time.monotonic()), message="'young' fell due")
+    assert journal.commit()
+    assert stored(journal)[:2] == ["first", "young"]
+    journal.close()  # a clean stop writes everything
+    reopened = Journal(str(path), 64 << 20)
+    try:
+        assert [message[3][1] for message in reopened.restore().messages] == ["first", "young", "big", "after"]
+    finally:
+        reopened.close()
+
+
+def test_a_replayed_dead_letter_is_written_with_the_letters_removal(tmp_path: Path) -> None:
+    journal = Journal(str(tmp_path / "broker.db"), 64 << 20, interval=60)
+    try:
+        letter = DeadLetter("dlq-1", "undeliverable", "nobody", {"id": "m1", "to": "away"}, b"body", time.time())
+        journal.letter_added(1, letter)
+        assert journal.commit(everything=True)
+        # dlq.replay: the letter goes and its message comes back under a new id, in one turn
+        # whose admin reply waits for this commit. Nobody else holds a copy of the message.
+        journal.letter_removed("dlq-1")
+        put(journal, "replay-1")
+        assert not journal.due(time.monotonic())  # not due by its own time (interval=60)...
+        assert journal.commit()
+        assert stored(journal) == ["replay-1"]  # ...but written with the removal all the same
+        assert journal._db.execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 0
     finally:
         journal.close()

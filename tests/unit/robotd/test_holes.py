@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 from robotd import holes
 
 
@@ -22,22 +26,31 @@ def test_the_fence_takes_the_free_blocks_left_between_live_objects() -> None:
     assert len(kept) == 3000
 
 
+FENCE_CHUNKS = """
+import ctypes, json
+from robotd import holes
+libc = holes._glibc()
+assert libc is not None, "these tests run on glibc"
+libc.free.argtypes = [ctypes.c_void_p]
+chunks = [libc.malloc(200) for _ in range(400)]
+for chunk in chunks[::2]:
+    libc.free(chunk)
+before = sum(count for _, count in holes.free_chunks(libc))
+taken = holes.fence_free_chunks()
+after = sum(count for _, count in holes.free_chunks(libc))
+print(json.dumps([before, taken, after]))
+"""
+
+
 def test_the_fence_takes_the_free_malloc_chunks_of_the_main_heap() -> None:
-    import ctypes
-
+    # In a process of its own with one thread, as the fork server is when it fences: in a test
+    # worker, threads other tests left running malloc and free on the same heap meanwhile.
     # Given free chunks on glibc's main heap: every other one of many 200-byte allocations freed
-    libc = holes._glibc()
-    assert libc is not None, "these tests run on glibc"
-    libc.free.argtypes = [ctypes.c_void_p]
-    chunks = [libc.malloc(200) for _ in range(400)]
-    for chunk in chunks[::2]:
-        libc.free(chunk)
-    free_before = sum(count for _, count in holes.free_chunks(libc))
-    assert free_before >= 100
-
     # When the free chunks are fenced
-    taken = holes.fence_free_chunks()
+    run = subprocess.run([sys.executable, "-c", FENCE_CHUNKS], capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 0, run.stderr
+    before, taken, after = json.loads(run.stdout.splitlines()[-1])
 
-    # Then none is left free in the main arena's bins
-    assert taken >= 100
-    assert sum(count for _, count in holes.free_chunks(libc)) < free_before // 10
+    # Then they were taken, and none is left free in the main arena's bins
+    assert before >= 100 and taken >= 100
+    assert after < before // 10

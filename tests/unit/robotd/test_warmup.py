@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from robotd import warmup
 
 
@@ -33,6 +35,26 @@ def test_the_functions_a_call_runs_get_copies_of_their_code_that_behave_the_same
     assert scaled_sum([1, 2, 3], 2) == 12 and never_called() == "cold"
 
 
+def adder(n: int) -> Callable[[int], int]:
+    def add(x: int) -> int:
+        return x + n
+
+    return add
+
+
+def test_functions_that_share_a_code_object_share_its_copy() -> None:
+    # Given two closures made by one function, so with one code object, and only one of them called
+    one, two = adder(1), adder(2)
+    shared = one.__code__
+
+    # When the code the call ran is relocated
+    warmup.relocate_hot_code(lambda: one(1))
+
+    # Then both run one new copy (a decorator's wrappers stay one hot code object, not one each)
+    assert one.__code__ is two.__code__ and one.__code__ is not shared
+    assert one(1) == 2 and two(1) == 3
+
+
 def test_each_warm_up_call_formats_litellm_s_unpriced_traceback_again() -> None:
     # Given litellm's cache of formatted tracebacks, holding the text of an earlier failure
     from litellm.litellm_core_utils import litellm_logging
@@ -52,13 +74,17 @@ def test_a_warm_up_of_several_rounds_ends_every_thread_it_started_and_drops_its_
     import threading
 
     import litellm
+    import zmq
 
-    # Given the threads running before
+    # Given the threads running before, and ZeroMQ's shared context
     before = set(threading.enumerate())
+    shared = zmq.Context.instance()
 
-    # When the warm-up makes two rounds of model calls against its stub
+    # When the warm-up makes two rounds of hosted robot runs against its stub, through a broker
     warmup.warm_model_call(rounds=2)
 
-    # Then no thread it started is left, and no HTTP client a child could share is cached
+    # Then no thread it started is left (ZeroMQ's own ended with the shared context, which a
+    # child makes anew), and no HTTP client a child could share is cached
     assert set(threading.enumerate()) <= before
+    assert shared.closed and zmq.Context.instance() is not shared
     assert not litellm.in_memory_llm_clients_cache.cache_dict
