@@ -271,7 +271,7 @@ class Journal(NoJournal):
     def letter_removed(self, dlq_id: str) -> None:
         """Forget a dead letter (replayed, purged or evicted). A replay puts its message back
         in the same turn, with no sender holding a copy: the commit that drops the letter writes
-        every put with it, so the message is never in neither table."""
+        every put with it, so the message is always in one table or the other."""
         self._changed()
         self._write_all = True
         self.size -= self._letter_sizes.pop(dlq_id, 0)
