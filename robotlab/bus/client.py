@@ -153,6 +153,7 @@ class BusClient:
         with self._lock:
             pending = [t for _, t in self._unsettled.values()] + list(self._admin.values())
             self._unsettled.clear()
+            self._requests.clear()
         for tracker in (t for t in pending if not t.settled):
             tracker.fail("undeliverable", "the client was closed before a receipt came")
         if self._embedded is not None:
@@ -353,6 +354,7 @@ class BusClient:
             if any(t is not None and t.to != message.sender for t in (entry and entry[1], waiting)):
                 return False
             self._unsettled.pop(reply_to, None)
+            self._requests.pop(reply_to, None)  # answered: a second reply is Answered's to drop
             again = self._answered.again(reply_to, message.sender, awaited=waiting is not None)
         if entry is not None:
             entry[1].replied(message)  # the broker sends no receipt once a reply proves delivery
@@ -375,6 +377,7 @@ class BusClient:
                     return
         if entry is not None:
             entry[1].receipt(frame.header)
+            self._forget_failed(entry[1])
 
     def _on_reply(self, frame: Frame) -> None:
         with self._lock:
@@ -390,8 +393,15 @@ class BusClient:
         detail = f"broker refused it ({frame.header.get('code')}): {frame.header.get('detail', '')}"
         if entry is not None:
             entry[1].fail("undeliverable", detail)
+            self._forget_failed(entry[1])
         else:
             log.warning("bus: %s", detail)
+
+    def _forget_failed(self, tracker: Tracker) -> None:
+        # A failed request gets no reply: its tracker (which the caller holds) stops being awaited.
+        if tracker.failed:
+            with self._lock:
+                self._requests.pop(tracker.id, None)
 
 
 _FRAME_HANDLERS: Final[dict[Command, Callable[[BusClient, Frame], None]]] = {

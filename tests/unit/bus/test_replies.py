@@ -9,7 +9,7 @@ import pytest
 
 from robotlab import bus
 from robotlab.bus import BrokerConfig, EmbeddedBroker, protocol
-from robotlab.errors import Nacked
+from robotlab.errors import DeliveryFailed, Nacked
 from tests.waiting import wait_until
 
 
@@ -74,3 +74,30 @@ def test_a_reply_that_cannot_cross_nacks_its_request_with_the_reason(member) -> 
     bob.on_message(lambda message: {"callback": print})  # a function cannot cross a process boundary
     with pytest.raises(Nacked, match=r"the reply could not be sent: BoundaryError: reply\['callback'\] is a function"):
         alice.request("bob", "hi", timeout=30)
+
+
+def _live_trackers() -> int:
+    import gc
+
+    from robotlab.bus.tracking import Tracker
+
+    gc.collect()
+    return sum(isinstance(each, Tracker) for each in gc.get_objects())
+
+
+def test_requests_sent_ahead_are_forgotten_once_answered_or_failed(member) -> None:
+    # A pipelining caller (send_request, then reply) once left each Tracker registered for good:
+    # seven objects a request, for as long as the client ran.
+    alice, bob = member("alice"), member("bob")
+    bob.on_message(bus.inline(lambda m: m.content))
+    assert alice.request("bob", "warm", timeout=10).content == "warm"
+    before = _live_trackers()
+    for start in range(0, 200, 8):
+        window = [alice.send_request("bob", i) for i in range(start, start + 8)]
+        assert [tracker.reply(10).content for tracker in window] == list(range(start, start + 8))
+    failed = [alice.send_request("nobody-here", i) for i in range(20)]
+    for tracker in failed:
+        with pytest.raises(DeliveryFailed):
+            tracker.reply(10)
+    del window, failed, tracker
+    assert _live_trackers() <= before
