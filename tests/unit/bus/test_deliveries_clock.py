@@ -59,3 +59,22 @@ def test_only_the_holder_can_touch() -> None:
     before = deliveries.inflight[delivery_id].deadline
     deliveries.touch(deliveries.registry.by_instance["alice-1"], [delivery_id, "junk", 999], now=before - 1, wall_now=WALL)
     assert deliveries.inflight[delivery_id].deadline == before
+
+
+def test_settled_deliveries_do_not_keep_their_deadline_entries_until_due() -> None:
+    from robotlab.broker.deliveries import DEADLINE_SLACK
+
+    deliveries, bob, sent = table()
+    bob.max_inflight = 10
+    kept = route(deliveries)  # stays in flight throughout: its deadline must survive every rebuild
+    for i in range(3 * DEADLINE_SLACK):
+        deliveries.route({"id": f"m{i + 2}", "to": "bob", "from": "alice", "from_instance": "alice-1"}, b"", notify="alice-1")
+        deliveries.ack(bob, max(deliveries.inflight))
+    assert len(deliveries.inflight) == 1
+    assert len(deliveries._deadlines) <= 2 + DEADLINE_SLACK + 1
+    due = deliveries.inflight[kept].deadline
+    deliveries.expire(due - 1.0)
+    assert kept in deliveries.inflight
+    deliveries.expire(due + 0.5)
+    assert kept not in deliveries.inflight
+    assert [r["status"] for r in receipts(sent) if r["id"] == "m1"] == ["timeout"]
