@@ -6,7 +6,8 @@ no hand-off, no wake-up, which measured here was most of a round trip's cost. Th
 never calls into ZeroMQ while it waits: it waits on the socket's notification fd (and a wake
 pipe) with plain ``select.poll``, then takes the lock to read. Because that fd is edge
 triggered and any socket operation may consume the edge, a sender that sees input pending
-after its send wakes the I/O thread.
+after its send reads it itself, as a seated caller would (at most ``DRAIN_BUDGET`` frames,
+then it wakes the I/O thread for the rest).
 
 A caller waiting for its own reply or receipt reads the socket itself (:meth:`Link.wait_reading`)
 while the I/O thread steps aside: the reply then wakes one thread, not the I/O thread and then
@@ -46,6 +47,9 @@ from .stats import StatsReport
 from .tracking import Latch
 
 log = logging.getLogger("robotlab.bus")
+
+DRAIN_BUDGET = 32
+"""Most frames a sending thread reads after its send before it leaves the rest to the I/O thread."""
 
 
 
@@ -194,10 +198,19 @@ class Link(Dialer):
 
     def _wake_if_input(self) -> None:
         # A send may have consumed the edge of the socket's fd: whoever reads must look again. The
-        # I/O thread and a seated caller read ZMQ_EVENTS themselves after their own sends.
+        # I/O thread, a seated caller and a thread in a drain read ZMQ_EVENTS themselves after
+        # their own sends (a drain reads it before each frame).
         me = threading.get_ident()
-        if self._socket is None or me in (self._io_ident, self.seat.holder) or not self._readable():
+        if self._socket is None or me in (self._io_ident, self.seat.holder, self.seat.draining) or not self._readable():
             return
+        if self.seat.holder is None:
+            # Nobody reads but the I/O thread: this thread reads what came itself, as a seated
+            # caller would, instead of waking it (a pipe write, a wake-up, the GIL handed over).
+            sent = self._seq
+            left = self._drain_socket(budget=DRAIN_BUDGET)
+            self._flush_acks()
+            if not left and not self._input_after_send(sent):
+                return  # else the I/O thread reads the rest: a sender is not the bus's reader
         (self._wake if self.seat.holder is None else self.seat.wake)()
 
     # -- the I/O thread ------------------------------------------------------------------------
@@ -287,19 +300,24 @@ class Link(Dialer):
                 self.kept.keep(self._seq, frames)
                 self._acks = []
 
-    def _drain_socket(self, until: Latch | None = None) -> None:
+    def _drain_socket(self, until: Latch | None = None, budget: int = -1) -> bool:
+        """Read and handle what waits (at most ``budget`` frames, -1: no limit); True if it
+        stopped at its budget with input left."""
         self.seat.draining = threading.get_ident()
         try:
-            self._drain_frames(until)
+            return self._drain_frames(until, budget)
         finally:
             self.seat.draining = None
 
-    def _drain_frames(self, until: Latch | None) -> None:
+    def _drain_frames(self, until: Latch | None, budget: int) -> bool:
         while self._readable():
+            if budget == 0:
+                return True
+            budget -= 1
             try:
                 frames = protocol.recv(self._sock)
             except zmq.Again:
-                return
+                return False
             self._last_recv = time.monotonic()
             try:
                 frame = protocol.decode(frames)
@@ -317,7 +335,8 @@ class Link(Dialer):
                 # The seated caller's own frame: it leaves without reading ZMQ_EVENTS once more.
                 # _quiet stays False, so whoever reads next reads it first, and the leave timer
                 # wakes the I/O thread (it waits on it, reading or not) to drain within LOOK_MS.
-                return
+                return False
+        return False
 
     def _handle(self, frame: Frame) -> None:
         if frame.command == Command.WELCOME:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 
 import pytest
 
@@ -197,3 +198,37 @@ def test_a_frame_right_behind_the_reply_is_read_though_the_caller_asks_nothing_m
         for client in (alice, bob):
             client.close()
         broker.stop()
+
+
+
+def test_a_sender_reads_what_waits_behind_its_send_itself_and_no_more_than_its_budget(member) -> None:
+    from robotlab.bus.link import DRAIN_BUDGET
+
+    alice, bob, carol = member("alice", ack_timeout=30.0), member("bob"), member("carol")
+    bob.on_message(bus.inline(lambda m: None))
+    sends = [0]  # alice's sends so far: the frames one send read share its count
+    seen: list[tuple[object, str, int]] = []
+    alice.on_message(bus.inline(lambda m: seen.append((m.content, threading.current_thread().name, sends[0]))))
+    done = threading.Event()
+
+    def send_meanwhile() -> None:  # paced: a flood of its own would only queue at the broker
+        while not done.wait(0.0005):
+            sends[0] += 1
+            alice.send("bob", "tick", receipt=False)
+
+    sender = threading.Thread(target=send_meanwhile, name="sender")
+    sender.start()
+    try:
+        for start in range(0, 4000, 48):  # windows below alice's in-flight bound, until it happened
+            for tracker in [carol.send("alice", i) for i in range(start, start + 48)]:
+                tracker.wait(20)
+            if start >= 960 and any(thread == "sender" for _, thread, _ in seen):
+                break
+    finally:
+        done.set()
+        sender.join(10)
+    assert sorted(content for content, _, _ in seen) == list(range(start + 48))  # each once, none lost
+    assert {thread for _, thread, _ in seen} <= {"sender", f"robotlab-bus-{alice.name}"}
+    by_send = Counter(count for _, thread, count in seen if thread == "sender")
+    assert by_send, "the sending thread never read what waited behind its send"
+    assert max(by_send.values()) <= DRAIN_BUDGET
