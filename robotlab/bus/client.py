@@ -31,6 +31,7 @@ import zmq
 from robotlab.errors import BusError, PeerUnavailable
 
 from . import protocol, traced
+from .admin import AdminCalls
 from .boundary import pack_plain
 from .dispatcher import INLINE, Dispatcher
 from .inbound import delivered
@@ -78,8 +79,7 @@ class BusClient:
         self._unsettled: dict[str, tuple[list[Body], Tracker]] = {}
         self._requests: dict[str, Tracker] = {}
         self._answered = Answered()
-        self._admin: dict[str, Tracker] = {}
-        self._admin_replies: dict[str, dict[str, Any]] = {}
+        self._admin = AdminCalls(self._lock)
         self.max_message_bytes = DEFAULT_MAX_BYTES
         self.dispatcher = Dispatcher(self)
         # The token proves, after a reconnect, that this is the client that claimed the instance:
@@ -151,7 +151,7 @@ class BusClient:
         self.dispatcher.stop(drain)
         self._link.close(bye=bye)
         with self._lock:
-            pending = [t for _, t in self._unsettled.values()] + list(self._admin.values())
+            pending = [t for _, t in self._unsettled.values()] + self._admin.waiting()
             self._unsettled.clear()
             self._requests.clear()
         for tracker in (t for t in pending if not t.settled):
@@ -283,21 +283,7 @@ class BusClient:
             BusError: the broker refused the request (its reason attached).
             PeerUnavailable: no answer within ``timeout``.
         """
-        request_id = f"{self._epoch}.a{next(self._ids)}"
-        tracker = Tracker(request_id, "broker")
-        with self._lock:
-            self._admin[request_id] = tracker
-        self._link.post(protocol.encode(Command.REQUEST, {"id": request_id, "op": op, "args": args}))
-        try:
-            if not self._link.wait_reading(tracker._settled, timeout):
-                raise PeerUnavailable(f"the broker at {self.url} did not answer {op!r} within {timeout:g}s")
-        finally:
-            with self._lock:
-                self._admin.pop(request_id, None)
-        answer = self._admin_replies.pop(request_id)
-        if not answer.get("ok"):
-            raise BusError(str(answer.get("error", "refused")))
-        return answer.get("result")
+        return self._admin.ask(self._link, f"{self._epoch}.a{next(self._ids)}", op, args, timeout)
 
     def replay(self, dlq_id: str, timeout: float = 5.0) -> Tracker:
         """Route a dead letter again; the returned Tracker settles with its new fate."""
@@ -380,11 +366,7 @@ class BusClient:
             self._forget_failed(entry[1])
 
     def _on_reply(self, frame: Frame) -> None:
-        with self._lock:
-            tracker = self._admin.get(frame.header["id"])
-        if tracker is not None:
-            self._admin_replies[tracker.id] = frame.header
-            tracker._settled.set()
+        self._admin.answered(frame.header)
 
     def _on_error(self, frame: Frame) -> None:
         ref = frame.header.get("ref")

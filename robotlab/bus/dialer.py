@@ -2,7 +2,9 @@
 and why no WELCOME came.
 
 :class:`Dialer` is the part of a :class:`~robotlab.bus.link.Link` that talks to the broker about
-the connection itself rather than about messages. The Link opens the sockets and sends.
+the connection itself rather than about messages: it acts on WELCOME, on the ERRORs a HELLO can
+get (and NOT_READY from a restarted broker), and on the count of frames a HEARTBEAT confirms;
+it hands every other frame on. The Link opens the sockets and sends.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import zmq
@@ -19,8 +21,9 @@ import zmq
 from robotlab.errors import ConfigError
 
 from .handshake import diagnose, latest_event
+from .kept import Kept
 from .keys import KeyConfig
-from .protocol import ErrorCode
+from .protocol import Body, Command, ErrorCode, Frame
 from .tracking import Flag
 
 log = logging.getLogger("robotlab.bus")
@@ -52,12 +55,22 @@ class Dialer:
         self._attempt_at = 0.0
         self._hello_sent = False
         self._backoff = self._retry_in = BACKOFF_START
+        # Set by the Link: what the frames about the connection act on.
+        self.kept = Kept()
+        self.on_frame: Callable[[Frame], None] = lambda frame: None
+        self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
 
     def _reconnect(self) -> None:
         raise NotImplementedError  # the Link opens sockets
 
     def _send_hello(self) -> bool:
         raise NotImplementedError  # the Link sends
+
+    def _send(self, frames: list[Body]) -> bool:
+        raise NotImplementedError  # the Link sends
+
+    def _on_welcome(self, header: dict[str, Any]) -> None:
+        raise NotImplementedError  # the Link resends what it keeps
 
     def wait_welcome(self, timeout: float) -> bool:
         """True once welcomed within ``timeout`` s; False if not yet; ConfigError if the broker refused us."""
@@ -85,6 +98,24 @@ class Dialer:
         self.url = self.urls[self._at]
         self._attempt_at = time.monotonic()
         return self.url
+
+    def _handle(self, frame: Frame) -> None:
+        """Act on a frame about the connection (WELCOME, a HELLO's ERROR, HEARTBEAT); hand any
+        other to ``on_frame``."""
+        if frame.command == Command.WELCOME:
+            self._on_welcome(frame.header)
+        elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.NOT_READY:
+            self.welcomed.clear()  # the broker restarted and forgot us: introduce ourselves again
+            self._attempt_at = time.monotonic()
+            self._seq = 0  # the count starts again with this HELLO: what was kept counts as unsent
+            self.kept.unsend()
+            self._hello_sent = self._send_hello()
+        elif frame.command == Command.ERROR and self._refusal(frame.header.get("code"), str(frame.header.get("detail", ""))):
+            return
+        elif frame.command != Command.HEARTBEAT:
+            self.on_frame(frame)
+        elif isinstance(frame.header.get("seen"), int):
+            self.kept.confirm(frame.header["seen"])
 
     def _close_monitor(self) -> None:
         if self._monitor is not None:  # keep the last verdict across reconnects

@@ -39,9 +39,8 @@ from robotlab.errors import ProtocolError
 from . import protocol
 from .dialer import Dialer
 from .handshake import open_dealer
-from .kept import Kept
 from .keys import KeyConfig
-from .protocol import Body, Command, ErrorCode, Frame
+from .protocol import Body, Command, Frame
 from .seat import Seat
 from .stats import StatsReport
 from .tracking import Latch
@@ -50,7 +49,6 @@ log = logging.getLogger("robotlab.bus")
 
 DRAIN_BUDGET = 32
 """Most frames a sending thread reads after its send before it leaves the rest to the I/O thread."""
-
 
 
 class Link(Dialer):
@@ -86,9 +84,7 @@ class Link(Dialer):
         self._socket: zmq.Socket | None = None
         self._fd = -1  # read once a socket (a getsockopt)
         self.seat = Seat()
-        self.kept = Kept()
         self.stats = StatsReport()
-        self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
         self._quiet = False  # the last call into the socket was a ZMQ_EVENTS read that found nothing
         self._last_recv = self._last_sent = 0.0
         self._io_thread = threading.Thread(target=self._loop, name=f"robotlab-bus-{hello['name']}", daemon=True)
@@ -337,22 +333,6 @@ class Link(Dialer):
                 # wakes the I/O thread (it waits on it, reading or not) to drain within LOOK_MS.
                 return False
         return False
-
-    def _handle(self, frame: Frame) -> None:
-        if frame.command == Command.WELCOME:
-            self._on_welcome(frame.header)
-        elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.NOT_READY:
-            self.welcomed.clear()  # the broker restarted and forgot us: introduce ourselves again
-            self._attempt_at = time.monotonic()
-            self._seq = 0  # the count starts again with this HELLO: what was kept counts as unsent
-            self.kept.unsend()
-            self._hello_sent = self._send_hello()
-        elif frame.command == Command.ERROR and self._refusal(frame.header.get("code"), str(frame.header.get("detail", ""))):
-            return
-        elif frame.command != Command.HEARTBEAT:
-            self.on_frame(frame)
-        elif isinstance(frame.header.get("seen"), int):
-            self.kept.confirm(frame.header["seen"])
 
     def _on_welcome(self, header: dict[str, Any]) -> None:
         self.ack_timeout = float(header.get("ack_timeout", self.ack_timeout))
