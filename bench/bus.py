@@ -30,6 +30,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import zmq
@@ -133,6 +134,13 @@ def raw_numbers(url: str, n: int, seconds: float) -> dict[str, float]:
         client.recv()
 
     p50, p99 = latency(round_trip, n)
+    done, elapsed = raw_pipeline(client, body, seconds)
+    client.close()
+    return {"p50": p50, "p99": p99, "rate": done / elapsed}
+
+
+def raw_pipeline(client: RawClient, body: bytes, seconds: float) -> tuple[int, float]:
+    """Round trips done with 8 outstanding for ``seconds``, and the seconds it took."""
     done, start = 0, time.perf_counter()
     for _ in range(8):
         client.send(body)
@@ -140,11 +148,10 @@ def raw_numbers(url: str, n: int, seconds: float) -> dict[str, float]:
         client.recv()
         done += 1
         client.send(body)
-    rate = done / (time.perf_counter() - start)
+    elapsed = time.perf_counter() - start
     for _ in range(8):
         client.recv()
-    client.close()
-    return {"p50": p50, "p99": p99, "rate": rate}
+    return done, elapsed
 
 
 def robotlab_numbers(url: str, n: int, seconds: float) -> dict[str, float]:
@@ -152,16 +159,22 @@ def robotlab_numbers(url: str, n: int, seconds: float) -> dict[str, float]:
 
     with bus.connect(url, name="bench-client") as client:
         p50, p99 = latency(lambda i: client.request("echo", PAYLOAD, timeout=10), n)
-        window = [client.send_request("echo", PAYLOAD) for _ in range(8)]
-        done, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            window.pop(0).reply(10)
-            done += 1
-            window.append(client.send_request("echo", PAYLOAD))
-        rate = done / (time.perf_counter() - start)
-        for tracker in window:
-            tracker.reply(10)
-    return {"p50": p50, "p99": p99, "rate": rate}
+        done, elapsed = robotlab_pipeline(client, seconds)
+    return {"p50": p50, "p99": p99, "rate": done / elapsed}
+
+
+def robotlab_pipeline(client: Any, seconds: float) -> tuple[int, float]:
+    """:func:`raw_pipeline` with a BusClient: ``send_request`` ahead, then ``tracker.reply()``."""
+    window = [client.send_request("echo", PAYLOAD) for _ in range(8)]
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        window.pop(0).reply(10)
+        done += 1
+        window.append(client.send_request("echo", PAYLOAD))
+    elapsed = time.perf_counter() - start
+    for tracker in window:
+        tracker.reply(10)
+    return done, elapsed
 
 
 def spawn(argv: list[str], extra_env: dict[str, str] | None = None) -> subprocess.Popen:

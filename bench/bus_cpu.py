@@ -61,17 +61,7 @@ def raw(seconds: float) -> dict[str, object]:
     harness.wait_for_echo(client)
 
     def pipeline(seconds: float) -> tuple[int, float]:
-        done, start = 0, time.perf_counter()
-        for _ in range(8):
-            client.send(body)
-        while time.perf_counter() - start < seconds:
-            client.recv()
-            done += 1
-            client.send(body)
-        elapsed = time.perf_counter() - start
-        for _ in range(8):
-            client.recv()
-        return done, elapsed
+        return harness.raw_pipeline(client, body, seconds)
 
     try:
         pipeline(0.5)  # warm-up
@@ -93,17 +83,8 @@ def robotlab(seconds: float) -> dict[str, object]:
     try:
         harness.wait_robot(url, "echo")
         with bus.connect(url, name="bench-client") as client:
-            def pipeline(seconds: float) -> tuple[int, float]:  # bench/bus.py's loop
-                window = [client.send_request("echo", harness.PAYLOAD) for _ in range(8)]
-                done, start = 0, time.perf_counter()
-                while time.perf_counter() - start < seconds:
-                    window.pop(0).reply(10)
-                    done += 1
-                    window.append(client.send_request("echo", harness.PAYLOAD))
-                elapsed = time.perf_counter() - start
-                for tracker in window:
-                    tracker.reply(10)
-                return done, elapsed
+            def pipeline(seconds: float) -> tuple[int, float]:
+                return harness.robotlab_pipeline(client, seconds)
 
             pipeline(0.5)
             return measure({**{n: psutil.Process(p.pid) for n, p in procs.items()}, "client": psutil.Process()}, pipeline, seconds)
