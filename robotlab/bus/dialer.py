@@ -55,7 +55,7 @@ class Dialer:
         self._attempt_at = 0.0
         self._hello_sent = False
         self._backoff = self._retry_in = BACKOFF_START
-        # Set by the Link: what the frames about the connection act on.
+        # What the frames about the connection act on; the Link sets on_frame to its client's.
         self.kept = Kept()
         self.on_frame: Callable[[Frame], None] = lambda frame: None
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts
