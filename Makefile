@@ -22,14 +22,19 @@ WORKERS ?= auto
 
 venv: $(STAMP)
 
-# The locked set includes pip, setuptools and wheel, so the project is then installed
-# without build isolation (nothing unlocked is fetched) and without dependencies (pip's
-# hash mode cannot hash an editable install; its dependencies are already in the lock).
+# The lock is the whole set, so pip installs it without resolving dependencies (--no-deps):
+# left to resolve, pip reads a dependency asked for with an extra, as litellm asks for
+# httpx[http2], as a second requirement that the lock's pin does not cover, takes the
+# newest release from PyPI and refuses it in hash mode. `pip check` then proves the set is
+# complete and consistent. The locked set includes pip, setuptools and wheel, so the project
+# is then installed without build isolation (nothing unlocked is fetched) and without
+# dependencies (pip's hash mode cannot hash an editable install).
 $(STAMP): pyproject.toml setup.py $(LOCK)
 	@echo "make: installing robotlab and its dev tools into $(VENV) (a minute or two the first time)..."
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r $(LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check
 	touch $(STAMP) $(COMPILED)
 	@echo "make: $(VENV) is ready"
 
