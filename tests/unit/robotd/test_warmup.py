@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Callable
 
 from robotd import warmup
@@ -70,21 +73,31 @@ def test_each_warm_up_call_formats_litellm_s_unpriced_traceback_again() -> None:
     assert cached.cache_info().currsize == 0
 
 
+WARM_UP_TWICE = """
+import json, threading
+import litellm, zmq
+from robotd import warmup
+before = set(threading.enumerate())
+shared = zmq.Context.instance()
+warmup.warm_model_call(rounds=2)
+print(json.dumps({
+    "left": sorted(t.name for t in set(threading.enumerate()) - before),
+    "shared_ended": shared.closed and zmq.Context.instance() is not shared,
+    "cached_clients": len(litellm.in_memory_llm_clients_cache.cache_dict),
+}))
+"""
+
+
 def test_a_warm_up_of_several_rounds_ends_every_thread_it_started_and_drops_its_clients() -> None:
-    import threading
-
-    import litellm
-    import zmq
-
-    # Given the threads running before, and ZeroMQ's shared context
-    before = set(threading.enumerate())
-    shared = zmq.Context.instance()
-
+    # In a process of its own, as the fork server is when it warms up: the warm-up terminates
+    # ZeroMQ's shared context, which in a test worker would end the sockets other tests left on it.
+    # Given a fresh process, its threads and ZeroMQ's shared context
     # When the warm-up makes two rounds of hosted robot runs against its stub, through a broker
-    warmup.warm_model_call(rounds=2)
+    run = subprocess.run([sys.executable, "-c", WARM_UP_TWICE], capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    found = json.loads(run.stdout.splitlines()[-1])
 
     # Then no thread it started is left (ZeroMQ's own ended with the shared context, which a
-    # child makes anew), and no HTTP client a child could share is cached
-    assert set(threading.enumerate()) <= before
-    assert shared.closed and zmq.Context.instance() is not shared
-    assert not litellm.in_memory_llm_clients_cache.cache_dict
+    # child makes anew), no HTTP client a child could share is cached, and no thread died
+    assert found == {"left": [], "shared_ended": True, "cached_clients": 0}
+    assert "Traceback" not in run.stderr, run.stderr
