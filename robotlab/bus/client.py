@@ -40,6 +40,7 @@ from .message import Message
 from .outbound import check_size, reply_body, reply_frames, send_header
 from .protocol import Body, Command, Frame, Status
 from .tracking import Answered, Tracker
+from .unheld import forget_unheld
 
 log = logging.getLogger("robotlab.bus")
 
@@ -47,6 +48,8 @@ DEFAULT_MAX_BYTES: Final = 16 * 1024 * 1024
 # Defaults of the methods that also take **options, as names: mypyc (robotlab/bus/native.py)
 # fails to write the signature of a compiled function with a literal default before **kwargs.
 REQUEST_TIMEOUT, ADMIN_TIMEOUT, REQUEST = 30.0, 5.0, "request"
+REQUESTS_MARK: Final = 1024
+"""Registered requests past which those whose Tracker nobody holds are forgotten (unheld.py)."""
 
 
 class BusClient:
@@ -78,6 +81,7 @@ class BusClient:
         self._lock = threading.Lock()
         self._unsettled: dict[str, tuple[list[Body], Tracker]] = {}
         self._requests: dict[str, Tracker] = {}
+        self._requests_mark = REQUESTS_MARK
         self._answered = Answered()
         self._admin = AdminCalls(self._lock)
         self.max_message_bytes = DEFAULT_MAX_BYTES
@@ -218,6 +222,8 @@ class BusClient:
                 self._unsettled[tracker.id] = (frames, tracker)
             if expect_reply:  # registered before sending: a fast reply finds its waiter
                 self._requests[tracker.id] = tracker
+                if len(self._requests) > self._requests_mark:  # swept when it doubled: O(1) a send
+                    self._requests_mark = 2 * forget_unheld(self._requests) + REQUESTS_MARK
         tracker.sent = self.connected
 
     def request(self, to: str, content: Any, *, timeout: float = REQUEST_TIMEOUT, type: str = REQUEST,
@@ -239,7 +245,8 @@ class BusClient:
                 self._requests.pop(tracker.id, None)
 
     def send_request(self, to: str, content: Any, *, type: str = REQUEST, **options: Any) -> Tracker:
-        """Send a request and return its Tracker at once; ``tracker.reply(timeout)`` waits."""
+        """Send a request and return its Tracker at once; ``tracker.reply(timeout)`` waits. A Tracker let go
+        of unanswered is forgotten in time (``unheld.py``): a reply still to come goes to the handler."""
         return self.send(to, content, type=type, expect_reply=True, **options)
 
     def reply(self, message: Message, content: Any, *, type: str = "reply") -> None:

@@ -101,3 +101,30 @@ def test_requests_sent_ahead_are_forgotten_once_answered_or_failed(member) -> No
             tracker.reply(10)
     del window, failed, tracker
     assert _live_trackers() <= before
+
+
+def test_a_request_never_answered_is_forgotten_once_its_caller_lets_go_of_its_tracker(member) -> None:
+    # A caller that gave up on send_request's reply (the request delivered, never answered) once
+    # left its Tracker registered for as long as the client ran: one more for every such request.
+    from robotlab.bus.client import REQUESTS_MARK
+
+    alice, bob = member("alice"), member("bob")
+    kept: list[bus.Message] = []
+
+    def handler(delivery, message) -> None:  # acks every request and answers none
+        if message.content == "kept":
+            kept.append(message)
+        delivery.ack()
+
+    bob.on_message(handler, manual=True)
+    held = alice.send_request("bob", "kept").wait(10)
+    before = _live_trackers()
+
+    # When three marks' worth of requests are delivered and let go of, unanswered
+    for i in range(3 * REQUESTS_MARK):
+        alice.send_request("bob", i).wait(10)
+
+    # Then fewer than one mark of their Trackers is left, and the one still held gets its late reply
+    assert _live_trackers() - before < REQUESTS_MARK + 8
+    bob.reply(kept[0], "at last")
+    assert held.reply(10).content == "at last"
