@@ -13,9 +13,10 @@ The robotlab broker runs twice in each round, with its journal (the default of
 ``--tracing`` measures the price of tracing instead: robotlab with no exporter configured,
 twice per round (the two give the run's noise floor), and with every process exporting its
 spans (the ``jsonl`` exporter), interleaved; plus, timed alone, the few operations tracing
-adds to a round trip's path when it is off.
+adds to a round trip's path when it is off. ``--keys`` measures the price of CURVE keys
+instead (bench/keys_cost.py): robotlab keyless and with keys for every process, interleaved.
 
-    python bench/bus.py [--n 3000] [--seconds 3] [--write] [--tracing]
+    python bench/bus.py [--n 3000] [--seconds 3] [--write] [--tracing | --keys]
 """
 
 from __future__ import annotations
@@ -294,13 +295,14 @@ def report(raw: dict[str, float], ours: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-def journal_report(memory_only: dict[str, float], journaled: dict[str, float]) -> str:
+def cost_report(without: dict[str, float], with_it: dict[str, float], labels: tuple[str, str] = ("--no-journal", "journal")) -> str:
+    """What a feature costs, run without it and with it: p50 and p99 grow, throughput falls."""
     rows = [
-        ("round trip p50 (ms)", memory_only["p50"], journaled["p50"], journaled["p50"] / memory_only["p50"] - 1),
-        ("round trip p99 (ms)", memory_only["p99"], journaled["p99"], journaled["p99"] / memory_only["p99"] - 1),
-        ("throughput, 8 outstanding (req/s)", memory_only["rate"], journaled["rate"], 1 - journaled["rate"] / memory_only["rate"]),
+        ("round trip p50 (ms)", without["p50"], with_it["p50"], with_it["p50"] / without["p50"] - 1),
+        ("round trip p99 (ms)", without["p99"], with_it["p99"], with_it["p99"] / without["p99"] - 1),
+        ("throughput, 8 outstanding (req/s)", without["rate"], with_it["rate"], 1 - with_it["rate"] / without["rate"]),
     ]
-    lines = ["| measure | --no-journal | journal | cost |", "| --- | ---: | ---: | ---: |"]
+    lines = [f"| measure | {labels[0]} | {labels[1]} | cost |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {name} | {a:,.3f} | {b:,.3f} | {cost:+.1%} |" for name, a, b, cost in rows]
     return "\n".join(lines)
 
@@ -329,11 +331,16 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
     parser.add_argument("--wake-ms", type=int, default=-1, help="raw peers: wake an idle receive this often")
     parser.add_argument("--tracing", action="store_true", help="price tracing (off, and on) instead")
+    parser.add_argument("--keys", action="store_true", help="price CURVE keys (keyless, and keyed) instead")
     args = parser.parse_args()
     if args.tracing:
         from tracing_cost import main as tracing_main
 
         return tracing_main(args, run_robotlab, alternate, write_section)
+    if args.keys:
+        from keys_cost import main as keys_main
+
+        return keys_main(args, run_robotlab, alternate, write_section, cost_report)
     if args.role == "raw-broker":
         return raw_broker(args.url, args.wake_ms)
     if args.role == "raw-echo":
@@ -345,7 +352,7 @@ def main() -> None:
                                        lambda: run_robotlab(args.n, args.seconds, journal=False))
     table = report(raw, ours)
     print(table)
-    journal_table = journal_report(memory_only, ours)
+    journal_table = cost_report(memory_only, ours)
     print(journal_table)
     if args.write:
         write_section("Broker journal cost", f"Same run and command as the bus round trip above: the robotlab broker "
