@@ -295,7 +295,7 @@ def report(raw: dict[str, float], ours: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-def cost_report(without: dict[str, float], with_it: dict[str, float], labels: tuple[str, str] = ("--no-journal", "journal")) -> str:
+def cost_report(without: dict[str, float], with_it: dict[str, float], labels: tuple[str, str]) -> str:
     """What a feature costs, run without it and with it: p50 and p99 grow, throughput falls."""
     rows = [
         ("round trip p50 (ms)", without["p50"], with_it["p50"], with_it["p50"] / without["p50"] - 1),
@@ -352,7 +352,7 @@ def main() -> None:
                                        lambda: run_robotlab(args.n, args.seconds, journal=False))
     table = report(raw, ours)
     print(table)
-    journal_table = cost_report(memory_only, ours)
+    journal_table = cost_report(memory_only, ours, ("--no-journal", "journal"))
     print(journal_table)
     if args.write:
         write_section("Broker journal cost", f"Same run and command as the bus round trip above: the robotlab broker "
