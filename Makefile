@@ -18,7 +18,7 @@ SOURCES := robotlab broker robotd cli
 # keeps tests marked @pytest.mark.xdist_group(name) on one worker (none need it today).
 WORKERS ?= auto
 
-.PHONY: demo test venv compile lint types lock bench docs clean
+.PHONY: demo test test-model venv compile lint types lock bench docs clean
 
 venv: $(STAMP)
 
@@ -54,8 +54,17 @@ $(TYPETREE)/cli:
 demo: $(COMPILED)
 	$(BIN)/python -m robotlab.demo
 
+# The real-model tier (tests/model) is its own target: it needs a model server, built once.
 test: lint $(COMPILED)
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --ignore=tests/model
+
+# Builds llama.cpp's server and fetches the model once (cached outside the clone, in
+# ~/.cache/robotlab/model-tier; a warm run starts in seconds), then runs tests/model against
+# a real server process, one test at a time: the server generates one reply at a time.
+test-model: $(COMPILED)
+	@echo "make: installing the model tier's server and model (cached; the first time builds llama.cpp, minutes)..."
+	bash tests/model/install_server.sh > $(VENV)/model-tier.env
+	set -a && . ./$(VENV)/model-tier.env && set +a && $(BIN)/python -m pytest tests/model -p no:xdist -v
 
 lint: $(STAMP) $(TYPETREE)/cli
 	$(BIN)/ruff check $(SOURCES) tests bench setup.py

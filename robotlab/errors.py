@@ -43,8 +43,10 @@ that ends on a stop condition is not an error: :class:`StopRun` (Ruby's ``AbortE
 
 from __future__ import annotations
 
-from enum import IntEnum
 from typing import Any
+
+from robotlab.exit_codes import ExitCode, RunExit
+from robotlab.inference.causes import PERMANENT
 
 __all__ = [
     "AbortError",
@@ -86,39 +88,6 @@ __all__ = [
 ]
 
 
-class ExitCode(IntEnum):
-    """Exit codes of ``robotlab``, ``robotd`` and the broker (sysexits.h), one meaning each."""
-
-    OK = 0
-    USAGE = 64
-    """A wrong command line or argument."""
-    DATA = 65
-    """Input that cannot be used as given (a payload that cannot cross a process boundary)."""
-    UNAVAILABLE = 69
-    """A peer that is not there: no broker, no such robot, a refused message."""
-    SOFTWARE = 70
-    """A failure inside robotlab or a tool: worth a bug report, not a retry."""
-    TEMPFAIL = 75
-    """Try again later: time-outs, a busy receiver, a used-up budget, a failed model call."""
-    PROTOCOL = 76
-    """Frames that do not parse."""
-    CONFIG = 78
-    """Configuration that can never work; systemd units do not restart on it."""
-
-
-class RunExit(IntEnum):
-    """Exit codes of ``robot-to`` (spec: 0/1/2/130)."""
-
-    STOPPED = 0
-    """The run ended on one of its stop conditions."""
-    ABORTED = 1
-    """The run aborted: too many failures, a permanent or fatal error."""
-    CANNOT_START = 2
-    """The run could not start: bad settings, not a git repository, a dirty tree."""
-    INTERRUPTED = 130
-    """Ctrl-C or SIGTERM; the iteration in flight was rolled back."""
-
-
 class RobotlabError(Exception):
     """Root of every robotlab error."""
 
@@ -146,10 +115,25 @@ class ToolNotFoundError(RobotlabError):
 
 
 class InferenceError(RobotlabError):
-    """The LLM provider failed, or the call that just finished crossed a budget."""
+    """The LLM provider failed, or the call that just finished crossed a budget.
+
+    Attributes:
+        cause: why the call failed (a ``robotlab.inference.causes.Cause`` value such as
+            ``context_window`` or ``timeout``), None when no provider call failed.
+        status_code: the provider's HTTP status, when it gave one.
+    """
 
     exit_code: int = ExitCode.TEMPFAIL
-    status_code: int | None = None  # the provider's HTTP status, when it gave one
+    status_code: int | None = None
+
+    def __init__(self, message: str = "", *, cause: str | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+    @property
+    def permanent(self) -> bool:
+        """True when sending the same request again cannot succeed (see ``causes.PERMANENT``)."""
+        return self.cause in PERMANENT
 
 
 class ToolLoopError(InferenceError):
@@ -386,13 +370,15 @@ def retryable(error: BaseException | None) -> bool:
     """Tell whether retrying the operation that raised ``error`` may succeed.
 
     ``ToolLoopError`` never is; ``MCPError`` and ``ToolError`` are when raised with
-    ``retryable=True``; any other ``InferenceError`` is; everything else is not.
+    ``retryable=True``; an ``InferenceError`` is unless its cause is permanent (a context
+    overflow, a refused key, an unknown model, a bad request: the loops that retry model calls
+    read the same cause); everything else is not.
     """
     if error is None or isinstance(error, ToolLoopError):
         return False
     if isinstance(error, _MaybeRetryable):
         return error.retryable is True
-    return isinstance(error, InferenceError)
+    return isinstance(error, InferenceError) and not error.permanent
 
 
 def retryable_classes() -> tuple[type[RobotlabError], ...]:

@@ -9,82 +9,35 @@ from the installed package so it never reaches for the network.
 from __future__ import annotations
 
 import dataclasses
-import json
+import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from robotlab.errors import DependencyError, InferenceError
+from robotlab.inference import deadline, pace
+from robotlab.inference.bounded import CallTimedOut, bounded_items
+from robotlab.inference.causes import EMPTY_STREAM, Cause, classify_exception
+from robotlab.inference.reply import (
+    ChunkCallback,
+    LLMReply,
+    StreamAssembler,
+    StreamTap,
+    ToolCall,
+    Usage,
+    reply_from_response,
+)
 
-__all__ = ["LLM", "LLMReply", "LiteLLM", "LiteLLMEmbedder", "StreamTap", "ToolCall", "Usage", "is_priced", "model_id",
-           "price"]
+__all__ = ["LLM", "ChunkCallback", "LLMReply", "LiteLLM", "LiteLLMEmbedder", "StreamTap", "ToolCall", "Usage",
+           "is_priced", "model_id", "price"]
 
-ChunkCallback = Callable[[str], None]
+RetryReport = Callable[[dict[str, Any]], None]
 
-
-class StreamTap:
-    """An ``on_chunk`` that also hears each streamed tool-call argument delta.
-
-    A plain ``on_chunk`` gets the reply's text only (what a person reads). A meter that counts
-    a reply as it streams must also count the arguments of a long tool call (a ``write``
-    call's whole file), or its count stands still until the call ends.
-    """
-
-    def __init__(self, on_text: ChunkCallback, on_arguments: ChunkCallback) -> None:
-        self.on_text = on_text
-        self.on_arguments = on_arguments
-
-    def __call__(self, chunk: str) -> None:
-        """One streamed piece of the reply's text."""
-        self.on_text(chunk)
-
-    def arguments(self, delta: str) -> None:
-        """One streamed piece of a tool call's JSON arguments."""
-        self.on_arguments(delta)
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """A tool call the model asked for."""
-
-    id: str
-    name: str
-    arguments: dict[str, Any]
-
-    def to_message(self) -> dict[str, Any]:
-        """The OpenAI-format ``tool_calls`` entry for the assistant message."""
-        return {
-            "id": self.id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": json.dumps(self.arguments)},
-        }
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Tokens one round trip used."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class LLMReply:
-    """What one round trip returned."""
-
-    content: str | None = None
-    tool_calls: tuple[ToolCall, ...] = ()
-    reasoning: str | None = None
-    usage: Usage = field(default_factory=Usage)
-    cost: float = 0.0
-    model: str | None = None
-    finish_reason: str | None = None
-    """Why the model stopped: ``stop``, ``tool_calls``, or ``length`` when ``max_tokens`` cut the reply."""
-
-    @property
-    def truncated(self) -> bool:
-        """True when the reply was cut by the output-token limit (``finish_reason`` ``length``)."""
-        return self.finish_reason == "length"
+DEFAULT_RETRIES = 3
+"""Retries of a transient failure when the caller names no number."""
+FIRST_WAIT = 0.5
+"""Seconds before the first retry; doubled for each later one."""
+MIN_TRY = 1.0
+"""A retry is made only when at least this many seconds would be left for it after its wait."""
 
 
 class LLM(Protocol):
@@ -150,96 +103,30 @@ def is_priced(model: str) -> bool:
     return model not in _unpriced
 
 
-def _parse_arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = json.loads(raw or "{}")
-    except ValueError:
-        return {"_raw": raw}
-    return value if isinstance(value, dict) else {"_raw": value}
-
-
-class _StreamAssembler:
-    """Adds up streamed deltas into one reply."""
-
-    def __init__(self, on_chunk: ChunkCallback) -> None:
-        self.on_chunk = on_chunk
-        self.text: list[str] = []
-        self.reasoning: list[str] = []
-        self.calls: dict[int, dict[str, Any]] = {}
-        self.usage = Usage()
-        self.model: str | None = None
-        self.finish_reason: str | None = None
-
-    def add(self, chunk: Any) -> None:
-        self.model = getattr(chunk, "model", None) or self.model
-        usage = getattr(chunk, "usage", None)
-        if usage:
-            self.usage = Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
-        for choice in getattr(chunk, "choices", None) or []:
-            self.finish_reason = getattr(choice, "finish_reason", None) or self.finish_reason
-            self._add_delta(choice.delta)
-
-    def _add_delta(self, delta: Any) -> None:
-        if getattr(delta, "reasoning_content", None):
-            self.reasoning.append(delta.reasoning_content)
-        if delta.content:
-            self.text.append(delta.content)
-            self.on_chunk(delta.content)
-        for call in getattr(delta, "tool_calls", None) or []:
-            entry = self.calls.setdefault(call.index or 0, {"id": None, "name": "", "args": ""})
-            entry["id"] = call.id or entry["id"]
-            if call.function is not None:
-                entry["name"] += call.function.name or ""
-                entry["args"] += call.function.arguments or ""
-                if call.function.arguments and isinstance(self.on_chunk, StreamTap):
-                    self.on_chunk.arguments(call.function.arguments)
-
-    def reply(self) -> LLMReply:
-        calls = tuple(
-            ToolCall(c["id"] or f"call_{i}", c["name"], _parse_arguments(c["args"]))
-            for i, c in sorted(self.calls.items())
-        )
-        return LLMReply(
-            content="".join(self.text) or None,
-            tool_calls=calls,
-            reasoning="".join(self.reasoning) or None,
-            usage=self.usage,
-            model=self.model,
-            finish_reason=self.finish_reason,
-        )
-
-
-def _reply_from_response(response: Any) -> LLMReply:
-    choice = response.choices[0]
-    message = choice.message
-    calls = tuple(
-        ToolCall(c.id, c.function.name, _parse_arguments(c.function.arguments))
-        for c in (message.tool_calls or [])
-    )
-    usage = getattr(response, "usage", None)
-    return LLMReply(
-        content=message.content or None,
-        tool_calls=calls,
-        reasoning=getattr(message, "reasoning_content", None) or None,
-        usage=Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else Usage(),
-        model=getattr(response, "model", None),
-        finish_reason=getattr(choice, "finish_reason", None),
-    )
-
-
 class LiteLLM:
-    """The default LLM: one ``litellm.completion`` call per round trip.
+    """The default LLM: ``litellm.completion`` calls held to one deadline, retried inside it.
+
+    Each call, its retries included, ends by its deadline: the sooner of ``timeout`` seconds
+    (or one sized from the output cap and the measured token rate, see
+    ``robotlab.inference.pace``), ``params["timeout"]``, and the deadline the caller set with
+    ``robotlab.inference.deadline.within`` (robotd sets a bus message's). Failures are
+    classified once (``robotlab.inference.causes``): permanent ones (a context overflow, a
+    refused key, an unknown model, a bad request) are never sent again unchanged; transient
+    ones are retried with a short backoff while time is left. The provider client itself never
+    retries, so a call cannot silently take several of its time-outs.
 
     Args:
-        max_retries: retries the provider client makes on its own (None: litellm's default).
-        timeout: seconds before a request is abandoned (None: litellm's default).
+        max_retries: retries of transient failures inside the deadline (None: 3).
+        timeout: seconds one call may take, its retries included (None: sized per call).
+        on_retry: told of each retry before its wait (``model:retry`` events: attempt, of,
+            wait, deadline_left, cause).
     """
 
-    def __init__(self, *, max_retries: int | None = None, timeout: float | None = None) -> None:
-        self.max_retries = max_retries
+    def __init__(self, *, max_retries: int | None = None, timeout: float | None = None,
+                 on_retry: RetryReport | None = None) -> None:
+        self.max_retries = DEFAULT_RETRIES if max_retries is None else max(max_retries, 0)
         self.timeout = timeout
+        self.on_retry = on_retry
 
     def complete(
         self,
@@ -248,24 +135,61 @@ class LiteLLM:
         params: dict[str, Any],
         on_chunk: ChunkCallback | None = None,
     ) -> LLMReply:
-        """One round trip through litellm; see ``LLM.complete``."""
-        litellm = _litellm()
+        """One model call, retried inside its deadline; see ``LLM.complete``.
+
+        Raises:
+            InferenceError: with ``cause`` set; a time-out names the deadline it kept.
+        """
         kwargs = self._request(messages, tools, params, streaming=on_chunk is not None)
+        seconds = params.get("timeout") or self.timeout or pace.sized_timeout(kwargs["model"], kwargs.get("max_tokens"))
+        _litellm()  # a cold import takes seconds: the deadline is the model's, so it starts after
+        at = time.monotonic() + seconds
+        outer = deadline.ambient()
+        at = at if outer is None else min(at, outer)
+        attempt = 0
+        while True:
+            heard = _Heard(on_chunk)
+            try:
+                return self._once(kwargs, at, seconds, heard if on_chunk is not None else None)
+            except InferenceError as exc:
+                wait = FIRST_WAIT * 2**attempt
+                left = at - time.monotonic()
+                # A streamed reply already shown in part cannot be taken back, so it is not retried.
+                if exc.permanent or attempt >= self.max_retries or heard.any or left < wait + MIN_TRY:
+                    raise
+                attempt += 1
+                if self.on_retry is not None:
+                    self.on_retry({"event": "model:retry", "attempt": attempt, "of": self.max_retries,
+                                   "wait": round(wait, 2), "deadline_left": round(left, 1), "cause": exc.cause})
+                time.sleep(wait)
+
+    def _once(self, kwargs: dict[str, Any], at: float, seconds: float, on_chunk: ChunkCallback | None) -> LLMReply:
+        litellm = _litellm()
+        started = time.monotonic()
+        # The HTTP client's own time-out is only a backstop for the abandoned worker thread.
+        request = {**kwargs, "timeout": max(at - started, 0.1) + 1.0}
         try:
-            response = litellm.completion(**kwargs)
+            items = bounded_items(lambda: litellm.completion(**request), at, streaming=on_chunk is not None)
             if on_chunk is None:
-                reply = _reply_from_response(response)
+                response = next(items)
+                reply = reply_from_response(response)
                 known_cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
             else:
                 known_cost = None
-                assembler = _StreamAssembler(on_chunk)
-                for chunk in response:
+                assembler = StreamAssembler(on_chunk)
+                for chunk in items:
                     assembler.add(chunk)
                 reply = assembler.reply()
+                if assembler.empty:
+                    raise InferenceError(f"{kwargs['model']}: {EMPTY_STREAM}", cause=Cause.CONTEXT_WINDOW)
         except InferenceError:
             raise
+        except CallTimedOut:
+            raise InferenceError(f"{kwargs['model']}: the model call timed out: no reply within its "
+                                 f"{seconds:g}s deadline", cause=Cause.TIMEOUT) from None
         except Exception as exc:  # the one boundary where provider failures become ours
             raise _inference_error(exc, kwargs["model"]) from exc
+        pace.record(kwargs["model"], reply.usage.output_tokens, time.monotonic() - started)
         cost = known_cost if known_cost is not None else price(
             kwargs["model"], reply.usage.input_tokens, reply.usage.output_tokens
         )
@@ -274,24 +198,42 @@ class LiteLLM:
     def _request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], params: dict[str, Any], *, streaming: bool
     ) -> dict[str, Any]:
-        kwargs = {k: v for k, v in params.items() if v is not None}
+        kwargs = {k: v for k, v in params.items() if v is not None and k != "timeout"}
         kwargs["messages"] = messages
+        kwargs["max_retries"] = 0
         if tools:
             kwargs["tools"] = tools
-        if self.max_retries is not None:
-            kwargs["max_retries"] = self.max_retries
-        if self.timeout is not None:
-            kwargs["timeout"] = self.timeout
         if streaming:
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}
         return kwargs
 
 
+class _Heard(StreamTap):
+    """An ``on_chunk`` (a ``StreamTap``'s argument deltas included) that remembers whether
+    anything reached the listener."""
+
+    def __init__(self, on_chunk: ChunkCallback | None) -> None:
+        self.any = False
+
+        def text(chunk: str) -> None:
+            self.any = True
+            if on_chunk is not None:
+                on_chunk(chunk)
+
+        def arguments(delta: str) -> None:
+            self.any = True
+            if isinstance(on_chunk, StreamTap):
+                on_chunk.arguments(delta)
+
+        super().__init__(text, arguments)
+
+
 def _inference_error(exc: Exception, model: str) -> InferenceError:
     message = getattr(exc, "message", None) or str(exc)
     status = getattr(exc, "status_code", None)
-    error = InferenceError(f"{model}: {message}" if status is None else f"{model}: [{status}] {message}")
+    error = InferenceError(f"{model}: {message}" if status is None else f"{model}: [{status}] {message}",
+                           cause=classify_exception(exc))
     error.status_code = status
     return error
 

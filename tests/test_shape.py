@@ -140,9 +140,12 @@ def test_broker_imports_only_the_wire_protocol_config_and_errors() -> None:
 # rank, never a higher or equal one. Package __init__ files are facades (re-exports only) and
 # are not ranked. Change a rank only with the reason in docs/architecture.md.
 LAYERS: dict[str, float] = {
+    "robotlab.inference.causes": -1,  # below the errors whose retryability it decides
+    "robotlab.exit_codes": -1,  # below the errors that name them
     "robotlab.errors": 0, "robotlab.text": 0, "robotlab.ipc": 0,
     "robotlab.observability": 0.5,  # above the errors it raises, below the bus and robots it traces
     "robotlab.config": 1, "robotlab.service": 1, "robotlab.bus": 1, "robotlab.hooks": 1, "robotlab.budget": 1,
+    "robotlab.inference": 1.5,  # a model call's deadline and reply, below the LLM client that uses them
     "robotlab.llm": 2, "robotlab.memory": 2, "robotlab.tools": 2,
     "robotlab.history": 3, "robotlab.prompt": 3, "robotlab.testing": 3, "robotlab.skills": 3, "robotlab.knowledge": 3,
     "robotlab.robot": 4,

@@ -23,10 +23,12 @@ class LLMSettings(ModelSettings):
     """Provider used when a robot names none."""
     model: str = "claude-sonnet-4-20250514"
     """Model used when a robot, its config and its template name none."""
-    request_timeout: float = 120
-    """Seconds before a request is abandoned."""
+    request_timeout: float | None = None
+    """Seconds one model call may take, its retries included; None: sized from the call's output
+    cap and the token rate measured on its model (120 s until a call has been measured)."""
     max_retries: int = 3
-    """Retries the provider client makes on its own."""
+    """Retries of a transient failure (time-out, 429, 5xx, a dropped connection), made only
+    inside the call's deadline; a permanent one (context overflow, refused key) is never retried."""
     retry_interval: float = 1
     """Seconds before the first retry."""
     retry_backoff_factor: float = 2

@@ -18,12 +18,14 @@ import inspect
 import shutil
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from robotlab.bus import BusClient, EmbeddedBroker, to_plain
 from robotlab.errors import BusError, ConfigError
+from robotlab.inference import deadline
 from robotlab.robot.message import ROBOT_MESSAGE_TYPE, RobotMessage
 from robotlab.robot.remote_tasks import TaskServer
 from robotlab.robot.requests import answer_request, is_request
@@ -306,7 +308,19 @@ class RobotBus:
         self.respond_to_tasks(lambda message: self.robot.run(flatten_content(message.content)).reply, auto_reply)
 
     def _on_bus_delivery(self, delivery: Delivery, message: Message) -> None:
-        """The client's handler (two-argument form): route, correlate, then call the robot's handler."""
+        """The client's handler (two-argument form): route, correlate, then call the robot's handler.
+
+        The sender's deadline bounds the work: a message whose sender stopped waiting before
+        it was taken up is nacked unrun, and every model call its handler makes ends by then.
+        """
+        left = None if message.deadline is None else message.deadline - time.time()
+        if left is not None and left <= 0:
+            delivery.nack(f"timeout: the sender's deadline passed {-left:.1f}s before the work began; not run")
+            return
+        with deadline.within(left):
+            self._handle(delivery, message)
+
+    def _handle(self, delivery: Delivery, message: Message) -> None:
         if is_request(message):
             reply = answer_request(self.robot, message)
             self.require_client().reply(message, reply)

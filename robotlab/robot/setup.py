@@ -79,7 +79,7 @@ class RobotSetup:
 
     @property
     def llm(self) -> LLM:
-        """The robot's LLM (a ``LiteLLM`` with the global timeout and retries by default)."""
+        """The robot's LLM (a ``LiteLLM`` with the global time-out and retries by default)."""
         if self._llm is None:
             from robotlab.config.cascade import config
 

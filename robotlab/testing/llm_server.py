@@ -168,6 +168,8 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(turn.delay)
         if turn.is_error:
             self._send_json(turn.error_status or 500, {"error": {"message": turn.error_message, "type": "scripted"}})
+        elif body.get("stream") and turn.empty_stream:
+            self._stream(iter(()))
         elif body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             self._stream(stream_events(turn, body.get("model", "scripted"), number, include_usage), turn.chunk_delay)

@@ -28,7 +28,7 @@ __all__ = ["Script", "ScriptedToolCall", "Turn", "load_script", "parse_turns"]
 DEFAULT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5}
 _TURN_KEYS = frozenset(
     {"content", "tool_calls", "usage", "reasoning_content", "delay", "error", "chunks", "chunk_delay", "finish_reason",
-     "argument_chunks"}
+     "argument_chunks", "empty_stream"}
 )
 
 
@@ -58,6 +58,9 @@ class Turn:
     finish_reason: str | None = None
     argument_chunks: int = 1
     """Pieces each tool call's JSON arguments stream in (providers stream long arguments in many)."""
+    empty_stream: bool = False
+    """Streamed, the reply is HTTP 200 with no chunk at all (llama.cpp's answer to a prompt over
+    its context window); not streamed, the turn is answered as usual."""
 
     @property
     def stop_reason(self) -> str:
@@ -125,6 +128,7 @@ def _parse_turn(raw: Any, index: int) -> Turn:
         chunk_delay=float(raw.get("chunk_delay") or 0.0),
         finish_reason=raw.get("finish_reason"),
         argument_chunks=max(int(raw.get("argument_chunks") or 1), 1),
+        empty_stream=bool(raw.get("empty_stream")),
     )
 
 

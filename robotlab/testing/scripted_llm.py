@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from robotlab.errors import InferenceError
+from robotlab.inference.causes import EMPTY_STREAM, Cause, classify
 from robotlab.llm import ChunkCallback, LLMReply, StreamTap, ToolCall, Usage
 from robotlab.testing.script import Script
 
@@ -72,9 +73,13 @@ class ScriptedLLM:
         if turn.delay:
             time.sleep(turn.delay)
         if turn.is_error:
-            error = InferenceError(f"[{turn.error_status}] {turn.error_message}")
+            # Classified as the real client classifies a provider's error, so loops see one cause.
+            error = InferenceError(f"[{turn.error_status}] {turn.error_message}",
+                                   cause=classify("", turn.error_status, turn.error_message))
             error.status_code = turn.error_status
             raise error
+        if turn.empty_stream and on_chunk is not None:
+            raise InferenceError(EMPTY_STREAM, cause=Cause.CONTEXT_WINDOW)
         if on_chunk is not None:
             for piece in turn.content_chunks():
                 on_chunk(piece)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from robotlab.testing import requests_seen
 from tests.to.conftest import DONE, Runner, call, git, names, submit, write_and_submit
 
 # A transient error: robot-to retries it. (A 400 is permanent and ends the run at once.)
@@ -203,17 +204,24 @@ def test_a_context_window_overflow_is_compacted_and_the_attempt_continues(runner
     assert runner.subjects()[0] == "robot-to 1: did it"
     events = runner.events(report)
     (compacted,) = [e for e in events if e["event"] == "context:compacted"]
-    assert compacted["messages_before"] >= compacted["messages_after"]
+    assert compacted["messages_before"] >= compacted["messages_after"] and compacted["retried"] is True
     assert names(events).count("agent:run:start") == 1 and "agent:run:error" not in names(events)
 
 
 def test_a_context_window_overflow_that_still_does_not_fit_ends_the_attempt(runner: Runner) -> None:
     overflow = {"error": {"status": 400, "message": "This model's maximum context length is 8192 tokens"}}
-    report = runner.run([overflow, overflow], max_iterations=1, max_retries=0)
+    with runner.serving([overflow, overflow]) as url:
+        report = runner.run(None, max_iterations=1, max_retries=0)
+        seen = requests_seen(url)
 
     assert report.exit_code == 1
     (error,) = [e for e in runner.events(report) if e["event"] == "agent:run:error"]
-    assert error["cause"] == "context_window" and error["permanent"] is False
+    assert error["cause"] == "context_window" and error["permanent"] is True
+    # The attempt's first request overflowed: nothing can shrink, so it is not sent again, and the run says why.
+    (compacted,) = [e for e in runner.events(report) if e["event"] == "context:compacted"]
+    assert compacted["retried"] is False
+    assert len(seen) == 1
+    assert "context window" in report.reason and "--n_ctx" in report.reason
 
 
 def test_model_retries_are_shown_with_their_wait_and_the_deadline_left(runner: Runner) -> None:

@@ -96,11 +96,16 @@ def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, overs
     oversight.last_reply = None
     report = _run_once(robot, command["message"], meter)
     if report.error is not None and report.error.cause == Cause.CONTEXT_WINDOW:
-        # Retrying the same overflowing conversation cannot help: compact it and go on; the
-        # attempt ends with this error only when it still does not fit.
+        # Sending the same overflowing request again cannot help. When model calls of this
+        # attempt came before the overflow, the conversation grew in it: compact, and go on
+        # once from a short message. When the attempt's first request overflowed, nothing can
+        # shrink: the attempt ends with the cause.
+        grew = meter.input_tokens > 0
         before, after = compact(robot)
-        oversight.tell({"event": "context:compacted", "messages_before": before, "messages_after": after})
-        report = _run_once(robot, CONTINUE_AFTER_COMPACTION, meter)
+        oversight.tell({"event": "context:compacted", "messages_before": before, "messages_after": after,
+                        "retried": grew})
+        if grew:
+            report = _run_once(robot, CONTINUE_AFTER_COMPACTION, meter)
     report.input_tokens, report.output_tokens, report.cost = meter.input_tokens, meter.output_tokens, meter.cost
     report.result = dataclasses.asdict(capture.result) if capture.result else None
     report.decisions, capture.decisions = capture.decisions, []

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import Any
 
 from robotlab.config.model_settings import ModelSettings
-from robotlab.to.child.call_deadline import DeadlineLLM
 from robotlab.to.child.token_meter import MeteredLLM
 from robotlab.to.evals.prose import JudgeReply
 from robotlab.to.guards.quality import QualityMonitor
@@ -90,16 +89,16 @@ def metered_llm(call_timeout: float | None = None, on_retry: Callable[[dict[str,
                 ) -> MeteredLLM:
     """The robot library's LLM behind a meter, every call (retries included) within ``call_timeout``.
 
-    The provider client retries nothing itself: ``DeadlineLLM`` retries (the global
-    ``max_retries`` times) inside the one deadline and reports each retry to ``on_retry``.
-    Without ``call_timeout`` each try gets the global ``request_timeout``.
+    The library's client keeps the one deadline, retries transient failures (the global
+    ``max_retries`` times) inside it and reports each retry to ``on_retry``. Without
+    ``call_timeout`` the global ``request_timeout`` applies (sized per call when unset).
     """
     from robotlab.config.cascade import config
     from robotlab.llm import LiteLLM
 
     settings = config().ruby_llm
-    client = LiteLLM(max_retries=0, timeout=None if call_timeout else settings.request_timeout)
-    return MeteredLLM(DeadlineLLM(client, call_timeout, settings.max_retries, on_retry))
+    return MeteredLLM(LiteLLM(max_retries=settings.max_retries, timeout=call_timeout or settings.request_timeout,
+                              on_retry=on_retry))
 
 
 def _quality_hook(oversight: Oversight) -> Any:

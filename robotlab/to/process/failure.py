@@ -8,81 +8,17 @@ ends a wait itself on a signal or the iteration's deadline (``Failure.interrupte
 from __future__ import annotations
 
 import dataclasses
-import enum
-import re
 from typing import Any
 
-from robotlab.errors import RemoteError
+from robotlab.errors import InferenceError, RemoteError
+from robotlab.inference.causes import PERMANENT, Cause, classify, classify_exception
+
+__all__ = ["CHILD_EXITED", "INTERRUPTED", "ITERATION_TIMEOUT", "PERMANENT", "Cause", "Failure", "classify",
+           "describe_error"]
 
 INTERRUPTED = "Interrupted"
 ITERATION_TIMEOUT = "IterationTimeout"
 CHILD_EXITED = "ChildExited"
-_AUTH = re.compile(r"invalid api key|incorrect api key|unauthorized|authentication failed", re.IGNORECASE)
-_DNS = re.compile(r"name or service not known|nodename nor servname|getaddrinfo failed|"
-                  r"temporary failure in name resolution|no address associated", re.IGNORECASE)
-_CONTEXT = re.compile(r"context.?window|context length|maximum context", re.IGNORECASE)
-_CONNECTION = re.compile(r"connection refused|connection reset|connection error|connect call failed|"
-                         r"server disconnected|remote end closed", re.IGNORECASE)
-_TIMEOUT = re.compile(r"timed? ?out", re.IGNORECASE)
-
-
-class Cause(enum.StrEnum):
-    """What kind of failure it is, which decides whether retrying can help."""
-
-    AUTH = "auth"
-    MODEL_NOT_FOUND = "model_not_found"
-    HOST_NOT_FOUND = "host_not_found"
-    BAD_REQUEST = "bad_request"
-    CONTEXT_WINDOW = "context_window"
-    RATE_LIMIT = "rate_limit"
-    TIMEOUT = "timeout"
-    SERVER = "server"
-    CONNECTION = "connection"
-    OTHER = "other"
-
-
-PERMANENT = frozenset({Cause.AUTH, Cause.MODEL_NOT_FOUND, Cause.HOST_NOT_FOUND, Cause.BAD_REQUEST})
-"""Failures that will not go away by waiting: the run ends at once instead of retrying."""
-
-
-def _status_cause(status: int | None) -> Cause | None:
-    if status in (401, 403):
-        return Cause.AUTH
-    if status == 404:
-        return Cause.MODEL_NOT_FOUND
-    if status == 408:
-        return Cause.TIMEOUT
-    if status == 429:
-        return Cause.RATE_LIMIT
-    if status is not None and 400 <= status < 500:
-        return Cause.BAD_REQUEST
-    return None
-
-
-def classify(names: str, status: int | None, text: str) -> Cause:
-    """The cause of a failure from its class names, HTTP status (if any) and message.
-
-    The message is read before the status: litellm reports a failed DNS lookup or a refused
-    connection as a 500, which would otherwise look like a server fault worth retrying.
-    """
-    if "ContextWindow" in names or _CONTEXT.search(text):
-        return Cause.CONTEXT_WINDOW
-    if "Authentication" in names or "Unauthorized" in names or "PermissionDenied" in names or _AUTH.search(text):
-        return Cause.AUTH
-    if _DNS.search(text):
-        return Cause.HOST_NOT_FOUND
-    if "NotFound" in names:
-        return Cause.MODEL_NOT_FOUND
-    by_status = _status_cause(status)
-    if by_status is not None:
-        return by_status
-    if "RateLimit" in names:
-        return Cause.RATE_LIMIT
-    if "Timeout" in names or _TIMEOUT.search(text):
-        return Cause.TIMEOUT
-    if "Connection" in names or _CONNECTION.search(text):
-        return Cause.CONNECTION
-    return Cause.SERVER if status is not None and status >= 500 else Cause.OTHER
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,7 +59,8 @@ class Failure:
 
     @property
     def permanent(self) -> bool:
-        """True when retrying cannot help (authentication, DNS, model not found, a 4xx but 408/429)."""
+        """True when retrying cannot help (authentication, DNS, model not found, a context
+        overflow the child's compaction could not cure, a 4xx but 408/429)."""
         return self.cause in PERMANENT
 
     @property
@@ -150,13 +87,15 @@ class Failure:
 def describe_error(exc: BaseException) -> Failure:
     """An exception as a ``Failure``: class, message, cause, Retry-After seconds.
 
-    A ``RemoteError`` (raised when a supervised child failed) is described by the class it names.
+    An ``InferenceError`` keeps the cause the library gave it where the provider's exception
+    became ours; a ``RemoteError`` (raised when a supervised child failed) is described by the
+    class it names.
     """
     if isinstance(exc, RemoteError):
         return Failure(exc.type_name, exc.detail, classify(exc.type_name, None, exc.detail))
-    cause = exc.__cause__ or exc.__context__
-    names = f"{type(exc).__name__} {type(cause).__name__ if cause else ''}"
-    status = getattr(exc, "status", None) or getattr(exc, "status_code", None) or getattr(cause, "status_code", None)
-    retry_after = getattr(exc, "retry_after", None) or getattr(cause, "retry_after", None)
-    return Failure(type(exc).__name__, str(exc), classify(names, status if isinstance(status, int) else None, str(exc)),
+    given = exc.cause if isinstance(exc, InferenceError) else None
+    cause = Cause(given) if given is not None and given in Cause.__members__.values() else classify_exception(exc)
+    origin = exc.__cause__ or exc.__context__
+    retry_after = getattr(exc, "retry_after", None) or getattr(origin, "retry_after", None)
+    return Failure(type(exc).__name__, str(exc), cause,
                    float(retry_after) if isinstance(retry_after, int | float) else None)

@@ -35,6 +35,9 @@ def explain(failure: Failure, settings: Settings, timeout: float | None = None) 
         Cause.TIMEOUT: f"{where} did not answer" + (f" within {timeout:g}s" if timeout else "")
                        + ": check the server, or skip this check with --no-preflight",
         Cause.BAD_REQUEST: f"{where} rejected the request: check --model and --provider",
+        Cause.CONTEXT_WINDOW: f"the conversation does not fit the model's context window at {where}, even after "
+                              "compaction: give the server a larger window (llama.cpp: --n_ctx), or lower "
+                              "--max-output-tokens",
     }
     reason = causes.get(failure.cause)
     detail = failure.message.splitlines()[0][:200] if failure.message else failure.error_class

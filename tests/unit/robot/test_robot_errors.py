@@ -29,6 +29,12 @@ from robotlab.testing import ScriptedLLM
     ("error", "expected"),
     [
         (InferenceError("x"), True),
+        (InferenceError("x", cause="timeout"), True),
+        (InferenceError("x", cause="rate_limit"), True),
+        (InferenceError("x", cause="context_window"), False),
+        (InferenceError("x", cause="auth"), False),
+        (InferenceError("x", cause="model_not_found"), False),
+        (InferenceError("x", cause="bad_request"), False),
         (ToolLoopError("x"), False),
         (MCPError("x"), False),
         (MCPError("x", retryable=True), True),

@@ -66,11 +66,19 @@ def test_thinking_text_fallback_over_http(no_retries: None) -> None:
 
 
 def test_provider_errors_become_inference_errors_with_the_providers_message(no_retries: None) -> None:
-    with serve_script([{"error": {"status": 400, "message": "context too long"}}]) as url:
-        with pytest.raises(robotlab.InferenceError, match="context too long") as caught:
+    with serve_script([{"error": {"status": 400, "message": "unsupported parameter"}}]) as url:
+        with pytest.raises(robotlab.InferenceError, match="unsupported parameter") as caught:
             http_robot(url).run("hi")
     assert caught.value.status_code == 400
-    assert robotlab.retryable(caught.value)
+    # A bad request is permanent: sending it again unchanged cannot succeed.
+    assert caught.value.cause == "bad_request" and not robotlab.retryable(caught.value)
+
+
+def test_a_server_error_stays_retryable(no_retries: None) -> None:
+    with serve_script([{"error": {"status": 503, "message": "loading model"}}]) as url:
+        with pytest.raises(robotlab.InferenceError) as caught:
+            http_robot(url).run("hi")
+    assert caught.value.cause == "server" and robotlab.retryable(caught.value)
 
 
 def test_exhausted_script_says_so(no_retries: None) -> None:
