@@ -132,3 +132,15 @@ def test_the_run_dir_is_excluded_once_and_survives_rollback(runner: Runner, repo
     exclude = (repo / ".git" / "info" / "exclude").read_text().splitlines()
     assert exclude.count(".robot_lab_to") == 1
     assert len(list((repo / ".robot_lab_to" / "runs").iterdir())) == 2
+
+
+def test_a_commit_a_hook_refuses_is_kept_for_repair_not_rolled_back(runner: Runner, repo: Path) -> None:
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho refused by the hook\nexit 1\n")
+    hook.chmod(0o755)
+    report = runner.run(write_and_submit("a.txt", "x\n"), max_iterations=1, local_guards=True)
+
+    assert (repo / "a.txt").exists() and runner.subjects() == ["initial"]
+    assert "commit:failed" in names(runner.events(report))
+    assert report.run is not None and (report.run.commits, report.run.rolled_back) == (0, 0)
+    assert "(0 committed, 0 rolled back)" in report.summary

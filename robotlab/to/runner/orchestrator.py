@@ -258,7 +258,7 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
     facts = summary.SummaryFacts(
         model=session.settings.model, elapsed=elapsed, reason=reason, branch=run.branch, run_id=run.run_id,
         run_dir=run.run_dir, base_commit=run.base_commit, iterations=run.iteration, commits=run.commits,
-        rolled_back=max(run.iteration - run.commits - run.no_change, 0), no_change=run.no_change,
+        rolled_back=run.rolled_back, no_change=run.no_change,
         input_tokens=run.input_tokens, output_tokens=run.output_tokens, cost_usd=run.cost_usd, insertions=ins, deletions=dels,
         files=files, returned_to=returned_to, resumable=not summary.is_complete(reason),
         truncated_replies=run.truncated_replies, max_output_tokens=run.cut_at,

@@ -64,10 +64,12 @@ class Session:
         self.watch.stop.set()
         self.backoff.interrupt()
 
-    def rollback(self) -> None:
-        """Throw away the iteration's changes, unless a failed commit awaits repair."""
-        if self.commit_failure is None:
-            self.git.reset_hard()
+    def rollback(self) -> bool:
+        """Throw away the iteration's changes, unless a failed commit awaits repair; True when it did."""
+        if self.commit_failure is not None:
+            return False
+        self.git.reset_hard()
+        return True
 
     def save(self) -> None:
         """Write ``run.json``; a failed write is logged and the run goes on."""
