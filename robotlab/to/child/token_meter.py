@@ -18,37 +18,21 @@ provider's usage arrives at the end of the call; and it reports a reply that ``m
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
 from typing import Any
 
 from robotlab.errors import BudgetExceeded
-from robotlab.llm import LLM, ChunkCallback, LLMReply, StreamTap
+from robotlab.llm import LLM, ChunkCallback, LLMReply, StreamTap, is_priced
+from robotlab.llm import price as list_price
 
 STREAM_REPORT_INTERVAL = 0.5
 """Seconds between two reports of a streaming reply's chunk count."""
 
 
-@functools.cache
-def is_priced(model: str) -> bool:
-    """True when litellm's price table has ``model`` (a litellm id, provider prefix included)."""
-    return price(model, 0, 0) is not None
-
-
 def price(model: str, input_tokens: int, output_tokens: int) -> float | None:
     """Dollars for the tokens at ``model``'s price, or None when the table has no price for it."""
-    from robotlab.config.cascade import prepare_litellm_environment
-
-    prepare_litellm_environment()
-    import litellm
-
-    try:
-        prompt, completion = litellm.cost_per_token(model=model, prompt_tokens=input_tokens,
-                                                    completion_tokens=output_tokens)
-    except Exception:  # litellm raises several types for "not in the table"
-        return None
-    return float(prompt + completion)
+    return list_price(model, input_tokens, output_tokens) if is_priced(model) else None
 
 
 def add_cost(total: float | None, cost: float | None) -> float | None:
