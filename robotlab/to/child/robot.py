@@ -163,7 +163,6 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     meter.on_streaming = lambda chunks, cost: tell({
         "event": "model:streaming", "chunks": chunks, "input_tokens": meter.input_tokens,
         "output_tokens": meter.output_tokens + chunks, "cost": add_cost(meter.cost, cost)})
-    meter.on_truncated = lambda limit: tell({"event": "model:truncated", "max_tokens": limit})
     oversight = Oversight(chain.monitor, lambda: capture.result is not None, meter, plan.token_budget, tell=tell)
     chain.observer = tell
     robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,

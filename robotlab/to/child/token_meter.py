@@ -13,7 +13,7 @@ cost is None ("unknown"), never a made-up 0.
 While a reply streams, the meter counts its chunks (about one token each), the text's and the
 tool-call arguments' alike (a ``write`` call streams its whole file as arguments), and reports
 the count at most every ``STREAM_REPORT_INTERVAL`` seconds, so the live view moves before the
-provider's usage arrives at the end of the call; and it reports a reply that ``max_tokens`` cut.
+provider's usage arrives at the end of the call.
 """
 
 from __future__ import annotations
@@ -53,8 +53,6 @@ class MeteredLLM:
         self.on_usage: Callable[[], None] | None = None
         self.on_streaming: Callable[[int, float | None], None] | None = None
         """Called with a streaming reply's chunks so far and their estimated dollars (None: no price)."""
-        self.on_truncated: Callable[[int | None], None] | None = None
-        """Called with the ``max_tokens`` of a call whose reply it cut (None: the provider's limit)."""
 
     @property
     def used(self) -> int:
@@ -96,8 +94,6 @@ class MeteredLLM:
         self.cost = add_cost(self.cost, price(model, reply.usage.input_tokens, reply.usage.output_tokens))
         if self.on_usage is not None:
             self.on_usage()
-        if reply.truncated and self.on_truncated is not None:
-            self.on_truncated(params.get("max_tokens"))
         return reply
 
     def _counting(self, on_chunk: ChunkCallback | None, model: str) -> ChunkCallback | None:
