@@ -62,10 +62,16 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens one round trip used."""
+    """Tokens one round trip used.
+
+    .. versionchanged:: 0.2
+       ``estimated``.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    estimated: bool = False
+    """True when the provider reported no usage: the counts are litellm's own estimate (or 0)."""
 
 
 @dataclass(frozen=True)
@@ -160,6 +166,16 @@ def _parse_arguments(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_raw": value}
 
 
+def _as_reported(usage: Usage | None) -> Usage:
+    """``usage``; or, when the provider sent none (absent, or 0 tokens in all), 0 marked ``estimated``.
+
+    A provider's count is never 0: even an empty reply had a prompt.
+    """
+    if usage is None or not (usage.input_tokens or usage.output_tokens):
+        return Usage(estimated=True)
+    return usage
+
+
 class _StreamAssembler:
     """Adds up streamed deltas into one reply."""
 
@@ -168,7 +184,7 @@ class _StreamAssembler:
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
-        self.usage = Usage()
+        self.usage: Usage | None = None
         self.model: str | None = None
         self.finish_reason: str | None = None
 
@@ -205,7 +221,7 @@ class _StreamAssembler:
             content="".join(self.text) or None,
             tool_calls=calls,
             reasoning="".join(self.reasoning) or None,
-            usage=self.usage,
+            usage=_as_reported(self.usage),
             model=self.model,
             finish_reason=self.finish_reason,
         )
@@ -223,7 +239,7 @@ def _reply_from_response(response: Any) -> LLMReply:
         content=message.content or None,
         tool_calls=calls,
         reasoning=getattr(message, "reasoning_content", None) or None,
-        usage=Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else Usage(),
+        usage=_as_reported(Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else None),
         model=getattr(response, "model", None),
         finish_reason=getattr(choice, "finish_reason", None),
     )

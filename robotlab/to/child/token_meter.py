@@ -50,6 +50,8 @@ class MeteredLLM:
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost: float | None = 0.0
+        self.estimated = False
+        """True once a reply of the attempt came without the provider's usage (its count is an estimate)."""
         self.on_usage: Callable[[], None] | None = None
         self.on_streaming: Callable[[int, float | None], None] | None = None
         """Called with a streaming reply's chunks so far and their estimated dollars (None: no price)."""
@@ -71,6 +73,7 @@ class MeteredLLM:
         self.limit, self.cost_limit = limit, cost_limit
         self.input_tokens = self.output_tokens = 0
         self.cost = 0.0
+        self.estimated = False
 
     def complete(
         self,
@@ -91,6 +94,7 @@ class MeteredLLM:
         reply = self.inner.complete(messages, tools, params, self._counting(on_chunk, model))
         self.input_tokens += reply.usage.input_tokens
         self.output_tokens += reply.usage.output_tokens
+        self.estimated = self.estimated or reply.usage.estimated
         self.cost = add_cost(self.cost, price(model, reply.usage.input_tokens, reply.usage.output_tokens))
         if self.on_usage is not None:
             self.on_usage()

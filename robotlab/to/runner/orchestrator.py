@@ -258,7 +258,7 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
     elapsed = (dt.datetime.now().astimezone() - run.started()).total_seconds()
     returned_to = empty_branch.leave_if_empty(session)
     session.log.event("orchestrator:end", iterations=run.iteration, commits=run.commits, input_tokens=run.input_tokens,
-                output_tokens=run.output_tokens, cost_usd="unknown" if run.cost_usd is None else round(run.cost_usd, 6), abort_reason=reason, elapsed=round(elapsed, 1))
+                output_tokens=run.output_tokens, tokens_estimated=run.tokens_estimated, cost_usd="unknown" if run.cost_usd is None else round(run.cost_usd, 6), abort_reason=reason, elapsed=round(elapsed, 1))
     for close in session.closers:
         close()
     session.log.close()
@@ -270,7 +270,7 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
         rolled_back=run.rolled_back, no_change=run.no_change,
         input_tokens=run.input_tokens, output_tokens=run.output_tokens, cost_usd=run.cost_usd, insertions=ins, deletions=dels,
         files=files, returned_to=returned_to, resumable=not summary.is_complete(reason),
-        truncated_replies=run.truncated_replies, max_output_tokens=run.cut_at,
+        truncated_replies=run.truncated_replies, max_output_tokens=run.cut_at, tokens_estimated=run.tokens_estimated,
     )
     text = summary.as_json(facts, code) if streams.summary_json else summary.render(facts)
     streams.out.write(text)

@@ -78,9 +78,13 @@ class Session:
         except OSError as exc:
             self.log.event("run_state:write_failed", message=str(exc))
 
-    def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None) -> None:
-        """Count tokens and dollars toward the run (robot and judge alike; None: unpriced)."""
+    def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None, estimated: bool = False) -> None:
+        """Count tokens and dollars toward the run (robot and judge alike; None: unpriced).
+
+        ``estimated``: the provider reported no usage for some of these tokens' calls.
+        """
         self.run.input_tokens += input_tokens
         self.run.output_tokens += output_tokens
         self.run.cost_usd = add_cost(self.run.cost_usd, cost)
-        self.status.update(tokens=self.run.total_tokens, cost=self.run.cost_usd, estimated=False)
+        self.run.tokens_estimated = self.run.tokens_estimated or estimated
+        self.status.update(tokens=self.run.total_tokens, cost=self.run.cost_usd, estimated=self.run.tokens_estimated)
