@@ -22,7 +22,7 @@ LLM_FIELDS = ("model", *REQUEST_FIELDS)
 """Fields that shape the model request (and that template front matter may set)."""
 
 _FRONT_MATTER_FIELDS = (*LLM_FIELDS, "provider", "api_base")
-_NOT_JSON = ("on_tool_call", "on_tool_result", "on_content", "bus", "auto_compact")
+_NOT_JSON = ("on_tool_call", "on_tool_result", "on_content", "on_truncated", "bus", "auto_compact")
 
 
 class RunConfig(ModelSettings):
@@ -30,7 +30,9 @@ class RunConfig(ModelSettings):
 
     The model fields (``model``, ``provider``, ``api_base``, ``api_key`` and the request
     parameters) come from :class:`~robotlab.config.model_settings.ModelSettings`. Tools:
-    ``mcp``, ``tools``. Callbacks: ``on_tool_call``, ``on_tool_result``, ``on_content``.
+    ``mcp``, ``tools``. Callbacks: ``on_tool_call``, ``on_tool_result``, ``on_content``,
+    ``on_truncated`` (a reply the output-token limit cut, reported by the caller instead of
+    the robot's WARNING).
     Infrastructure: ``bus``, ``enable_cache``, ``max_tool_rounds``, ``token_budget``,
     ``cost_budget``, ``max_concurrent_robots``, ``doom_loop_threshold``, ``auto_compact``,
     ``compact_threshold``, ``max_tools``. History: ``history_path`` (the file the
@@ -52,6 +54,7 @@ class RunConfig(ModelSettings):
     on_tool_call: Callable[[Any], Any] | None = None
     on_tool_result: Callable[[Any], Any] | None = None
     on_content: Callable[[str], Any] | None = None
+    on_truncated: Callable[[int | None], Any] | None = None
     bus: Any = None
     enable_cache: bool | None = None
     max_tool_rounds: int | None = None

@@ -56,6 +56,8 @@ class Usage:
 
     input_tokens: int = 0
     output_tokens: int = 0
+    estimated: bool = False
+    """True when the provider reported no usage: the counts are litellm's own estimate (or 0)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,16 @@ class LLMReply:
         return self.finish_reason == "length"
 
 
+def _as_reported(usage: Usage | None) -> Usage:
+    """``usage``; or, when the provider sent none (absent, or 0 tokens in all), 0 marked ``estimated``.
+
+    A provider's count is never 0: even an empty reply had a prompt.
+    """
+    if usage is None or not (usage.input_tokens or usage.output_tokens):
+        return Usage(estimated=True)
+    return usage
+
+
 def _parse_arguments(raw: Any) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
@@ -95,7 +107,7 @@ class StreamAssembler:
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
-        self.usage = Usage()
+        self.usage: Usage | None = None
         self.model: str | None = None
         self.finish_reason: str | None = None
         self.heard = False
@@ -143,7 +155,7 @@ class StreamAssembler:
             content="".join(self.text) or None,
             tool_calls=calls,
             reasoning="".join(self.reasoning) or None,
-            usage=self.usage,
+            usage=_as_reported(self.usage),
             model=self.model,
             finish_reason=self.finish_reason,
         )
@@ -161,7 +173,7 @@ def reply_from_response(response: Any) -> LLMReply:
         content=message.content or None,
         tool_calls=calls,
         reasoning=getattr(message, "reasoning_content", None) or None,
-        usage=Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else Usage(),
+        usage=_as_reported(Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else None),
         model=getattr(response, "model", None),
         finish_reason=getattr(choice, "finish_reason", None),
     )

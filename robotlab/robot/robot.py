@@ -40,7 +40,7 @@ from robotlab.robot.result import RobotResult
 from robotlab.robot.run_memory import active_memory
 from robotlab.robot.runnable import Runnable
 from robotlab.robot.setup import RobotSetup, validate_tool_names
-from robotlab.robot.tool_loop import LoopOutcome, ToolLoop, chain_callbacks
+from robotlab.robot.tool_loop import LoopOutcome, ToolLoop
 from robotlab.tools.mcp import MCPConnections
 from robotlab.tools.selection import (
     is_explicit_none,
@@ -54,8 +54,8 @@ from robotlab.tools.tool import Tool
 __all__ = ["Robot", "build"]
 
 _SETTINGS = frozenset((
-    *ModelSettings.model_fields, "on_tool_call", "on_tool_result", "on_content", "bus", "max_tool_rounds",
-    "token_budget", "cost_budget", "doom_loop_threshold", "history_path",
+    *ModelSettings.model_fields, "on_tool_call", "on_tool_result", "on_content", "on_truncated", "bus",
+    "max_tool_rounds", "token_budget", "cost_budget", "doom_loop_threshold", "history_path",
 ))
 """The keyword settings a robot takes: every model field, plus these RunConfig fields."""
 
@@ -70,7 +70,8 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
             "inherit"/"none"; ``mcp`` (legacy ``mcp_servers``): MCP servers (``docs/tools.md``).
         config: a ``RunConfig`` (or dict) under the keyword settings: ``model``, ``provider``,
             ``api_base``, ``api_key``, request parameters (``temperature``...), callbacks
-            (``on_content``, ``on_tool_call``, ``on_tool_result``), ``max_tool_rounds``,
+            (``on_content``, ``on_tool_call``, ``on_tool_result``, ``on_truncated``: called with the
+            ``max_tokens`` that cut a reply, instead of the robot's own warning), ``max_tool_rounds``,
             ``token_budget``, ``cost_budget``, ``doom_loop_threshold``, ``bus`` (joined: ``docs/messaging.md``),
             ``history_path`` (the conversation log, loaded if it exists and saved after every step).
         llm: the ``LLM`` to call (default ``LiteLLM``; tests pass ``robotlab.testing.ScriptedLLM``).
@@ -313,12 +314,8 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
             text = self._learnings.inject(message)
             if text is not None:
                 self.conversation.log.append(TaskEntry(content=content_with(text, attachments)))
-            loop = ToolLoop(
-                self.llm, {**self._setup.params(network_config), **self.chat_extras.params()}, sent_tools, scope, self,
-                on_chunk=chain_callbacks(self.config.on_content, on_content), on_tool_call=self.config.on_tool_call,
-                on_tool_result=self.config.on_tool_result, max_tool_rounds=self.config.max_tool_rounds,
-                doom_loop_threshold=self.config.doom_loop_threshold, structured=self.chat_extras.structured,
-            )
+            params = {**self._setup.params(network_config), **self.chat_extras.params()}
+            loop = ToolLoop.of_robot(self, params, sent_tools, scope, on_content, self.chat_extras.structured)
             return loop.run(self.conversation.log, self._setup.system_messages())
 
         return scope.run("llm_generation", ctx, core)

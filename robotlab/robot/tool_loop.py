@@ -121,9 +121,22 @@ class ToolLoop:
     on_chunk: ChunkCallback | None = None
     on_tool_call: Callable[[ToolCall], Any] | None = None
     on_tool_result: Callable[[Any], Any] | None = None
+    on_truncated: Callable[[int | None], Any] | None = None
+    """Called with the ``max_tokens`` of a call whose reply that limit cut (None: the provider's
+    own); when set, the caller reports the cut and the loop logs no warning of its own."""
     max_tool_rounds: int | None = None
     doom_loop_threshold: int | None = None
     structured: StructuredOutput | None = None
+
+    @classmethod
+    def of_robot(cls, robot: Any, params: dict[str, Any], tools: Sequence[Tool], scope: HookScope,
+                 on_content: ChunkCallback | None = None, structured: StructuredOutput | None = None) -> ToolLoop:
+        """The loop of one run of ``robot``: its LLM, and the callbacks and limits of its config."""
+        config = robot.config
+        return cls(robot.llm, params, tools, scope, robot, on_chunk=chain_callbacks(config.on_content, on_content),
+                   on_tool_call=config.on_tool_call, on_tool_result=config.on_tool_result,
+                   on_truncated=config.on_truncated, max_tool_rounds=config.max_tool_rounds,
+                   doom_loop_threshold=config.doom_loop_threshold, structured=structured)
 
     def __post_init__(self) -> None:
         self._by_name = {tool.name: tool for tool in self.tools}
@@ -194,13 +207,21 @@ class ToolLoop:
         outcome.reply = reply
         if reply.truncated:
             outcome.truncated = True
-            robot_log.warning("%s", truncation_warning(getattr(self.robot, "name", "robot"), self.params.get("max_tokens")))
+            self._report_truncation()
         if (reply.content or "").strip():
             outcome.last_text = reply.content
         outcome.input_tokens += reply.usage.input_tokens
         outcome.output_tokens += reply.usage.output_tokens
         outcome.cost += reply.cost
         return outcome
+
+    def _report_truncation(self) -> None:
+        """Tell ``on_truncated``; without one, log the library's warning (it names robotd's flag)."""
+        limit = self.params.get("max_tokens")
+        if self.on_truncated is not None:
+            self.on_truncated(limit)
+        else:
+            robot_log.warning("%s", truncation_warning(getattr(self.robot, "name", "robot"), limit))
 
     def _dispatch(self, call: ToolCall, outcome: LoopOutcome) -> ToolResultEntry:
         self._calls_made += 1

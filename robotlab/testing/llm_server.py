@@ -56,7 +56,7 @@ def completion_body(turn: Turn, model: str, number: int) -> dict[str, Any]:
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": _message(turn), "finish_reason": turn.stop_reason}],
-        "usage": _usage(turn),
+        **({"usage": _usage(turn)} if turn.reports_usage else {}),
     }
 
 
@@ -79,7 +79,7 @@ def stream_events(turn: Turn, model: str, number: int, include_usage: bool) -> I
         for piece in pieces[1:]:
             yield chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
     yield chunk({}, turn.stop_reason)
-    if include_usage:
+    if include_usage and turn.reports_usage:
         yield {**base, "choices": [], "usage": _usage(turn)}
 
 

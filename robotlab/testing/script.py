@@ -7,7 +7,7 @@ A turn is a dict with one of these shapes::
     {"error": {"status": 429, "message": "slow down"}}
 
 and these optional keys: ``usage`` (``{"prompt_tokens": N, "completion_tokens": M}``, default
-10/5), ``reasoning_content`` (thinking text), ``chunks`` (how streamed content is split),
+10/5; ``null``: the server reports no usage, as many local servers do), ``reasoning_content`` (thinking text), ``chunks`` (how streamed content is split),
 ``delay`` (seconds to wait before answering), ``chunk_delay`` (seconds between streamed chunks),
 ``argument_chunks`` (how many pieces each tool call's JSON arguments stream in, default 1) and ``finish_reason`` (default ``tool_calls`` or ``stop``; ``length`` plays a reply cut by
 ``max_tokens``). Read ``docs/testing.md`` next.
@@ -61,6 +61,8 @@ class Turn:
     empty_stream: bool = False
     """Streamed, the reply is HTTP 200 with no chunk at all (llama.cpp's answer to a prompt over
     its context window); not streamed, the turn is answered as usual."""
+    reports_usage: bool = True
+    """False: the reply carries no usage (a turn with ``"usage": null``)."""
 
     @property
     def stop_reason(self) -> str:
@@ -129,6 +131,7 @@ def _parse_turn(raw: Any, index: int) -> Turn:
         finish_reason=raw.get("finish_reason"),
         argument_chunks=max(int(raw.get("argument_chunks") or 1), 1),
         empty_stream=bool(raw.get("empty_stream")),
+        reports_usage=not ("usage" in raw and raw["usage"] is None),
     )
 
 

@@ -93,7 +93,7 @@ class ScriptedLLM:
             content=turn.content,
             tool_calls=tuple(ToolCall(c.id, c.name, dict(c.arguments)) for c in turn.tool_calls),
             reasoning=turn.reasoning_content,
-            usage=Usage(turn.prompt_tokens, turn.completion_tokens),
+            usage=Usage(turn.prompt_tokens, turn.completion_tokens) if turn.reports_usage else Usage(estimated=True),
             cost=0.0,
             model=params.get("model"),
             finish_reason=turn.stop_reason,

@@ -93,3 +93,13 @@ def test_max_cost_from_the_environment_and_the_user_file(repo: Path, monkeypatch
     monkeypatch.setenv("ROBOT_LAB_TO_MAX_COST", "1.25")
     assert config.load().max_cost == 1.25
     assert config.load({"max_cost": 0.5}).max_cost == 0.5
+
+
+def test_an_unpriced_model_whose_every_call_failed_costs_unknown(repo: Path) -> None:
+    with serve_script([{"error": {"status": 401, "message": "invalid api key"}}]) as url:
+        result = run_cli(url, "openai/scripted", "--max-iterations", "1")
+
+    assert result.exit_code == 1, result.output
+    assert state(repo)["cost_usd"] is None
+    assert events(repo, "orchestrator:end")[0]["cost_usd"] == "unknown"
+    assert "Cost:         unknown (the model is not in litellm's price table)" in result.output

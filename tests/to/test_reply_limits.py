@@ -11,7 +11,14 @@ from click.testing import CliRunner
 
 from robotlab.cli.robot_to import robot_to
 from robotlab.testing import requests_seen, serve_script
-from tests.to.conftest import DONE, call, submit, write_and_submit
+from tests.to.conftest import (
+    DONE,
+    call,
+    robot_to_process,
+    script_server_process,
+    submit,
+    write_and_submit,
+)
 from tests.to.test_live_view import events, run_cli
 
 
@@ -23,6 +30,18 @@ def test_a_cut_reply_is_a_run_log_event_and_a_progress_line(repo: Path) -> None:
     assert [e["max_tokens"] for e in events(repo, "model:truncated")] == [300]
     line = "robot-to: iteration 1: a model reply was cut at 300 output tokens (--max-output-tokens); raise it"
     assert line in result.stderr
+
+
+def test_a_cut_reply_names_only_robot_to_s_flag(repo: Path, tmp_path: Path) -> None:
+    turns = [{**call("write", path="a.txt", content="x\n"), "finish_reason": "length"}, submit(True), DONE]
+    with script_server_process(tmp_path, turns) as url:
+        process = robot_to_process(repo, url, "--local-guards", "--max-iterations", "1", "--max-output-tokens", "300")
+        _out, err = process.communicate(timeout=120)
+
+    assert process.returncode == 0, err
+    assert "a model reply was cut at 300 output tokens (--max-output-tokens)" in err
+    # The library's own warning names robotd's flag, which a robot-to user cannot pass.
+    assert "robotd --max-tokens" not in err and "max_tokens=N" not in err
 
 
 def cut(path: str) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.to.conftest import DONE, Runner, call, git, names, submit, write_and_submit
@@ -25,6 +26,7 @@ def test_a_committed_success_creates_the_branch_commit_notes_and_events(runner: 
     assert "Reason: max iterations reached (1)" in report.summary
     assert f"Branch: {branch}" in report.summary
     assert "(1 committed, 0 rolled back)" in report.summary
+    assert "Tokens:       30 in / 15 out\n" in report.summary  # the server's counts, not estimates
 
 
 def test_every_event_has_its_fields(runner: Runner) -> None:
@@ -132,3 +134,27 @@ def test_the_run_dir_is_excluded_once_and_survives_rollback(runner: Runner, repo
     exclude = (repo / ".git" / "info" / "exclude").read_text().splitlines()
     assert exclude.count(".robot_lab_to") == 1
     assert len(list((repo / ".robot_lab_to" / "runs").iterdir())) == 2
+
+
+def test_a_commit_a_hook_refuses_is_kept_for_repair_not_rolled_back(runner: Runner, repo: Path) -> None:
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho refused by the hook\nexit 1\n")
+    hook.chmod(0o755)
+    report = runner.run(write_and_submit("a.txt", "x\n"), max_iterations=1, local_guards=True)
+
+    assert (repo / "a.txt").exists() and runner.subjects() == ["initial"]
+    assert "commit:failed" in names(runner.events(report))
+    assert report.run is not None and (report.run.commits, report.run.rolled_back) == (0, 0)
+    assert "(0 committed, 0 rolled back)" in report.summary
+
+
+def test_tokens_a_model_server_did_not_report_are_marked_estimated(runner: Runner) -> None:
+    unreported = {"usage": None}  # a local server that sends no usage
+    turns = [{**submit(False, "no"), **unreported}, {**DONE, **unreported}]
+    report = runner.run(turns, max_iterations=1, stream=False)
+
+    state = json.loads((runner.run_dir(report) / "run.json").read_text())
+    assert state["tokens_estimated"] is True
+    assert "Tokens:       ~0 in / ~0 out (estimated: the model server reported no usage" in report.summary
+    [end] = [event for event in runner.events(report) if event["event"] == "orchestrator:end"]
+    assert end["tokens_estimated"] is True

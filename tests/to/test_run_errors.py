@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -35,6 +36,8 @@ def test_an_error_then_success_commits_in_the_same_iteration(runner: Runner) -> 
     notes = runner.notes(report)
     assert "[ERROR]" not in notes and notes.count("### Iteration 1") == 1
     assert "**Retried after 1 error(s):**\n- InferenceError:" in notes
+    # The attempt that erred was rolled back, but the iteration committed.
+    assert "(1 committed, 0 rolled back)" in report.summary
 
 
 def test_authentication_errors_are_permanent(runner: Runner) -> None:
@@ -243,3 +246,18 @@ def test_one_deadline_bounds_a_model_call_and_its_retries(runner: Runner) -> Non
     assert report.exit_code == 1
     (error,) = [e for e in runner.events(report) if e["event"] == "agent:run:error"]
     assert "within its 1s deadline" in error["message"] and error["cause"] == "timeout"
+
+
+def test_an_iteration_retried_after_errors_counts_as_one_failure(runner: Runner) -> None:
+    # Iteration 1 errs twice, is retried twice, then fails; iteration 2 fails.
+    turns = [FLAKY] * (2 * CLIENT_ATTEMPTS) + [submit(False, "no"), DONE, submit(False, "still no"), DONE]
+    report = runner.run(turns, max_iterations=2, max_retries=2, max_consecutive_failures=3)
+
+    assert report.reason == "max iterations reached (2)" and report.exit_code == 0
+    assert report.run is not None
+    assert (report.run.consecutive_failures, report.run.iterations_since_improvement) == (2, 2)
+    assert names(runner.events(report)).count("backoff:start") == 2
+    state = json.loads((runner.run_dir(report) / "run.json").read_text())
+    assert state["consecutive_failures"] == 2 and state["rolled_back"] == 2
+    assert "(0 committed, 2 rolled back)" in report.summary
+

@@ -91,5 +91,6 @@ def test_a_child_whose_robot_cannot_be_built_fails_the_iteration_cleanly(repo: P
     assert notes.count("### Iteration 1") == 1 and notes.count("[ERROR]") == 1  # one entry, its retry inside
     assert "**Retried after 1 error(s):**\n- ConfigError:" in notes
     state = json.loads((run_dir / "run.json").read_text())
-    assert state["consecutive_failures"] == 2 and state["consecutive_errors"] == 2
+    # One iteration failed, after two errors: one failure, rolled back once.
+    assert (state["consecutive_failures"], state["consecutive_errors"], state["rolled_back"]) == (1, 2, 1)
     assert _left_behind(repo) == []

@@ -60,8 +60,9 @@ class AttemptReport:
 
     ``budget_stop`` is set when the run's token or cost budget ended the attempt (not an error);
     ``quality`` holds the quality monitor's warnings (reasons below their limits); ``cost``
-    is the attempt's dollars, None when the model has no price; ``last_reply`` the model's
-    last text, clipped to ``REPLY_LIMIT`` characters.
+    is the attempt's dollars, None when the model has no price; ``estimated`` says the token
+    counts are partly estimates (the provider reported no usage for some call); ``last_reply``
+    the model's last text, clipped to ``REPLY_LIMIT`` characters.
     """
 
     ok: bool
@@ -73,6 +74,7 @@ class AttemptReport:
     budget_stop: bool = False
     quality: list[str] = dataclasses.field(default_factory=list)
     cost: float | None = 0.0
+    estimated: bool = False
     last_reply: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
@@ -107,6 +109,7 @@ def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, overs
         if grew:
             report = _run_once(robot, CONTINUE_AFTER_COMPACTION, meter)
     report.input_tokens, report.output_tokens, report.cost = meter.input_tokens, meter.output_tokens, meter.cost
+    report.estimated = meter.estimated
     report.result = dataclasses.asdict(capture.result) if capture.result else None
     report.decisions, capture.decisions = capture.decisions, []
     report.quality = oversight.monitor.drain()
@@ -164,11 +167,11 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     tell = _tell_parent(sock)
     meter = metered_llm(plan.model.call_timeout, tell)
     meter.on_usage = lambda: tell({"event": "usage", "input_tokens": meter.input_tokens,
-                                   "output_tokens": meter.output_tokens, "cost": meter.cost})
+                                   "output_tokens": meter.output_tokens, "cost": meter.cost,
+                                   "estimated": meter.estimated})
     meter.on_streaming = lambda chunks, cost: tell({
         "event": "model:streaming", "chunks": chunks, "input_tokens": meter.input_tokens,
         "output_tokens": meter.output_tokens + chunks, "cost": add_cost(meter.cost, cost)})
-    meter.on_truncated = lambda limit: tell({"event": "model:truncated", "max_tokens": limit})
     oversight = Oversight(chain.monitor, lambda: capture.result is not None, meter, plan.token_budget, tell=tell)
     chain.observer = tell
     robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,

@@ -6,8 +6,9 @@ QualityError ends the attempt); the guard chain turns ordinary tool failures int
 
 An iteration's robot is overseen from inside its child: its model calls go through a
 ``MeteredLLM`` (the run's token budget, checked before every call), every tool name it asks
-for reaches the quality monitor through ``on_tool_call``, and how each run ended reaches it
-through an ``after_llm_generation`` hook.
+for reaches the quality monitor through ``on_tool_call``, how each run ended reaches it
+through an ``after_llm_generation`` hook, and a reply the output-token limit cut reaches the
+orchestrator (``model:truncated``) through ``on_truncated``.
 """
 
 from __future__ import annotations
@@ -145,8 +146,11 @@ def build_robot(
     if oversight is None:
         return robotlab.build(**options)
     known = {spec.name for spec in tools}
+    # robot-to reports a cut reply itself, naming its own flag (--max-output-tokens), so the
+    # library's warning, which names robotd's, stays silent.
     options.update(llm=oversight.meter, token_budget=oversight.token_budget,
-                   on_tool_call=lambda call: oversight.monitor.tool_called(call.name, known))
+                   on_tool_call=lambda call: oversight.monitor.tool_called(call.name, known),
+                   on_truncated=lambda limit: oversight.tell({"event": "model:truncated", "max_tokens": limit}))
     return robotlab.build(**options).on(_quality_hook(oversight))
 
 

@@ -13,42 +13,26 @@ cost is None ("unknown"), never a made-up 0.
 While a reply streams, the meter counts its chunks (about one token each), the text's and the
 tool-call arguments' alike (a ``write`` call streams its whole file as arguments), and reports
 the count at most every ``STREAM_REPORT_INTERVAL`` seconds, so the live view moves before the
-provider's usage arrives at the end of the call; and it reports a reply that ``max_tokens`` cut.
+provider's usage arrives at the end of the call.
 """
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
 from typing import Any
 
 from robotlab.errors import BudgetExceeded
-from robotlab.llm import LLM, ChunkCallback, LLMReply, StreamTap
+from robotlab.llm import LLM, ChunkCallback, LLMReply, StreamTap, is_priced
+from robotlab.llm import price as list_price
 
 STREAM_REPORT_INTERVAL = 0.5
 """Seconds between two reports of a streaming reply's chunk count."""
 
 
-@functools.cache
-def is_priced(model: str) -> bool:
-    """True when litellm's price table has ``model`` (a litellm id, provider prefix included)."""
-    return price(model, 0, 0) is not None
-
-
 def price(model: str, input_tokens: int, output_tokens: int) -> float | None:
     """Dollars for the tokens at ``model``'s price, or None when the table has no price for it."""
-    from robotlab.config.cascade import prepare_litellm_environment
-
-    prepare_litellm_environment()
-    import litellm
-
-    try:
-        prompt, completion = litellm.cost_per_token(model=model, prompt_tokens=input_tokens,
-                                                    completion_tokens=output_tokens)
-    except Exception:  # litellm raises several types for "not in the table"
-        return None
-    return float(prompt + completion)
+    return list_price(model, input_tokens, output_tokens) if is_priced(model) else None
 
 
 def add_cost(total: float | None, cost: float | None) -> float | None:
@@ -66,11 +50,11 @@ class MeteredLLM:
         self.input_tokens = 0
         self.output_tokens = 0
         self.cost: float | None = 0.0
+        self.estimated = False
+        """True once a reply of the attempt came without the provider's usage (its count is an estimate)."""
         self.on_usage: Callable[[], None] | None = None
         self.on_streaming: Callable[[int, float | None], None] | None = None
         """Called with a streaming reply's chunks so far and their estimated dollars (None: no price)."""
-        self.on_truncated: Callable[[int | None], None] | None = None
-        """Called with the ``max_tokens`` of a call whose reply it cut (None: the provider's limit)."""
 
     @property
     def used(self) -> int:
@@ -89,6 +73,7 @@ class MeteredLLM:
         self.limit, self.cost_limit = limit, cost_limit
         self.input_tokens = self.output_tokens = 0
         self.cost = 0.0
+        self.estimated = False
 
     def complete(
         self,
@@ -109,11 +94,10 @@ class MeteredLLM:
         reply = self.inner.complete(messages, tools, params, self._counting(on_chunk, model))
         self.input_tokens += reply.usage.input_tokens
         self.output_tokens += reply.usage.output_tokens
+        self.estimated = self.estimated or reply.usage.estimated
         self.cost = add_cost(self.cost, price(model, reply.usage.input_tokens, reply.usage.output_tokens))
         if self.on_usage is not None:
             self.on_usage()
-        if reply.truncated and self.on_truncated is not None:
-            self.on_truncated(params.get("max_tokens"))
         return reply
 
     def _counting(self, on_chunk: ChunkCallback | None, model: str) -> ChunkCallback | None:

@@ -21,7 +21,8 @@
 
 The header says ``complete`` when the run reached its goal (target met, stop condition
 met) and ``stopped`` otherwise; the Branch line is always printed, the Cut line only when the
-output-token limit cut a reply. ``as_json`` is the same
+output-token limit cut a reply; the token counts read ``~1,234`` when the model server reported
+no usage for some calls (the counts are then estimates). ``as_json`` is the same
 facts as one JSON object (``robot-to --json``).
 """
 
@@ -61,6 +62,8 @@ class SummaryFacts:
     """Replies the output-token limit cut during the run."""
     max_output_tokens: int | None = None
     """The limit that cut them (None: the provider's own)."""
+    tokens_estimated: bool = False
+    """Some token counts are estimates: the provider reported no usage for some calls."""
 
 
 def format_elapsed(seconds: float) -> str:
@@ -85,6 +88,14 @@ def _iterations_line(f: SummaryFacts) -> str:
     if f.no_change:
         parts.append(f"{f.no_change} no change")
     return f"  Iterations:   {f.iterations:<3} ({', '.join(parts)})"
+
+
+def tokens_line(f: SummaryFacts) -> str:
+    """``Tokens:`` in and out; ``~`` and a note when some counts are estimates."""
+    if not f.tokens_estimated:
+        return f"  Tokens:       {f.input_tokens:,} in / {f.output_tokens:,} out"
+    return (f"  Tokens:       ~{f.input_tokens:,} in / ~{f.output_tokens:,} out "
+            "(estimated: the model server reported no usage for some calls)")
 
 
 def truncation_line(f: SummaryFacts) -> str | None:
@@ -132,7 +143,7 @@ def render(f: SummaryFacts) -> str:
         "",
         _iterations_line(f),
         f"  Changes:      +{f.insertions:,} / -{f.deletions:,} across {f.files:,} files",
-        f"  Tokens:       {f.input_tokens:,} in / {f.output_tokens:,} out",
+        tokens_line(f),
         f"  Cost:         {format_cost(f.cost_usd)}" + ("" if f.cost_usd is not None else
                                                          " (the model is not in litellm's price table)"),
         *([f"  Cut:          {cut}"] if (cut := truncation_line(f)) else []),

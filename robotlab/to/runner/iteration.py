@@ -70,7 +70,7 @@ class Attempts:
         message, self.corrections = "\n\n".join([*self.corrections, message]), []
         report = self.child.run(message, remaining_tokens(session), remaining_cost(session), ChildProgress(session))
         session.log.event("agent:run:end", iteration=session.run.iteration, last_reply=report.last_reply)
-        session.add_usage(report.input_tokens, report.output_tokens, report.cost)
+        session.add_usage(report.input_tokens, report.output_tokens, report.cost, report.estimated)
         if report.result:
             self.result = IterationResult(**report.result)
         for request in report.decisions:

@@ -82,11 +82,11 @@ def run_with_retries(session: Session) -> Outcome:
         error = outcome.error
         _record_error(session, error)
         if error.permanent:
-            session.notes.error(session.run.iteration, error.error_class, error.message)
+            outcomes.errored(session, error)
             prefix = "API authentication failed: " if error.auth else ""
             raise PermanentError(prefix + explain(error, session.settings))
         if session.run.consecutive_errors > session.settings.max_retries:
-            session.notes.error(session.run.iteration, error.error_class, error.message)
+            outcomes.errored(session, error)
             raise ToError(error.message)
         session.notes.retry(error.error_class, error.message)
         if session.stopping:
@@ -108,11 +108,14 @@ def _back_off(session: Session, error: Failure) -> None:
 
 
 def _record_error(session: Session, error: Failure) -> None:
+    """Log the attempt's error and roll the attempt back.
+
+    Only ``consecutive_errors`` counts it: the iteration is not over yet, and whatever it
+    finally ends as counts once toward ``--max-consecutive-failures`` and the plateau.
+    """
     run = session.run
     session.log.event("agent:run:error", iteration=run.iteration, error=error.error_class, message=error.message,
                       cause=str(error.cause), permanent=error.permanent)
     session.rollback()
-    run.consecutive_failures += 1
     run.consecutive_errors += 1
-    run.iterations_since_improvement += 1
     session.status.say(f"iteration {run.iteration} error: {error.error_class}: {error.message}")

@@ -24,6 +24,7 @@ from robotlab.errors import (
     SetupError,
     StopRun,
 )
+from robotlab.llm import is_priced, model_id
 from robotlab.to import config
 from robotlab.to.child.judge import SupervisedJudge
 from robotlab.to.child.robot_factory import RobotModel, judge, load_model_client, warm_up
@@ -135,6 +136,7 @@ def start(objective: str, settings: config.Settings, registry: EvalRegistry, str
     run_id = new_run_id(now)
     run = Run(run_id, objective, branch_name(objective, now), git.head_sha(), f"{settings.run_dir}/runs/{run_id}",
               start_branch=git.current_branch(), settings=settings.persisted())
+    _price_unknown_unless_priced(run, settings)
     session = _session(git, run, settings, registry, status)
     if git.branch_exists(run.branch):  # two runs of one objective within a second
         run.branch = f"{run.branch}-{run_id[-6:]}"
@@ -149,6 +151,12 @@ def start(objective: str, settings: config.Settings, registry: EvalRegistry, str
     session.log.event("orchestrator:start", run_id=run_id, objective=objective, branch=run.branch, model=settings.model)
     session.status.say(f"run {run_id} → branch {run.branch}")
     return session
+
+
+def _price_unknown_unless_priced(run: Run, settings: config.Settings) -> None:
+    """An unpriced model's spending is unknown from the start, not $0 until its first call succeeds."""
+    if not is_priced(model_id(settings.model, settings.provider)):
+        run.cost_usd = None
 
 
 def _baseline(session: Session) -> None:
@@ -176,6 +184,7 @@ def reopen(run_id: str, overrides: dict[str, Any], registry: EvalRegistry, strea
     status = Status(streams.err, streams.live, streams.quiet)
     _prepare(settings, status)
     run.settings = settings.persisted()
+    _price_unknown_unless_priced(run, settings)
     session = _session(git, run, settings, registry, status)
     empty_branch.restore(session)
     session.log.open(Path(git.work_dir) / run.log_path)
@@ -249,7 +258,7 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
     elapsed = (dt.datetime.now().astimezone() - run.started()).total_seconds()
     returned_to = empty_branch.leave_if_empty(session)
     session.log.event("orchestrator:end", iterations=run.iteration, commits=run.commits, input_tokens=run.input_tokens,
-                output_tokens=run.output_tokens, cost_usd="unknown" if run.cost_usd is None else round(run.cost_usd, 6), abort_reason=reason, elapsed=round(elapsed, 1))
+                output_tokens=run.output_tokens, tokens_estimated=run.tokens_estimated, cost_usd="unknown" if run.cost_usd is None else round(run.cost_usd, 6), abort_reason=reason, elapsed=round(elapsed, 1))
     for close in session.closers:
         close()
     session.log.close()
@@ -258,10 +267,10 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
     facts = summary.SummaryFacts(
         model=session.settings.model, elapsed=elapsed, reason=reason, branch=run.branch, run_id=run.run_id,
         run_dir=run.run_dir, base_commit=run.base_commit, iterations=run.iteration, commits=run.commits,
-        rolled_back=max(run.iteration - run.commits - run.no_change, 0), no_change=run.no_change,
+        rolled_back=run.rolled_back, no_change=run.no_change,
         input_tokens=run.input_tokens, output_tokens=run.output_tokens, cost_usd=run.cost_usd, insertions=ins, deletions=dels,
         files=files, returned_to=returned_to, resumable=not summary.is_complete(reason),
-        truncated_replies=run.truncated_replies, max_output_tokens=run.cut_at,
+        truncated_replies=run.truncated_replies, max_output_tokens=run.cut_at, tokens_estimated=run.tokens_estimated,
     )
     text = summary.as_json(facts, code) if streams.summary_json else summary.render(facts)
     streams.out.write(text)

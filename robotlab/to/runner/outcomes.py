@@ -1,20 +1,26 @@
 """What each iteration outcome does to git, the notes, the counters and the event log.
 
-| outcome        | git              | consecutive failures | since improvement |
-| commit         | commit           | 0                    | 0 (+1 unimproved) |
-| no change      | (nothing staged) | unchanged            | +1                |
-| commit failed  | kept for repair  | +1                   | 0                 |
-| no improvement | rollback         | unchanged            | +1                |
-| gate failure   | rollback         | +1                   | +1                |
-| tampered       | rollback         | +1                   | +1                |
-| failure        | rollback         | +1                   | +1                |
-| interrupted    | rollback         | unchanged            | unchanged         |
-| budget         | rollback         | unchanged            | unchanged         |
+| outcome        | git              | consecutive failures | since improvement | rolled back |
+| commit         | commit           | 0                    | 0 (+1 unimproved) | unchanged   |
+| no change      | (nothing staged) | unchanged            | +1                | unchanged   |
+| commit failed  | kept for repair  | +1                   | 0                 | unchanged   |
+| no improvement | rollback         | unchanged            | +1                | +1          |
+| gate failure   | rollback         | +1                   | +1                | +1          |
+| tampered       | rollback         | +1                   | +1                | +1          |
+| failure        | rollback         | +1                   | +1                | +1          |
+| error, final   | rollback         | +1                   | +1                | +1          |
+| interrupted    | rollback         | unchanged            | unchanged         | +1          |
+| budget         | rollback         | unchanged            | unchanged         | +1          |
+
+The counters count iterations, not attempts: an error that is retried (``loop.py``) only adds
+to ``consecutive_errors``; the iteration is counted once, by the outcome it finally has. A
+rollback skipped because a failed commit awaits repair does not count as one.
 """
 
 from __future__ import annotations
 
 from robotlab.errors import CommitFailedError, StopRun
+from robotlab.to.process.failure import Failure
 from robotlab.to.runner.outcome_types import Outcome, OutcomeKind
 from robotlab.to.runner.session import Session
 from robotlab.to.tools.submit import IterationResult
@@ -26,6 +32,32 @@ def _failed(session: Session) -> None:
     session.run.iterations_since_improvement += 1
 
 
+def _roll_back(session: Session, outcome: Outcome) -> None:
+    """Throw the iteration's work away and count it as rolled back.
+
+    A locked grader file's change goes even while a failed commit awaits repair.
+    """
+    if outcome.kind == OutcomeKind.TAMPERED:
+        session.git.reset_hard()
+    elif not session.rollback():
+        return
+    session.run.rolled_back += 1
+
+
+def errored(session: Session, error: Failure) -> None:
+    """An error the run does not retry ended the iteration: one failure, rolled back.
+
+    The caller has already rolled the attempt back (``session.rollback``) and counted the
+    error in ``consecutive_errors``.
+    """
+    run = session.run
+    session.notes.error(run.iteration, error.error_class, error.message)
+    run.consecutive_failures += 1
+    run.iterations_since_improvement += 1
+    if session.commit_failure is None:
+        run.rolled_back += 1
+
+
 def apply(session: Session, outcome: Outcome) -> None:
     """Act on ``outcome``; raises StopRun when a committing iteration meets the target or stop condition."""
     n, result = session.run.iteration, outcome.result
@@ -34,7 +66,7 @@ def apply(session: Session, outcome: Outcome) -> None:
     if outcome.kind == OutcomeKind.COMMIT:
         _commit_path(session, outcome)
         return
-    session.rollback() if outcome.kind != OutcomeKind.TAMPERED else session.git.reset_hard()
+    _roll_back(session, outcome)
     if outcome.kind == OutcomeKind.INTERRUPTED:
         session.notes.interrupted(n, session.signal_name or "a signal")
         session.log.event("iteration:interrupted", iteration=n)

@@ -8,9 +8,8 @@ creates anything, with one line that names the cause and the fix (``SetupError``
 from __future__ import annotations
 
 from robotlab.errors import SetupError
-from robotlab.llm import model_id
+from robotlab.llm import is_priced, model_id
 from robotlab.to.child.robot_factory import RobotModel, missing_credentials, ping
-from robotlab.to.child.token_meter import is_priced
 from robotlab.to.config import Settings
 from robotlab.to.process.failure import Cause, Failure, describe_error
 

@@ -43,7 +43,7 @@ class ChildProgress:
         if kind == "crew:ask":
             return self._ask_crew(str(event.get("robot")), str(event.get("question")))
         if kind == "usage":
-            self._show_usage(event, estimated=False)
+            self._show_usage(event, estimated=bool(event.get("estimated")) or session.run.tokens_estimated)
             return None
         # ``name`` is the event's own name in the log, so the tool's name is logged as ``tool``.
         fields = {("tool" if key == "name" else key): value for key, value in event.items() if key != "event"}

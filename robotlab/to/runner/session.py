@@ -64,10 +64,12 @@ class Session:
         self.watch.stop.set()
         self.backoff.interrupt()
 
-    def rollback(self) -> None:
-        """Throw away the iteration's changes, unless a failed commit awaits repair."""
-        if self.commit_failure is None:
-            self.git.reset_hard()
+    def rollback(self) -> bool:
+        """Throw away the iteration's changes, unless a failed commit awaits repair; True when it did."""
+        if self.commit_failure is not None:
+            return False
+        self.git.reset_hard()
+        return True
 
     def save(self) -> None:
         """Write ``run.json``; a failed write is logged and the run goes on."""
@@ -76,9 +78,13 @@ class Session:
         except OSError as exc:
             self.log.event("run_state:write_failed", message=str(exc))
 
-    def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None) -> None:
-        """Count tokens and dollars toward the run (robot and judge alike; None: unpriced)."""
+    def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None, estimated: bool = False) -> None:
+        """Count tokens and dollars toward the run (robot and judge alike; None: unpriced).
+
+        ``estimated``: the provider reported no usage for some of these tokens' calls.
+        """
         self.run.input_tokens += input_tokens
         self.run.output_tokens += output_tokens
         self.run.cost_usd = add_cost(self.run.cost_usd, cost)
-        self.status.update(tokens=self.run.total_tokens, cost=self.run.cost_usd, estimated=False)
+        self.run.tokens_estimated = self.run.tokens_estimated or estimated
+        self.status.update(tokens=self.run.total_tokens, cost=self.run.cost_usd, estimated=self.run.tokens_estimated)

@@ -79,6 +79,8 @@ class Run:
     """Replies the output-token limit cut, per iteration (``{"3": 2}``: two in iteration 3)."""
     cut_at: int | None = None
     """The ``max_tokens`` of the last cut reply (None: the provider's own limit cut it)."""
+    tokens_estimated: bool = False
+    """True once a call's tokens were not the provider's count (it reported no usage)."""
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
@@ -155,6 +157,7 @@ class Run:
             settings=data.get("settings") or {},
             truncated={str(key): int(value) for key, value in (data.get("truncated") or {}).items()},
             cut_at=data.get("cut_at"),
+            tokens_estimated=bool(data.get("tokens_estimated")),
         )
         for key in _COUNTERS:
             setattr(run, key, int(data.get(key) or 0))

@@ -164,3 +164,17 @@ def test_the_default_temperature_reaches_the_server_and_drop_params_does_not(no_
         http_robot(url).run("hi")
         [body] = requests_seen(url)
     assert body["temperature"] == 0.7 and "drop_params" not in body
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["plain", "streamed"])
+def test_a_count_the_provider_reported_is_not_estimated(no_retries: None, streamed: bool) -> None:
+    with serve_script([{"content": "hi", "usage": {"prompt_tokens": 7, "completion_tokens": 3}}]) as url:
+        result = http_robot(url).run("hello", on_content=(lambda _chunk: None) if streamed else None)
+    assert (result.raw.usage.input_tokens, result.raw.usage.output_tokens, result.raw.usage.estimated) == (7, 3, False)
+
+
+def test_a_plain_reply_without_usage_is_marked_estimated(no_retries: None) -> None:
+    # A local server that sends no usage: litellm reports 0 tokens, which are not the server's count.
+    with serve_script([{"content": "hi there", "usage": None}]) as url:
+        result = http_robot(url).run("hello")
+    assert result.reply == "hi there" and result.raw.usage.estimated

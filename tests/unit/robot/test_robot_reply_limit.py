@@ -56,6 +56,16 @@ def test_a_cut_reply_is_reported_with_the_limit_and_how_to_raise_it(caplog: pyte
     assert "chat.with_params.max_tokens" in record.getMessage() and "--max-tokens" in record.getMessage()
 
 
+def test_a_caller_that_handles_cut_replies_gets_the_limit_and_the_robot_logs_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cuts: list[int | None] = []
+    with caplog.at_level(logging.WARNING, logger="robotlab.robot"):
+        result = robotlab.build(llm=ScriptedLLM([CUT]), max_tokens=50, on_truncated=cuts.append).run("hi")
+    assert result.truncated and cuts == [50]
+    assert [r for r in caplog.records if r.name == "robotlab.robot"] == []
+
+
 def test_a_cut_tool_call_round_marks_the_run_but_not_its_final_reply() -> None:
     echo = robotlab.Tool.create(name="echo", handler=lambda args: "ok")
     turns = [{"tool_calls": [{"name": "echo", "arguments": {}}], "finish_reason": "length"}, {"content": "done"}]
