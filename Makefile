@@ -64,7 +64,7 @@ test: lint $(COMPILED)
 test-model: $(COMPILED)
 	@echo "make: installing the model tier's server and model (cached; the first time builds llama.cpp, minutes)..."
 	bash tests/model/install_server.sh > $(VENV)/model-tier.env
-	set -a && . ./$(VENV)/model-tier.env && set +a && $(BIN)/python -m pytest tests/model -p no:xdist -v
+	set -a && . ./$(VENV)/model-tier.env && set +a && $(BIN)/python -m pytest tests/model -p no:xdist -v --timeout 900
 
 lint: $(STAMP) $(TYPETREE)/cli
 	$(BIN)/ruff check $(SOURCES) tests bench setup.py

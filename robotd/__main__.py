@@ -30,6 +30,8 @@ from .daemon import Daemon, DaemonConfig
 @click.option("--api-base", default=None, help="Server URL for OpenAI-compatible or local providers.")
 @click.option("--max-tokens", type=click.IntRange(min=0), default=None,
               help="Longest reply the hosted robot may write; 0: no cap (default: chat.with_params.max_tokens, 4096).")
+@click.option("--stream/--no-stream", default=True, show_default=True,
+              help="Stream model replies: a call stopped at its deadline then also stops the model server's work.")
 @click.option("--prompts-dir", default=None, help="Folder searched first for templates.")
 @click.option("--history-file", default=None, help="Conversation log of the hosted robot: loaded if it exists, saved after every step.")
 @click.option("--serve", is_flag=True, help="Answer every inbound task with run() and send the reply back.")
@@ -49,7 +51,8 @@ from .daemon import Daemon, DaemonConfig
 @click.version_option(package_name="robotlab")
 @exits_on_error
 def main(name: str, url: str | None, template: str | None, system_prompt: str | None, model: str | None,
-         provider: str | None, api_base: str | None, max_tokens: int | None, prompts_dir: str | None, history_file: str | None, serve: bool,
+         provider: str | None, api_base: str | None, max_tokens: int | None, stream: bool, prompts_dir: str | None,
+         history_file: str | None, serve: bool,
          handler_path: str | None, instance: str | None, parent: str | None, keys_folder: str | None,
          key_file: str | None, connect_timeout: float, max_inflight: int, log_level: str, log_format: str) -> None:
     """Host one robot (or any callable) as its own process on the bus."""
@@ -75,7 +78,7 @@ def main(name: str, url: str | None, template: str | None, system_prompt: str | 
 
     llm = ModelSettings(model=model, provider=provider, api_base=api_base, max_tokens=max_tokens)
     spec = RobotSpec(template=template, system_prompt=system_prompt, prompts_dir=prompts_dir, serve=serve, llm=llm,
-                     history_file=history_file)
+                     history_file=history_file, stream=stream)
     sys.exit(host(config, spec, notifier))
 
 

@@ -45,6 +45,10 @@ class RobotSpec:
     """The robot's conversation log: loaded if it exists, saved after every step."""
     shared_budget: dict[str, str] | None = None
     """``{"service", "owner"}``: the parent's budget service a spawned robot draws on."""
+    stream: bool = True
+    """Stream the model's replies. A server notices that a client gave up only on a stream
+    (llama.cpp's Python server goes on generating a whole reply nobody waits for), so a call
+    stopped at a message's deadline stops the server's work too."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a fork request carries it as JSON)."""
@@ -117,7 +121,8 @@ def build_robot(name: str, spec: RobotSpec) -> Any:
             raise ConfigError(f"--prompts-dir {spec.prompts_dir!r} is not a folder")
         robotlab.configure(prompts_dir=spec.prompts_dir)
     history = {"history_path": spec.history_file} if spec.history_file else {}
-    settings = {**spec.llm.set_fields(), **history, **spec.settings}
+    streaming = {"on_content": _discard} if spec.stream and "on_content" not in spec.settings else {}
+    settings = {**spec.llm.set_fields(), **history, **streaming, **spec.settings}
     try:
         robot = Robot(name=name, template=spec.template, system_prompt=spec.system_prompt, **settings)
     except TypeError as exc:
@@ -127,6 +132,11 @@ def build_robot(name: str, spec: RobotSpec) -> Any:
 
         share_parent_budget(robot, spec.shared_budget["service"], spec.shared_budget["owner"])
     return robot
+
+
+def _discard(_chunk: str) -> None:
+    """The hosted robot's ``on_content``: it streams so that a stopped call stops the server, and
+    nobody reads the chunks (the reply goes back whole)."""
 
 
 def host(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | None = None) -> int:

@@ -9,6 +9,8 @@ from the installed package so it never reaches for the network.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import logging
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -70,6 +72,10 @@ def model_id(model: str, provider: str | None) -> str:
     return f"{provider}/{model}"
 
 
+_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Proxy", "LiteLLM Router")
+
+
+@functools.cache
 def _litellm() -> Any:
     from robotlab.config.cascade import prepare_litellm_environment
 
@@ -77,6 +83,15 @@ def _litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True
+    # litellm gives its loggers a handler of their own, so each line came out twice (and never
+    # as JSON): its records go through the process's handlers only, and its per-call INFO
+    # lines only when the process logs at DEBUG.
+    debugging = logging.getLogger().getEffectiveLevel() <= logging.DEBUG
+    for name in _LITELLM_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.handlers.clear()
+        logger.propagate = True
+        logger.setLevel(logging.DEBUG if debugging else logging.WARNING)
     return litellm
 
 
@@ -145,12 +160,14 @@ class LiteLLM:
         _litellm()  # a cold import takes seconds: the deadline is the model's, so it starts after
         at = time.monotonic() + seconds
         outer = deadline.ambient()
-        at = at if outer is None else min(at, outer)
+        bound = f"its {seconds:g}s time-out"
+        if outer is not None and outer < at:
+            at, bound = outer, f"the caller's deadline ({max(outer - time.monotonic(), 0):.1f}s away when it began)"
         attempt = 0
         while True:
             heard = _Heard(on_chunk)
             try:
-                return self._once(kwargs, at, seconds, heard if on_chunk is not None else None)
+                return self._once(kwargs, at, bound, heard if on_chunk is not None else None)
             except InferenceError as exc:
                 wait = FIRST_WAIT * 2**attempt
                 left = at - time.monotonic()
@@ -163,7 +180,7 @@ class LiteLLM:
                                    "wait": round(wait, 2), "deadline_left": round(left, 1), "cause": exc.cause})
                 time.sleep(wait)
 
-    def _once(self, kwargs: dict[str, Any], at: float, seconds: float, on_chunk: ChunkCallback | None) -> LLMReply:
+    def _once(self, kwargs: dict[str, Any], at: float, bound: str, on_chunk: ChunkCallback | None) -> LLMReply:
         litellm = _litellm()
         started = time.monotonic()
         # The HTTP client's own time-out is only a backstop for the abandoned worker thread.
@@ -185,8 +202,8 @@ class LiteLLM:
         except InferenceError:
             raise
         except CallTimedOut:
-            raise InferenceError(f"{kwargs['model']}: the model call timed out: no reply within its "
-                                 f"{seconds:g}s deadline", cause=Cause.TIMEOUT) from None
+            raise InferenceError(f"{kwargs['model']}: the model call timed out: no reply within {bound}",
+                                 cause=Cause.TIMEOUT) from None
         except Exception as exc:  # the one boundary where provider failures become ours
             raise _inference_error(exc, kwargs["model"]) from exc
         pace.record(kwargs["model"], reply.usage.output_tokens, time.monotonic() - started)

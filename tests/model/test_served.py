@@ -1,0 +1,70 @@
+"""A served robotd on a real model: `robotlab send --wait`, and a sender's time-out that bounds the work."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from typing import Any
+
+from tests.model.conftest import ModelServer, wait_idle
+from tests.process.conftest import Processes, is_live, live
+from tests.waiting import wait_until
+
+ROBOT_READY = 90
+
+
+def serve_bob(processes: Processes, broker: str, server: ModelServer, *extra: str) -> None:
+    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", broker, "--serve",
+            "--system-prompt", "You are a helpful assistant.", "--model", server.model, "--api-base", server.url, *extra]
+    processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob", timeout=ROBOT_READY)
+
+
+def send(broker: str, *argv: str, timeout: float = 300) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--broker", broker, "--to", "bob", *argv],
+                          capture_output=True, text=True, timeout=timeout)
+    return done, time.monotonic() - started
+
+
+def background_send(broker: str, timeout: str, text: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "robotlab.cli", "send", "--broker", broker, "--to", "bob",
+                             "--wait", "--timeout", timeout, "--", text],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def dead_letters(broker: str) -> str:
+    return subprocess.run([sys.executable, "-m", "robotlab.cli", "dlq", "list", "--broker", broker],
+                          capture_output=True, text=True, timeout=30).stdout
+
+
+def test_a_served_robot_answers_send_wait(processes: Processes, broker: str, model_server: ModelServer) -> None:
+    serve_bob(processes, broker, model_server, "--max-tokens", "32")
+    done, _ = send(broker, "--wait", "--timeout", "120", "Reply with one word: hello.")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
+
+
+def test_the_senders_time_out_bounds_the_robots_work(processes: Processes, start_broker: Any, endpoint: str,
+                                                     model_server: ModelServer) -> None:
+    # The broker's own ack time-out (30 s), not the process tests' 3 s: a message queued behind
+    # a long one is then still bob's to refuse when its sender's deadline passes.
+    start_broker(endpoint)
+    broker = endpoint
+    # 4,096 tokens at this model's speed is minutes of work; the sender waits 8 s.
+    serve_bob(processes, broker, model_server, "--max-tokens", "4096")
+    started = time.monotonic()
+    story = background_send(broker, "8", "Write a 300-word story about a lighthouse.")
+    wait_until(lambda: live(broker, "bob")[0]["in_flight"] >= 1, timeout=10, message="bob working on the story")
+    behind = background_send(broker, "3", "Queued behind the story.")
+    assert story.wait(60) == 75, story.communicate()
+    took = time.monotonic() - started
+    assert behind.wait(30) == 75
+    assert took < 8 + 5, f"send --timeout 8 returned after {took:.1f}s"
+    # The message whose sender gave up while it waited in bob's queue was never started.
+    wait_until(lambda: "not run" in dead_letters(broker), timeout=30, message="the queued message's dead letter")
+    # bob stopped its model call at the deadline (the stream closed, so the server stopped too):
+    # the server is free again at once, not minutes later, and bob answers the next message.
+    assert wait_idle(model_server) < 20
+    done, _ = send(broker, "--wait", "--timeout", "120", "Reply with one word: yes.")
+    assert done.returncode == 0, done.stderr
