@@ -15,8 +15,9 @@ from pathlib import Path
 
 from tests.model.conftest import ModelServer
 
-BUDGET = 420
-"""Seconds the run may take: two iterations of a few model calls at this model's speed."""
+BUDGET = 600
+"""Seconds the run may take: one iteration of a few model calls at this model's speed (each
+reading a prompt of about 1,400 tokens), on a CPU shared with the rest of CI."""
 
 
 def git(repo: Path, *argv: str) -> str:
@@ -40,11 +41,12 @@ def test_robot_to_runs_bounded_and_leaves_an_honest_record(tmp_path: Path, model
     robot_to = str(Path(sys.executable).with_name("robot-to"))
     argv = [robot_to, "Fix add in calc.py so that test_calc.py passes.", "--provider", "openai",
             "--model", "qwen2.5-coder-0.5b-instruct", "--api-base", model_server.url,
-            "--verify", f"{sys.executable} -m pytest -q test_calc.py", "--max-iterations", "2",
-            "--max-output-tokens", "512", "--call-timeout", "90", "--iteration-timeout", "180", "--local-guards"]
+            "--verify", f"{sys.executable} -m pytest -q test_calc.py", "--max-iterations", "1",
+            "--max-output-tokens", "384", "--call-timeout", "150", "--iteration-timeout", "420", "--local-guards"]
     started = time.monotonic()
     done = subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=BUDGET,
-                          env={**os.environ, "OPENAI_API_KEY": "not-needed"})
+                          # No backoff-and-retry of a failed iteration: this test is about one iteration's record.
+                          env={**os.environ, "OPENAI_API_KEY": "not-needed", "ROBOT_LAB_TO_MAX_RETRIES": "0"})
     took = time.monotonic() - started
     assert done.returncode in (0, 1), (done.returncode, done.stdout, done.stderr)
     (run_dir,) = (repo / ".robot_lab_to" / "runs").iterdir()

@@ -245,7 +245,20 @@ def test_one_deadline_bounds_a_model_call_and_its_retries(runner: Runner) -> Non
 
     assert report.exit_code == 1
     (error,) = [e for e in runner.events(report) if e["event"] == "agent:run:error"]
-    assert "within its 1s deadline" in error["message"] and error["cause"] == "timeout"
+    assert "within its 1s time-out" in error["message"] and error["cause"] == "timeout"
+
+
+def test_the_call_deadline_bounds_a_streamed_reply_that_keeps_coming(runner: Runner) -> None:
+    # Forty words a quarter second apart: ten seconds of a reply that never stalls.
+    endless = {"chunks": [f"word{i} " for i in range(40)], "chunk_delay": 0.25}
+    with runner.serving([endless, endless, endless]) as url:
+        report = runner.run(None, call_timeout=1.5, max_retries=0)
+        seen = requests_seen(url)
+
+    assert report.exit_code == 1
+    (error,) = [e for e in runner.events(report) if e["event"] == "agent:run:error"]
+    assert "within its 1.5s time-out" in error["message"] and error["cause"] == "timeout"
+    assert len(seen) == 1, "the timed-out call was not sent again"
 
 
 def test_an_iteration_retried_after_errors_counts_as_one_failure(runner: Runner) -> None:
