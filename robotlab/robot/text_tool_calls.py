@@ -2,19 +2,23 @@
 
 When tools were offered and the reply has no structured tool calls, a reply whose whole text is
 a JSON tool call (optionally in a ```json fence or ``<tool_call>`` tags, alone or as a list)
-naming offered tools is read as those tool calls.
+is read as those tool calls. The arguments may be an object or a JSON string of one. A call
+that names no offered tool but spells out its arguments (small models put a title or the task
+in ``name``) is read as the one offered tool whose parameters those arguments fit, when
+exactly one fits; otherwise it keeps the invented name, and the tool loop answers it with the
+names of the real tools. Without an arguments key, JSON naming no offered tool is plain text.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from robotlab.llm import ToolCall
 
-__all__ = ["parse_text_tool_calls"]
+__all__ = ["fitting_tool", "parse_text_tool_calls"]
 
 _WRAPPERS = (
     re.compile(r"^```(?:json|tool_call)?\s*(.*?)\s*```$", re.DOTALL),
@@ -33,27 +37,53 @@ def _unwrap(text: str) -> str:
     return text
 
 
-def _call_from(item: Any, index: int, offered: Collection[str]) -> ToolCall | None:
-    if not isinstance(item, dict):
-        return None
-    if isinstance(item.get("function"), dict):
-        item = item["function"]
-    name = next((item[k] for k in _NAME_KEYS if isinstance(item.get(k), str)), None)
-    if name is None or name not in offered:
-        return None
-    arguments: Any = next((item[k] for k in _ARGUMENT_KEYS if k in item), {})
+def _arguments(item: dict[str, Any]) -> dict[str, Any] | None:
+    """The call's arguments (an object, or a JSON string of one); None when absent or not an object."""
+    key = next((k for k in _ARGUMENT_KEYS if k in item), None)
+    arguments = item[key] if key else None
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
         except ValueError:
             return None
-    if not isinstance(arguments, dict):
+    return arguments if isinstance(arguments, dict) else None
+
+
+def fitting_tool(arguments: dict[str, Any], schemas: Mapping[str, dict[str, Any]]) -> str | None:
+    """The one tool whose parameters ``arguments`` fit (every key a property, every required key
+    given), or None when none or several fit."""
+    keys = set(arguments)
+    fits = [name for name, schema in schemas.items()
+            if keys and keys <= set(schema.get("properties") or {}) and set(schema.get("required") or ()) <= keys]
+    return fits[0] if len(fits) == 1 else None
+
+
+def _call_from(item: Any, index: int, offered: Collection[str],
+               schemas: Mapping[str, dict[str, Any]]) -> ToolCall | None:
+    if not isinstance(item, dict):
         return None
+    if isinstance(item.get("function"), dict):
+        item = item["function"]
+    name = next((item[k] for k in _NAME_KEYS if isinstance(item.get(k), str)), None)
+    if name is None:
+        return None
+    if name in offered and not any(k in item for k in _ARGUMENT_KEYS):
+        return ToolCall(f"text_call_{index}", name, {})
+    arguments = _arguments(item)
+    if arguments is None:
+        return None
+    if name not in offered:
+        name = fitting_tool(arguments, schemas) or name
     return ToolCall(f"text_call_{index}", name, arguments)
 
 
-def parse_text_tool_calls(content: str | None, offered: Collection[str]) -> tuple[ToolCall, ...]:
-    """The tool calls ``content`` spells out as JSON, or ``()`` when it is not exactly that."""
+def parse_text_tool_calls(content: str | None, offered: Collection[str],
+                          schemas: Mapping[str, dict[str, Any]] | None = None) -> tuple[ToolCall, ...]:
+    """The tool calls ``content`` spells out as JSON, or ``()`` when it is not exactly that.
+
+    ``schemas`` (tool name to its parameters' JSON schema) lets a call under an invented name
+    be read as the one offered tool its arguments fit.
+    """
     if not content or not offered:
         return ()
     text = _unwrap(content)
@@ -64,7 +94,7 @@ def parse_text_tool_calls(content: str | None, offered: Collection[str]) -> tupl
     except ValueError:
         return ()
     items = value if isinstance(value, list) else [value]
-    calls = [_call_from(item, i, offered) for i, item in enumerate(items)]
+    calls = [_call_from(item, i, offered, schemas or {}) for i, item in enumerate(items)]
     if not calls or any(call is None for call in calls):
         return ()
     return tuple(call for call in calls if call is not None)

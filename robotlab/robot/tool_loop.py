@@ -183,7 +183,8 @@ class ToolLoop:
             reply = self.llm.complete(messages, self._schemas, self.params, self.on_chunk)
         if reply.tool_calls or not self._schemas:
             return reply
-        calls = parse_text_tool_calls(reply.content, self._by_name)
+        calls = parse_text_tool_calls(reply.content, self._by_name,
+                                      {name: tool.parameters for name, tool in self._by_name.items()})
         if not calls:
             return reply
         return dataclasses.replace(reply, content=None, tool_calls=calls)
@@ -226,7 +227,8 @@ class ToolLoop:
     def _execute(self, call: ToolCall) -> Any:
         tool = self._by_name.get(call.name)
         if tool is None:
-            return f"Error ({call.name}): no tool named {call.name!r} is available"
+            return (f"Error ({call.name}): no tool named {call.name!r} is available; "
+                    f"the tools are: {', '.join(self._by_name)}")
         tool.robot = self.robot
         ctx = ToolCallHookContext(tool=tool, tool_name=call.name, tool_args=call.arguments, robot=self.robot)
 

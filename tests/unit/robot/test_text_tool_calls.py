@@ -1,0 +1,75 @@
+"""Tool calls a small local model wrote as text, read by ``parse_text_tool_calls``.
+
+The ``QWEN_*`` texts are verbatim replies of Qwen2.5-Coder 0.5B Instruct (Q4_K_M, llama.cpp's
+server) to robot-to's prompt in bench/robot_to_real.py runs.
+"""
+
+from __future__ import annotations
+
+import robotlab
+from robotlab.robot.text_tool_calls import fitting_tool, parse_text_tool_calls
+from robotlab.testing import ScriptedLLM
+from robotlab.to.tools.files import SCHEMAS
+from robotlab.to.tools.submit import SUBMIT_NAME, SUBMIT_SCHEMA
+
+TOOLS = {name: schema for name, (_, schema) in SCHEMAS.items()} | {
+    "bash": {"type": "object", "properties": {"command": {"type": "string"}, "timeout": {"type": "integer"}},
+             "required": ["command"]},
+    SUBMIT_NAME: SUBMIT_SCHEMA,
+}
+
+# The task's title as the tool name; the arguments are read's.
+QWEN_TITLE_AS_NAME = (
+    '```json\n{\n  "name": "First n in slicing.py returns one item too few",\n  "arguments": {\n'
+    '    "path": ".robot_lab_to/runs/20261204-181931-a9171b/slicing.py",\n    "offset": 1,\n'
+    '    "limit": 5\n  },\n  "should_fully_stop": false,\n  "type": "feat"\n}\n```'
+)
+# A line of the prompt as the tool name; a path alone fits read only (write and edit need more).
+QWEN_PROMPT_LINE_AS_NAME = (
+    '```json\n{\n  "name": "Success=true with one-sentence summary and key_changes",\n  "arguments": {\n'
+    '    "path": ".robot_lab_to/runs/20261204-181931-a9171b/slicing.py"\n  },\n'
+    '  "should_fully_stop": false,\n  "type": "feat"\n}\n```'
+)
+
+
+def test_an_invented_name_is_read_as_the_tool_its_arguments_fit() -> None:
+    (call,) = parse_text_tool_calls(QWEN_TITLE_AS_NAME, TOOLS, TOOLS)
+    assert call.name == "read"
+    assert call.arguments == {"path": ".robot_lab_to/runs/20261204-181931-a9171b/slicing.py", "offset": 1,
+                              "limit": 5}
+
+
+def test_a_path_alone_fits_read_only() -> None:
+    (call,) = parse_text_tool_calls(QWEN_PROMPT_LINE_AS_NAME, TOOLS, TOOLS)
+    assert (call.name, list(call.arguments)) == ("read", ["path"])
+
+
+def test_arguments_that_fit_no_tool_or_several_keep_the_invented_name() -> None:
+    assert fitting_tool({"colour": "red"}, TOOLS) is None
+    several = {"a": {"properties": {"x": {}}}, "b": {"properties": {"x": {}, "y": {}}}}
+    assert fitting_tool({"x": 1}, several) is None
+    (call,) = parse_text_tool_calls('{"name": "paint", "arguments": {"colour": "red"}}', TOOLS, TOOLS)
+    assert call.name == "paint"
+
+
+def test_json_naming_no_tool_and_without_arguments_stays_text() -> None:
+    assert parse_text_tool_calls('{"name": "Alice", "age": 3}', TOOLS, TOOLS) == ()
+
+
+def test_arguments_given_as_a_json_string() -> None:
+    text = '{"name": "edit", "arguments": "{\\"path\\": \\"a.py\\", \\"old_text\\": \\"1\\", \\"new_text\\": \\"2\\"}"}'
+    (call,) = parse_text_tool_calls(text, TOOLS, TOOLS)
+    assert (call.name, call.arguments) == ("edit", {"path": "a.py", "old_text": "1", "new_text": "2"})
+
+
+def test_a_robot_is_told_the_real_tool_names_for_an_invented_one() -> None:
+    @robotlab.tool
+    def weather(city: str) -> str:
+        """Weather for a city."""
+        return f"sunny in {city}"
+
+    llm = ScriptedLLM([{"content": '{"name": "forecast please", "arguments": {"town": "Oslo"}}'},
+                       {"content": "I cannot tell."}])
+    robotlab.build(local_tools=[weather], llm=llm).run("weather?", tools="inherit")
+    assert llm.requests[1].tool_results() == [
+        "Error (forecast please): no tool named 'forecast please' is available; the tools are: weather"]
