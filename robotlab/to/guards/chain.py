@@ -44,6 +44,8 @@ class GuardSettings:
     local_guards: bool = False
     write_guard: bool = True
     checkpoint_dir: str | None = None
+    shown: tuple[str, ...] = ()
+    """Files whose content the prompt showed: they count as read (read-before-edit)."""
 
 
 class GuardChain:
@@ -53,7 +55,7 @@ class GuardChain:
         self.settings = settings
         self.root = os.path.realpath(settings.root)
         self.lock = lock
-        self.known: set[str] = set()
+        self.known: set[str] = {resolve(self.root, name) for name in settings.shown}
         self.monitor = QualityMonitor()
         self.checkpoints = Checkpoints(settings.checkpoint_dir or Path(self.root) / ".checkpoints")
         self.observer: Observer | None = None

@@ -36,16 +36,19 @@ def lock_for(session: Session) -> GraderLock:
 
 def _plan(session: Session, lock: GraderLock) -> ChildPlan:
     decisions = session.decisions.resolved() if session.settings.decisions_enabled else []
+    files = session.git.tracked_files()
+    texts = prompt.small_project(session.root, files) if session.settings.local_guards else {}
     inputs = prompt.PromptInputs(
         objective=session.run.objective, iteration=session.run.iteration, notes_path=session.run.notes_path,
-        notes=session.notes.read(), files=session.git.tracked_files(), decisions=decisions,
+        notes=session.notes.read(), files=files, decisions=decisions,
         scored=is_scored(session.evaluator, session.settings), last_score_value=session.run.best_score_value,
         target=session.settings.eval_target, iterations_since_improvement=session.run.iterations_since_improvement,
         verify_command=session.settings.verify_command, decisions_enabled=session.settings.decisions_enabled,
         commit_failure=session.commit_failure, stop_when=session.settings.stop_when,
-        locked=[p for p in lock.patterns],
+        locked=[p for p in lock.patterns], file_texts=texts, local_tools=session.settings.local_guards,
     )
-    guard = GuardSettings(session.root, session.settings.local_guards, session.settings.write_guard, f"{session.run.run_dir}/checkpoints")
+    guard = GuardSettings(session.root, session.settings.local_guards, session.settings.write_guard,
+                          f"{session.run.run_dir}/checkpoints", shown=tuple(texts))
     name = f"robot-to-{session.run.run_id}-{session.run.iteration}"
     crew = tuple(session.settings.crew) if session.ask_crew is not None else ()
     return ChildPlan(name, prompt.system_prompt(inputs), session.model, guard, lock.patterns, session.settings.decisions_enabled,
