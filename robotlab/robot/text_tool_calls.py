@@ -2,7 +2,8 @@
 
 When tools were offered and the reply has no structured tool calls, a reply whose whole text is
 a JSON tool call (optionally in a ```json fence or ``<tool_call>`` tags, alone or as a list)
-is read as those tool calls. The arguments may be an object or a JSON string of one. A call
+is read as those tool calls; text after the leading JSON value is ignored. The arguments may
+be an object or a JSON string of one. A call
 that names no offered tool but spells out its arguments (small models put a title or the task
 in ``name``) is read as the one offered tool whose parameters those arguments fit, when
 exactly one fits; otherwise it keeps the invented name, and the tool loop answers it with the
@@ -24,6 +25,8 @@ _WRAPPERS = (
     re.compile(r"^```(?:json|tool_call)?\s*(.*?)\s*```$", re.DOTALL),
     re.compile(r"^<tool_call>\s*(.*?)\s*</tool_call>$", re.DOTALL),
 )
+# The opening of a fence or tag whose closing a trailing line kept ``_WRAPPERS`` from matching.
+_OPENERS = re.compile(r"^(?:```(?:json|tool_call)?\s*|<tool_call>\s*)")
 _NAME_KEYS = ("name", "tool", "tool_name")
 _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
 
@@ -86,11 +89,12 @@ def parse_text_tool_calls(content: str | None, offered: Collection[str],
     """
     if not content or not offered:
         return ()
-    text = _unwrap(content)
+    text = _OPENERS.sub("", _unwrap(content), count=1)
     if not text.startswith(("{", "[")):
         return ()
     try:
-        value = json.loads(text)
+        # The leading JSON value; small models sometimes add a stray line after the call.
+        value, _ = json.JSONDecoder().raw_decode(text)
     except ValueError:
         return ()
     items = value if isinstance(value, list) else [value]

@@ -31,6 +31,23 @@ QWEN_PROMPT_LINE_AS_NAME = (
     '  "should_fully_stop": false,\n  "type": "feat"\n}\n```'
 )
 
+# A call, then a stray line (the start of another object, never closed).
+QWEN_CALL_THEN_STRAY_LINE = (
+    '{"name": "submit_iteration_result", "arguments": {"success": true, "summary": "Iteration complete. '
+    'Stop all work now."}}\n{"type": "feat/fix/docs/refactor/test/chore"'
+)
+
+
+def test_a_stray_line_after_the_call_is_ignored() -> None:
+    (call,) = parse_text_tool_calls(QWEN_CALL_THEN_STRAY_LINE, TOOLS, TOOLS)
+    assert (call.name, call.arguments) == (SUBMIT_NAME, {"success": True, "summary": "Iteration complete. Stop all work now."})
+    fenced = '```json\n{"name": "read", "arguments": {"path": "a.py"}}\n```\nThen I will edit it.'
+    assert parse_text_tool_calls(fenced, TOOLS, TOOLS)[0].arguments == {"path": "a.py"}
+
+
+def test_prose_before_json_is_still_text() -> None:
+    assert parse_text_tool_calls('I will call {"name": "read", "arguments": {"path": "a.py"}}', TOOLS, TOOLS) == ()
+
 
 def test_an_invented_name_is_read_as_the_tool_its_arguments_fit() -> None:
     (call,) = parse_text_tool_calls(QWEN_TITLE_AS_NAME, TOOLS, TOOLS)
