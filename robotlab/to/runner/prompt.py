@@ -153,8 +153,8 @@ def _tool_calls(p: PromptInputs) -> str:
     if not p.local_tools:
         return ""
     return (
-        "## How to Call Tools\n\nThe tools are: read, write, edit, bash, submit_iteration_result. Call one "
-        "tool at a time, by its exact name. If you cannot make a native tool call, reply with only the "
+        "## How to Call Tools\n\nThe tools are: read, write, edit, bash, submit_iteration_result (the "
+        "functions in the project's code are not tools). Call one tool at a time, by its exact name. If you cannot make a native tool call, reply with only the "
         "call as one JSON object, for example:\n\n"
         '    {"name": "edit", "arguments": {"path": "app.py", "old_text": "return total - 1", '
         '"new_text": "return total"}}\n\n'
