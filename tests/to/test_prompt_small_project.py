@@ -17,7 +17,7 @@ def test_a_small_project_is_shown_whole(tmp_path: Path) -> None:
     text = prompt.system_prompt(inputs)
     assert "### a.py\n\n```\nX = 1\n```" in text
     assert "runs/1/notes.md" not in text and "(no iterations yet)" in text
-    assert '{"name": "edit", "arguments": {"path": "app.py"' in text
+    assert '{"name": "edit", "arguments": {"path": "PATH"' in text
 
 
 def test_a_larger_project_is_listed_only(tmp_path: Path) -> None:

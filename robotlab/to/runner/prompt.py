@@ -155,12 +155,11 @@ def _tool_calls(p: PromptInputs) -> str:
     return (
         "## How to Call Tools\n\nThe tools are: read, write, edit, bash, submit_iteration_result (the "
         "functions in the project's code are not tools). Call one tool at a time, by its exact name. If you cannot make a native tool call, reply with only the "
-        "call as one JSON object, for example:\n\n"
-        '    {"name": "edit", "arguments": {"path": "app.py", "old_text": "return total - 1", '
-        '"new_text": "return total"}}\n\n'
-        "Change an existing file with edit (old_text copied exactly from the file), create a new one "
+        "call as one JSON object, in this shape (put the real path and text in place of the capitals):\n\n"
+        '    {"name": "edit", "arguments": {"path": "PATH", "old_text": "OLD LINES", "new_text": "NEW LINES"}}\n\n'
+        "Change an existing file with edit (OLD LINES copied exactly from the file), create a new one "
         "with write, run commands with bash, and finish with:\n\n"
-        '    {"name": "submit_iteration_result", "arguments": {"success": true, "summary": "Fixed the total."}}'
+        '    {"name": "submit_iteration_result", "arguments": {"success": true, "summary": "WHAT YOU CHANGED"}}'
     )
 
 
