@@ -64,18 +64,21 @@ def render(results: list[Result], agents: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _commit(root: Path) -> str:
+def commit_of(root: Path) -> str:
+    """The checked-out commit, short, marked when tracked files differ from it (take it when the
+    run starts: the code measured is the code of that moment)."""
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                            capture_output=True, text=True)
     return head.stdout.strip() + (" with uncommitted changes" if dirty.stdout.strip() else "")
 
 
-def append_section(root: Path, command: str, table: str, load_before: float, load_after: float) -> None:
+def append_section(root: Path, command: str, table: str, commit: str, load_before: float,
+                   load_after: float) -> None:
     """Append one run (date, commit, load, command, table) to the section, creating it if absent."""
     path = root / "docs" / "benchmarks.md"
     text = path.read_text()
-    block = (f"### {time.strftime('%Y-%m-%d %H:%M')}, commit {_commit(root)}\n\n"
+    block = (f"### {time.strftime('%Y-%m-%d %H:%M')}, commit {commit}\n\n"
              f"`.venv/bin/python {command}`; {os.cpu_count()} cores shared with other work, load average "
              f"{load_before:.1f} at the start and {load_after:.1f} at the end.\n\n{table}\n")
     start = text.find(SECTION + "\n")

@@ -42,7 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import real_tasks  # noqa: E402  (bench/real_tasks.py: the suite)
 import recording_proxy  # noqa: E402  (bench/recording_proxy.py: the token counts and transcripts)
-from real_table import Result, append_section, render  # noqa: E402  (bench/real_table.py)
+from real_table import Result, append_section, commit_of, render  # noqa: E402  (bench/real_table.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = ROOT / ".venv" / "bin"
@@ -180,7 +180,7 @@ def main() -> None:
     if set(agents) - set(AGENTS):
         parser.error(f"--agents: choose from {', '.join(AGENTS)}")
     tasks = real_tasks.load_tasks(args.tasks.split(",") if args.tasks else None)
-    load_before = os.getloadavg()[0]
+    load_before, commit = os.getloadavg()[0], commit_of(ROOT)
     with tempfile.TemporaryDirectory(prefix="robot-to-real-") as scratch:
         work = Path(args.keep) if args.keep else Path(scratch)
         results = []
@@ -192,7 +192,7 @@ def main() -> None:
     table = render(results, agents)
     print(table)
     if args.write:
-        append_section(ROOT, shown_command(sys.argv[1:]), table, load_before, os.getloadavg()[0])
+        append_section(ROOT, shown_command(sys.argv[1:]), table, commit, load_before, os.getloadavg()[0])
 
 
 def shown_command(argv: list[str]) -> str:
