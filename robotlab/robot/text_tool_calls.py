@@ -8,6 +8,12 @@ that names no offered tool but spells out its arguments (small models put a titl
 in ``name``) is read as the one offered tool whose parameters those arguments fit, when
 exactly one fits; otherwise it keeps the invented name, and the tool loop answers it with the
 names of the real tools. Without an arguments key, JSON naming no offered tool is plain text.
+
+A reply that is no JSON call but holds fenced code blocks, each under a line naming a file
+(``slicing.py``, ``### slicing.py``, "Here is the updated `slicing.py`:"), is read as one call
+per block with ``{"path": ..., "content": ...}`` to the one offered tool whose parameters are
+exactly those two (``parse_file_blocks``): small models rewrite a whole file far more reliably
+than they write an edit call. Shell and JSON blocks are never files.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from typing import Any
 
 from robotlab.llm import ToolCall
 
-__all__ = ["fitting_tool", "parse_text_tool_calls"]
+__all__ = ["fitting_tool", "parse_file_blocks", "parse_text_tool_calls"]
 
 _WRAPPERS = (
     re.compile(r"^```(?:json|tool_call)?\s*(.*?)\s*```$", re.DOTALL),
@@ -27,6 +33,11 @@ _WRAPPERS = (
 )
 # The opening of a fence or tag whose closing a trailing line kept ``_WRAPPERS`` from matching.
 _OPENERS = re.compile(r"^(?:```(?:json|tool_call)?\s*|<tool_call>\s*)")
+_FENCE = re.compile(r"^```([\w+-]*)[ \t]*\n(.*?)\n```[ \t]*$", re.DOTALL | re.MULTILINE)
+_NOT_FILES = {"bash", "sh", "shell", "console", "zsh", "json", "tool_call", "mswea_bash_command"}
+_QUOTED_PATH = re.compile(r"`([\w./-]+\.[A-Za-z]\w*)`")
+_BARE_PATH = re.compile(r"(?<![\w/.-])([\w./-]*[A-Za-z_][\w-]*\.[A-Za-z]\w*)(?![\w/-])")
+_ABBREVIATIONS = {"e.g", "i.e", "e.g.", "i.e."}
 _NAME_KEYS = ("name", "tool", "tool_name")
 _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
 
@@ -102,3 +113,33 @@ def parse_text_tool_calls(content: str | None, offered: Collection[str],
     if not calls or any(call is None for call in calls):
         return ()
     return tuple(call for call in calls if call is not None)
+
+
+def _named_path(line: str) -> str | None:
+    """The file a line names: its last `quoted` path, else its last bare one (``a.py``, ``pkg/b.txt``)."""
+    quoted = _QUOTED_PATH.findall(line)
+    if quoted:
+        return quoted[-1]
+    bare = [token.rstrip(".") for token in _BARE_PATH.findall(line) if token.lower() not in _ABBREVIATIONS]
+    return bare[-1] if bare else None
+
+
+def parse_file_blocks(content: str | None, schemas: Mapping[str, dict[str, Any]]) -> tuple[ToolCall, ...]:
+    """One ``{"path", "content"}`` call per fenced block under a line naming a file, to the one
+    tool taking exactly those parameters; ``()`` when there is no such tool, no such block, or a
+    block has no file named above it."""
+    writers = [name for name, schema in schemas.items()
+               if set(schema.get("properties") or {}) == {"path", "content"}]
+    if not content or len(writers) != 1:
+        return ()
+    calls = []
+    for index, match in enumerate(_FENCE.finditer(content)):
+        if match.group(1).lower() in _NOT_FILES:
+            continue
+        above = [line for line in content[: match.start()].splitlines() if line.strip()]
+        path = _named_path(above[-1]) if above else None
+        if path is None:
+            return ()
+        calls.append(ToolCall(f"file_block_{index}", writers[0], {"path": path, "content": match.group(2) + "\n"}))
+    return tuple(calls)
+

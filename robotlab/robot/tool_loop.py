@@ -25,7 +25,7 @@ from robotlab.llm import LLM, ChunkCallback, LLMReply, ToolCall, is_priced
 from robotlab.observability import spans, tracing
 from robotlab.robot.doom_loop import DoomLoopDetector, annotate
 from robotlab.robot.structured import RETRY_PROMPT, StructuredOutput, invalid_twice
-from robotlab.robot.text_tool_calls import parse_text_tool_calls
+from robotlab.robot.text_tool_calls import parse_file_blocks, parse_text_tool_calls
 from robotlab.tools.tool import Tool
 
 __all__ = ["LoopOutcome", "ToolLoop", "chain_callbacks", "reply_entries", "tool_error_text", "truncation_warning"]
@@ -183,8 +183,9 @@ class ToolLoop:
             reply = self.llm.complete(messages, self._schemas, self.params, self.on_chunk)
         if reply.tool_calls or not self._schemas:
             return reply
-        calls = parse_text_tool_calls(reply.content, self._by_name,
-                                      {name: tool.parameters for name, tool in self._by_name.items()})
+        schemas = {name: tool.parameters for name, tool in self._by_name.items()}
+        calls = parse_text_tool_calls(reply.content, self._by_name, schemas) or parse_file_blocks(reply.content,
+                                                                                                 schemas)
         if not calls:
             return reply
         return dataclasses.replace(reply, content=None, tool_calls=calls)

@@ -47,3 +47,12 @@ def test_a_file_shown_in_the_prompt_may_be_edited_without_a_read(runner: Runner,
 
     assert (repo / "README.md").read_text() == "hello there\n"
     assert git(repo, "log", "-1", "--format=%s").strip() == "robot-to 1: greet"
+
+
+def test_a_whole_file_in_a_fence_rewrites_a_shown_file_and_the_gate_decides(runner: Runner, repo: Path) -> None:
+    # Given a model that answers with the whole new README under its name, and never submits
+    turns = [{"content": "Here is the updated `README.md`:\n\n```\nhello there\n```"}, DONE, DONE]
+    runner.run(turns, max_iterations=1, local_guards=True, verify_command="grep -q there README.md")
+    # Then the block was written (the prompt showed README.md whole) and the verify gate committed it
+    assert (repo / "README.md").read_text() == "hello there\n"
+    assert git(repo, "log", "-1", "--format=%s").strip() == "robot-to 1: no submit; verify passed"

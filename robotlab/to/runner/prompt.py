@@ -158,7 +158,8 @@ def _tool_calls(p: PromptInputs) -> str:
         "call as one JSON object, in this shape (put the real path and text in place of the capitals):\n\n"
         '    {"name": "edit", "arguments": {"path": "PATH", "old_text": "OLD LINES", "new_text": "NEW LINES"}}\n\n'
         "Change an existing file with edit (OLD LINES copied exactly from the file), create a new one "
-        "with write, run commands with bash, and finish with:\n\n"
+        "with write, run commands with bash. To replace a whole file, you may instead reply with its path "
+        "on one line and its complete new content in a fenced code block below it. Finish with:\n\n"
         '    {"name": "submit_iteration_result", "arguments": {"success": true, "summary": "WHAT YOU CHANGED"}}'
     )
 

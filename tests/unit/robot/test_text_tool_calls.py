@@ -7,7 +7,7 @@ server) to robot-to's prompt in bench/robot_to_real.py runs.
 from __future__ import annotations
 
 import robotlab
-from robotlab.robot.text_tool_calls import fitting_tool, parse_text_tool_calls
+from robotlab.robot.text_tool_calls import fitting_tool, parse_file_blocks, parse_text_tool_calls
 from robotlab.testing import ScriptedLLM
 from robotlab.to.tools.files import SCHEMAS
 from robotlab.to.tools.submit import SUBMIT_NAME, SUBMIT_SCHEMA
@@ -90,3 +90,23 @@ def test_a_robot_is_told_the_real_tool_names_for_an_invented_one() -> None:
     robotlab.build(local_tools=[weather], llm=llm).run("weather?", tools="inherit")
     assert llm.requests[1].tool_results() == [
         "Error (forecast please): no tool named 'forecast please' is available; the tools are: weather"]
+
+
+WRITER = {"write": TOOLS["write"], "read": TOOLS["read"]}
+
+
+def test_a_fenced_file_under_its_name_is_a_write() -> None:
+    text = ("To fix it, here is the updated `slicing.py` file with the necessary changes:\n\n"
+            "```python\ndef first_n(items, n):\n    return items[:n]\n```\n\nThis works.")
+    (call,) = parse_file_blocks(text, WRITER)
+    assert (call.name, call.arguments) == ("write", {"path": "slicing.py",
+                                                     "content": "def first_n(items, n):\n    return items[:n]\n"})
+    (bare,) = parse_file_blocks("### pkg/settings.json\n```json5\n{}\n```", WRITER)
+    assert bare.arguments["path"] == "pkg/settings.json"
+
+
+def test_blocks_that_are_no_file_are_not_written() -> None:
+    assert parse_file_blocks("Run the tests:\n```bash\npytest -q\n```", WRITER) == ()
+    assert parse_file_blocks("Here it is:\n```python\nX = 1\n```", WRITER) == ()
+    assert parse_file_blocks("That is, e.g. this:\n```python\nX = 1\n```", WRITER) == ()
+    assert parse_file_blocks("`a.py`\n```python\nX = 1\n```", {"read": TOOLS["read"]}) == ()
