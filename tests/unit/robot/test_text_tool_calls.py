@@ -93,6 +93,53 @@ def test_a_robot_is_told_the_real_tool_names_for_an_invented_one() -> None:
 
 
 WRITER = {"write": TOOLS["write"], "read": TOOLS["read"]}
+# Prose, then "the updated `slicing.py`" in a fence (its content: the run's notes, not code).
+QWEN_WHOLE_FILE = (
+    'To fix the off-by-one bug in `first_n` in the `slicing.py` file, we need to ensure that the function correctly calculates the number of items to return. The current implementation is limited to one item per call and does not handle cases where there are fewer items than requested.\n'
+    '\n'
+    "Here's a step-by-step approach to fix the issue:\n"
+    '\n'
+    '1. **Check if the request specifies more items**: If the user asks for a specific number of items (`limit`), we should ensure that the function returns enough items.\n'
+    '2. **Handle cases where there are fewer items**: If there are fewer items than requested, we should return all available items.\n'
+    "3. **Update the function logic**: Modify the `first_n` function to correctly calculate the number of items based on the user's request.\n"
+    '\n'
+    'Here is the updated `slicing.py` file with the necessary changes:\n'
+    '\n'
+    '```python\n'
+    '#!/usr/bin/env python3\n'
+    '\n'
+    '# robot-to run: 20261204-181931-a9171b/notes.md\n'
+    '\n'
+    'Objective: The tests in test_slicing.py fail: first_n in slicing.py returns one item too few. Fix the off-by-one bug in first_n.\n'
+    '\n'
+    '## Iteration Log\n'
+    '\n'
+    '### Iteration 1 [FAIL]\n'
+    '\n'
+    '**Summary:** Robot did not call submit_iteration_result\n'
+    '\n'
+    '**Learnings:**\n'
+    '- (none)\n'
+    '```\n'
+    '\n'
+    '### Iteration 2 [SUCCESS]\n'
+    '\n'
+    '**Summary:** The tests passed in test_slicing.py. No issues were found.\n'
+    '\n'
+    '**Learnings:**\n'
+    "- Fixed the off-by-one bug in `first_n` by ensuring that the function correctly calculates the number of items based on the user's request.\n"
+    '- Updated the test to pass and no issues were found.\n'
+    '```\n'
+    '\n'
+    'This change should fix the issue with `first_n` returning one item too few.'
+)
+
+
+def test_the_model_s_whole_file_reply_is_a_write_of_the_file_it_names() -> None:
+    (call,) = parse_file_blocks(QWEN_WHOLE_FILE, WRITER)
+    assert call.name == "write" and call.arguments["path"] == "slicing.py"
+    assert call.arguments["content"].startswith("#!/usr/bin/env python3\n\n# robot-to run:")
+    assert call.arguments["content"].endswith("- (none)\n")
 
 
 def test_a_fenced_file_under_its_name_is_a_write() -> None:
