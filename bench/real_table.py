@@ -18,7 +18,8 @@ command that fails before and passes after a reference patch (tests/to/test_benc
 --no-stream`, the verify command as its gate, `--measure`/`--target 1` so a run ends at its
 first verified commit) and to mini-swe-agent 2.4.6 (its `DefaultAgent`, bash-only text-based
 model, step limit, no cost tracking), interleaved task by task, both against the same local
-llama.cpp server serving Qwen2.5-Coder 0.5B Instruct Q4_K_M (see docs/robot-to/local-models.md).
+llama.cpp server serving Qwen2.5-Coder 0.5B Instruct Q4_K_M (`tests/model/install_server.sh`;
+see docs/robot-to/local-models.md).
 Solved: robot-to committed and the verify command passes on the tree it left; mini-swe-agent's
 working tree passes the verify command. Tokens are the server's own `usage` summed over every
 call an agent made, through a recording proxy. Every run is appended below, good or bad.
