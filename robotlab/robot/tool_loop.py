@@ -25,7 +25,7 @@ from robotlab.llm import LLM, ChunkCallback, LLMReply, ToolCall, is_priced
 from robotlab.observability import spans, tracing
 from robotlab.robot.doom_loop import DoomLoopDetector, annotate
 from robotlab.robot.structured import RETRY_PROMPT, StructuredOutput, invalid_twice
-from robotlab.robot.text_tool_calls import parse_text_tool_calls
+from robotlab.robot.text_tool_calls import parse_file_blocks, parse_text_tool_calls
 from robotlab.tools.tool import Tool
 
 __all__ = ["LoopOutcome", "ToolLoop", "chain_callbacks", "reply_entries", "tool_error_text", "truncation_warning"]
@@ -196,7 +196,9 @@ class ToolLoop:
             reply = self.llm.complete(messages, self._schemas, self.params, self.on_chunk)
         if reply.tool_calls or not self._schemas:
             return reply
-        calls = parse_text_tool_calls(reply.content, self._by_name)
+        schemas = {name: tool.parameters for name, tool in self._by_name.items()}
+        calls = parse_text_tool_calls(reply.content, self._by_name, schemas) or parse_file_blocks(reply.content,
+                                                                                                 schemas)
         if not calls:
             return reply
         return dataclasses.replace(reply, content=None, tool_calls=calls)
@@ -247,7 +249,8 @@ class ToolLoop:
     def _execute(self, call: ToolCall) -> Any:
         tool = self._by_name.get(call.name)
         if tool is None:
-            return f"Error ({call.name}): no tool named {call.name!r} is available"
+            return (f"Error ({call.name}): no tool named {call.name!r} is available; "
+                    f"the tools are: {', '.join(self._by_name)}")
         tool.robot = self.robot
         ctx = ToolCallHookContext(tool=tool, tool_name=call.name, tool_args=call.arguments, robot=self.robot)
 

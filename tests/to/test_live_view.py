@@ -31,16 +31,20 @@ def notes(repo: Path) -> str:
 
 
 def test_every_tool_call_and_a_refusal_are_logged_and_shown(repo: Path) -> None:
-    turns = [call("write", path="README.md", content="overwrite\n"), *write_and_submit("new.txt", "x\n")]
+    # local.txt exists but is ignored, so the prompt does not show it: writing over it unread is refused
+    (repo / "local.txt").write_text("mine\n")
+    with (repo / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write("local.txt\n")
+    turns = [call("write", path="local.txt", content="overwrite\n"), *write_and_submit("new.txt", "x\n")]
     result = run_cli(turns)
 
     assert result.exit_code == 0, result.output
     calls = [(e["tool"], e["target"]) for e in events(repo, "tool:call")]
-    assert calls == [("write", "README.md"), ("write", "new.txt"), ("submit_iteration_result", "did it")]
+    assert calls == [("write", "local.txt"), ("write", "new.txt"), ("submit_iteration_result", "did it")]
     outcomes = [(e["tool"], e["outcome"]) for e in events(repo, "tool:result")]
     assert outcomes == [("write", "refused"), ("write", "ok"), ("submit_iteration_result", "ok")]
-    assert events(repo, "tool:result")[0]["reason"].startswith("Refused -- README.md already exists")
-    assert "robot-to: iteration 1: refused write README.md: Refused -- README.md already exists" in result.stderr
+    assert events(repo, "tool:result")[0]["reason"].startswith("Refused -- local.txt already exists")
+    assert "robot-to: iteration 1: refused write local.txt: Refused -- local.txt already exists" in result.stderr
     assert "\x1b[" not in result.stderr
 
 

@@ -77,11 +77,12 @@ def test_write_guard_read_before_edit_and_opt_out(tmp_path: Path) -> None:
     (tmp_path / "f.py").write_text("old = 1\n")
     chain = _chain(tmp_path)
     write, edit, read = chain.wrap("write", files.write), chain.wrap("edit", files.edit), chain.wrap("read", files.read)
-    assert "write is for NEW files only" in write({"path": "f.py", "content": "new"})
+    assert "already exists and you have not read it" in write({"path": "f.py", "content": "new"})
     assert (tmp_path / "f.py").read_text() == "old = 1\n"
     assert "must be read before edit" in edit({"path": "f.py", "old_text": "old", "new_text": "new"})
     read({"path": "f.py"})
     assert edit({"path": "f.py", "old_text": "old", "new_text": "new"}) == "Edited f.py"
+    assert write({"path": "f.py", "content": "new = 2\n"}).startswith("Wrote 1 lines")  # read: it may be rewritten
     assert (tmp_path / ".cp" / notes_flat(tmp_path / "f.py")).read_text() == "old = 1\n"
     free = _chain(tmp_path, write_guard=False).wrap("write", files.write)
     assert free({"path": "f.py", "content": "whole\n"}).startswith("Wrote 1 lines")

@@ -1,9 +1,10 @@
 """The guard chain every tool call of an iteration goes through.
 
 Order: confine the path to the repository, the grader lock (always on), then with local
-guards: checkpoint, WriteGuard (unless ``write_guard=False``), read-before-edit; then the
-tool; then the read-set and the quality monitor. State lasts for the whole iteration
-(nudges and repairs included), because one child process runs the whole iteration.
+guards: checkpoint, WriteGuard (no ``write`` over an existing file the robot has not read,
+unless ``write_guard=False``), read-before-edit; then the tool; then the read-set and the
+quality monitor. State lasts for the whole iteration (nudges and repairs included), because
+one child process runs the whole iteration.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ Observer = Callable[[dict[str, Any]], None]
 TARGET_LIMIT = 120
 
 WRITE_REFUSAL = (
-    "Refused -- {path} already exists. write is for NEW files only. Read the file and use edit "
-    "with the exact current text as old_text. Do not retry write."
+    "Refused -- {path} already exists and you have not read it. Read the file, then use edit "
+    "with the exact current text as old_text (or write its whole new content)."
 )
 EDIT_REFUSAL = (
     "Refused -- {path} must be read before edit. Read it first, match whitespace exactly and "
@@ -44,6 +45,8 @@ class GuardSettings:
     local_guards: bool = False
     write_guard: bool = True
     checkpoint_dir: str | None = None
+    shown: tuple[str, ...] = ()
+    """Files whose content the prompt showed: they count as read (read-before-edit)."""
 
 
 class GuardChain:
@@ -53,7 +56,7 @@ class GuardChain:
         self.settings = settings
         self.root = os.path.realpath(settings.root)
         self.lock = lock
-        self.known: set[str] = set()
+        self.known: set[str] = {resolve(self.root, name) for name in settings.shown}
         self.monitor = QualityMonitor()
         self.checkpoints = Checkpoints(settings.checkpoint_dir or Path(self.root) / ".checkpoints")
         self.observer: Observer | None = None
@@ -112,7 +115,7 @@ class GuardChain:
         if not self.settings.local_guards:
             return None
         shown = relative(self.root, path)
-        if name == "write" and self.settings.write_guard and os.path.exists(path):
+        if name == "write" and self.settings.write_guard and os.path.exists(path) and path not in self.known:
             return WRITE_REFUSAL.format(path=shown)
         if name == "edit" and path not in self.known:
             return EDIT_REFUSAL.format(path=shown)

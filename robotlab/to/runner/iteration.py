@@ -25,6 +25,8 @@ from robotlab.to.runner.session import Session
 from robotlab.to.runner.stop_conditions import budget_spent
 from robotlab.to.tools.submit import IterationResult
 
+NO_SUBMIT = "no submit; verify passed"
+
 
 def lock_for(session: Session) -> GraderLock:
     """The grader lock of this iteration: the eval's own files plus ``--protect-path``."""
@@ -34,16 +36,19 @@ def lock_for(session: Session) -> GraderLock:
 
 def _plan(session: Session, lock: GraderLock) -> ChildPlan:
     decisions = session.decisions.resolved() if session.settings.decisions_enabled else []
+    files = session.git.tracked_files()
+    texts = prompt.small_project(session.root, files) if session.settings.local_guards else {}
     inputs = prompt.PromptInputs(
         objective=session.run.objective, iteration=session.run.iteration, notes_path=session.run.notes_path,
-        notes=session.notes.read(), files=session.git.tracked_files(), decisions=decisions,
+        notes=session.notes.read(), files=files, decisions=decisions,
         scored=is_scored(session.evaluator, session.settings), last_score_value=session.run.best_score_value,
         target=session.settings.eval_target, iterations_since_improvement=session.run.iterations_since_improvement,
         verify_command=session.settings.verify_command, decisions_enabled=session.settings.decisions_enabled,
         commit_failure=session.commit_failure, stop_when=session.settings.stop_when,
-        locked=[p for p in lock.patterns],
+        locked=[p for p in lock.patterns], file_texts=texts, local_tools=session.settings.local_guards,
     )
-    guard = GuardSettings(session.root, session.settings.local_guards, session.settings.write_guard, f"{session.run.run_dir}/checkpoints")
+    guard = GuardSettings(session.root, session.settings.local_guards, session.settings.write_guard,
+                          f"{session.run.run_dir}/checkpoints", shown=tuple(texts))
     name = f"robot-to-{session.run.run_id}-{session.run.iteration}"
     crew = tuple(session.settings.crew) if session.ask_crew is not None else ()
     return ChildPlan(name, prompt.system_prompt(inputs), session.model, guard, lock.patterns, session.settings.decisions_enabled,
@@ -58,6 +63,8 @@ class Attempts:
         self.child = child
         self.result: IterationResult | None = None
         self.corrections: list[str] = []
+        self.unsubmitted = False
+        """The robot never submitted, and the gate decides (``_gate_decides``)."""
 
     def run(self, message: str) -> AttemptReport:
         """One robot run (first message, nudge or repair), within what is left of the token budget.
@@ -153,7 +160,25 @@ def _work(session: Session, attempts: Attempts) -> Outcome | None:
     result = attempts.result or IterationResult.missing()
     if session.stopping:
         return Outcome(OutcomeKind.INTERRUPTED, result)
+    if attempts.result is None and _gate_decides(session):
+        attempts.unsubmitted = True
+        return None
     return None if result.success else Outcome(OutcomeKind.FAILURE, result)
+
+
+def _gate_decides(session: Session) -> bool:
+    """A robot that never submitted gets the gate anyway when a verify command is set and the
+    iteration changed files: small models edit and stop without the submit call, and the verify
+    command, not the robot's claim, is what a commit rests on (docs: "No submit")."""
+    return bool(session.settings.verify_command) and bool(session.git.changed_vs_worktree("HEAD"))
+
+
+def _unsubmitted_result(session: Session) -> IterationResult:
+    """The result of an iteration that never submitted and whose changes passed the gate."""
+    files = session.git.changed_vs_worktree("HEAD")
+    session.log.event("iteration:no_submit", iteration=session.run.iteration, detail=NO_SUBMIT, files=files)
+    session.status.say(f"iteration {session.run.iteration}: {NO_SUBMIT}")
+    return IterationResult(success=True, summary=NO_SUBMIT, key_changes=files)
 
 
 def evaluate(session: Session) -> Score:
@@ -210,6 +235,8 @@ def _gate(session: Session, attempts: Attempts, lock: GraderLock, before: dict[s
             if report.error.is_interrupt:
                 return Outcome(OutcomeKind.INTERRUPTED, result, score)
             break
+    if attempts.result is None and attempts.unsubmitted and score.gate_ok:
+        return _classify(session, _unsubmitted_result(session), score)
     return _classify(session, attempts.result or IterationResult.missing(), score)
 
 

@@ -8,6 +8,7 @@
 | gate failure   | rollback         | +1                   | +1                | +1          |
 | tampered       | rollback         | +1                   | +1                | +1          |
 | failure        | rollback         | +1                   | +1                | +1          |
+(a robot that never submitted but changed files goes to the gate as a commit or gate failure)
 | error, final   | rollback         | +1                   | +1                | +1          |
 | interrupted    | rollback         | unchanged            | unchanged         | +1          |
 | budget         | rollback         | unchanged            | unchanged         | +1          |

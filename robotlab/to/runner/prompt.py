@@ -1,18 +1,24 @@
 """The per-iteration system prompt, and the nudge and repair messages.
 
-Sections, in order: role, prior work (bounded notes), project files, answered decisions,
-task, score feedback, verification, decisions, required submit, commit failure, stop
+Sections, in order: role, prior work (bounded notes), project files (with their contents
+when the project is small), answered decisions, task, score feedback, verification, how to
+call the file tools (local guards), decisions, required submit, commit failure, stop
 condition. Headings are stable: tests and users key off them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from robotlab.to.record.decisions import Decision
 from robotlab.to.record.notes import bounded
 
 FILE_LIST_LIMIT = 200
+# A project this small is shown whole: a small model that sees the code edits it at once,
+# instead of spending a model call (the whole prompt again) per file read.
+SMALL_PROJECT_FILES = 12
+SMALL_PROJECT_CHARS = 6000
 
 NUDGE = (
     "You ended without calling submit_iteration_result. Call it now: success=true with a "
@@ -40,6 +46,24 @@ class PromptInputs:
     commit_failure: str | None = None
     stop_when: str | None = None
     locked: list[str] = dataclasses.field(default_factory=list)
+    file_texts: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The contents of a small project's files, shown in the prompt (``small_project``)."""
+    local_tools: bool = False
+    """The robot has read/write/edit/bash (local guards): the prompt shows how to call them."""
+
+
+def small_project(root: str | Path, files: list[str]) -> dict[str, str]:
+    """Every tracked file's text when there are at most ``SMALL_PROJECT_FILES`` of them, all
+    text, together at most ``SMALL_PROJECT_CHARS`` characters; otherwise ``{}``."""
+    if not files or len(files) > SMALL_PROJECT_FILES:
+        return {}
+    texts: dict[str, str] = {}
+    for name in files:
+        try:
+            texts[name] = (Path(root) / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return {}
+    return texts if sum(map(len, texts.values())) <= SMALL_PROJECT_CHARS else {}
 
 
 def _role(p: PromptInputs) -> str:
@@ -50,7 +74,10 @@ def _role(p: PromptInputs) -> str:
 
 
 def _prior_work(p: PromptInputs) -> str:
-    notes = bounded(p.notes).strip() or "(no iterations yet)"
+    notes = bounded(p.notes).strip()
+    if not notes:
+        # No path on a first iteration: a small model reads it as the folder the code is in.
+        return "## Prior Work (notes.md)\n\n(no iterations yet)"
     return (
         "## Prior Work (notes.md)\n\nRead these notes from earlier iterations first. Do NOT modify "
         f"notes.md; the orchestrator writes it.\n\nFile path: {p.notes_path}\n\n```\n{notes}\n```"
@@ -60,6 +87,12 @@ def _prior_work(p: PromptInputs) -> str:
 def _files(p: PromptInputs) -> str:
     if not p.files:
         return ""
+    if p.file_texts:
+        shown = "\n\n".join(f"### {name}\n\n```\n{text.rstrip()}\n```" for name, text in p.file_texts.items())
+        return (
+            "## Project Files\n\nThe whole project, every file with its current content (paths are "
+            f"relative to the repository root; you need not read them again):\n\n{shown}"
+        )
     listed = "\n".join(f"- {name}" for name in p.files[:FILE_LIST_LIMIT])
     more = f"\n- ... and {len(p.files) - FILE_LIST_LIMIT} more" if len(p.files) > FILE_LIST_LIMIT else ""
     return (
@@ -116,6 +149,21 @@ def _verification(p: PromptInputs) -> str:
     )
 
 
+def _tool_calls(p: PromptInputs) -> str:
+    if not p.local_tools:
+        return ""
+    return (
+        "## How to Call Tools\n\nThe tools are: read, write, edit, bash, submit_iteration_result (the "
+        "functions in the project's code are not tools). Call one tool at a time, by its exact name. If you cannot make a native tool call, reply with only the "
+        "call as one JSON object, in this shape (put the real path and text in place of the capitals):\n\n"
+        '    {"name": "edit", "arguments": {"path": "PATH", "old_text": "OLD LINES", "new_text": "NEW LINES"}}\n\n'
+        "Change an existing file with edit (OLD LINES copied exactly from the file), create a new one "
+        "with write, run commands with bash. To replace a whole file, you may instead reply with its path "
+        "on one line and its complete new content in a fenced code block below it. Finish with:\n\n"
+        '    {"name": "submit_iteration_result", "arguments": {"success": true, "summary": "WHAT YOU CHANGED"}}'
+    )
+
+
 def _ask(p: PromptInputs) -> str:
     if not p.decisions_enabled:
         return ""
@@ -155,7 +203,8 @@ def _stop(p: PromptInputs) -> str:
     )
 
 
-_SECTIONS = (_role, _prior_work, _files, _answered, _task, _score, _verification, _ask, _submit, _commit_failure, _stop)
+_SECTIONS = (_role, _prior_work, _files, _answered, _task, _score, _verification, _tool_calls, _ask, _submit,
+             _commit_failure, _stop)
 
 
 def system_prompt(inputs: PromptInputs) -> str:

@@ -79,7 +79,8 @@ SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
     "write": (
-        "Create a NEW file with the given content. To change an existing file, read it and use edit.",
+        "Create a file with the given content, or replace the whole content of a file you have read. "
+        "For a small change to an existing file, use edit.",
         {
             "type": "object",
             "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
