@@ -98,6 +98,27 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServ
             server.wait()
 
 
+END_OF_TEXT = {"151643": -100, "151645": -100}
+"""A logit bias that bans this model's end-of-text tokens: a reply then runs to its token cap,
+whatever the model would have said, so its length is set by the test and not by the model."""
+
+
+@pytest.fixture(scope="session")
+def generation_rate(model_server: ModelServer) -> float:
+    """Tokens per second this server generates on this machine, measured once: tests that need
+    a reply longer than a deadline size it from this, so a faster CI machine does not finish early.
+    The measure includes reading the prompt, so it errs low, and the tests size with a margin."""
+    tokens = 32
+    body = json.dumps({"model": MODEL_ALIAS, "messages": [{"role": "user", "content": "Count to fifty."}],
+                       "max_tokens": tokens, "logit_bias": END_OF_TEXT}).encode()
+    request = urllib.request.Request(f"{model_server.url}/chat/completions", body,
+                                     {"Content-Type": "application/json"})
+    started = time.monotonic()
+    with urllib.request.urlopen(request, timeout=300) as response:
+        generated = json.load(response)["usage"]["completion_tokens"]
+    return float(generated) / (time.monotonic() - started)
+
+
 def wait_idle(server: ModelServer, timeout: float = 60) -> float:
     """Seconds until the server answers a one-token request: how long it stayed busy with
     earlier work (llama.cpp's server generates one request at a time)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -11,7 +12,7 @@ import robotlab
 from robotlab.errors import InferenceError, ToolLoopError
 from robotlab.inference.causes import EMPTY_STREAM, Cause
 from robotlab.llm import LiteLLM
-from tests.model.conftest import CONTEXT, ModelServer, wait_idle
+from tests.model.conftest import CONTEXT, END_OF_TEXT, ModelServer, wait_idle
 
 SLACK = 1.5
 """Seconds a call may overrun its deadline: the deadline's promise is one second, plus a loaded
@@ -60,23 +61,35 @@ def test_a_tool_using_run_goes_through_the_tool_loop(model_server: ModelServer) 
         assert len(calls) == 3
 
 
+DEADLINE = 3.0
+
+
 @pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
-def test_a_long_reply_ends_at_its_deadline_and_the_server_is_let_go(model_server: ModelServer, streamed: bool) -> None:
-    llm = LiteLLM(max_retries=3, timeout=6)
-    # Whole, the reply runs to its end on the server after the client has gone (llama.cpp notices
-    # a closed connection only while streaming), so it is capped to keep the tier short.
+def test_a_long_reply_ends_at_its_deadline_and_the_server_is_let_go(model_server: ModelServer, generation_rate: float,
+                                                                    streamed: bool) -> None:
+    llm = LiteLLM(max_retries=3, timeout=DEADLINE)
+    # Deadlines of work at the measured rate, its end-of-text banned: the reply cannot end on its
+    # own before the deadline on any machine. Whole, it runs to its end on the server after the
+    # client has gone (llama.cpp notices a closed connection only while streaming), so it is
+    # kept to four deadlines; streamed, to twenty, so that a server still busy would show.
+    deadlines = 20 if streamed else 4
+    reply_tokens = min(CONTEXT - 256, max(64, math.ceil(generation_rate * DEADLINE * deadlines)))
     params = {"model": model_server.model, "api_base": model_server.url, "api_key": "x",
-              "max_tokens": 2048 if streamed else 200}
-    messages = [{"role": "user", "content": "Write a 1000-word story about a lighthouse keeper."}]
+              "max_tokens": reply_tokens, "logit_bias": END_OF_TEXT}
+    messages = [{"role": "user", "content": "Write the numbers from 1 to 5000, separated by commas."}]
+    import litellm  # noqa: F401  (a cold import takes seconds, and the deadline starts after it)
+
     started = time.monotonic()
     with pytest.raises(InferenceError) as caught:
         llm.complete(messages, [], params, (lambda _chunk: None) if streamed else None)
     took = time.monotonic() - started
     assert caught.value.cause == Cause.TIMEOUT
-    assert took < 6 + SLACK, f"{took:.1f}s for a 6 s deadline"
+    assert took < DEADLINE + SLACK, f"{took:.1f}s for a {DEADLINE:.0f} s deadline"
     if streamed:
-        # The abandoned stream was closed, so the server stopped generating: it is free at once.
-        assert wait_idle(model_server) < 20
+        # The abandoned stream was closed, so the server stopped generating: it is free at once,
+        # well before the rest of the reply would have been generated.
+        rest_of_reply = reply_tokens / generation_rate - DEADLINE
+        assert wait_idle(model_server) < max(DEADLINE * 2, rest_of_reply / 2)
     else:
         wait_idle(model_server, timeout=100)
 

@@ -51,10 +51,11 @@ def test_the_senders_time_out_bounds_the_robots_work(processes: Processes, start
     # a long one is then still bob's to refuse when its sender's deadline passes.
     start_broker(endpoint)
     broker = endpoint
-    # 4,096 tokens at this model's speed is minutes of work; the sender waits 8 s.
+    # Counting to 3,000 is about 4,000 tokens: tens of seconds even on a fast machine, minutes
+    # on a slow one, and a length the model does not choose. The sender waits 8 s.
     serve_bob(processes, broker, model_server, "--max-tokens", "4096")
     started = time.monotonic()
-    story = background_send(broker, "8", "Write a 300-word story about a lighthouse.")
+    story = background_send(broker, "8", "Write the numbers from 1 to 3000, separated by commas.")
     wait_until(lambda: live(broker, "bob")[0]["in_flight"] >= 1, timeout=10, message="bob working on the story")
     behind = background_send(broker, "3", "Queued behind the story.")
     assert story.wait(60) == 75, story.communicate()

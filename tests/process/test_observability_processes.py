@@ -147,13 +147,19 @@ def test_ps_and_top_show_a_robots_load_and_an_unknown_price_while_it_works(
     assert line.split()[0] == "clock" and "unknown" in line and "running" in line
     # And top, off a terminal, prints the same table each interval until Ctrl-C, then exits 0
     top = subprocess.Popen([sys.executable, "-m", "robotlab.cli", "top", "--broker", endpoint, "--interval", "0.2"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     try:
         seen: list[str] = []
         wait_until(lambda: _read_until(top, seen, "Ctrl-C to quit", 2), timeout=30, message="two frames of top")
     finally:
         top.send_signal(signal.SIGINT)
-        out, err = top.communicate(timeout=15)
+        try:
+            out, err = top.communicate(timeout=15)
+        except subprocess.TimeoutExpired:  # stuck: its threads' stacks (faulthandler, on SIGABRT) say where
+            top.send_signal(signal.SIGABRT)
+            out, err = top.communicate(timeout=15)
+            raise AssertionError(f"top did not exit on Ctrl-C:\n{err[-6000:]}") from None
     assert top.returncode == 0, err
     frame = "".join(seen)
     assert "1 member" in frame and "clock" in frame and "unknown" in frame and "IN FLIGHT" in frame
