@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 import click
@@ -35,14 +36,19 @@ main.add_command(keys_group)
 
 TIMEOUT = click.FloatRange(min=0)
 """Seconds to wait: never negative."""
+CONNECT_SECONDS = 5.0
+"""How long a command looks for a broker that welcomes it (send: its --timeout, if longer)."""
+MIN_LEFT = 0.1
+"""Seconds a send still waits for its receipt or reply when finding the broker took its whole time-out."""
 
 
-def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str | None) -> bus.BusClient:
+def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str | None,
+             timeout: float = CONNECT_SECONDS) -> bus.BusClient:
     address = bus.broker_url(url)
     if address.startswith("inproc://"):
         # An inproc broker lives inside one process; a new command could only wait for it in vain.
         raise ConfigError(f"{address} is an in-process address: give the broker's tcp:// or ipc:// address")
-    return bus.connect(address, name=name, keys=client_keys(keys_folder, key_file))
+    return bus.connect(address, name=name, keys=client_keys(keys_folder, key_file), timeout=timeout)
 
 
 @main.command("broker")
@@ -146,7 +152,12 @@ def send_command(to: str, url: str | None, any_: bool, wait: bool, timeout: floa
     """Send CONTENT to a robot. Exit 0 delivered (or replied), 69 undeliverable, 75 timeout."""
     payload: Any = _parse_content(content) if json_content else content
     setup_tracing(trace_settings(), "robotlab-send")  # off unless OTEL_* names an exporter
-    with _connect(url, "robotlab-send", keys_folder, key_file) as client:
+    # The send's time-out bounds the whole command, finding the broker included (never less than
+    # CONNECT_SECONDS for that): a standby pair in the middle of a takeover is waited for, not
+    # reported unreachable.
+    ends = time.monotonic() + timeout
+    with _connect(url, "robotlab-send", keys_folder, key_file, timeout=max(timeout, CONNECT_SECONDS)) as client:
+        timeout = max(ends - time.monotonic(), MIN_LEFT)
         if wait:
             reply = client.request(to, payload, timeout=timeout, any=any_, type=type_ or "request")
             if as_json:

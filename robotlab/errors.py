@@ -31,6 +31,7 @@ that ends on a stop condition is not an error: :class:`StopRun` (Ruby's ``AbortE
     └── BusError                       69  the bus failed (Ruby: BusError)
         ├── ProtocolError              76  frames that do not parse (raw frames attached)
         ├── PeerUnavailable            69  the broker cannot be reached
+        │   └── StandbyPassive         75  only a passive standby answered: a takeover may be under way
         ├── DeliveryFailed             69  the broker reports a message's fate
         │   ├── Undeliverable          69  no live robot has that name
         │   ├── Nacked                 69  the receiver refused it (reason attached)
@@ -67,6 +68,7 @@ __all__ = [
     "MCPError",
     "Nacked",
     "PeerUnavailable",
+    "StandbyPassive",
     "PermanentError",
     "ProtocolError",
     "QualityError",
@@ -291,6 +293,14 @@ class ProtocolError(BusError):
 
 class PeerUnavailable(BusError):
     """The broker could not be reached."""
+
+
+class StandbyPassive(PeerUnavailable):
+    """No broker welcomed us, and the one that answered is a passive standby: its peer is active
+    (give both brokers' addresses), or has just gone and the standby is taking over. Either way
+    trying again can succeed, so it exits 75 (try again), never 69."""
+
+    exit_code: int = ExitCode.TEMPFAIL
 
 
 class DeliveryFailed(BusError):

@@ -28,7 +28,7 @@ from typing import Any, Final, Literal
 
 import zmq
 
-from robotlab.errors import BusError, PeerUnavailable
+from robotlab.errors import BusError, PeerUnavailable, StandbyPassive
 
 from . import protocol, traced
 from .admin import AdminCalls
@@ -109,12 +109,15 @@ class BusClient:
 
         Raises:
             PeerUnavailable: no WELCOME within ``timeout`` (the client keeps trying in the
-                background if you catch this).
+                background if you catch this); ``StandbyPassive`` when the last broker to answer
+                was a passive standby (try again: a takeover may be under way).
             ConfigError: the broker refused this client's name for its key (``forbidden``).
         """
         self._link.start()
         self.dispatcher.start()
         if timeout is not None and not self.wait_welcome(timeout):
+            if self._link.passive:
+                raise StandbyPassive(self.no_answer(timeout) + "; give both brokers' addresses, or try again if it is taking over")
             raise PeerUnavailable(self.no_answer(timeout))
         return self
 

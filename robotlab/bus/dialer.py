@@ -79,6 +79,11 @@ class Dialer:
             raise ConfigError(f"the broker at {self.url} refused {self.hello['name']!r} (forbidden): {self.refused}")
         return self.welcomed.is_set()
 
+    @property
+    def passive(self) -> bool:
+        """True when the last broker that answered our HELLO said it is a passive standby."""
+        return self.last_error is not None and self.last_error.startswith("passive:")
+
     def no_answer(self, timeout: float) -> str:
         """One line: no WELCOME within ``timeout`` s, and the likeliest reason."""
         if self.last_error is not None:
@@ -136,6 +141,9 @@ class Dialer:
         """Take an ERROR the broker answers a HELLO with; False for any other code."""
         if code == ErrorCode.PASSIVE:
             self.last_error = f"passive: {detail}"
+            # The pair is up and one of them will serve: try the other soon and often, not with
+            # the backoff grown while the dead one stayed silent (a takeover takes seconds).
+            self._backoff = self._retry_in = BACKOFF_START
             self._attempt_at = time.monotonic() - self._retry_in + 0.1  # the next broker, shortly
         elif code == ErrorCode.CONFLICT:
             self.last_error = f"conflict: {detail}"
