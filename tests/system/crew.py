@@ -22,6 +22,10 @@ HANDLERS = REPO / "tests" / "process" / "handlers"
 BOOT_TARGET = "robotlab-boot.target"
 UNITS = ("robotlab-broker.service", "robotd@.service", "robotlab-crew.target")
 HIDDEN_BY_PROTECT_HOME = ("/home", "/root", "/run/user")
+FRESH_IN_THE_MACHINE = ("/tmp/", "/run/", "/var/tmp/", "/var/log/")
+"""Folders the booted machine gets empty (tests/system/isolated_root.py): a checkout under one
+of them (a CI clone in /tmp) is shown to the machine read-only."""
+HIDDEN_BY_PRIVATE_TMP = ("/tmp/", "/var/tmp/")
 EXIT_LINE = "main process: code=${EXIT_CODE} status=${EXIT_STATUS} result=${SERVICE_RESULT}"
 WATCHDOG_SEC = 3
 """The test's WatchdogSec= (the unit's 30 s would take 15 s per ping to observe)."""
@@ -89,12 +93,21 @@ def drop_in(watchdog: bool) -> str:
     if watchdog:
         lines += ["# Short, so the test sees the watchdog fed past its deadline in seconds.",
                   f"WatchdogSec={WATCHDOG_SEC}"]
+    private = sorted(str(path) for path in needed_paths() if f"{path}/".startswith(HIDDEN_BY_PRIVATE_TMP))
+    if private:
+        lines += ["# Under /tmp, which PrivateTmp=yes replaces: an installed crew lives in /opt.",
+                  f"BindReadOnlyPaths={' '.join(private)}"]
     hidden = [str(path) for path in needed_paths() if str(path).startswith(HIDDEN_BY_PROTECT_HOME)]
     if hidden:
         lines += ["# Under a home folder, which ProtectHome=yes hides; an installed crew lives in /opt.",
                   "# An empty home instead, with only what the test runs from, read-only.",
                   "ProtectHome=tmpfs", f"BindReadOnlyPaths={' '.join(hidden)}"]
     return "\n".join(lines) + "\n"
+
+
+def shown_paths() -> list[str]:
+    """What the units run from that the machine's fresh folders would hide."""
+    return sorted(str(path) for path in needed_paths() if f"{path}/".startswith(FRESH_IN_THE_MACHINE))
 
 
 def needed_paths() -> set[Path]:

@@ -112,7 +112,7 @@ def delete_canaries(root: Path, canaries: list[str]) -> None:
             raise Unsafe(f"rm -rf of {seen.parent} failed inside the overlay: {done.stderr.strip()}")
 
 
-def api_filesystems(root: Path, console: str) -> None:
+def api_filesystems(root: Path, console: str, shown: list[str]) -> None:
     for folder in FRESH_TMPFS:
         (root / folder).mkdir(parents=True, exist_ok=True)
         mount("-t", "tmpfs", "-o", "mode=1777" if "tmp" in folder else "mode=0755", "robotlab-" + folder.replace("/", "-"),
@@ -120,6 +120,8 @@ def api_filesystems(root: Path, console: str) -> None:
     # The host's /tmp holds everyone's work: the fresh one must show none of it.
     if any((root / "tmp").iterdir()):
         raise Unsafe("the fresh /tmp is not empty")
+    for path in shown:
+        bind_read_only(Path(path), root / path.lstrip("/"))
     devices(root / "dev", console)
     mount("-t", "proc", "-o", "nosuid,nodev,noexec", "proc", str(root / "proc"))
     for path in ("proc/sys", "proc/sysrq-trigger"):
@@ -129,6 +131,16 @@ def api_filesystems(root: Path, console: str) -> None:
         mount("-o", "remount,bind,ro", str(root / path))
     mount("-t", "sysfs", "-o", "ro,nosuid,nodev,noexec", "sysfs", str(root / "sys"))
     mount("-t", "cgroup2", "-o", "nosuid,nodev,noexec", "cgroup2", str(root / "sys/fs/cgroup"))
+
+
+def bind_read_only(host: Path, inside: Path) -> None:
+    """Show one host folder a fresh tmpfs covers (a checkout under /tmp that the crew runs
+    from), read-only: the crew can read it and never write to the host through it."""
+    if not host.is_dir():
+        raise Refused(f"{host} is not a folder")
+    inside.mkdir(parents=True, exist_ok=True)
+    mount("--bind", str(host), str(inside))
+    mount("-o", "remount,bind,ro", str(inside))
 
 
 def devices(dev: Path, console: str) -> None:
@@ -187,7 +199,7 @@ def prepare(args: argparse.Namespace) -> Path:
     make_private()
     root = overlay_root(Path(args.stage))
     delete_canaries(root, args.canary)
-    api_filesystems(root, args.console)
+    api_filesystems(root, args.console, args.show)
     install(Path(args.install), root)
     drop_capabilities()
     if not Path(root, SYSTEMD.lstrip("/")).exists():
@@ -201,6 +213,8 @@ def main() -> int:
     parser.add_argument("--install", required=True, help="a tree copied over the root (units, settings, keys)")
     parser.add_argument("--canary", action="append", default=[], help="a host file that must survive")
     parser.add_argument("--console", required=True, help="a pty bound on /dev/console")
+    parser.add_argument("--show", action="append", default=[],
+                        help="a host folder under /tmp, /run, /var/tmp or /var/log to show read-only")
     parser.add_argument("--report", type=int, required=True)
     parser.add_argument("--go", type=int, required=True)
     parser.add_argument("systemd_args", nargs="*")

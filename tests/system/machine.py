@@ -23,7 +23,7 @@ import sys
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,10 +216,12 @@ def base_tree(tree: Path) -> None:
 
 
 @contextmanager
-def boot(tmp_path: Path, tree: Path, unit: str, planted: list[Path]) -> Iterator[Machine]:
+def boot(tmp_path: Path, tree: Path, unit: str, planted: list[Path],
+         shown: Sequence[str] = ()) -> Iterator[Machine]:
     """Boot systemd to ``unit`` on an isolated root with ``tree`` copied over it; yield it booted.
 
-    ``planted`` are host files (:func:`canaries`) the preparer deletes through the overlay.
+    ``planted`` are host files (:func:`canaries`) the preparer deletes through the overlay;
+    ``shown`` are host folders the root's fresh /tmp (and the like) would hide, shown read-only.
     Skips when this host cannot do it (the reason says which step); fails, before systemd
     starts, when a canary was not visible inside or did not survive on the host.
     """
@@ -233,6 +235,7 @@ def boot(tmp_path: Path, tree: Path, unit: str, planted: list[Path]) -> Iterator
     go_r, go_w = os.pipe()
     arguments = ["--stage", str(stage), "--install", str(tree), "--console", os.ttyname(slave),
                  "--report", str(report_w), "--go", str(go_r), *(f"--canary={path}" for path in planted),
+                 *(f"--show={path}" for path in shown),
                  "--", f"--unit={unit}", "--show-status=no", "--log-target=journal-or-kmsg"]
     # (The namespace's /dev has no kmsg: systemd's own lines go to its journal or nowhere,
     # never to the host's kernel log.)

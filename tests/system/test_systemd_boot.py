@@ -25,7 +25,7 @@ from robotlab.errors import ReplyTimeout
 from robotlab.robot.requests import RUN_TYPE
 from robotlab.testing import requests_seen, serve_script
 from tests.process.conftest import free_tcp_url
-from tests.system.crew import BOOT_TARGET, WATCHDOG_SEC, Crew, install_crew, make_keys
+from tests.system.crew import BOOT_TARGET, WATCHDOG_SEC, Crew, install_crew, make_keys, shown_paths
 from tests.system.machine import Machine, base_tree, boot, canaries, lost, plant
 from tests.waiting import wait_until
 
@@ -58,7 +58,7 @@ def machine(tmp_path: Path, crew: Crew, keys: Path, planted: list[Path]) -> Iter
     tree = tmp_path / "tree"
     base_tree(tree)
     install_crew(tree, crew, keys)
-    with boot(tmp_path, tree, BOOT_TARGET, planted) as booted:
+    with boot(tmp_path, tree, BOOT_TARGET, planted, shown_paths()) as booted:
         yield booted
 
 
@@ -136,7 +136,7 @@ def test_systemd_is_not_started_when_a_canary_is_not_behind_the_overlay(tmp_path
     try:
         # Then the preparer refuses before systemd exists, and the canary is untouched
         with pytest.raises(pytest.fail.Exception, match="not isolated from the host, systemd not started"):
-            with boot(tmp_path, tree, BOOT_TARGET, [*planted, outside]):
+            with boot(tmp_path, tree, BOOT_TARGET, [*planted, outside], shown_paths()):
                 pass
         assert not lost([outside])
     finally:
