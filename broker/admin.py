@@ -19,7 +19,8 @@ OPEN_OPS = frozenset({"ping"})
 
 
 class NotThere(LookupError):
-    """An op's argument names nothing the broker has (a dead-letter id); its message is the reply."""
+    """An op's argument names nothing the broker has (a dead-letter id), or nothing it may act
+    on without being forced; its message is the reply."""
 """Ops any member may use; every other op needs an admin peer."""
 
 
@@ -93,14 +94,20 @@ class Admin:
 
     def dlq_replay(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:
         """Route a dead letter again under a fresh id of the broker's making; its receipt goes to
-        the requester, under the requester's ``args["ref"]`` (default: the new id).
+        the requester, under the requester's ``args["ref"]`` (default: the new id). A letter whose
+        work may have run is replayed only with ``args["force"]`` true.
 
         The caller never chooses the id the broker dedupes on: a chosen id could collide with
         a real message of the original sender and answer it with the replay's receipt.
         """
-        letter = self.broker.dlq.take(str(args["dlq_id"]))
+        dlq_id = str(args["dlq_id"])
+        letter = self.broker.dlq.get(dlq_id)
         if letter is None:
-            raise NotThere(f"no dead letter {args['dlq_id']!r}")
+            raise NotThere(f"no dead letter {dlq_id!r}")
+        if letter.maybe_ran and args.get("force") is not True:
+            raise NotThere(f"{dlq_id} may have run already ({letter.reason}: {letter.detail}): a replay may run it "
+                           "twice; replay it with force (`robotlab dlq replay --force`) if it is safe to run again")
+        self.broker.dlq.take(dlq_id)
         header = {k: v for k, v in letter.header.items() if k not in {"delivery", "attempt"}}
         header["id"] = f"replay-{uuid.uuid4().hex}"
         ref = args.get("ref")

@@ -132,7 +132,7 @@ class Deliveries:
             until = until if until is not None else self.holds.until(record.header, now)
             if until is None or until <= now:
                 record.pending = 1
-                self._settle(record, "", Status.UNDELIVERABLE, self._nobody(record))
+                self._settle(record, "", Status.UNDELIVERABLE, self._nobody(record), maybe_ran=record.may_have_run())
                 return
             if not record.held:
                 self.counters["held"] += 1
@@ -158,7 +158,7 @@ class Deliveries:
     def restore(self, header: dict[str, Any], body: Body, notify: str | None, key: tuple[str, str], receipt_id: str,
                 now: float) -> None:
         """Take back a record the journal kept (at start-up); held until a member of its name is back."""
-        record = Record(header, body, notify, key, receipt_id, kept=True, held=True)
+        record = Record(header, body, notify, key, receipt_id, kept=True, held=True, restored=True)
         self.active[record.key] = record
         self.holds.hold(header["to"], record.key, record, now + self.holds.seconds)
 
@@ -171,7 +171,7 @@ class Deliveries:
         """Dead-letter held records whose hold ran out."""
         for record in self.holds.expired(now):
             record.pending = 1
-            self._settle(record, "", Status.UNDELIVERABLE, self._nobody(record))
+            self._settle(record, "", Status.UNDELIVERABLE, self._nobody(record), maybe_ran=record.may_have_run())
 
     def _fire_and_forget(self, header: dict[str, Any], body: Body, key: tuple[str, str], receipt_id: str,
                          targets: list[Peer]) -> None:
@@ -310,6 +310,11 @@ class Deliveries:
             self.inflight.pop(delivery_id, None)
             peer.inflight.discard(delivery_id)
             self._fail(delivery, Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
+            return
+        if record.handed_to is None:
+            record.handed_to = {peer.instance}
+        else:
+            record.handed_to.add(peer.instance)
 
     def _take(self, peer: Peer, delivery_id: int) -> Delivery | None:
         delivery = self.inflight.get(delivery_id)
@@ -326,17 +331,19 @@ class Deliveries:
             if peer is not None:
                 self._dispatch(record, peer, delivery.attempt + 1, delivery.tried | {peer.instance})
                 return
-        self._settle(record, delivery.instance, status, detail)
+        self._settle(record, delivery.instance, status, detail, maybe_ran=record.may_have_run(delivery.tried))
 
     def _retry_target(self, record: Record, delivery: Delivery) -> Peer | None:
         if record.header.get("to_instance"):
             return self.registry.by_instance.get(record.header["to_instance"])
         return self.registry.pick_any(record.header["to"], exclude=delivery.tried)
 
-    def _settle(self, record: Record, instance: str, status: str, detail: str) -> None:
+    def _settle(self, record: Record, instance: str, status: str, detail: str, maybe_ran: bool = False) -> None:
+        """One copy's fate; a failed copy becomes a dead letter that says whether its work may
+        have run (the copy, or an earlier try of it, was handed to a member)."""
         record.outcomes.append((instance, status, detail))
         if status in Status.FAILURES and status != Status.BUSY:
-            letter = self.dlq.add(status, detail, record.header, record.body)
+            letter = self.dlq.add(status, detail, record.header, record.body, maybe_ran)
             record.dlq_ids.append(letter.dlq_id)
             self.counters["dead_lettered"] += 1
         record.pending -= 1

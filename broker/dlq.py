@@ -22,7 +22,9 @@ log = logging.getLogger("robotlab.broker")
 
 @dataclass(frozen=True)
 class DeadLetter:
-    """A message the broker gave up on, with why."""
+    """A message the broker gave up on, with why, and whether its work may have run anyway
+    (``maybe_ran``: it was handed to a member, or taken back from the journal after a restart):
+    replaying such a letter may run it twice, so a replay of it must be forced."""
 
     dlq_id: str
     reason: str
@@ -30,6 +32,7 @@ class DeadLetter:
     header: dict[str, Any]
     body: Body
     at: float
+    maybe_ran: bool = False
 
     def describe(self) -> dict[str, Any]:
         """Plain data for ``robotlab dlq list``; the body stays msgpack for the client to decode."""
@@ -42,6 +45,7 @@ class DeadLetter:
             "from": self.header.get("from"),
             "type": self.header.get("type"),
             "at": self.at,
+            "maybe_ran": self.maybe_ran,
             "body": self.body,
         }
 
@@ -56,20 +60,20 @@ class DeadLetterQueue:
         self._entries: OrderedDict[str, DeadLetter] = OrderedDict()
         self._ids = itertools.count(1)
 
-    def load(self, rows: list[tuple[int, str, str, str, dict[str, Any], bytes, float]]) -> None:
+    def load(self, rows: list[tuple[int, str, str, str, dict[str, Any], bytes, float, bool]]) -> None:
         """Take back the dead letters a journal kept (oldest first); new ids continue after them."""
-        for _seq, dlq_id, reason, detail, header, body, at in rows:
-            self._entries[dlq_id] = DeadLetter(dlq_id, reason, detail, header, body, at)
+        for _seq, dlq_id, reason, detail, header, body, at, maybe_ran in rows:
+            self._entries[dlq_id] = DeadLetter(dlq_id, reason, detail, header, body, at, maybe_ran)
         if rows:
             self._ids = itertools.count(max(row[0] for row in rows) + 1)
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def add(self, reason: str, detail: str, header: dict[str, Any], body: Body) -> DeadLetter:
+    def add(self, reason: str, detail: str, header: dict[str, Any], body: Body, maybe_ran: bool = False) -> DeadLetter:
         """Record a dead letter and return it."""
         seq = next(self._ids)
-        letter = DeadLetter(f"dl-{seq}", reason, detail, dict(header), body, time.time())
+        letter = DeadLetter(f"dl-{seq}", reason, detail, dict(header), body, time.time(), maybe_ran)
         self._entries[letter.dlq_id] = letter
         log.info("dead letter %s: %s %s from %s to %s (%s)", letter.dlq_id, header.get("type", "message"),
                  header.get("id"), header.get("from"), header.get("to"), f"{reason}: {detail}" if detail else reason)
@@ -83,6 +87,10 @@ class DeadLetterQueue:
     def list(self) -> list[DeadLetter]:
         """All dead letters, oldest first."""
         return list(self._entries.values())
+
+    def get(self, dlq_id: str) -> DeadLetter | None:
+        """One dead letter, left in the queue."""
+        return self._entries.get(dlq_id)
 
     def take(self, dlq_id: str) -> DeadLetter | None:
         """Remove and return one dead letter (for replay)."""

@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS messages (
     body BLOB NOT NULL, UNIQUE (sender, id));
 CREATE TABLE IF NOT EXISTS dead_letters (
     seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL,
-    header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL);
+    header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL, maybe_ran INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS names (name TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 
@@ -63,8 +63,8 @@ class Restored:
 
     messages: list[tuple[dict[str, Any], bytes, str | None, Key, str]] = field(default_factory=list)
     """(header, body, notify, key, receipt id) of every unsettled message, oldest first."""
-    letters: list[tuple[int, str, str, str, dict[str, Any], bytes, float]] = field(default_factory=list)
-    """(seq, dlq_id, reason, detail, header, body, at) of every dead letter, oldest first."""
+    letters: list[tuple[int, str, str, str, dict[str, Any], bytes, float, bool]] = field(default_factory=list)
+    """(seq, dlq_id, reason, detail, header, body, at, maybe_ran) of every dead letter, oldest first."""
     names: set[str] = field(default_factory=set)
 
 
@@ -157,7 +157,7 @@ class Journal(NoJournal):
         self._unchecked = False  # written since the last checkpoint
         self._write_all = False  # a dead letter left: the next commit writes every put (see letter_removed)
         self._settled: set[Key] = set()
-        self._letters: dict[str, tuple[int, str, str, str, bytes, bytes, float]] = {}
+        self._letters: dict[str, tuple[int, str, str, str, bytes, bytes, float, int]] = {}
         self._dropped: set[str] = set()
         self._purge_all = False
         self._names: set[str] = set()
@@ -181,6 +181,7 @@ class Journal(NoJournal):
             db.execute("BEGIN IMMEDIATE")  # takes the write lock now: an unwritable file fails here
             for statement in filter(str.strip, SCHEMA.split(";")):
                 db.execute(statement)
+            _add_maybe_ran(db)
             db.execute("COMMIT")
             return db
         except (OSError, sqlite3.Error) as exc:
@@ -194,9 +195,9 @@ class Journal(NoJournal):
         for sender, message_id, notify, receipt_id, header, body in rows:
             restored.messages.append((unpack(header), body, notify, (sender, message_id), receipt_id))
             self._sizes[(sender, message_id)] = len(header) + len(body)
-        for seq, dlq_id, reason, detail, header, body, at in self._db.execute(
-                "SELECT seq, dlq_id, reason, detail, header, body, at FROM dead_letters ORDER BY seq"):
-            restored.letters.append((seq, dlq_id, reason, detail, unpack(header), body, at))
+        for seq, dlq_id, reason, detail, header, body, at, maybe_ran in self._db.execute(
+                "SELECT seq, dlq_id, reason, detail, header, body, at, maybe_ran FROM dead_letters ORDER BY seq"):
+            restored.letters.append((seq, dlq_id, reason, detail, unpack(header), body, at, bool(maybe_ran)))
             self._letter_sizes[dlq_id] = len(header) + len(body)
         restored.names = {name for (name,) in self._db.execute("SELECT name FROM names")}
         self.size = sum(self._sizes.values()) + sum(self._letter_sizes.values())
@@ -264,7 +265,8 @@ class Journal(NoJournal):
         """Keep a dead letter (a :class:`~robotlab.broker.dlq.DeadLetter`)."""
         self._changed()
         header = pack(letter.header)
-        self._letters[letter.dlq_id] = (seq, letter.dlq_id, letter.reason, letter.detail, header, letter.body, letter.at)
+        self._letters[letter.dlq_id] = (seq, letter.dlq_id, letter.reason, letter.detail, header, letter.body, letter.at,
+                                        int(letter.maybe_ran))
         self._letter_sizes[letter.dlq_id] = len(header) + len(letter.body)
         self.size += self._letter_sizes[letter.dlq_id]
 
@@ -352,7 +354,7 @@ class Journal(NoJournal):
         if self._dropped:
             db.executemany("DELETE FROM dead_letters WHERE dlq_id = ?", [(d,) for d in self._dropped])
         if self._letters:
-            db.executemany("INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?)", self._letters.values())
+            db.executemany("INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._letters.values())
         if self._names:
             db.executemany("INSERT OR IGNORE INTO names VALUES (?)", [(n,) for n in self._names])
         db.execute("COMMIT")
@@ -393,3 +395,12 @@ def _why(exc: BaseException) -> str:
     if "not a database" in text or "malformed" in text or "integrity" in text:
         return f"it is not a valid journal ({text})"
     return text
+
+
+def _add_maybe_ran(db: sqlite3.Connection) -> None:
+    """Give a journal written before dead letters said whether their work may have run that
+    column. A letter it kept for a time-out or a refusal was handed to a member: it may have run."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(dead_letters)")}
+    if "maybe_ran" not in columns:
+        db.execute("ALTER TABLE dead_letters ADD COLUMN maybe_ran INTEGER NOT NULL DEFAULT 0")
+        db.execute("UPDATE dead_letters SET maybe_ran = 1 WHERE reason IN ('timeout', 'nacked')")

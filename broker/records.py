@@ -23,15 +23,19 @@ class Record:
             replay token).
         kept: True while the journal keeps it.
         held: True once it waited for a member of its name to come back.
+        handed_to: the instances a copy was handed to (a DELIVER sent): its work may have run
+            there. None until the first.
+        restored: taken back from the journal at start-up: handed out or not before the
+            restart, nobody knows, so its work may have run.
         span: its ``route`` span while it is in the broker's hands (traced messages only).
     """
 
     __slots__ = ("header", "body", "notify", "key", "receipt_id", "pending", "outcomes", "replied",
-                 "dlq_ids", "kept", "held", "span")
+                 "dlq_ids", "kept", "held", "handed_to", "restored", "span")
 
     def __init__(self, header: dict[str, Any], body: Body, notify: str | None, key: tuple[str, str],
                  receipt_id: str, pending: int = 0, kept: bool = False, held: bool = False,
-                 span: Any = None) -> None:
+                 span: Any = None, restored: bool = False) -> None:
         self.header = header
         self.body = body
         self.notify = notify
@@ -43,7 +47,18 @@ class Record:
         self.dlq_ids: list[str] = []
         self.kept = kept
         self.held = held
+        self.handed_to: set[str] | None = None
+        self.restored = restored
         self.span = span
+
+    def may_have_run(self, on: set[str] | None = None) -> bool:
+        """True when the work may have run: on one of the instances ``on`` (None: on any), or
+        anywhere before a restart."""
+        if self.restored:
+            return True
+        if self.handed_to is None:
+            return False
+        return on is None or not self.handed_to.isdisjoint(on)
 
     def __repr__(self) -> str:
         return f"Record(key={self.key!r}, pending={self.pending}, outcomes={self.outcomes!r})"

@@ -188,7 +188,7 @@ def dlq_list_command(url: str | None, as_json: bool, keys_folder: str | None, ke
         rows = client.admin("dlq.list")
     for row in rows:
         row["content"] = _decode(row.pop("body", b""))
-    columns = ["dlq_id", "reason", "to", "from", "type", "detail", "content"]
+    columns = ["dlq_id", "reason", "maybe_ran", "to", "from", "type", "detail", "content"]
     print_rows(rows, columns, as_json=as_json, empty="the dead-letter queue is empty")
 
 
@@ -196,12 +196,14 @@ def dlq_list_command(url: str | None, as_json: bool, keys_folder: str | None, ke
 @click.argument("dlq_id")
 @click.option("--broker", "url", default=None, help=BROKER_HELP)
 @click.option("--timeout", type=TIMEOUT, default=30.0, show_default=True, help="Seconds to wait.")
+@click.option("--force", is_flag=True, help="Replay a letter whose work may have run (MAYBE_RAN): it may run twice.")
 @key_options
 @exits_on_error
-def dlq_replay_command(dlq_id: str, url: str | None, timeout: float, keys_folder: str | None, key_file: str | None) -> None:
+def dlq_replay_command(dlq_id: str, url: str | None, timeout: float, force: bool, keys_folder: str | None,
+                       key_file: str | None) -> None:
     """Route a dead letter again; exit as `send` does with its outcome."""
     with _connect(url, "robotlab-dlq", keys_folder, key_file) as client:
-        tracker = client.replay(dlq_id).wait(timeout)
+        tracker = client.replay(dlq_id, force=force).wait(timeout)
     click.echo(f"{dlq_id} delivered to {', '.join(tracker.instances) or tracker.to}")
 
 

@@ -295,15 +295,19 @@ class BusClient:
         """
         return self._admin.ask(self._link, f"{self._epoch}.a{next(self._ids)}", op, args, timeout)
 
-    def replay(self, dlq_id: str, timeout: float = 5.0) -> Tracker:
-        """Route a dead letter again; the returned Tracker settles with its new fate."""
+    def replay(self, dlq_id: str, timeout: float = 5.0, force: bool = False) -> Tracker:
+        """Route a dead letter again; the returned Tracker settles with its new fate.
+
+        A letter whose work may have run (``maybe_ran`` in ``dlq.list``) is refused (BusError)
+        unless ``force``: replaying it may run the work twice.
+        """
         message_id = f"{self._epoch}.{next(self._ids)}"
         tracker = Tracker(message_id, "?")
         tracker.sent = True
         with self._lock:
             self._unsettled[message_id] = ([], tracker)
         try:
-            result = self.admin("dlq.replay", timeout=timeout, dlq_id=dlq_id, ref=message_id)
+            result = self.admin("dlq.replay", timeout=timeout, dlq_id=dlq_id, ref=message_id, force=force)
         except Exception:
             with self._lock:
                 self._unsettled.pop(message_id, None)

@@ -78,6 +78,22 @@ def test_dlq_replay_delivers_once_the_robot_exists(runner: CliRunner, broker: st
     assert dlq_id not in {r["dlq_id"] for r in rows}
 
 
+def test_a_dead_letter_whose_work_may_have_run_is_replayed_only_when_forced(runner: CliRunner, broker: str,
+                                                                           start_robotd) -> None:
+    sloth = start_robotd("sloth", "handlers:hang")
+    sent = runner.invoke(main, ["send", "--to", "sloth", "--broker", broker, "--timeout", "0.5", "charge the card"])
+    assert sent.exit_code == 75, sent.output  # in flight, never acked
+    sloth.popen.kill()  # kill -9 mid-work: whether the card was charged, nobody knows
+    rows = wait_until(lambda: json.loads(runner.invoke(main, ["dlq", "list", "--broker", broker, "--json"]).output),
+                      timeout=30, message="the silent robot's message dead-lettered")
+    assert [(r["reason"], r["to"], r["maybe_ran"]) for r in rows] == [("timeout", "sloth", True)]
+    start_robotd("sloth", "handlers:echo")
+    refused = runner.invoke(main, ["dlq", "replay", rows[0]["dlq_id"], "--broker", broker])
+    assert refused.exit_code == 69 and "may have run already" in refused.output and "--force" in refused.output
+    forced = runner.invoke(main, ["dlq", "replay", rows[0]["dlq_id"], "--broker", broker, "--force"])
+    assert forced.exit_code == 0, forced.output
+
+
 def test_dlq_purge_needs_an_id_or_all(runner: CliRunner, broker: str) -> None:
     runner.invoke(main, ["send", "--to", "ghost", "--broker", broker, "x"])
     assert runner.invoke(main, ["dlq", "purge", "--broker", broker]).exit_code == 2

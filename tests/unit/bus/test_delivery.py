@@ -64,6 +64,26 @@ def test_unacked_delivery_times_out_into_the_dlq(member) -> None:
     assert alice.admin("dlq.list")[0]["reason"] == "timeout"
 
 
+def test_a_dead_letter_says_whether_its_work_may_have_run_and_such_a_replay_must_be_forced(member) -> None:
+    alice = member("alice", ack_timeout=0.3)
+    bob = member("bob")
+    runs: list[str] = []
+    bob.on_message(lambda delivery, message: runs.append(message.content), manual=True)  # runs, never acks
+    with pytest.raises(DeliveryTimeout):
+        alice.send("bob", "charge the card").wait(5)
+    with pytest.raises(Undeliverable):
+        alice.send("nobody", "never handed out").wait(5)
+    letters = {d["to"]: d for d in alice.admin("dlq.list")}
+    assert (letters["bob"]["maybe_ran"], letters["nobody"]["maybe_ran"]) == (True, False)
+    # Replaying what may have run is refused, and the letter stays; forced, it runs again
+    with pytest.raises(BusError, match="may have run already.*--force"):
+        alice.replay(letters["bob"]["dlq_id"])
+    assert {d["dlq_id"] for d in alice.admin("dlq.list")} == {letters["bob"]["dlq_id"], letters["nobody"]["dlq_id"]}
+    with pytest.raises(DeliveryTimeout):
+        alice.replay(letters["bob"]["dlq_id"], force=True).wait(5)
+    assert runs == ["charge the card", "charge the card"]
+
+
 def test_in_flight_bound_answers_busy_instead_of_queueing(member) -> None:
     alice = member("alice")
     bob = member("bob", max_inflight=1)

@@ -6,6 +6,7 @@ tests/process/test_durability_processes.py does the same with kill -9 and real p
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from robotlab import bus
 from robotlab.broker.dlq import DeadLetter
 from robotlab.broker.journal import GRACE_PER_BYTE, Journal
 from robotlab.bus import BrokerConfig, EmbeddedBroker
+from robotlab.bus.protocol import pack
 from robotlab.cli.robotlab_cli import main
 from robotlab.errors import Busy, ConfigError, Undeliverable
 from tests.waiting import wait_until
@@ -202,3 +204,29 @@ def test_a_replayed_dead_letter_is_written_with_the_letters_removal(tmp_path: Pa
         assert journal._db.execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 0
     finally:
         journal.close()
+
+
+def test_a_dead_letters_maybe_ran_survives_a_restart_and_an_older_journal_gets_it(tmp_path: Path) -> None:
+    path = tmp_path / "broker.db"
+    # A journal from before the column: its time-outs were handed out, its undeliverables not
+    old = sqlite3.connect(path)
+    old.executescript("""
+        CREATE TABLE dead_letters (seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL, reason TEXT NOT NULL,
+            detail TEXT NOT NULL, header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL);""")
+    old.executemany("INSERT INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(1, "dl-1", "timeout", "late", pack({"id": "m1", "to": "bob"}), b"", 1.0),
+                     (2, "dl-2", "undeliverable", "nobody", pack({"id": "m2", "to": "away"}), b"", 2.0)])
+    old.commit()
+    old.close()
+    journal = Journal(str(path), 64 << 20, interval=60)
+    try:
+        journal.letter_added(3, DeadLetter("dl-3", "nacked", "it failed", {"id": "m3", "to": "bob"}, b"", 3.0, True))
+        assert journal.commit(everything=True)
+    finally:
+        journal.close()
+    reopened = Journal(str(path), 64 << 20, interval=60)
+    try:
+        letters = reopened.restore().letters
+    finally:
+        reopened.close()
+    assert [(row[1], row[7]) for row in letters] == [("dl-1", True), ("dl-2", False), ("dl-3", True)]
