@@ -28,7 +28,7 @@ from robotlab.observability import spans, tracing
 from .dlq import DeadLetterQueue
 from .holds import Holds
 from .journal import ROW_BYTES, NoJournal
-from .outbox import Outcome, receipt
+from .outbox import Outcome, receipt, settled_status
 from .records import Delivery, Record
 from .registry import Peer, Registry
 
@@ -357,10 +357,9 @@ class Deliveries:
         if record.kept:
             self.journal.settle(record.key)
             record.kept = False
-        status = Status.DELIVERED
-        for _, status, _ in record.outcomes:
-            if status != Status.DELIVERED:
-                break
+        status = settled_status(record.outcomes)
+        if status not in (Status.DELIVERED, Status.BUSY):
+            self._letter_busy_copies(record)
         outcome = (record.receipt_id, record.header["to"], record.outcomes, record.dlq_ids[0] if record.dlq_ids else None)
         if record.span is not None:
             spans.settled(record.span, receipt(outcome))
@@ -371,6 +370,16 @@ class Deliveries:
         if status == Status.DELIVERED and (record.replied or not record.header.get("receipt", True)):
             return  # the reply already told the sender; or the sender asked only for failures
         self._send_receipt(record.notify, outcome)
+
+    def _letter_busy_copies(self, record: Record) -> None:
+        """Dead-letter the copies refused for room when another copy failed for good: the sender
+        is told that failure and will not resend, so these copies would otherwise be lost unseen."""
+        for _, status, detail in record.outcomes:
+            if status == Status.BUSY:
+                letter = self.dlq.add(status, f"{detail}; not resent, since another copy failed",
+                                      record.header, record.body, False)
+                record.dlq_ids.append(letter.dlq_id)
+                self.counters["dead_lettered"] += 1
 
     def _send_receipt(self, notify: str | None, outcome: Outcome) -> None:
         peer = self.registry.by_instance.get(notify) if notify else None

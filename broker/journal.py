@@ -36,25 +36,16 @@ import logging
 import sqlite3
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 from robotlab.bus.protocol import Body, pack, unpack
-from robotlab.errors import ConfigError
+
+from .journal_file import open_file
 
 log = logging.getLogger("robotlab.broker")
 
 Key = tuple[str, str]
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS messages (
-    sender TEXT NOT NULL, id TEXT NOT NULL, notify TEXT, receipt_id TEXT NOT NULL, header BLOB NOT NULL,
-    body BLOB NOT NULL, UNIQUE (sender, id));
-CREATE TABLE IF NOT EXISTS dead_letters (
-    seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL,
-    header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL, maybe_ran INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS names (name TEXT PRIMARY KEY) WITHOUT ROWID;
-"""
 
 
 @dataclass
@@ -161,32 +152,9 @@ class Journal(NoJournal):
         self._dropped: set[str] = set()
         self._purge_all = False
         self._names: set[str] = set()
-        self._db = self._open(path)
+        self._db = open_file(path, CHECKPOINT_PAGES)
 
     # -- start-up -------------------------------------------------------------------------------
-
-    @staticmethod
-    def _open(path: str) -> sqlite3.Connection:
-        try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA locking_mode=EXCLUSIVE")
-            if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
-                raise sqlite3.DatabaseError("cannot switch to WAL mode")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
-            db.execute(f"PRAGMA journal_size_limit={CHECKPOINT_PAGES * 4096}")  # the log shrinks back after a burst
-            if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-                raise sqlite3.DatabaseError("failed its integrity check")
-            db.execute("BEGIN IMMEDIATE")  # takes the write lock now: an unwritable file fails here
-            for statement in filter(str.strip, SCHEMA.split(";")):
-                db.execute(statement)
-            _add_maybe_ran(db)
-            db.execute("COMMIT")
-            return db
-        except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"journal {path} cannot be used: {_why(exc)}; fix or move it, or pass "
-                              "--journal with another path (--no-journal keeps everything in memory)") from exc
 
     def restore(self) -> Restored:
         """Read everything back (once, at start-up) and count the stored bytes."""
@@ -386,21 +354,3 @@ class Journal(NoJournal):
         """Write what is pending and close the file."""
         self.commit(everything=True)
         self._db.close()
-
-
-def _why(exc: BaseException) -> str:
-    text = str(exc)
-    if "locked" in text:
-        return "it is locked by another broker"
-    if "not a database" in text or "malformed" in text or "integrity" in text:
-        return f"it is not a valid journal ({text})"
-    return text
-
-
-def _add_maybe_ran(db: sqlite3.Connection) -> None:
-    """Give a journal written before dead letters said whether their work may have run that
-    column. A letter it kept for a time-out or a refusal was handed to a member: it may have run."""
-    columns = {row[1] for row in db.execute("PRAGMA table_info(dead_letters)")}
-    if "maybe_ran" not in columns:
-        db.execute("ALTER TABLE dead_letters ADD COLUMN maybe_ran INTEGER NOT NULL DEFAULT 0")
-        db.execute("UPDATE dead_letters SET maybe_ran = 1 WHERE reason IN ('timeout', 'nacked')")

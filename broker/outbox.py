@@ -56,14 +56,33 @@ class Outbox:
             self.transmit(self.registry.by_instance.get(peer.instance, peer), command, header, b"")
 
 
+def settled_status(outcomes: list[tuple[str, str, str]]) -> str:
+    """A message's status from its copies' outcomes: delivered when every copy was; else the
+    first failure that is not ``busy``; ``busy`` (send it again) only when every failed copy
+    was refused for room. A copy that timed out or was refused is never hidden behind a busy
+    one: a resend would reach only the copies still there, and the sender would hear
+    ``delivered`` for a message one of whose copies was lost."""
+    status = Status.DELIVERED
+    for _, each, _ in outcomes:
+        if each == Status.DELIVERED:
+            continue
+        if each != Status.BUSY:
+            return each
+        status = Status.BUSY
+    return status
+
+
 def receipt(outcome: Outcome) -> dict[str, Any]:
-    """The RECEIPT header of an outcome: delivered, or the first failure's status and detail."""
+    """The RECEIPT header of an outcome: its status (:func:`settled_status`), every instance
+    that had a copy, and, when copies failed, each of them (``failed``: instance, status,
+    detail) with their details joined in ``detail``."""
     receipt_id, to, outcomes, dlq_id = outcome
-    failures = [o for o in outcomes if o[1] != Status.DELIVERED]
-    status, detail = (failures[0][1], failures[0][2]) if failures else (Status.DELIVERED, "")
-    header: dict[str, Any] = {"id": receipt_id, "to": to, "status": status, "instances": [o[0] for o in outcomes if o[0]]}
-    if detail:
-        header["detail"] = detail
+    failures = [list(o) for o in outcomes if o[1] != Status.DELIVERED]
+    header: dict[str, Any] = {"id": receipt_id, "to": to, "status": settled_status(outcomes),
+                              "instances": [o[0] for o in outcomes if o[0]]}
+    if failures:
+        header["failed"] = failures
+        header["detail"] = "; ".join(detail for _, _, detail in failures if detail)
     if dlq_id is not None:
         header["dlq_id"] = dlq_id
     return header

@@ -28,7 +28,7 @@ from typing import Any, Final, Literal
 
 import zmq
 
-from robotlab.errors import BusError, PeerUnavailable, StandbyPassive
+from robotlab.errors import BusError
 
 from . import protocol, traced
 from .admin import AdminCalls
@@ -108,17 +108,14 @@ class BusClient:
         """Connect and wait for the broker's WELCOME.
 
         Raises:
-            PeerUnavailable: no WELCOME within ``timeout`` (the client keeps trying in the
-                background if you catch this); ``StandbyPassive`` when the last broker to answer
-                was a passive standby (try again: a takeover may be under way).
+            PeerUnavailable: no WELCOME within ``timeout`` (it keeps trying in the background if
+                you catch this); ``StandbyPassive``, a passive standby answered: try again.
             ConfigError: the broker refused this client's name for its key (``forbidden``).
         """
         self._link.start()
         self.dispatcher.start()
         if timeout is not None and not self.wait_welcome(timeout):
-            if self._link.passive:
-                raise StandbyPassive(self.no_answer(timeout) + "; give both brokers' addresses, or try again if it is taking over")
-            raise PeerUnavailable(self.no_answer(timeout))
+            raise self._link.not_welcomed(timeout)
         return self
 
     def wait_welcome(self, timeout: float) -> bool:
@@ -296,11 +293,8 @@ class BusClient:
         return self._admin.ask(self._link, f"{self._epoch}.a{next(self._ids)}", op, args, timeout)
 
     def replay(self, dlq_id: str, timeout: float = 5.0, force: bool = False) -> Tracker:
-        """Route a dead letter again; the returned Tracker settles with its new fate.
-
-        A letter whose work may have run (``maybe_ran`` in ``dlq.list``) is refused (BusError)
-        unless ``force``: replaying it may run the work twice.
-        """
+        """Route a dead letter again; the returned Tracker settles with its new fate. A letter whose
+        work may have run (``maybe_ran``) is refused (BusError) unless ``force``: it may run twice."""
         message_id = f"{self._epoch}.{next(self._ids)}"
         tracker = Tracker(message_id, "?")
         tracker.sent = True

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import zmq
 
-from robotlab.errors import ConfigError
+from robotlab.errors import ConfigError, PeerUnavailable, StandbyPassive
 
 from .handshake import diagnose, latest_event
 from .kept import Kept
@@ -83,6 +83,13 @@ class Dialer:
     def passive(self) -> bool:
         """True when the last broker that answered our HELLO said it is a passive standby."""
         return self.last_error is not None and self.last_error.startswith("passive:")
+
+    def not_welcomed(self, timeout: float) -> PeerUnavailable:
+        """The error for no WELCOME within ``timeout`` s: ``StandbyPassive`` (try again) when the
+        last broker to answer was a passive standby, else ``PeerUnavailable``."""
+        if self.passive:
+            return StandbyPassive(f"{self.no_answer(timeout)}; give both brokers' addresses, or try again if it is taking over")
+        return PeerUnavailable(self.no_answer(timeout))
 
     def no_answer(self, timeout: float) -> str:
         """One line: no WELCOME within ``timeout`` s, and the likeliest reason."""

@@ -98,7 +98,9 @@ class Tracker:
     """The fate of one sent message: pending, then delivered or failed.
 
     ``wait`` blocks until the broker's receipt arrives. For a request, ``reply`` blocks until
-    the answer arrives and says, when it times out, what became of the request.
+    the answer arrives and says, when it times out, what became of the request. ``instances``
+    are the instances that had a copy; ``failed_copies`` the (instance, status, detail) of each
+    copy that failed (a message sent to every instance of a name fails if one copy did).
     """
 
     def __init__(self, message_id: str, to: str, busy_retry: float = 0.0,
@@ -109,6 +111,7 @@ class Tracker:
         self.detail = ""
         self.dlq_id: str | None = None
         self.instances: list[str] = []
+        self.failed_copies: list[tuple[str, ...]] = []
         self.sent = False
         self._busy_until = time.monotonic() + busy_retry
         self._busy_delay = 0.005
@@ -127,6 +130,7 @@ class Tracker:
         self.detail = str(header.get("detail", ""))
         self.dlq_id = header.get("dlq_id")
         self.instances = list(header.get("instances", []))
+        self.failed_copies = [tuple(copy) for copy in header.get("failed", [])]
         self._settled.set()
         if self.failed:
             self._replied.set()  # no reply is coming

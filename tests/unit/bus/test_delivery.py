@@ -84,6 +84,25 @@ def test_a_dead_letter_says_whether_its_work_may_have_run_and_such_a_replay_must
     assert runs == ["charge the card", "charge the card"]
 
 
+def test_a_copy_that_timed_out_is_not_hidden_behind_a_busy_one(member) -> None:
+    alice = member("alice", ack_timeout=0.3)
+    full, silent = member("bob", max_inflight=1), member("bob")
+    held: list = []
+    full.on_message(lambda delivery, message: held.append(delivery), manual=True)
+    silent.on_message(lambda delivery, message: None, manual=True)  # takes it, never acks
+    alice.send("bob", "fills the first instance", to_instance=full.instance)
+    wait_until(lambda: held, message="the first instance is full")
+    # To every instance of bob: one copy refused for room, the other never acked. Not "busy"
+    # (a resend would reach only the first, and the sender would hear "delivered"), but the
+    # time-out, naming both copies, each dead-lettered.
+    to_both = alice.send("bob", "to both", busy_retry=5)
+    with pytest.raises(DeliveryTimeout, match="in flight.*did not ack|did not ack.*in flight"):
+        to_both.wait(5)
+    assert {(copy[0], copy[1]) for copy in to_both.failed_copies} == {(full.instance, "busy"), (silent.instance, "timeout")}
+    letters = [d for d in alice.admin("dlq.list") if protocol.unpack(d["body"]) == "to both"]
+    assert sorted((d["reason"], d["maybe_ran"]) for d in letters) == [("busy", False), ("timeout", True)]
+
+
 def test_in_flight_bound_answers_busy_instead_of_queueing(member) -> None:
     alice = member("alice")
     bob = member("bob", max_inflight=1)

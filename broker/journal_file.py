@@ -1,0 +1,66 @@
+"""Opening the broker's journal file: its SQLite settings, the integrity check, the schema and
+the changes that bring an older journal up to it (see :mod:`robotlab.broker.journal`)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from robotlab.errors import ConfigError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    sender TEXT NOT NULL, id TEXT NOT NULL, notify TEXT, receipt_id TEXT NOT NULL, header BLOB NOT NULL,
+    body BLOB NOT NULL, UNIQUE (sender, id));
+CREATE TABLE IF NOT EXISTS dead_letters (
+    seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL,
+    header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL, maybe_ran INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS names (name TEXT PRIMARY KEY) WITHOUT ROWID;
+"""
+
+
+def open_file(path: str, checkpoint_pages: int) -> sqlite3.Connection:
+    """Open (creating it if need be) and lock the journal at ``path``, in WAL mode, checked and
+    brought up to the current schema.
+
+    Raises:
+        ConfigError: the file cannot be used (locked by another broker, not a journal, unwritable).
+    """
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA locking_mode=EXCLUSIVE")
+        if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
+            raise sqlite3.DatabaseError("cannot switch to WAL mode")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(f"PRAGMA wal_autocheckpoint={checkpoint_pages}")
+        db.execute(f"PRAGMA journal_size_limit={checkpoint_pages * 4096}")  # the log shrinks back after a burst
+        if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+            raise sqlite3.DatabaseError("failed its integrity check")
+        db.execute("BEGIN IMMEDIATE")  # takes the write lock now: an unwritable file fails here
+        for statement in filter(str.strip, SCHEMA.split(";")):
+            db.execute(statement)
+        _add_maybe_ran(db)
+        db.execute("COMMIT")
+        return db
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigError(f"journal {path} cannot be used: {_why(exc)}; fix or move it, or pass "
+                          "--journal with another path (--no-journal keeps everything in memory)") from exc
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc)
+    if "locked" in text:
+        return "it is locked by another broker"
+    if "not a database" in text or "malformed" in text or "integrity" in text:
+        return f"it is not a valid journal ({text})"
+    return text
+
+
+def _add_maybe_ran(db: sqlite3.Connection) -> None:
+    """Give a journal written before dead letters said whether their work may have run that
+    column. A letter it kept for a time-out or a refusal was handed to a member: it may have run."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(dead_letters)")}
+    if "maybe_ran" not in columns:
+        db.execute("ALTER TABLE dead_letters ADD COLUMN maybe_ran INTEGER NOT NULL DEFAULT 0")
+        db.execute("UPDATE dead_letters SET maybe_ran = 1 WHERE reason IN ('timeout', 'nacked')")
