@@ -10,7 +10,10 @@ are dead-lettered.
 Two collaborators make this survive restarts and partitions: the journal
 (:mod:`robotlab.broker.journal`) keeps every tracked record until it settles, and the holds
 (:mod:`robotlab.broker.holds`) keep records for a name whose members are away, and the
-in-flight deliveries of a member gone silent, instead of failing them at once.
+in-flight deliveries of a member gone silent, instead of failing them at once. An ``any``
+message has an owner, the instance it was handed to, journaled with it: after a restart it
+is held for that instance (which may be working on it still, or hold its reply), and goes
+to another only when the owner does not come back within the hold, as attempt 2.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from .dlq import DeadLetterQueue
 from .holds import Holds
 from .journal import ROW_BYTES, NoJournal
 from .outbox import Outcome, receipt, settled_status
-from .records import Delivery, Record
+from .records import Delivery, Record, deliver_header
 from .registry import Peer, Registry
 
 MAX_ATTEMPTS: Final = 3
@@ -38,24 +41,6 @@ DEADLINE_SLACK: Final = 4096
 """Stale ack-deadline entries allowed beyond twice the deliveries in flight before the heap is rebuilt."""
 
 Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
-
-
-_SENDER_ONLY: Final = ("receipt", "untracked", "ack", "to_instance", "any", "idempotent", "max_handling", "hold")
-"""SEND fields that tell the broker what to do: no receiver reads them, so no DELIVER carries them."""
-
-
-def deliver_header(header: dict[str, Any], delivery: int, attempt: int) -> dict[str, Any]:
-    """The DELIVER header of a SEND's ``header`` (stamped with its sender): the SEND's fields but
-    the broker's own (``_SENDER_ONLY``), then the delivery id and the attempt. Fields the schema
-    does not name travel on (newer peers may add some); each field left out is one a receiver
-    does not decode and check."""
-    deliver = dict(header)
-    for name in _SENDER_ONLY:
-        if name in deliver:
-            del deliver[name]
-    deliver["delivery"] = delivery
-    deliver["attempt"] = attempt
-    return deliver
 
 
 class Deliveries:
@@ -156,20 +141,36 @@ class Deliveries:
         return f"no live robot named {to!r} came back while it was held" if record.held else f"no live robot named {to!r}"
 
     def restore(self, header: dict[str, Any], body: Body, notify: str | None, key: tuple[str, str], receipt_id: str,
-                now: float) -> None:
-        """Take back a record the journal kept (at start-up); held until a member of its name is back."""
-        record = Record(header, body, notify, key, receipt_id, kept=True, held=True, restored=True)
+                now: float, owner: str | None = None) -> None:
+        """Take back a record the journal kept (at start-up); held until a member of its name is
+        back: for an ``any`` message that had been handed out, the instance that had it (``owner``)."""
+        record = Record(header, body, notify, key, receipt_id, kept=True, held=True, restored=True, owner=owner)
         self.active[record.key] = record
         self.holds.hold(header["to"], record.key, record, now + self.holds.seconds)
 
     def release(self, name: str, now: float) -> None:
-        """A member of ``name`` is back: dispatch what was held for it (held again if it cannot take it)."""
+        """A member of ``name`` is back: dispatch what was held for it (held again if it cannot
+        take it). A message an instance of the name owned waits for that instance, within its hold."""
         for until, record in self.holds.release(name):
-            self._start(record, self._targets(record.header), now, until)
+            if record.owner is None:
+                self._start(record, self._targets(record.header), now, until)
+                continue
+            owner = self.registry.by_instance.get(record.owner)
+            if owner is not None and owner.name == name:
+                self._start(record, [owner], now, until)
+            else:
+                self.holds.hold(name, record.key, record, until)
 
     def expire_holds(self, now: float) -> None:
-        """Dead-letter held records whose hold ran out."""
+        """Held records whose hold ran out: one whose owner did not come back goes to another
+        instance (attempt 2: a robot can see it was redelivered); the rest are dead-lettered."""
         for record in self.holds.expired(now):
+            record.owner = None
+            targets = self._targets(record.header) if record.header.get("any") else []
+            if targets:
+                record.pending = 1
+                self._dispatch(record, targets[0], 2, {targets[0].instance})
+                continue
             record.pending = 1
             self._settle(record, "", Status.UNDELIVERABLE, self._nobody(record), maybe_ran=record.may_have_run())
 
@@ -315,6 +316,9 @@ class Deliveries:
             record.handed_to = {peer.instance}
         else:
             record.handed_to.add(peer.instance)
+        if record.kept and record.header.get("any") and record.owner != peer.instance:
+            record.owner = peer.instance
+            self.journal.owned(record.key, peer.instance)
 
     def _take(self, peer: Peer, delivery_id: int) -> Delivery | None:
         delivery = self.inflight.get(delivery_id)

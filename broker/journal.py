@@ -52,8 +52,8 @@ Key = tuple[str, str]
 class Restored:
     """What a journal held at start-up."""
 
-    messages: list[tuple[dict[str, Any], bytes, str | None, Key, str]] = field(default_factory=list)
-    """(header, body, notify, key, receipt id) of every unsettled message, oldest first."""
+    messages: list[tuple[dict[str, Any], bytes, str | None, Key, str, str | None]] = field(default_factory=list)
+    """(header, body, notify, key, receipt id, owner) of every unsettled message, oldest first."""
     letters: list[tuple[int, str, str, str, dict[str, Any], bytes, float, bool]] = field(default_factory=list)
     """(seq, dlq_id, reason, detail, header, body, at, maybe_ran) of every dead letter, oldest first."""
     names: set[str] = field(default_factory=set)
@@ -103,6 +103,9 @@ class NoJournal:
     def settle(self, key: Key) -> None:
         """Nothing kept."""
 
+    def owned(self, key: Key, instance: str) -> None:
+        """Nothing kept."""
+
     def letter_added(self, seq: int, letter: Any) -> None:
         """Nothing kept."""
 
@@ -148,6 +151,8 @@ class Journal(NoJournal):
         self._unchecked = False  # written since the last checkpoint
         self._write_all = False  # a dead letter left: the next commit writes every put (see letter_removed)
         self._settled: set[Key] = set()
+        self._owners: dict[Key, str] = {}
+        """The instance each kept ``any`` message was last handed to, until it is written."""
         self._letters: dict[str, tuple[int, str, str, str, bytes, bytes, float, int]] = {}
         self._dropped: set[str] = set()
         self._purge_all = False
@@ -159,9 +164,9 @@ class Journal(NoJournal):
     def restore(self) -> Restored:
         """Read everything back (once, at start-up) and count the stored bytes."""
         restored = Restored()
-        rows = self._db.execute("SELECT sender, id, notify, receipt_id, header, body FROM messages ORDER BY rowid")
-        for sender, message_id, notify, receipt_id, header, body in rows:
-            restored.messages.append((unpack(header), body, notify, (sender, message_id), receipt_id))
+        rows = self._db.execute("SELECT sender, id, notify, receipt_id, header, body, owner FROM messages ORDER BY rowid")
+        for sender, message_id, notify, receipt_id, header, body, owner in rows:
+            restored.messages.append((unpack(header), body, notify, (sender, message_id), receipt_id, owner))
             self._sizes[(sender, message_id)] = len(header) + len(body)
         for seq, dlq_id, reason, detail, header, body, at, maybe_ran in self._db.execute(
                 "SELECT seq, dlq_id, reason, detail, header, body, at, maybe_ran FROM dead_letters ORDER BY seq"):
@@ -219,9 +224,18 @@ class Journal(NoJournal):
         size = self._sizes[key] = ROW_BYTES + len(body)
         self.size += size
 
+    def owned(self, key: Key, instance: str) -> None:
+        """Note the instance a kept ``any`` message was handed to: written with the message, or
+        (if it was written already) at the next commit."""
+        if key in self._sizes:
+            self._owners[key] = instance
+            if key not in self._puts:
+                self._changed()
+
     def settle(self, key: Key) -> None:
         """Forget a message that was delivered or dead-lettered: a put not written yet is simply
         dropped (nothing falls due for it); a written one is deleted at the next commit."""
+        self._owners.pop(key, None)
         self.size -= self._sizes.pop(key, 0)
         if self._puts.pop(key, None) is None:
             self._changed()
@@ -267,7 +281,9 @@ class Journal(NoJournal):
         the accepted messages up to the last one that is due (``everything``: all of them); the
         younger ones wait for their own time. False (all kept for the next turn) on failure."""
         puts = self._due_puts(everything)
-        if not (puts or self._settled or self._letters or self._dropped or self._purge_all or self._names):
+        writing = set(puts)
+        owners = {key: owner for key, owner in self._owners.items() if key not in self._puts or key in writing}
+        if not (puts or self._settled or self._letters or self._dropped or self._purge_all or self._names or owners):
             # Everything changed since the last commit cancelled out (most often a message put
             # and settled within the interval): nothing is due any more. Left set, the stale
             # start made every later turn commit at once (writing each message the moment it
@@ -275,7 +291,7 @@ class Journal(NoJournal):
             self._since, self._urgent, self._write_all = None, False, False
             return True
         try:
-            self._write(puts)
+            self._write(puts, owners)
             self._unchecked = True
         except sqlite3.Error as exc:
             if self._db.in_transaction:
@@ -286,6 +302,8 @@ class Journal(NoJournal):
             return False
         for key in puts:
             del self._puts[key]
+        for key in owners:
+            del self._owners[key]
         if not self._puts:
             self._dues.clear()
         self._settled.clear()
@@ -310,13 +328,16 @@ class Journal(NoJournal):
         last = max((i for i, key in enumerate(keys) if self._puts[key][4] <= now), default=-1)
         return keys[: last + 1]
 
-    def _write(self, puts: list[Key]) -> None:
+    def _write(self, puts: list[Key], owners: dict[Key, str]) -> None:
         db = self._db
         db.execute("BEGIN")
         if self._settled:
             db.executemany("DELETE FROM messages WHERE sender = ? AND id = ?", self._settled)
         if puts:
             db.executemany("INSERT OR REPLACE INTO messages (sender, id, notify, receipt_id, header, body) VALUES (?, ?, ?, ?, ?, ?)", self._rows(puts))
+        if owners:
+            db.executemany("UPDATE messages SET owner = ? WHERE sender = ? AND id = ?",
+                           [(owner, key[0], key[1]) for key, owner in owners.items()])
         if self._purge_all:
             db.execute("DELETE FROM dead_letters")
         if self._dropped:

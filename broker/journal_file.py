@@ -11,7 +11,7 @@ from robotlab.errors import ConfigError
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
     sender TEXT NOT NULL, id TEXT NOT NULL, notify TEXT, receipt_id TEXT NOT NULL, header BLOB NOT NULL,
-    body BLOB NOT NULL, UNIQUE (sender, id));
+    body BLOB NOT NULL, owner TEXT, UNIQUE (sender, id));
 CREATE TABLE IF NOT EXISTS dead_letters (
     seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL,
     header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL, maybe_ran INTEGER NOT NULL DEFAULT 0);
@@ -40,7 +40,7 @@ def open_file(path: str, checkpoint_pages: int) -> sqlite3.Connection:
         db.execute("BEGIN IMMEDIATE")  # takes the write lock now: an unwritable file fails here
         for statement in filter(str.strip, SCHEMA.split(";")):
             db.execute(statement)
-        _add_maybe_ran(db)
+        _add_columns(db)
         db.execute("COMMIT")
         return db
     except (OSError, sqlite3.Error) as exc:
@@ -57,10 +57,12 @@ def _why(exc: BaseException) -> str:
     return text
 
 
-def _add_maybe_ran(db: sqlite3.Connection) -> None:
-    """Give a journal written before dead letters said whether their work may have run that
-    column. A letter it kept for a time-out or a refusal was handed to a member: it may have run."""
-    columns = {row[1] for row in db.execute("PRAGMA table_info(dead_letters)")}
-    if "maybe_ran" not in columns:
+def _add_columns(db: sqlite3.Connection) -> None:
+    """Bring a journal written by an older broker up to the schema, keeping what it holds."""
+    letter_columns = {row[1] for row in db.execute("PRAGMA table_info(dead_letters)")}
+    if "maybe_ran" not in letter_columns:
+        # A letter kept for a time-out or a refusal was handed to a member: it may have run.
         db.execute("ALTER TABLE dead_letters ADD COLUMN maybe_ran INTEGER NOT NULL DEFAULT 0")
         db.execute("UPDATE dead_letters SET maybe_ran = 1 WHERE reason IN ('timeout', 'nacked')")
+    if "owner" not in {row[1] for row in db.execute("PRAGMA table_info(messages)")}:
+        db.execute("ALTER TABLE messages ADD COLUMN owner TEXT")  # unknown: held for any instance, as before

@@ -1,4 +1,5 @@
-"""What the broker keeps of a routed message: its Record, and a Delivery per copy in flight.
+"""What the broker keeps of a routed message: its Record, a Delivery per copy in flight, and
+the DELIVER header each copy carries.
 
 Plain classes with their own ``__init__``, not dataclasses: one Record and a Delivery per target
 are made for every tracked message, and compiled (:mod:`robotlab.bus.native`) a dataclass's
@@ -7,7 +8,7 @@ generated ``__init__`` still runs interpreted (about 5k instructions a Record).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from robotlab.bus.protocol import Body
 
@@ -27,15 +28,17 @@ class Record:
             there. None until the first.
         restored: taken back from the journal at start-up: handed out or not before the
             restart, nobody knows, so its work may have run.
+        owner: the instance an ``any`` message was last handed to (journaled): after a restart
+            it is held for that instance, which may still be working on it or hold its reply.
         span: its ``route`` span while it is in the broker's hands (traced messages only).
     """
 
     __slots__ = ("header", "body", "notify", "key", "receipt_id", "pending", "outcomes", "replied",
-                 "dlq_ids", "kept", "held", "handed_to", "restored", "span")
+                 "dlq_ids", "kept", "held", "handed_to", "restored", "owner", "span")
 
     def __init__(self, header: dict[str, Any], body: Body, notify: str | None, key: tuple[str, str],
                  receipt_id: str, pending: int = 0, kept: bool = False, held: bool = False,
-                 span: Any = None, restored: bool = False) -> None:
+                 span: Any = None, restored: bool = False, owner: str | None = None) -> None:
         self.header = header
         self.body = body
         self.notify = notify
@@ -49,6 +52,7 @@ class Record:
         self.held = held
         self.handed_to: set[str] | None = None
         self.restored = restored
+        self.owner = owner
         self.span = span
 
     def may_have_run(self, on: set[str] | None = None) -> bool:
@@ -87,3 +91,21 @@ class Delivery:
 
     def __repr__(self) -> str:
         return f"Delivery(id={self.id}, instance={self.instance!r}, attempt={self.attempt})"
+
+
+_SENDER_ONLY: Final = ("receipt", "untracked", "ack", "to_instance", "any", "idempotent", "max_handling", "hold")
+"""SEND fields that tell the broker what to do: no receiver reads them, so no DELIVER carries them."""
+
+
+def deliver_header(header: dict[str, Any], delivery: int, attempt: int) -> dict[str, Any]:
+    """The DELIVER header of a SEND's ``header`` (stamped with its sender): the SEND's fields but
+    the broker's own (``_SENDER_ONLY``), then the delivery id and the attempt. Fields the schema
+    does not name travel on (newer peers may add some); each field left out is one a receiver
+    does not decode and check."""
+    deliver = dict(header)
+    for name in _SENDER_ONLY:
+        if name in deliver:
+            del deliver[name]
+    deliver["delivery"] = delivery
+    deliver["attempt"] = attempt
+    return deliver

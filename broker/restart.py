@@ -18,8 +18,8 @@ def restore(restored: Restored, dlq: DeadLetterQueue, holds: Holds, deliveries: 
     dlq.load(restored.letters)
     holds.known |= restored.names
     now = time.monotonic()
-    for header, body, notify, key, receipt_id in restored.messages:
-        deliveries.restore(header, body, notify, key, receipt_id, now)
+    for header, body, notify, key, receipt_id, owner in restored.messages:
+        deliveries.restore(header, body, notify, key, receipt_id, now, owner)
         holds.know(header.get("from", ""))  # its sender is expected back for the receipt or reply
     if restored.messages or restored.letters:
         log.info("journal %s: %d unsettled messages held for their robots, %d dead letters",

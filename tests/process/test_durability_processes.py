@@ -29,6 +29,15 @@ def lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+def kill_9_and_restart(broker, trackers: list, restart) -> None:
+    """Kill the broker with -9 while over 100 of ``trackers`` wait for their reply, then restart it."""
+    os.kill(broker.pid, signal.SIGKILL)
+    broker.popen.wait(5)
+    unanswered = sum(1 for t in trackers if not t._replied.is_set())
+    assert unanswered > 100, "the broker died too late to leave work unsettled"
+    restart()
+
+
 def test_kill_9_of_the_broker_with_500_unsettled_messages_loses_and_repeats_none(
         endpoint: str, start_broker, processes, tmp_path: Path) -> None:
     options = ("--hold", "30", "--max-inflight", "1000", "--ack-timeout", "30")
@@ -45,11 +54,7 @@ def test_kill_9_of_the_broker_with_500_unsettled_messages_loses_and_repeats_none
         wait_until(lambda: len(lines(runs)) >= 50, timeout=30, message="bob has worked through some")
 
         # When the broker is killed -9 and started again on the same journal
-        os.kill(broker.pid, signal.SIGKILL)
-        broker.popen.wait(5)
-        unanswered = sum(1 for t in trackers if not t._replied.is_set())
-        assert unanswered > 100, "the broker died too late to leave work unsettled"
-        start_broker(endpoint, *options)
+        kill_9_and_restart(broker, trackers, lambda: start_broker(endpoint, *options))
 
         # Then every request is answered by bob, each ran exactly once, and the DLQ is intact
         replies = [t.reply(90) for t in trackers]
@@ -58,3 +63,28 @@ def test_kill_9_of_the_broker_with_500_unsettled_messages_loses_and_repeats_none
     ran = Counter(lines(runs))
     assert len(ran) == MESSAGES and set(ran.values()) == {1}, ran.most_common(3)
     assert [(d["dlq_id"], d["reason"], d["to"]) for d in letters] == [(letter.value.dlq_id, "undeliverable", "nobody")]
+
+
+def test_kill_9_of_the_broker_under_a_pool_of_two_runs_each_message_once(
+        endpoint: str, start_broker, processes, tmp_path: Path) -> None:
+    options = ("--hold", "30", "--max-inflight", "1000", "--ack-timeout", "30")
+    broker = start_broker(endpoint, *options)
+    runs = tmp_path / "runs"
+    pool = [processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", endpoint,
+                             "--handler", "handlers:counted", "--max-inflight", "1000"], env={"RUNS": str(runs)},
+                            name=f"bob-{n}") for n in (1, 2)]
+    wait_until(lambda: len(live(endpoint, "bob")) == 2, timeout=15, message="two instances of bob live")
+    with bus.connect(endpoint, name="alice") as alice:
+        # Given 500 requests, each for any one instance, of which the pool has done some
+        trackers = [alice.send_request("bob", i, any=True) for i in range(MESSAGES)]
+        wait_until(lambda: len(lines(runs)) >= 50, timeout=30, message="the pool has worked through some")
+
+        # When the broker is killed -9 and started again on the same journal
+        kill_9_and_restart(broker, trackers, lambda: start_broker(endpoint, *options))
+
+        # Then every request is answered, and each ran exactly once, on whichever instance had it
+        replies = [t.reply(90) for t in trackers]
+    assert [str(r.content).split(" (from ")[0] for r in replies] == [str(i) for i in range(MESSAGES)]
+    assert {str(r.content).split(" (from ")[1].rstrip(")") for r in replies} <= {str(p.pid) for p in pool}
+    ran = Counter(lines(runs))
+    assert len(ran) == MESSAGES and set(ran.values()) == {1}, ran.most_common(3)

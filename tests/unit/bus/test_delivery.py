@@ -220,7 +220,7 @@ def test_the_message_in_hand_when_the_receiver_drains_is_still_touched(member) -
 
 
 def test_a_deliver_carries_the_senders_fields_but_not_the_brokers_own() -> None:
-    from robotlab.broker.deliveries import deliver_header
+    from robotlab.broker.records import deliver_header
 
     send = {"id": "a.1", "to": "bob", "type": "reply", "reply_to": "b.7", "to_instance": "bob-1", "untracked": True,
             "ack": 12, "receipt": False, "any": True, "idempotent": True, "max_handling": 5.0, "hold": 1.0,

@@ -230,3 +230,24 @@ def test_a_dead_letters_maybe_ran_survives_a_restart_and_an_older_journal_gets_i
     finally:
         reopened.close()
     assert [(row[1], row[7]) for row in letters] == [("dl-1", True), ("dl-2", False), ("dl-3", True)]
+
+
+def test_the_owner_of_a_message_is_written_with_it_or_after_it_and_restored(tmp_path: Path) -> None:
+    path = str(tmp_path / "broker.db")
+    journal = Journal(path, 64 << 20, interval=60)
+    try:
+        put(journal, "handed-before-written")
+        journal.owned(("sender", "handed-before-written"), "bob-1")
+        put(journal, "handed-after-written")
+        put(journal, "never-handed")
+        assert journal.commit(everything=True)
+        journal.owned(("sender", "handed-after-written"), "bob-2")  # a later hand-over: an update
+        assert journal.commit()
+    finally:
+        journal.close()
+    reopened = Journal(path, 64 << 20, interval=60)
+    try:
+        owners = {row[3][1]: row[5] for row in reopened.restore().messages}
+    finally:
+        reopened.close()
+    assert owners == {"handed-before-written": "bob-1", "handed-after-written": "bob-2", "never-handed": None}
