@@ -251,3 +251,23 @@ def test_the_owner_of_a_message_is_written_with_it_or_after_it_and_restored(tmp_
     finally:
         reopened.close()
     assert owners == {"handed-before-written": "bob-1", "handed-after-written": "bob-2", "never-handed": None}
+
+
+def test_a_pooled_message_waits_for_its_owner_after_a_restart_then_goes_to_another(brokers, tmp_path: Path) -> None:
+    journal = tmp_path / "broker.db"
+    first = brokers(journal, hold=30.0)
+    handed: list = []
+    owner = bus.BusClient(first.url, name="bob", instance="bob-1").on_message(
+        lambda delivery, message: handed.append(message), manual=True)  # takes it, never settles
+    with owner.start(), bus.connect(first.url, name="alice", instance="alice-1") as alice:
+        alice.send("bob", "refund order 7", any=True)
+        wait_until(lambda: handed, message="bob-1 has the message")
+        first.stop()  # its owner, bob-1, is journaled with it
+    second = brokers(journal, hold=1.0)
+    runs: list = []
+    other = bus.BusClient(second.url, name="bob", instance="bob-2").on_message(lambda message: runs.append(message))
+    with other.start():
+        # bob-2 is back first, but the message waits for bob-1 (which may be working on it)
+        # through the hold; bob-1 never returns, so then it goes to bob-2, marked as attempt 2
+        wait_until(lambda: runs, timeout=10, message="the message given to bob-2 after the hold")
+    assert [(m.content, m.attempt) for m in runs] == [("refund order 7", 2)]
