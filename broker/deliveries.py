@@ -87,7 +87,7 @@ class Deliveries:
             return
         self.counters["routed"] += 1
         span = spans.routing(header) if tracing.ENABLED and "traceparent" in header else None  # off: one check
-        targets, receipt_id = self._targets(header), receipt_id or header["id"]
+        targets, receipt_id = self.registry.targets(header), receipt_id or header["id"]
         if header.get("untracked"):  # held if need be, but never journaled: its sender resends it
             if key not in self._recent_untracked:  # else a reply sent again after a reconnect
                 self._recent_untracked[key] = None
@@ -117,7 +117,7 @@ class Deliveries:
             until = until if until is not None else self.holds.until(record.header, now)
             if until is None or until <= now:
                 record.pending = 1
-                self._settle(record, "", Status.UNDELIVERABLE, self._nobody(record), maybe_ran=record.may_have_run())
+                self._settle(record, "", Status.UNDELIVERABLE, record.nobody(), maybe_ran=record.may_have_run())
                 return
             if not record.held:
                 self.counters["held"] += 1
@@ -135,11 +135,6 @@ class Deliveries:
         for peer in targets:
             self._dispatch(record, peer, 1, {peer.instance})
 
-    @staticmethod
-    def _nobody(record: Record) -> str:
-        to = record.header["to"]
-        return f"no live robot named {to!r} came back while it was held" if record.held else f"no live robot named {to!r}"
-
     def restore(self, header: dict[str, Any], body: Body, notify: str | None, key: tuple[str, str], receipt_id: str,
                 now: float, owner: str | None = None) -> None:
         """Take back a record the journal kept (at start-up); held until a member of its name is
@@ -149,30 +144,51 @@ class Deliveries:
         self.holds.hold(header["to"], record.key, record, now + self.holds.seconds)
 
     def release(self, name: str, now: float) -> None:
-        """A member of ``name`` is back: dispatch what was held for it (held again if it cannot
-        take it). A message an instance of the name owned waits for that instance, within its hold."""
+        """A member of ``name`` is back, or one of them finished a delivery: dispatch what was
+        held for it (held again if it cannot take it). A message an instance of the name owned
+        waits for that instance, within its hold; the ``any`` messages nobody owned are shared
+        (:meth:`_share`)."""
+        unowned: list[tuple[float, Record]] = []
         for until, record in self.holds.release(name):
             if record.owner is None:
-                self._start(record, self._targets(record.header), now, until)
+                if record.header.get("any"):
+                    unowned.append((until, record))
+                else:
+                    self._start(record, self.registry.targets(record.header), now, until)
                 continue
             owner = self.registry.by_instance.get(record.owner)
             if owner is not None and owner.name == name:
                 self._start(record, [owner], now, until)
             else:
-                self.holds.hold(name, record.key, record, until)
+                self.holds.keep(name, record.key, record, until)
+        if unowned:
+            self._share(name, unowned, now)
+
+    def _share(self, name: str, held: list[tuple[float, Record]], now: float) -> None:
+        """Hand the live instances of ``name`` their share of ``held`` (each to the least
+        loaded), keeping the shares of the members still away (gone silent, expected back) held
+        for them: the first instance back after a cut does not take everything. What stays held
+        goes out as instances come back or finish work, or when its hold runs out."""
+        live = self.registry.instances(name)
+        coming = sum(1 for _, (member, _) in self.holds.away.values() if member.name == name)
+        share = -(-len(held) // (len(live) + coming)) * len(live) if live else 0
+        for until, record in held[:share]:
+            self._start(record, self.registry.targets(record.header), now, until)
+        for until, record in held[share:]:
+            self.holds.keep(name, record.key, record, until)
 
     def expire_holds(self, now: float) -> None:
         """Held records whose hold ran out: one whose owner did not come back goes to another
         instance (attempt 2: a robot can see it was redelivered); the rest are dead-lettered."""
         for record in self.holds.expired(now):
-            record.owner = None
-            targets = self._targets(record.header) if record.header.get("any") else []
+            owned, record.owner = record.owner is not None, None
+            targets = self.registry.targets(record.header) if record.header.get("any") else []
             if targets:
                 record.pending = 1
-                self._dispatch(record, targets[0], 2, {targets[0].instance})
+                self._dispatch(record, targets[0], 2 if owned else 1, {targets[0].instance})
                 continue
             record.pending = 1
-            self._settle(record, "", Status.UNDELIVERABLE, self._nobody(record), maybe_ran=record.may_have_run())
+            self._settle(record, "", Status.UNDELIVERABLE, record.nobody(), maybe_ran=record.may_have_run())
 
     def _fire_and_forget(self, header: dict[str, Any], body: Body, key: tuple[str, str], receipt_id: str,
                          targets: list[Peer]) -> None:
@@ -196,6 +212,8 @@ class Deliveries:
         if reply and reply.get("reply_to") == record.header["id"] and reply.get("to_instance") == record.notify:
             record.replied = True  # the reply reaches whoever waits for the receipt: it says it all
         self._settle(delivery.record, delivery.instance, Status.DELIVERED, "")
+        if not peer.inflight and self.holds.holding(peer.name):  # idle, while work waits for members away
+            self.release(peer.name, time.monotonic())
 
     def nack(self, peer: Peer, delivery_id: int, reason: str) -> None:
         """Settle a delivery as refused by ``peer``; idempotent messages are retried first."""
@@ -235,13 +253,7 @@ class Deliveries:
             if peer is not None:
                 peer.inflight.discard(delivery_id)
             self.counters["timeouts"] += 1
-            self._fail(delivery, Status.TIMEOUT, self._late(delivery, now))
-
-    def _late(self, delivery: Delivery, now: float) -> str:
-        if now >= delivery.limit:
-            return (f"{delivery.instance} did not finish within the maximum handling time of "
-                    f"{delivery.limit - delivery.started:g}s (it may still be running; its result will be ignored)")
-        return f"{delivery.instance} did not ack within {self.ack_timeout:g}s"
+            self._fail(delivery, Status.TIMEOUT, delivery.late(now, self.ack_timeout))
 
     def oldest(self, peer: Peer, now: float) -> float | None:
         """Seconds the oldest delivery ``peer`` holds has been in flight; None when it holds none."""
@@ -283,16 +295,6 @@ class Deliveries:
         return self._deadlines[0][0] if self._deadlines else None
 
     # -- internals --------------------------------------------------------------------------
-
-    def _targets(self, header: dict[str, Any]) -> list[Peer]:
-        instance = header.get("to_instance")
-        if instance:
-            peer = self.registry.by_instance.get(instance)
-            return [peer] if peer is not None and peer.name == header["to"] else []
-        if header.get("any"):
-            peer = self.registry.pick_any(header["to"])
-            return [peer] if peer is not None else []
-        return self.registry.instances(header["to"])
 
     def _dispatch(self, record: Record, peer: Peer, attempt: int, tried: set[str]) -> None:
         # Every tracked message comes here: Peer.has_room, the handling time and the DELIVER

@@ -69,6 +69,15 @@ class Holds(Generic[Item, Away]):
         self._held.setdefault(name, {})[key] = (until, item)
         heapq.heappush(self._due, (until, next(self._seq), name, key))
 
+    def keep(self, name: str, key: Hashable, item: Item, until: float) -> None:
+        """Hold again, with the time it already had, an item :meth:`release` handed out
+        (its place in the time order is still there)."""
+        self._held.setdefault(name, {})[key] = (until, item)
+
+    def holding(self, name: str) -> bool:
+        """True when something is held for ``name``."""
+        return name in self._held
+
     def release(self, name: str) -> list[tuple[float, Item]]:
         """Everything held for ``name`` (a member of it is back), oldest first, with its hold time."""
         return list(self._held.pop(name, {}).values())

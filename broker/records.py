@@ -64,6 +64,11 @@ class Record:
             return False
         return on is None or not self.handed_to.isdisjoint(on)
 
+    def nobody(self) -> str:
+        """Why it could not be delivered when no member of its name was there."""
+        to = self.header["to"]
+        return f"no live robot named {to!r} came back while it was held" if self.held else f"no live robot named {to!r}"
+
     def __repr__(self) -> str:
         return f"Record(key={self.key!r}, pending={self.pending}, outcomes={self.outcomes!r})"
 
@@ -88,6 +93,13 @@ class Delivery:
         self.tried = tried
         self.started = started
         self.limit = limit
+
+    def late(self, now: float, ack_timeout: float) -> str:
+        """Why it timed out at ``now``: past its maximum handling time, or its ack timeout."""
+        if now >= self.limit:
+            return (f"{self.instance} did not finish within the maximum handling time of "
+                    f"{self.limit - self.started:g}s (it may still be running; its result will be ignored)")
+        return f"{self.instance} did not ack within {ack_timeout:g}s"
 
     def __repr__(self) -> str:
         return f"Delivery(id={self.id}, instance={self.instance!r}, attempt={self.attempt})"

@@ -115,6 +115,18 @@ class Registry:
         """Every live instance named ``name``."""
         return list(self._by_name.get(name, {}).values())
 
+    def targets(self, header: dict[str, Any]) -> list[Peer]:
+        """Who gets a message now: its ``to_instance``, else for ``any`` the least loaded
+        instance of its name, else every live instance of the name; [] when none is live."""
+        instance = header.get("to_instance")
+        if instance:
+            peer = self.by_instance.get(instance)
+            return [peer] if peer is not None and peer.name == header["to"] else []
+        if header.get("any"):
+            peer = self.pick_any(header["to"])
+            return [peer] if peer is not None else []
+        return self.instances(header["to"])
+
     def pick_any(self, name: str, exclude: AbstractSet[str] = frozenset()) -> Peer | None:
         """The instance of ``name`` with the fewest deliveries in flight, skipping ``exclude``.
 

@@ -88,3 +88,31 @@ def test_kill_9_of_the_broker_under_a_pool_of_two_runs_each_message_once(
     assert {str(r.content).split(" (from ")[1].rstrip(")") for r in replies} <= {str(p.pid) for p in pool}
     ran = Counter(lines(runs))
     assert len(ran) == MESSAGES and set(ran.values()) == {1}, ran.most_common(3)
+
+
+def test_work_held_through_a_cut_is_shared_by_the_workers_as_they_come_back(
+        endpoint: str, start_broker, processes, tmp_path: Path) -> None:
+    start_broker(endpoint, "--hold", "60", "--ack-timeout", "60")
+    runs = tmp_path / "runs"
+    workers = [processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "w", "--broker", endpoint,
+                                "--handler", "handlers:counted_slow"], env={"RUNS": str(runs)}, name=f"w-{n}")
+               for n in range(4)]
+    wait_until(lambda: len(live(endpoint, "w")) == 4, timeout=30, message="four workers live")
+    with bus.connect(endpoint, name="alice") as alice:
+        # Given four workers, each busy with a task, cut off (SIGSTOP: silent, their work kept for them)
+        busy = [alice.send_request("w", f"4:busy-{n}", any=True) for n in range(4)]
+        wait_until(lambda: len(lines(runs)) == 4, timeout=30, message="each worker busy")
+        for worker in workers:
+            os.kill(worker.pid, signal.SIGSTOP)
+        wait_until(lambda: not live(endpoint, "w"), timeout=30, message="the workers gone silent")
+        # When 20 tasks come in during the cut, and the workers come back one by one
+        tasks = [alice.send_request("w", f"2:task-{n}", any=True) for n in range(20)]
+        for back, worker in enumerate(workers, 1):
+            os.kill(worker.pid, signal.SIGCONT)
+            wait_until(lambda back=back: len(live(endpoint, "w")) == back, timeout=30, message=f"{back} back")
+        replies = [t.reply(120) for t in tasks + busy]
+    # Then every task ran once, and the held tasks were shared, not all taken by the first one back
+    ran = Counter(lines(runs))
+    assert len(ran) == 24 and set(ran.values()) == {1}, ran.most_common(3)
+    by_worker = Counter(str(r.content).split(" (from ")[1] for r in replies[:20])
+    assert max(by_worker.values()) <= 1.5 * 20 / 4, by_worker

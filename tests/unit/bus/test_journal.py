@@ -271,3 +271,4 @@ def test_a_pooled_message_waits_for_its_owner_after_a_restart_then_goes_to_anoth
         # through the hold; bob-1 never returns, so then it goes to bob-2, marked as attempt 2
         wait_until(lambda: runs, timeout=10, message="the message given to bob-2 after the hold")
     assert [(m.content, m.attempt) for m in runs] == [("refund order 7", 2)]
+
