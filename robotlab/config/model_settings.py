@@ -15,7 +15,8 @@ from robotlab.errors import ConfigError
 
 __all__ = ["REQUEST_FIELDS", "ROUTE_FIELDS", "ModelSettings", "validated"]
 
-REQUEST_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "presence_penalty", "frequency_penalty", "stop")
+REQUEST_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "presence_penalty", "frequency_penalty", "stop",
+                  "logit_bias")
 """The fields sent as request parameters of a model call."""
 
 ROUTE_FIELDS = ("model", "provider", "api_base", "api_key")
@@ -49,6 +50,9 @@ class ModelSettings(BaseModel):
     """Penalty by token frequency."""
     stop: str | list[str] | None = None
     """Stop sequence(s)."""
+    logit_bias: dict[str, float] | None = None
+    """Token id (as a string) to a bias added to its logit: -100 bans the token, 100 forces it
+    (OpenAI-compatible servers: OpenAI, llama.cpp, vLLM; the ids are the model's own)."""
 
     def __init__(self, **values: Any) -> None:
         validated(super().__init__, type(self).__name__, values)
