@@ -312,6 +312,12 @@ class Deliveries:
         if not self.deliver(peer, Command.DELIVER, deliver_header(record.header, delivery_id, attempt), record.body):
             self.inflight.pop(delivery_id, None)
             peer.inflight.discard(delivery_id)
+            # Its connection is gone (the broker forgets it this turn). Nothing was handed out,
+            # so an `any` message goes to another live instance of the name, if there is one.
+            other = self.registry.pick_any(peer.name, exclude=tried) if record.header.get("any") else None
+            if other is not None and other.instance not in tried:
+                self._dispatch(record, other, attempt, tried | {other.instance})
+                return
             self._fail(delivery, Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
             return
         if record.handed_to is None:
