@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from robotlab.robot.result import RobotResult
     from robotlab.robot.robot import Robot, build
     from robotlab.robot.runnable import Runnable
+    from robotlab.tools.effects import idempotency_key
     from robotlab.tools.tool import Tool, tool
 
 _LAZY = {
@@ -68,6 +69,7 @@ _LAZY = {
     "Runnable": "robotlab.robot.runnable",
     "Tool": "robotlab.tools.tool",
     "tool": "robotlab.tools.tool",
+    "idempotency_key": "robotlab.tools.effects",
 }
 """Public names loaded on first use: name -> the module that defines it."""
 
@@ -108,6 +110,7 @@ __all__ = [
     "create_memory",
     "create_network",
     "hooks",
+    "idempotency_key",
     "on",
     "reload_config",
     "render_template",

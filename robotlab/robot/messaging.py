@@ -29,6 +29,7 @@ from robotlab.inference import deadline
 from robotlab.robot.message import ROBOT_MESSAGE_TYPE, RobotMessage
 from robotlab.robot.remote_tasks import TaskServer
 from robotlab.robot.requests import answer_request, is_request
+from robotlab.tools import effects
 
 if TYPE_CHECKING:
     from robotlab.bus import Delivery, Message
@@ -317,7 +318,8 @@ class RobotBus:
         if left is not None and left <= 0:
             delivery.nack(f"timeout: the sender's deadline passed {-left:.1f}s before the work began; not run")
             return
-        with deadline.within(left):
+        # A redelivered message keeps its sender and id: its side-effect calls get the same keys.
+        with deadline.within(left), effects.working_on(f"{message.sender_instance}/{message.id}"):
             self._handle(delivery, message)
 
     def _handle(self, delivery: Delivery, message: Message) -> None:

@@ -26,6 +26,7 @@ from robotlab.observability import spans, tracing
 from robotlab.robot.doom_loop import DoomLoopDetector, annotate
 from robotlab.robot.structured import RETRY_PROMPT, StructuredOutput, invalid_twice
 from robotlab.robot.text_tool_calls import parse_file_blocks, parse_text_tool_calls
+from robotlab.tools import effects
 from robotlab.tools.tool import Tool
 
 __all__ = ["LoopOutcome", "ToolLoop", "chain_callbacks", "reply_entries", "tool_error_text", "truncation_warning"]
@@ -144,6 +145,8 @@ class ToolLoop:
         self._doom = DoomLoopDetector(self.doom_loop_threshold)
         self._calls_made = 0
         self._schema_retried = False
+        self._work = effects.work_id()
+        self._effects_made = 0
 
     def run(self, history: HistoryLog, system: list[dict[str, Any]]) -> LoopOutcome:
         """Ask the model with ``system`` plus the rendered ``history``, record and run its tool calls,
@@ -254,9 +257,18 @@ class ToolLoop:
         tool.robot = self.robot
         ctx = ToolCallHookContext(tool=tool, tool_name=call.name, tool_args=call.arguments, robot=self.robot)
 
+        key = None
+        if tool.side_effects:
+            self._effects_made += 1
+            key = effects.key_for(self._work, self._effects_made)
+
         def core() -> Any:
             try:
-                ctx.tool_result = tool.call(call.arguments)
+                if key is None:
+                    ctx.tool_result = tool.call(call.arguments)
+                else:
+                    with effects.calling(key):
+                        ctx.tool_result = tool.call(call.arguments)
             except Exception as exc:  # a failed tool is an observation for the model
                 if tool.raises_on_error():
                     raise

@@ -49,6 +49,9 @@ class Tool:
     returned to the model as ``Error (<name>): <message>``. As in the Ruby original, the flag is
     **not inherited**: ``raises_on_error()`` reads only the class's own setting.
 
+    ``side_effects = True`` declares that the tool changes the world: each call runs with an
+    idempotency key (``robotlab.idempotency_key()``, see :mod:`robotlab.tools.effects`).
+
     Attributes:
         robot: the robot running the tool (set by the robot before each call).
         mcp: the name of the MCP server the tool comes from, or None for local tools.
@@ -58,6 +61,7 @@ class Tool:
     description: str = ""
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
     raise_on_error: bool = False
+    side_effects: bool = False
     mcp: str | None = None
 
     def __init__(self) -> None:
@@ -108,13 +112,16 @@ class Tool:
         *,
         mcp: str | None = None,
         robot: Any = None,
+        side_effects: bool = False,
     ) -> Tool:
         """Build a tool from a JSON schema and a handler taking the arguments as one dict.
 
         Properties without a ``type`` become strings; ``required`` is kept as given.
         """
         schema = _normalise_schema(parameters or {})
-        return _HandlerTool(name, description or "", schema, handler, mcp=mcp, robot=robot)
+        built = _HandlerTool(name, description or "", schema, handler, mcp=mcp, robot=robot)
+        built.side_effects = side_effects
+        return built
 
 
 class _HandlerTool(Tool):
@@ -228,7 +235,8 @@ def _function_schema(func: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
 
 
 def tool(
-    func: Callable[..., Any] | None = None, *, name: str | None = None, raise_on_error: bool = False
+    func: Callable[..., Any] | None = None, *, name: str | None = None, raise_on_error: bool = False,
+    side_effects: bool = False,
 ) -> Any:
     """Make a ``Tool`` from a typed, documented function.
 
@@ -238,7 +246,7 @@ def tool(
     a default are required. A parameter named ``robot`` is not shown to the model; it receives
     the robot running the tool.
 
-    Use as ``@tool`` or ``@tool(name="other_name", raise_on_error=True)``.
+    Use as ``@tool`` or ``@tool(name="other_name", raise_on_error=True, side_effects=True)``.
     """
 
     def build(f: Callable[..., Any]) -> Tool:
@@ -252,6 +260,7 @@ def tool(
             return f(**arguments)
 
         built = _HandlerTool(name or f.__name__, description, schema, handler, raise_on_error=raise_on_error)
+        built.side_effects = side_effects
         built.__doc__ = f.__doc__
         built.__wrapped__ = f  # type: ignore[attr-defined]
         return built
