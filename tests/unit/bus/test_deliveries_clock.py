@@ -78,3 +78,27 @@ def test_settled_deliveries_do_not_keep_their_deadline_entries_until_due() -> No
     deliveries.expire(due + 0.5)
     assert kept not in deliveries.inflight
     assert [r["status"] for r in receipts(sent) if r["id"] == "m1"] == ["timeout"]
+
+
+def test_an_any_message_for_an_instance_whose_connection_is_gone_goes_to_another() -> None:
+    sent: list = []
+    registry = Registry()
+    for instance in ("bob-1", "bob-2"):  # bob-1 first: with nothing in flight, it is picked
+        registry.add(Peer(identity=instance.encode(), name="bob", instance=instance, role="robot", max_inflight=8,
+                          expires=1e9, joined=0.0))
+    registry.add(Peer(identity=b"a", name="alice", instance="alice-1", role="robot", max_inflight=8, expires=1e9,
+                      joined=0.0))
+
+    def transmit(peer: Peer, command: Command, header: dict, body: bytes) -> bool:
+        if peer.instance == "bob-1":
+            return False  # its connection is gone: the socket cannot route to it
+        sent.append((peer.instance, command, header))
+        return True
+
+    dlq = DeadLetterQueue(100)
+    deliveries = Deliveries(registry, dlq, transmit, ack_timeout=30.0)
+    deliveries.route({"id": "m1", "to": "bob", "any": True, "from": "alice", "from_instance": "alice-1"}, b"",
+                     notify="alice-1")
+    # Never handed out to bob-1, so nothing ran there: it goes to bob-2, not to the dead-letter queue
+    assert [(instance, command) for instance, command, _ in sent] == [("bob-2", Command.DELIVER)]
+    assert len(dlq) == 0

@@ -103,19 +103,6 @@ def test_a_copy_that_timed_out_is_not_hidden_behind_a_busy_one(member) -> None:
     assert sorted((d["reason"], d["maybe_ran"]) for d in letters) == [("busy", False), ("timeout", True)]
 
 
-def test_an_any_message_for_an_instance_whose_connection_is_gone_goes_to_another(member) -> None:
-    alice = member("alice")
-    crashed, survivor = member("bob"), member("bob")
-    seen: list = []
-    survivor.on_message(lambda message: seen.append(message.content))
-    crashed.close(bye=False)  # its connection gone, no BYE: still a member until the broker tries it
-    # Both have nothing in flight: the first to join is picked, cannot be reached, and the
-    # message (never handed out) goes to the survivor instead of the dead-letter queue
-    tracker = alice.send("bob", "for any one", any=True).wait(5)
-    assert tracker.instances == [survivor.instance] and seen == ["for any one"]
-    assert alice.admin("dlq.list") == []
-
-
 def test_in_flight_bound_answers_busy_instead_of_queueing(member) -> None:
     alice = member("alice")
     bob = member("bob", max_inflight=1)
