@@ -17,6 +17,8 @@ from pathlib import Path
 import yaml
 
 TASKS = Path(__file__).resolve().parent / "tasks"
+# The tests a task's verify command runs: an agent must make them pass, never change them.
+GRADER_GLOB = "test_*.py"
 # Files a verify run leaves behind, kept out of git so they are never part of an agent's change.
 EXCLUDED = ("__pycache__/", ".pytest_cache/", "*.pyc")
 VERIFY_TIMEOUT = 60.0
@@ -81,6 +83,14 @@ def materialize(task: Task, dest: Path) -> Path:
 def apply_solution(task: Task, repo: Path) -> None:
     """Apply the task's reference patch to the working tree of ``repo``."""
     _git(repo, "apply", str(task.solution))
+
+
+def changed_graders(task: Task, repo: Path) -> list[str]:
+    """The task's test files (``GRADER_GLOB``) whose text in ``repo`` is not the task's own."""
+    return sorted(str(original.relative_to(task.folder / "repo")) for original in
+                  (task.folder / "repo").rglob(GRADER_GLOB)
+                  if not (repo / original.relative_to(task.folder / "repo")).is_file()
+                  or (repo / original.relative_to(task.folder / "repo")).read_text() != original.read_text())
 
 
 def verify(task: Task, repo: Path, env: dict[str, str] | None = None) -> Verdict:

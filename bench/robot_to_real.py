@@ -4,13 +4,19 @@ Per task, interleaved (the agent that goes first alternates task by task), each 
 fresh git repository of the task's files:
 
 - robot-to: the ``robot-to`` CLI from the project's venv as a subprocess, ``--local-guards
-  --no-stream``, the task's verify command as its gate, ``--max-iterations N``, and a target
+  --no-stream``, the task's verify command as its gate, ``--max-iterations 3 --max-verify-repairs 4`` (up to 15
+  model calls, as mini-swe-agent's 15 steps), and a target
   (``--measure`` prints 1 once verify passes, ``--target 1``) so a run ends at its first
-  verified commit. Solved: it committed and verify passes on the tree it leaves.
+  verified commit, ``--edit-format whole`` (``--edit-format tools`` to compare), and the task's
+  tests locked (``--protect-path test_*.py``), as a user gating on their tests would. Solved:
+  it committed and verify passes on the tree it leaves.
 - mini-swe-agent (PyPI ``mini-swe-agent``, in a venv of its own under
   ``~/.cache/robotlab/mini-swe-agent/``, made on first use): bench/mini_swe_run.py, its
   ``DefaultAgent`` with the bash-only text-based model, ``--step-limit`` steps, no cost
   tracking. Solved: verify passes on its working tree.
+
+For both, a tree whose ``test_*.py`` files differ from the task's is never solved (the ending
+says which tests changed).
 
 Both reach the model through a recording proxy (bench/recording_proxy.py): tokens are the
 server's own ``usage`` summed over every call an agent made (robot-to's preflight included),
@@ -108,8 +114,10 @@ def run_robot_to(task: real_tasks.Task, repo: Path, url: str, args: argparse.Nam
     argv = [str(VENV_BIN / "robot-to"), task.objective, "--provider", "openai", "--model", args.model,
             "--api-base", url, "--local-guards", "--no-stream", "--no-decisions", "--json", "--quiet",
             "--verify-command", task.verify, "--measure", measure, "--target", "1",
-            "--max-iterations", str(args.max_iterations), "--iteration-timeout", str(args.task_timeout),
-            "--max-output-tokens", str(args.max_output_tokens)]
+            "--max-iterations", str(args.max_iterations), "--max-verify-repairs", str(args.max_verify_repairs),
+            "--iteration-timeout", str(args.task_timeout),
+            "--max-output-tokens", str(args.max_output_tokens), "--edit-format", args.edit_format,
+            "--protect-path", real_tasks.GRADER_GLOB]
     out, stopped = _bounded(argv, repo, env, args.task_timeout)
     summary = _last_json(out)
     summary["stopped"] = stopped
@@ -149,13 +157,20 @@ def one_run(agent: str, task: real_tasks.Task, work: Path, args: argparse.Namesp
         seconds = time.monotonic() - started  # not the wait for a killed run's last reply
     calls, prompt, completion = recording_proxy.usage(record)
     verdict = real_tasks.verify(task, repo, env)
+    tampered = real_tasks.changed_graders(task, repo)
+    fair = verdict.passed and not tampered
     if agent == "robot-to":
         committed = _commits(repo) > 0
-        return Result(task.name, agent, committed and verdict.passed, int(summary.get("iterations") or 0), calls,
-                      prompt, completion, seconds, _robot_to_ending(summary))
+        return Result(task.name, agent, committed and fair, int(summary.get("iterations") or 0), calls,
+                      prompt, completion, seconds, _ending(_robot_to_ending(summary), tampered))
     status = str(summary.get("exit_status") or "no result")
-    return Result(task.name, agent, verdict.passed, int(summary.get("steps") or 0), calls, prompt, completion,
-                  seconds, "stopped at the wall limit" if summary["stopped"] else status)
+    return Result(task.name, agent, fair, int(summary.get("steps") or 0), calls, prompt, completion,
+                  seconds, _ending("stopped at the wall limit" if summary["stopped"] else status, tampered))
+
+
+def _ending(ended: str, tampered: list[str]) -> str:
+    """How a run ended, saying when it changed the task's tests (never counted as solved)."""
+    return f"{ended}; changed the tests ({', '.join(tampered)})" if tampered else ended
 
 
 def _robot_to_ending(summary: dict[str, Any]) -> str:
@@ -170,6 +185,10 @@ def main() -> None:
     parser.add_argument("--tasks", help="comma-separated task names (default: all)")
     parser.add_argument("--agents", default=",".join(AGENTS), help="comma-separated, of: " + ", ".join(AGENTS))
     parser.add_argument("--max-iterations", type=int, default=3, help="robot-to's --max-iterations")
+    parser.add_argument("--max-verify-repairs", type=int, default=4,
+                        help="robot-to's --max-verify-repairs (default 4: with 3 iterations, 15 attempts, "
+                             "mini-swe-agent's 15 steps)")
+    parser.add_argument("--edit-format", default="whole", choices=("whole", "tools"), help="robot-to's --edit-format")
     parser.add_argument("--max-output-tokens", type=int, default=512, help="longest reply, for both agents")
     parser.add_argument("--step-limit", type=int, default=15, help="mini-swe-agent's step limit")
     parser.add_argument("--task-timeout", type=float, default=300.0, help="wall seconds per agent run")

@@ -24,6 +24,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from robotlab.llm import ToolCall
+from robotlab.text.file_names import named_path
 
 __all__ = ["fitting_tool", "parse_file_blocks", "parse_text_tool_calls"]
 
@@ -35,9 +36,6 @@ _WRAPPERS = (
 _OPENERS = re.compile(r"^(?:```(?:json|tool_call)?\s*|<tool_call>\s*)")
 _FENCE = re.compile(r"^```([\w+-]*)[ \t]*\n(.*?)\n```[ \t]*$", re.DOTALL | re.MULTILINE)
 _NOT_FILES = {"bash", "sh", "shell", "console", "zsh", "json", "tool_call", "mswea_bash_command"}
-_QUOTED_PATH = re.compile(r"`([\w./-]+\.[A-Za-z]\w*)`")
-_BARE_PATH = re.compile(r"(?<![\w/.-])([\w./-]*[A-Za-z_][\w-]*\.[A-Za-z]\w*)(?![\w/-])")
-_ABBREVIATIONS = {"e.g", "i.e", "e.g.", "i.e."}
 _NAME_KEYS = ("name", "tool", "tool_name")
 _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
 
@@ -115,15 +113,6 @@ def parse_text_tool_calls(content: str | None, offered: Collection[str],
     return tuple(call for call in calls if call is not None)
 
 
-def _named_path(line: str) -> str | None:
-    """The file a line names: its last `quoted` path, else its last bare one (``a.py``, ``pkg/b.txt``)."""
-    quoted = _QUOTED_PATH.findall(line)
-    if quoted:
-        return quoted[-1]
-    bare = [token.rstrip(".") for token in _BARE_PATH.findall(line) if token.lower() not in _ABBREVIATIONS]
-    return bare[-1] if bare else None
-
-
 def parse_file_blocks(content: str | None, schemas: Mapping[str, dict[str, Any]]) -> tuple[ToolCall, ...]:
     """One ``{"path", "content"}`` call per fenced block under a line naming a file, to the one
     tool taking exactly those parameters; ``()`` when there is no such tool, no such block, or a
@@ -137,7 +126,7 @@ def parse_file_blocks(content: str | None, schemas: Mapping[str, dict[str, Any]]
         if match.group(1).lower() in _NOT_FILES:
             continue
         above = [line for line in content[: match.start()].splitlines() if line.strip()]
-        path = _named_path(above[-1]) if above else None
+        path = named_path(above[-1]) if above else None
         if path is None:
             return ()
         calls.append(ToolCall(f"file_block_{index}", writers[0], {"path": path, "content": match.group(2) + "\n"}))

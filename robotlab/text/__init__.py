@@ -1,4 +1,5 @@
-"""Text scoring shared by history search, compaction and MCP server selection."""
+"""Text scoring shared by history search, compaction and MCP server selection, and the file
+names models write in prose."""
 
 from __future__ import annotations
 

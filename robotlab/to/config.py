@@ -64,6 +64,7 @@ class FileKeys(BaseModel):
     commit_format: Literal["default", "conventional"] = "default"
     run_dir: str = ".robot_lab_to"
     local_guards: bool = False
+    edit_format: Literal["tools", "whole"] = "tools"
     stream: bool = True
     debug: bool = False
     decisions_enabled: bool = True

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.real_table import SECTION, Result, append_section, render
-from bench.real_tasks import Task, apply_solution, load_tasks, materialize, verify
+from bench.real_tasks import Task, apply_solution, changed_graders, load_tasks, materialize, verify
 
 TASKS = load_tasks()
 
@@ -38,6 +38,17 @@ def test_verify_fails_before_the_fix_and_passes_after(task: Task, tmp_path: Path
     apply_solution(task, repo)
     after = verify(task, repo, _env())
     assert after.passed, after.output
+    # And the reference fix leaves the task's tests as they are
+    assert changed_graders(task, repo) == []
+
+
+def test_a_tree_whose_tests_were_changed_or_removed_is_caught(tmp_path: Path) -> None:
+    (task,) = load_tasks(["off_by_one"])
+    repo = materialize(task, tmp_path / "repo")
+    (repo / "test_slicing.py").write_text("def test_nothing():\n    pass\n")
+    assert changed_graders(task, repo) == ["test_slicing.py"]
+    (repo / "test_slicing.py").unlink()
+    assert changed_graders(task, repo) == ["test_slicing.py"]
 
 
 def test_the_agent_never_sees_the_solution(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from robotlab.errors import BudgetExceeded, InferenceError
 from robotlab.ipc import json_lines
+from robotlab.to.child.file_replies import file_blocks
 from robotlab.to.child.robot_factory import (
     Oversight,
     RobotModel,
@@ -30,7 +31,7 @@ from robotlab.to.guards.grader_lock import GraderLock
 from robotlab.to.process.failure import Cause, Failure, describe_error
 from robotlab.to.process.forked import ForkedChild, Watch, send_line
 from robotlab.to.process.groups import Supervisor
-from robotlab.to.tools import submit, toolset
+from robotlab.to.tools import files, submit, toolset
 
 REPLY_LIMIT = 2000
 """Characters of the model's last reply kept in ``run.log``."""
@@ -52,6 +53,9 @@ class ChildPlan:
     decisions: bool
     token_budget: int | None = None
     crew: tuple[str, ...] = ()
+    edit_format: str = "tools"
+    """``tools``: the robot edits through tool calls; ``whole``: it has no tools, each run starts
+    a fresh conversation, and the files its reply writes in fenced blocks are written for it."""
 
 
 @dataclasses.dataclass
@@ -62,7 +66,8 @@ class AttemptReport:
     ``quality`` holds the quality monitor's warnings (reasons below their limits); ``cost``
     is the attempt's dollars, None when the model has no price; ``estimated`` says the token
     counts are partly estimates (the provider reported no usage for some call); ``last_reply``
-    the model's last text, clipped to ``REPLY_LIMIT`` characters.
+    the model's last text, clipped to ``REPLY_LIMIT`` characters. With the whole-file edit
+    format ``written`` lists the files the reply wrote and ``refused`` the guards' refusals.
     """
 
     ok: bool
@@ -76,6 +81,8 @@ class AttemptReport:
     cost: float | None = 0.0
     estimated: bool = False
     last_reply: str | None = None
+    written: list[str] = dataclasses.field(default_factory=list)
+    refused: list[str] = dataclasses.field(default_factory=list)
 
     def to_wire(self) -> dict[str, Any]:
         """The report as one JSON-ready dict (the failure as plain data)."""
@@ -115,6 +122,18 @@ def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, overs
     report.quality = oversight.monitor.drain()
     report.last_reply = clip(oversight.last_reply)
     return report
+
+
+def _write_blocks(reply: str | None, shown: dict[str, str], chain: GuardChain, report: AttemptReport) -> None:
+    """Write the files ``reply`` holds in fenced blocks (whole-file edit format), behind the
+    guards (the grader lock refuses a locked file): ``report.written`` and ``report.refused``."""
+    write = chain.wrap("write", files.write)
+    for block in file_blocks(reply, shown):
+        outcome = write({"path": block.path, "content": block.content})
+        if outcome.startswith("Wrote"):
+            report.written.append(block.path)
+        else:
+            report.refused.append(outcome.strip().splitlines()[0][:200])
 
 
 def _run_once(robot: Any, message: str, meter: MeteredLLM) -> AttemptReport:
@@ -162,8 +181,9 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     capture = submit.Capture()
     commands = json_lines.LineReader(sock)
     chain = GuardChain(plan.guard, GraderLock(plan.guard.root, plan.lock_patterns))
-    specs = toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor(), list(plan.crew),
-                    _asker(sock, commands))
+    whole = plan.edit_format == "whole"
+    specs = [] if whole else toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor(),
+                                     list(plan.crew), _asker(sock, commands))
     tell = _tell_parent(sock)
     meter = metered_llm(plan.model.call_timeout, tell)
     meter.on_usage = lambda: tell({"event": "usage", "input_tokens": meter.input_tokens,
@@ -183,7 +203,12 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
             return
         if command is None or command.get("cmd") != "run":
             return
-        send_line(sock, _attempt(robot, command, capture, oversight).to_wire())
+        if whole:
+            robot.conversation.clear()  # each whole-file request stands alone
+        report = _attempt(robot, command, capture, oversight)
+        if whole and report.error is None:
+            _write_blocks(oversight.last_reply, command.get("files") or {}, chain, report)
+        send_line(sock, report.to_wire())
 
 
 class RobotChild:
@@ -204,13 +229,16 @@ class RobotChild:
         self._child.start(lambda sock: _serve(plan, sock))
 
     def run(self, message: str, budget: int | None = None, cost_budget: float | None = None,
-            on_event: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> AttemptReport:
+            on_event: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
+            shown: dict[str, str] | None = None) -> AttemptReport:
         """Ask the robot to run ``message`` using at most ``budget`` tokens and ``cost_budget``
         dollars (None: no limit); progress events (tool calls, usage) go to ``on_event``.
+        ``shown``: the files (path to text) the message showed, which a whole-file reply rewrites.
 
         Ends early on the deadline or a stop request.
         """
-        command = {"cmd": "run", "message": message, "budget": budget, "cost_budget": cost_budget}
+        command = {"cmd": "run", "message": message, "budget": budget, "cost_budget": cost_budget,
+                   "files": shown or {}}
         return AttemptReport.from_wire(self._child.request(command, on_event))
 
     def kill(self) -> None:

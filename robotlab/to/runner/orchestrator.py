@@ -93,6 +93,8 @@ def _repository(work_dir: str | os.PathLike[str] | None) -> Git:
 
 def _prepare(settings: config.Settings, status: Status) -> None:
     """Load the model client and check the model before anything is created, under a spinner."""
+    if settings.edit_format == "whole" and not settings.verify_command:
+        raise ConfigError("--edit-format whole needs --verify-command: the verify command judges every reply")
     with status.working("loading the model client"):
         load_model_client()
     preflight.check_cost_limit(settings)

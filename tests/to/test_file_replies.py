@@ -1,0 +1,141 @@
+"""The whole-file edit format's reader of replies: named, nameless and sectioned fenced blocks.
+
+The replies marked "verbatim" are Qwen2.5-Coder 0.5B's own, from bench/tasks/ prompts.
+"""
+
+from __future__ import annotations
+
+from robotlab.to.child.file_replies import FileBlock, file_blocks
+
+SLICING = '''"""Take items from the front of a list."""
+
+
+def first_n(items, n):
+    """The first ``n`` items of ``items`` (all of them when there are fewer)."""
+    return items[: n - 1]
+'''
+TESTS = "from slicing import first_n\n\n\ndef test_first_two():\n    assert first_n([1, 2, 3, 4], 2) == [1, 2]\n"
+PROJECT = {"slicing.py": SLICING, "test_slicing.py": TESTS}
+FIXED = SLICING.replace("n - 1", "n")
+
+
+def test_a_block_under_its_name_is_that_file() -> None:
+    reply = f"slicing.py\n```python\n{FIXED}```\n"
+
+    assert file_blocks(reply, PROJECT) == [FileBlock("slicing.py", FIXED, named=True)]
+
+
+def test_a_nameless_block_is_the_file_it_most_resembles() -> None:
+    reply = f"Here is the fix:\n\n```python\n{FIXED}```\n\nThis returns n items."
+
+    assert file_blocks(reply, PROJECT) == [FileBlock("slicing.py", FIXED, named=False)]
+
+
+def test_a_nameless_block_like_no_file_is_dropped() -> None:
+    reply = "Try this:\n```python\nprint('hello world, this is entirely new')\n```"
+
+    assert file_blocks(reply, PROJECT) == []
+
+
+def test_a_block_equal_to_its_file_is_no_change() -> None:
+    # verbatim: the model echoed the file it was asked to fix
+    reply = f"slicing.py\n```\n{SLICING}```"
+
+    assert file_blocks(reply, PROJECT) == []
+
+
+def test_one_block_of_several_commented_files_is_one_write_each() -> None:
+    geometry = '"""Areas of shapes."""\n\n\ndef area_of(width, height):\n    return width * height\n'
+    report = "from geometry import area_of\n\n\ndef describe(w, h):\n    return f'area: {area_of(w, h)}'\n"
+    # verbatim shape: both files in one python block, each after a "# name.py" line
+    reply = ("```python\n# geometry.py\ndef rectangle_area(width, height):\n    return width * height\n\n"
+             "# report.py\nfrom geometry import rectangle_area\n\n\ndef describe(w, h):\n"
+             "    return f'area: {rectangle_area(w, h)}'\n```")
+
+    blocks = file_blocks(reply, {"geometry.py": geometry, "report.py": report})
+
+    assert [block.path for block in blocks] == ["geometry.py", "report.py"]
+    assert blocks[0].content.startswith("def rectangle_area(width, height):")
+    assert blocks[1].content.startswith("from geometry import rectangle_area")
+
+
+def test_a_python_file_loses_an_import_of_itself() -> None:
+    textutil = '"""Small text helpers."""\n\n\ndef shout(text):\n    return text.upper() + "!"\n'
+    # verbatim: the test's import line copied into the module it imports from
+    reply = ('```python\nfrom textutil import whisper\n\n"""Small text helpers."""\n\n\ndef shout(text):\n'
+             '    return text.upper() + "!"\n\n\ndef whisper(text):\n    return text.lower() + "..."\n```')
+
+    (block,) = file_blocks(reply, {"textutil.py": textutil, "test_textutil.py": "from textutil import whisper\n"})
+
+    assert block.path == "textutil.py"
+    assert "import" not in block.content and "def whisper(text):" in block.content
+
+
+def test_a_json_block_under_its_name_is_a_file_and_shell_blocks_never_are() -> None:
+    settings = '{\n  "timeout_seconds": 15\n}\n'
+    reply = 'Run:\n```bash\npytest -q\n```\nsettings.json\n```json\n{\n  "timeout_seconds": 30\n}\n```'
+
+    assert file_blocks(reply, {"settings.json": settings}) == [
+        FileBlock("settings.json", '{\n  "timeout_seconds": 30\n}\n', named=True)]
+
+
+def test_a_name_with_a_folder_in_front_is_the_project_file_of_that_name() -> None:
+    reply = f"### src/slicing.py\n```python\n{FIXED}```"
+
+    assert [block.path for block in file_blocks(reply, PROJECT)] == ["slicing.py"]
+
+
+def test_a_named_new_file_is_kept_and_the_last_block_for_a_file_wins() -> None:
+    reply = "`notes.txt`\n```\nfirst\n```\n`notes.txt`\n```\nsecond\n```"
+
+    assert file_blocks(reply, PROJECT) == [FileBlock("notes.txt", "second\n", named=True)]
+
+
+def test_a_name_on_the_blocks_first_line_names_it_and_an_empty_block_is_nothing() -> None:
+    # verbatim shape: "```" then the file's name as the block's first line
+    reply = f"```\nslicing.py\n```\n```python\nslicing.py\n{FIXED}```"
+
+    assert file_blocks(reply, PROJECT) == [FileBlock("slicing.py", FIXED, named=True)]
+
+
+def test_a_stray_fence_does_not_swallow_the_next_named_file() -> None:
+    # verbatim shape: an unclosed block, then the file's name, then a fence with a language
+    reply = (f"```\n{TESTS}```\n\nslicing.py\n```python\n{FIXED}```\n\nThis should fix it.")
+    tests_only = {"slicing.py": SLICING, "test_slicing.py": TESTS}
+
+    blocks = file_blocks(reply, tests_only)
+
+    assert blocks == [FileBlock("slicing.py", FIXED, named=True)]
+
+
+def test_a_rewrite_keeps_a_dropped_definition_another_file_still_names() -> None:
+    textutil = 'def shout(text):\n    return text.upper() + "!"\n'
+    tests = "from textutil import shout, whisper\n"
+    reply = 'textutil.py\n```python\ndef whisper(text):\n    return text.lower() + "..."\n```'
+
+    (block,) = file_blocks(reply, {"textutil.py": textutil, "test_textutil.py": tests})
+
+    assert block.content == ('def shout(text):\n    return text.upper() + "!"\n\n\n'
+                             'def whisper(text):\n    return text.lower() + "..."\n')
+
+
+def test_a_rename_written_in_every_file_drops_the_old_name() -> None:
+    geometry = "def area_of(w, h):\n    return w * h\n"
+    report = "from geometry import area_of\n\nX = area_of(1, 2)\n"
+    reply = ("geometry.py\n```python\ndef rectangle_area(w, h):\n    return w * h\n```\n"
+             "report.py\n```python\nfrom geometry import rectangle_area\n\nX = rectangle_area(1, 2)\n```")
+    half = "geometry.py\n```python\ndef rectangle_area(w, h):\n    return w * h\n```"
+    files = {"geometry.py": geometry, "report.py": report}
+
+    whole = {block.path: block.content for block in file_blocks(reply, files)}
+    (partial,) = file_blocks(half, files)
+
+    assert "area_of" not in whole["geometry.py"]
+    assert "def area_of" in partial.content and "def rectangle_area" in partial.content
+
+
+def test_an_echo_that_only_moved_blank_lines_is_no_change() -> None:
+    # verbatim shape: the file repeated with one blank line fewer between its parts
+    reply = "slicing.py\n```\n" + SLICING.replace("\n\n\ndef", "\n\ndef") + "```"
+
+    assert file_blocks(reply, PROJECT) == []
