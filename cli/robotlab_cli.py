@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sys
 import time
 from typing import Any
@@ -65,7 +67,8 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
               help="CURVE keys folder: DIR/broker.key_secret, clients in DIR/authorized/ (default: $ROBOTLAB_KEYS).")
 @click.option("--journal", "journal", default=None, metavar="PATH",
               help="SQLite journal of unsettled messages, dead letters and robot names "
-                   "(default: $STATE_DIRECTORY/broker.db, else ~/.local/state/robotlab/broker.db).")
+                   "(default: $STATE_DIRECTORY/broker.db under systemd, else one per bind address in "
+                   "$XDG_STATE_HOME/robotlab or ~/.local/state/robotlab: broker-tcp-127.0.0.1-5555.db).")
 @click.option("--no-journal", is_flag=True, help="Keep everything in memory only: a restart loses it.")
 @click.option("--journal-max-bytes", type=int, default=256 * 1024 * 1024, show_default=True,
               help="Message bytes the journal may hold before new sends get 'busy'.")
@@ -92,16 +95,28 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
     from robotlab.broker.serve import serve
 
     configure_logging(log_level, log_format)
+    bind = bind or bus.config.DEFAULT_URL
     config = BrokerConfig(
-        bind=bind or bus.config.DEFAULT_URL, heartbeat=heartbeat, liveness=liveness, ack_timeout=ack_timeout,
+        bind=bind, heartbeat=heartbeat, liveness=liveness, ack_timeout=ack_timeout,
         max_handling=max_handling, max_message_bytes=max_message_bytes, max_inflight=max_inflight, insecure=insecure,
         keys_dir=bus.config.keys_dir(keys_folder), key_file=bus.config.key_file(key_file), bind_timeout=bind_timeout,
-        journal=None if no_journal else journal or bus.config.default_journal(),
+        journal=None if no_journal else journal or _default_journal(bind),
         journal_max_bytes=journal_max_bytes, hold=hold, standby=standby, state_bind=state_bind, peer=peer,
     )
     setup_tracing(trace_settings(), "robotlab-broker")  # off unless OTEL_* names an exporter
     notifier = Notifier(service_environment())
     sys.exit(serve(config, on_ready=lambda url: notifier.ready(f"listening on {url}"), on_tick=notifier.tick))
+
+
+def _default_journal(bind: str) -> str:
+    """The broker's default journal, saying so when the one all brokers once shared is still there."""
+    path = bus.config.default_journal(bind)
+    legacy = bus.config.shared_journal()
+    if legacy is not None and not os.path.exists(path):
+        logging.getLogger("robotlab.broker").warning(
+            "journal: %s is the journal all brokers shared before each got its own; this broker uses %s. "
+            "To take back what the old one holds, start it once with --journal %s", legacy, path, legacy)
+    return path
 
 
 @main.command("ps")

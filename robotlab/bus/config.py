@@ -125,14 +125,31 @@ def broker_url(explicit: str | None = None) -> str:
     return ",".join(one.strip() for one in url.split(","))
 
 
-def default_journal() -> str:
-    """Where ``robotlab broker`` keeps its journal unless told: systemd's $STATE_DIRECTORY, else
-    $XDG_STATE_HOME/robotlab, else ~/.local/state/robotlab; the file is ``broker.db``."""
+def default_journal(bind: str) -> str:
+    """Where ``robotlab broker --bind BIND`` keeps its journal unless told.
+
+    Under systemd, ``broker.db`` in the unit's own $STATE_DIRECTORY. Otherwise in
+    $XDG_STATE_HOME/robotlab (~/.local/state/robotlab), named after the bind address
+    (``broker-tcp-127.0.0.1-5555.db``): two brokers on one host, a user's and a demo's say,
+    never share a journal, and so never lock each other out or take each other's messages.
+    """
     state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
-    if not state:
-        base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-        state = str(Path(base) / "robotlab")
-    return str(Path(state) / "broker.db")
+    if state:
+        return str(Path(state) / "broker.db")
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", bind).strip("-")
+    return str(user_state_dir() / f"broker-{slug}.db")
+
+
+def user_state_dir() -> Path:
+    """$XDG_STATE_HOME/robotlab, else ~/.local/state/robotlab."""
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "robotlab"
+
+
+def shared_journal() -> Path | None:
+    """The journal every broker without ``--journal`` once shared (``broker.db`` in the user's
+    state folder), when it is still there: it may hold messages a broker should take back."""
+    legacy = user_state_dir() / "broker.db"
+    return legacy if not os.environ.get("STATE_DIRECTORY") and legacy.exists() else None
 
 
 def keys_dir(explicit: str | None = None) -> str | None:

@@ -100,7 +100,9 @@ class Demo:
 
 def start_broker(demo: Demo) -> None:
     """Start ``robotlab broker`` on an ipc:// endpoint and wait until it listens."""
-    argv = [sys.executable, "-m", "robotlab.cli", "broker", "--bind", demo.url, "--ack-timeout", "5"]
+    # Its journal lives and dies with the demo's folder: nothing is left in the user's state folder.
+    argv = [sys.executable, "-m", "robotlab.cli", "broker", "--bind", demo.url, "--ack-timeout", "5",
+            "--journal", str(demo.folder / "broker.db")]
     proc = demo.procs.start("broker", argv)
     _wait(lambda: "listening on" in demo.procs.log_of(proc), proc, demo, "the broker to listen")
     demo.say(f"  robotlab broker pid {proc.pid} listening on {demo.url}")

@@ -2,19 +2,42 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import psutil
 import pytest
 
+from tests.process.conftest import free_tcp_url
+from tests.waiting import wait_until
+
 pytestmark = pytest.mark.process
 
 
-def test_the_demo_runs_every_part_and_leaves_no_process_behind() -> None:
-    done = subprocess.run([sys.executable, "-m", "robotlab.demo"], capture_output=True, text=True,
-                          timeout=180)  # about 80 s on a loaded 2-core machine
+def test_the_demo_runs_beside_a_users_broker_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    # Given a user's own broker, started the README's way (no --journal), already running
+    state = tmp_path / "xdg-state"
+    env = {key: value for key, value in os.environ.items() if key != "STATE_DIRECTORY"}
+    env["XDG_STATE_HOME"] = str(state)
+    users = subprocess.Popen([sys.executable, "-m", "robotlab.cli", "broker", "--bind", free_tcp_url()], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: users.poll() is not None or list((state / "robotlab").glob("broker-tcp-*.db")),
+                   timeout=60, message="the user's broker opening its journal")
+        assert users.poll() is None, users.communicate()[1]
+        journals_before = sorted(path.name for path in (state / "robotlab").iterdir())
+        # When the demo runs beside it, with the same state folder
+        done = subprocess.run([sys.executable, "-m", "robotlab.demo"], capture_output=True, text=True, env=env,
+                              timeout=180)  # about 80 s on a loaded 2-core machine
+        # Then the demo used a journal of its own, and left nothing in the user's state folder
+        assert sorted(path.name for path in (state / "robotlab").iterdir()) == journals_before
+        assert users.poll() is None
+    finally:
+        users.terminate()
+        users.wait(10)
 
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
