@@ -60,8 +60,13 @@ def test_a_locked_grader_file_is_refused_and_nothing_passes(runner: Runner, proj
     git(project, "commit", "-q", "-m", "grader")
     turns = [reply("true", "check.sh")] * 3
 
-    report = runner.run(turns, "Make the check pass", max_iterations=1, edit_format="whole",
-                        verify_command="sh check.sh", protect_paths=["check.sh"])
+    with runner.serving(turns) as url:
+        report = runner.run(None, "Make the check pass", max_iterations=1, edit_format="whole",
+                            verify_command="sh check.sh", protect_paths=["check.sh"])
+        first = requests_seen(url)[0]["messages"][-1]["content"]
+
+    # The model was shown the locked file first, marked as not to be written
+    assert first.index("check.sh (locked: it checks your change; do not write it)\n```") < first.index("value.txt\n```")
 
     replies = [e for e in runner.events(report) if e["event"] == "whole_file:reply"]
     assert len(replies) == 3 and all(e["written"] == [] and e["refused"] for e in replies)

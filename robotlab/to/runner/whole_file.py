@@ -1,7 +1,8 @@
 """The whole-file edit format (``--edit-format whole``), for models too small to call tools.
 
 Each attempt is one question and its answer, with no tools and no earlier turns: the project's
-files, what the verify command says of them now, and the objective, last. The files the reply
+files (locked grader files first, marked as not to be written), what the verify command says
+of them now, and the objective, last. The files the reply
 writes in fenced blocks are written for the robot (``child.file_replies``, behind the same
 guards: a locked grader file is refused), and the verify command judges them. An iteration
 makes up to 1 + ``max_verify_repairs`` attempts, each seeing the tree the one before left, and
@@ -12,6 +13,7 @@ this format: the verify command's verdict is the iteration's result.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
 from robotlab.to.guards.grader_lock import GraderLock
@@ -26,13 +28,18 @@ from robotlab.to.tools.submit import IterationResult
 
 SYSTEM_PROMPT = "You are a careful programmer. You fix code by rewriting whole files."
 ACCEPTED = "whole-file reply; verify passed"
+LOCKED_MARK = " (locked: it checks your change; do not write it)"
 OUTPUT_CHARS = 1500
 """The end of the verify command's output shown to the model (where a test runner's summary is)."""
 
 
-def request(objective: str, files: dict[str, str], verify_command: str, output: str | None) -> str:
-    """One attempt's message: the files, the verify command's output (None: it passes), the task."""
-    shown = "\n\n".join(f"{name}\n```\n{text.rstrip()}\n```" for name, text in files.items())
+def request(objective: str, files: dict[str, str], verify_command: str, output: str | None,
+            locked: Collection[str] = ()) -> str:
+    """One attempt's message: the files (``locked`` ones first, marked as not to be changed),
+    the verify command's output (None: it passes), the task."""
+    order = sorted(files, key=lambda name: name not in locked)
+    shown = "\n\n".join(f"{name}{LOCKED_MARK if name in locked else ''}\n```\n{files[name].rstrip()}\n```"
+                         for name in order)
     if output is None:
         state = f"`{verify_command}` passes."
     elif not output.strip():
@@ -79,7 +86,9 @@ def run_attempts(session: Session, attempts: Attempts, lock: GraderLock, before:
         if not attempts.budget_left():
             break
         files = shown_files(session, output)
-        report = attempts.run(request(session.run.objective, files, str(settings.verify_command), output), files)
+        locked = {name for name in files if lock.locks(str(Path(session.root) / name))}
+        message = request(session.run.objective, files, str(settings.verify_command), output, locked)
+        report = attempts.run(message, files)
         over = ended(report, attempts)
         if over:
             return over
