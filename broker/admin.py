@@ -13,6 +13,7 @@ from robotlab.bus.config import BrokerConfig
 
 from .deliveries import Deliveries
 from .dlq import DeadLetterQueue
+from .records import Delivery
 from .registry import Peer, Registry
 
 OPEN_OPS = frozenset({"ping"})
@@ -75,7 +76,7 @@ class Admin:
     def ps(self, peer: Peer, args: dict[str, Any]) -> list[dict[str, Any]]:
         """Every live peer (robots first, then clients), as ``robotlab ps`` lists them."""
         now = time.monotonic()
-        rows = [p.describe(now) | {"oldest": self.broker.deliveries.oldest(p, now)}
+        rows = [p.describe(now) | {"oldest": oldest(self.broker.deliveries.inflight, p, now)}
                 for p in self.broker.registry.by_identity.values()]
         if not args.get("all"):
             rows = [r for r in rows if r["role"] == "robot"]
@@ -120,3 +121,9 @@ class Admin:
         """Drop one dead letter (``dlq_id``) or all of them."""
         dlq_id = args.get("dlq_id")
         return {"purged": self.broker.dlq.purge(str(dlq_id) if dlq_id is not None else None)}
+
+
+def oldest(inflight: dict[int, Delivery], peer: Peer, now: float) -> float | None:
+    """Seconds the oldest delivery ``peer`` holds has been in flight; None when it holds none."""
+    started = [inflight[d].started for d in peer.inflight if d in inflight]
+    return round(now - min(started), 3) if started else None

@@ -11,9 +11,10 @@ Two collaborators make this survive restarts and partitions: the journal
 (:mod:`robotlab.broker.journal`) keeps every tracked record until it settles, and the holds
 (:mod:`robotlab.broker.holds`) keep records for a name whose members are away, and the
 in-flight deliveries of a member gone silent, instead of failing them at once. An ``any``
-message has an owner, the instance it was handed to, journaled with it: after a restart it
-is held for that instance (which may be working on it still, or hold its reply), and goes
-to another only when the owner does not come back within the hold, as attempt 2.
+message has an owner, the instance it was handed to, journaled with it before it is handed
+out: after a restart it is held for that instance (which may be working on it still, or
+hold its reply), and goes to another only when the owner does not come back within the
+hold, as attempt 2.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class Deliveries:
         # a delivery of this one: at a microsecond a tick, the count never catches up with time.
         self._ids = itertools.count(time.time_ns() // 1000)
         self._deadlines: list[tuple[float, int]] = []
+        self.answered_by: dict[tuple[str, str], str] = {}
+        """The instance that answered each recent ``any`` message before a restart (the journal's)."""
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -88,28 +91,37 @@ class Deliveries:
         self.counters["routed"] += 1
         span = spans.routing(header) if tracing.ENABLED and "traceparent" in header else None  # off: one check
         targets, receipt_id = self.registry.targets(header), receipt_id or header["id"]
-        if header.get("untracked"):  # held if need be, but never journaled: its sender resends it
+        if header.get("untracked"):  # a reply: journaled only while held for a requester away
             if key not in self._recent_untracked:  # else a reply sent again after a reconnect
                 self._recent_untracked[key] = None
                 while len(self._recent_untracked) > RECENT_RECEIPTS:
                     self._recent_untracked.popitem(last=False)
                 if targets:  # the common reply, to a live requester: no record is needed
                     self._fire_and_forget(header, body, key, receipt_id, targets)
-                else:
-                    self._start(Record(header, body, notify, key, receipt_id, span=span), targets, time.monotonic())
+                else:  # held for a requester away: journaled, as the member that sent it forgot it
+                    self._keep(Record(header, body, notify, key, receipt_id, span=span))
+                    self._start(self.active[key], targets, time.monotonic())
             return
         record = Record(header, body, notify, key, receipt_id, span=span)
+        if self.answered_by and key in self.answered_by:  # answered before a restart: back to the one with its reply
+            record.owner = self.answered_by.pop(key)
+            owner = self.registry.by_instance.get(record.owner)
+            targets = [owner] if owner is not None else []
         if not self.journal.room_for(len(body) + ROW_BYTES):
             self.counters["journal_full"] += 1
             self._settle(record, "", Status.BUSY, "the broker's journal is full (or failing); try again later")
             return
-        self.active[key] = record
-        self.journal.put(key, header, body, notify, receipt_id)
-        record.kept = True
+        self._keep(record)
         if not targets:
             self._start(record, targets, time.monotonic())
             return
         self._dispatch_all(record, targets)  # _start's last step: the common case skips its checks
+
+    def _keep(self, record: Record) -> None:
+        """Make ``record`` active and journal it until it settles."""
+        self.active[record.key] = record
+        self.journal.put(record.key, record.header, record.body, record.notify, record.receipt_id)
+        record.kept = True
 
     def _start(self, record: Record, targets: list[Peer], now: float, until: float | None = None) -> None:
         """Dispatch a record to ``targets``, or hold it while its name's members are away."""
@@ -126,6 +138,9 @@ class Deliveries:
             return
         if record.header.get("untracked"):
             self._fire_and_forget(record.header, record.body, record.key, record.receipt_id, targets)
+            if record.kept:  # a held reply, out at last: its requester dedupes a second copy
+                self.active.pop(record.key, None)
+                self.journal.settle(record.key)
             return
         self._dispatch_all(record, targets)
 
@@ -134,14 +149,6 @@ class Deliveries:
         record.pending = len(targets)
         for peer in targets:
             self._dispatch(record, peer, 1, {peer.instance})
-
-    def restore(self, header: dict[str, Any], body: Body, notify: str | None, key: tuple[str, str], receipt_id: str,
-                now: float, owner: str | None = None) -> None:
-        """Take back a record the journal kept (at start-up); held until a member of its name is
-        back: for an ``any`` message that had been handed out, the instance that had it (``owner``)."""
-        record = Record(header, body, notify, key, receipt_id, kept=True, held=True, restored=True, owner=owner)
-        self.active[record.key] = record
-        self.holds.hold(header["to"], record.key, record, now + self.holds.seconds)
 
     def release(self, name: str, now: float) -> None:
         """A member of ``name`` is back, or one of them finished a delivery: dispatch what was
@@ -255,11 +262,6 @@ class Deliveries:
             self.counters["timeouts"] += 1
             self._fail(delivery, Status.TIMEOUT, delivery.late(now, self.ack_timeout))
 
-    def oldest(self, peer: Peer, now: float) -> float | None:
-        """Seconds the oldest delivery ``peer`` holds has been in flight; None when it holds none."""
-        started = [self.inflight[d].started for d in peer.inflight if d in self.inflight]
-        return round(now - min(started), 3) if started else None
-
     def lost(self, peer: Peer, why: str) -> None:
         """Fail every delivery in flight to a peer that went away."""
         for delivery_id in sorted(peer.inflight):
@@ -278,8 +280,9 @@ class Deliveries:
                 if delivery.deadline < deadline:  # it may have passed while the member was away
                     delivery.deadline = deadline
                     self._push_deadline(deadline, delivery_id)
-                self.deliver(peer, Command.DELIVER, deliver_header(delivery.record.header, delivery.id, delivery.attempt),
-                             delivery.record.body)
+                send = self.transmit if delivery.record.kept and delivery.record.header.get("any") else self.deliver
+                send(peer, Command.DELIVER, deliver_header(delivery.record.header, delivery.id, delivery.attempt),
+                     delivery.record.body)
 
     def _push_deadline(self, due: float, delivery_id: int) -> None:
         heapq.heappush(self._deadlines, (due, delivery_id))
@@ -309,7 +312,11 @@ class Deliveries:
         self.inflight[delivery_id] = delivery
         peer.inflight.add(delivery_id)
         self._push_deadline(deadline, delivery_id)
-        if not self.deliver(peer, Command.DELIVER, deliver_header(record.header, delivery_id, attempt), record.body):
+        # A kept `any` message leaves after the turn's commit, which writes it with its owner
+        # (the outbox holds it till then): a broker killed before that handed it to nobody.
+        owned = record.kept and record.header.get("any")
+        send = self.transmit if owned else self.deliver
+        if not send(peer, Command.DELIVER, deliver_header(record.header, delivery_id, attempt), record.body):
             self.inflight.pop(delivery_id, None)
             peer.inflight.discard(delivery_id)
             # Its connection is gone (the broker forgets it this turn). Nothing was handed out,
@@ -324,7 +331,7 @@ class Deliveries:
             record.handed_to = {peer.instance}
         else:
             record.handed_to.add(peer.instance)
-        if record.kept and record.header.get("any") and record.owner != peer.instance:
+        if owned and record.owner != peer.instance:
             record.owner = peer.instance
             self.journal.owned(record.key, peer.instance)
 
@@ -339,16 +346,11 @@ class Deliveries:
     def _fail(self, delivery: Delivery, status: str, detail: str) -> None:
         record = delivery.record
         if record.header.get("idempotent") and delivery.attempt < MAX_ATTEMPTS:
-            peer = self._retry_target(record, delivery)
+            peer = self.registry.retry_target(record.header, delivery.tried)
             if peer is not None:
                 self._dispatch(record, peer, delivery.attempt + 1, delivery.tried | {peer.instance})
                 return
         self._settle(record, delivery.instance, status, detail, maybe_ran=record.may_have_run(delivery.tried))
-
-    def _retry_target(self, record: Record, delivery: Delivery) -> Peer | None:
-        if record.header.get("to_instance"):
-            return self.registry.by_instance.get(record.header["to_instance"])
-        return self.registry.pick_any(record.header["to"], exclude=delivery.tried)
 
     def _settle(self, record: Record, instance: str, status: str, detail: str, maybe_ran: bool = False) -> None:
         """One copy's fate; a failed copy becomes a dead letter that says whether its work may
@@ -368,10 +370,14 @@ class Deliveries:
         self.active.pop(record.key, None)
         if record.kept:
             self.journal.settle(record.key)
+            if record.owner is not None:  # a handed-out `any` message: a resend goes back to its owner
+                self.journal.answered(record.key, record.owner)
             record.kept = False
         status = settled_status(record.outcomes)
         if status not in (Status.DELIVERED, Status.BUSY):
-            self._letter_busy_copies(record)
+            busy = self.dlq.add_busy_copies(record.outcomes, record.header, record.body)
+            record.dlq_ids += busy
+            self.counters["dead_lettered"] += len(busy)
         outcome = (record.receipt_id, record.header["to"], record.outcomes, record.dlq_ids[0] if record.dlq_ids else None)
         if record.span is not None:
             spans.settled(record.span, receipt(outcome))
@@ -382,16 +388,6 @@ class Deliveries:
         if status == Status.DELIVERED and (record.replied or not record.header.get("receipt", True)):
             return  # the reply already told the sender; or the sender asked only for failures
         self._send_receipt(record.notify, outcome)
-
-    def _letter_busy_copies(self, record: Record) -> None:
-        """Dead-letter the copies refused for room when another copy failed for good: the sender
-        is told that failure and will not resend, so these copies would otherwise be lost unseen."""
-        for _, status, detail in record.outcomes:
-            if status == Status.BUSY:
-                letter = self.dlq.add(status, f"{detail}; not resent, since another copy failed",
-                                      record.header, record.body, False)
-                record.dlq_ids.append(letter.dlq_id)
-                self.counters["dead_lettered"] += 1
 
     def _send_receipt(self, notify: str | None, outcome: Outcome) -> None:
         peer = self.registry.by_instance.get(notify) if notify else None

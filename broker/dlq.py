@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from robotlab.bus.protocol import Body
+from robotlab.bus.protocol import Body, Status
 
 from .journal import NoJournal
 
@@ -83,6 +83,13 @@ class DeadLetterQueue:
             self.journal.letter_removed(oldest)
             self.evicted += 1
         return letter
+
+    def add_busy_copies(self, outcomes: list[tuple[str, str, str]], header: dict[str, Any], body: Body) -> list[str]:
+        """Dead-letter the copies of a message refused for room (``busy``) when another copy
+        failed for good: its sender is told that failure and will not resend, so these copies
+        would otherwise be lost unseen. Their dlq ids."""
+        return [self.add(status, f"{detail}; not resent, since another copy failed", header, body).dlq_id
+                for _, status, detail in outcomes if status == Status.BUSY]
 
     def list(self) -> list[DeadLetter]:
         """All dead letters, oldest first."""

@@ -1,8 +1,11 @@
 """The broker's journal: what it accepted, in one SQLite file, so a restart loses none of it.
 
-Three tables: ``messages`` (every accepted message not yet settled), ``dead_letters`` (the
-DLQ) and ``names`` (every robot name that has said HELLO, so a restarted broker knows whom to
-hold messages for). Changes are collected and written in one transaction at the end of a loop
+Four tables: ``messages`` (every accepted message not yet settled), ``dead_letters`` (the
+DLQ), ``names`` (every robot name that has said HELLO, so a restarted broker knows whom to
+hold messages for) and ``answered`` (the instance that answered each of the last
+``ANSWERED_KEPT`` ``any`` messages: its sender may not have the reply yet, since a reply the
+broker had not passed on is lost with it, and sends the request again, which must go back to
+that instance, holding the reply, and not run on another). Changes are collected and written in one transaction at the end of a loop
 turn (:meth:`Journal.commit`), never more than one a turn. The broker sends a turn's receipts
 and admin replies only after that commit, so nothing it has told a sender can be lost with it.
 
@@ -35,28 +38,15 @@ import heapq
 import logging
 import sqlite3
 import time
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from robotlab.bus.protocol import Body, pack, unpack
 
+from .journal_contract import Key, NoJournal, Restored
 from .journal_file import open_file
 
 log = logging.getLogger("robotlab.broker")
 
-Key = tuple[str, str]
-
-
-
-@dataclass
-class Restored:
-    """What a journal held at start-up."""
-
-    messages: list[tuple[dict[str, Any], bytes, str | None, Key, str, str | None]] = field(default_factory=list)
-    """(header, body, notify, key, receipt id, owner) of every unsettled message, oldest first."""
-    letters: list[tuple[int, str, str, str, dict[str, Any], bytes, float, bool]] = field(default_factory=list)
-    """(seq, dlq_id, reason, detail, header, body, at, maybe_ran) of every dead letter, oldest first."""
-    names: set[str] = field(default_factory=set)
 
 
 ROW_BYTES: Final = 256
@@ -69,64 +59,12 @@ GRACE_PER_BYTE: Final = 1e-8
 pace well under what one round trip moves on a loaded machine, so a body that is delivered and
 settled in the usual time is never written. A 4 MiB body waits up to 52 ms, its sender holding
 its own copy all the while."""
+ANSWERED_KEPT: Final = 4096
+"""How many answered ``any`` messages the journal remembers the instance of (as the broker
+remembers receipts in memory)."""
 CHECKPOINT_PAGES: Final = 8192
 """The write-ahead log's size (pages of 4 KiB: 32 MiB) past which a commit also checkpoints;
 below it the broker checkpoints when its loop is idle."""
-
-
-class NoJournal:
-    """The journal of a broker that keeps everything in memory (the embedded broker's)."""
-
-    path: str | None = None
-    healthy = True
-    size = 0
-
-    def due(self, now: float) -> bool:
-        """True when changes must be committed this turn even if no receipt waits on them."""
-        return False
-
-    def next_commit(self) -> float | None:
-        """When pending changes fall due (monotonic seconds), for the loop's poll timeout."""
-        return None
-
-    def restore(self) -> Restored:
-        """Nothing to restore."""
-        return Restored()
-
-    def room_for(self, size: int) -> bool:
-        """Always room."""
-        return True
-
-    def put(self, key: Key, header: dict[str, Any], body: Body, notify: str | None, receipt_id: str) -> None:
-        """Nothing kept."""
-
-    def settle(self, key: Key) -> None:
-        """Nothing kept."""
-
-    def owned(self, key: Key, instance: str) -> None:
-        """Nothing kept."""
-
-    def letter_added(self, seq: int, letter: Any) -> None:
-        """Nothing kept."""
-
-    def letter_removed(self, dlq_id: str) -> None:
-        """Nothing kept."""
-
-    def letters_purged(self) -> None:
-        """Nothing kept."""
-
-    def name_seen(self, name: str) -> None:
-        """Nothing kept."""
-
-    def commit(self, everything: bool = False) -> bool:
-        """Nothing to write."""
-        return True
-
-    def idle(self) -> None:
-        """Nothing to checkpoint."""
-
-    def close(self) -> None:
-        """Nothing to close."""
 
 
 class Journal(NoJournal):
@@ -157,6 +95,7 @@ class Journal(NoJournal):
         self._dropped: set[str] = set()
         self._purge_all = False
         self._names: set[str] = set()
+        self._answered: dict[Key, str] = {}
         self._db = open_file(path, CHECKPOINT_PAGES)
 
     # -- start-up -------------------------------------------------------------------------------
@@ -173,6 +112,8 @@ class Journal(NoJournal):
             restored.letters.append((seq, dlq_id, reason, detail, unpack(header), body, at, bool(maybe_ran)))
             self._letter_sizes[dlq_id] = len(header) + len(body)
         restored.names = {name for (name,) in self._db.execute("SELECT name FROM names")}
+        restored.answered = {(sender, message_id): owner for sender, message_id, owner in
+                             self._db.execute("SELECT sender, id, owner FROM answered ORDER BY rowid")}
         self.size = sum(self._sizes.values()) + sum(self._letter_sizes.values())
         return restored
 
@@ -225,12 +166,23 @@ class Journal(NoJournal):
         self.size += size
 
     def owned(self, key: Key, instance: str) -> None:
-        """Note the instance a kept ``any`` message was handed to: written with the message, or
-        (if it was written already) at the next commit."""
+        """Note the instance a kept ``any`` message is handed to: written with the message, or
+        (if it was written already) with the next commit, which falls due now: the broker holds
+        the hand-out until this turn's commit."""
         if key in self._sizes:
             self._owners[key] = instance
-            if key not in self._puts:
+            put = self._puts.get(key)
+            if put is None:
                 self._changed()
+                self._urgent = True
+            else:
+                self._puts[key] = (*put[:4], 0.0)
+                heapq.heappush(self._dues, (0.0, key))
+
+    def answered(self, key: Key, instance: str) -> None:
+        """Remember that ``instance`` answered the ``any`` message ``key`` (see the module doc)."""
+        self._answered[key] = instance
+        self._changed()
 
     def settle(self, key: Key) -> None:
         """Forget a message that was delivered or dead-lettered: a put not written yet is simply
@@ -283,7 +235,8 @@ class Journal(NoJournal):
         puts = self._due_puts(everything)
         writing = set(puts)
         owners = {key: owner for key, owner in self._owners.items() if key not in self._puts or key in writing}
-        if not (puts or self._settled or self._letters or self._dropped or self._purge_all or self._names or owners):
+        if not (puts or self._settled or self._letters or self._dropped or self._purge_all or self._names or owners
+                or self._answered):
             # Everything changed since the last commit cancelled out (most often a message put
             # and settled within the interval): nothing is due any more. Left set, the stale
             # start made every later turn commit at once (writing each message the moment it
@@ -310,6 +263,7 @@ class Journal(NoJournal):
         self._letters.clear()
         self._dropped.clear()
         self._names.clear()
+        self._answered.clear()
         self._purge_all = False
         self._since, self._urgent, self._write_all = None, False, False
         self.healthy = True
@@ -346,6 +300,10 @@ class Journal(NoJournal):
             db.executemany("INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._letters.values())
         if self._names:
             db.executemany("INSERT OR IGNORE INTO names VALUES (?)", [(n,) for n in self._names])
+        if self._answered:
+            db.executemany("INSERT OR REPLACE INTO answered VALUES (?, ?, ?)",
+                           [(key[0], key[1], owner) for key, owner in self._answered.items()])
+            db.execute("DELETE FROM answered WHERE rowid <= (SELECT MAX(rowid) FROM answered) - ?", (ANSWERED_KEPT,))
         db.execute("COMMIT")
 
     def _rows(self, puts: list[Key]) -> list[tuple[str, str, str | None, str, bytes, Body]]:

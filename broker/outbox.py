@@ -1,6 +1,7 @@
 """What the broker tells senders waits for the journal: receipts and admin replies go out after the commit.
 
-A turn's receipts and admin replies are held here until the journal has committed the turn
+A turn's receipts and admin replies, and the DELIVERs of ``any`` messages (the commit writes
+who has each), are held here until the journal has committed the turn
 (see :mod:`robotlab.broker.journal`), so nothing a sender is told can be lost with the broker.
 :func:`receipt` says what a RECEIPT carries, from the compact outcome a settled record leaves.
 """
@@ -27,16 +28,17 @@ class Outbox:
         self.journal = journal
         self.registry = registry
         self.transmit = transmit
-        self._held: list[tuple[Peer, Command, dict[str, Any]]] = []
+        self._held: list[tuple[Peer, Command, dict[str, Any], Body]] = []
 
-    def add(self, peer: Peer, command: Command, header: dict[str, Any]) -> None:
-        """Send ``header`` to ``peer`` once the turn is committed."""
-        self._held.append((peer, command, header))
+    def add(self, peer: Peer, command: Command, header: dict[str, Any], body: Body = b"") -> None:
+        """Send ``header`` (and ``body``) to ``peer`` once the turn is committed."""
+        self._held.append((peer, command, header, body))
 
     def transmit_settled(self, peer: Peer, command: Command, header: dict[str, Any], body: Body) -> bool:
-        """The deliveries' way out: receipts wait for the commit, the rest goes now."""
-        if command == Command.RECEIPT:
-            self.add(peer, command, header)
+        """The deliveries' way out: receipts, and the DELIVERs of ``any`` messages (whose owner
+        the commit writes), wait for the commit; the rest goes now."""
+        if command == Command.RECEIPT or command == Command.DELIVER:
+            self.add(peer, command, header, body)
             return True
         return self.transmit(peer, command, header, body)
 
@@ -52,8 +54,11 @@ class Outbox:
         if not self.journal.commit():
             return
         held, self._held = self._held, []
-        for peer, command, header in held:
-            self.transmit(self.registry.by_instance.get(peer.instance, peer), command, header, b"")
+        for peer, command, header, body in held:
+            current = self.registry.by_instance.get(peer.instance)
+            if current is None and command == Command.DELIVER:
+                continue  # its member left this turn: the delivery was failed, or is resent when it is back
+            self.transmit(current or peer, command, header, body)
 
 
 def settled_status(outcomes: list[tuple[str, str, str]]) -> str:

@@ -136,6 +136,13 @@ class Registry:
         fresh = [p for p in candidates if p.instance not in exclude] or candidates
         return min(fresh, key=lambda p: len(p.inflight), default=None)
 
+    def retry_target(self, header: dict[str, Any], tried: AbstractSet[str]) -> Peer | None:
+        """Where a failed delivery of a message with ``header`` is tried again: its addressed
+        instance, else the least loaded instance of its name not tried yet."""
+        if header.get("to_instance"):
+            return self.by_instance.get(header["to_instance"])
+        return self.pick_any(header["to"], exclude=tried)
+
     def expired(self, now: float) -> list[Peer]:
         """Peers whose silence outlasted their liveness."""
         return [p for p in self.by_identity.values() if p.expires <= now]

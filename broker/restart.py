@@ -1,14 +1,19 @@
-"""What a broker takes back from its journal at start-up: dead letters, names, unsettled messages."""
+"""What a broker takes back from its journal at start-up: dead letters, names, unsettled messages,
+and who answered the last ``any`` messages."""
 
 from __future__ import annotations
 
 import logging
 import time
+from typing import Any
+
+from robotlab.bus.protocol import Body
 
 from .deliveries import Deliveries
 from .dlq import DeadLetterQueue
 from .holds import Holds
-from .journal import Restored
+from .journal_contract import Key, Restored
+from .records import Record
 
 log = logging.getLogger("robotlab.broker")
 
@@ -17,10 +22,20 @@ def restore(restored: Restored, dlq: DeadLetterQueue, holds: Holds, deliveries: 
     """Load what the journal at ``path`` kept; every unsettled message is held for its robot."""
     dlq.load(restored.letters)
     holds.known |= restored.names
+    deliveries.answered_by = restored.answered
     now = time.monotonic()
     for header, body, notify, key, receipt_id, owner in restored.messages:
-        deliveries.restore(header, body, notify, key, receipt_id, now, owner)
+        take_back(deliveries, header, body, notify, key, receipt_id, now, owner)
         holds.know(header.get("from", ""))  # its sender is expected back for the receipt or reply
     if restored.messages or restored.letters:
         log.info("journal %s: %d unsettled messages held for their robots, %d dead letters",
                  path, len(restored.messages), len(restored.letters))
+
+
+def take_back(deliveries: Deliveries, header: dict[str, Any], body: Body, notify: str | None, key: Key,
+              receipt_id: str, now: float, owner: str | None = None) -> None:
+    """Take back a record the journal kept; held until a member of its name is back: for an
+    ``any`` message that had been handed out, the instance that had it (``owner``)."""
+    record = Record(header, body, notify, key, receipt_id, kept=True, held=True, restored=True, owner=owner)
+    deliveries.active[record.key] = record
+    deliveries.holds.hold(header["to"], record.key, record, now + deliveries.holds.seconds)

@@ -55,6 +55,7 @@ MODULES = (
     "robotlab.broker.registry",
     "robotlab.broker.outbox",
     "robotlab.broker.holds",
+    "robotlab.broker.journal_contract",
     "robotlab.broker.journal",
     "robotlab.broker.records",
     "robotlab.broker.deliveries",

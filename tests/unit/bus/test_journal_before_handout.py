@@ -1,0 +1,124 @@
+"""What a pool's promise rests on across a broker killed at any moment: an ``any`` message leaves
+the broker only after its journal holds it with its owner, so a restart either finds it handed
+to nobody (its sender sends it again) or knows which instance has it; and a reply held for a
+requester who is away is journaled, since the member that sent it has forgotten it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from robotlab.broker.deliveries import Deliveries
+from robotlab.broker.dlq import DeadLetterQueue
+from robotlab.broker.holds import Holds
+from robotlab.broker.journal import Journal
+from robotlab.broker.outbox import Outbox
+from robotlab.broker.registry import Peer, Registry
+from robotlab.broker.restart import take_back
+from robotlab.bus.protocol import Command
+
+
+def peer(name: str, instance: str) -> Peer:
+    return Peer(identity=instance.encode(), name=name, instance=instance, role="robot", max_inflight=8,
+                expires=1e9, joined=0.0)
+
+
+def on_disk(journal: Journal) -> list[tuple[str, str | None]]:
+    """(id, owner) of the messages in the file: what survives a kill -9. Read on the journal's
+    own connection (the file is locked to it); changes not committed are not in the file."""
+    return list(journal._db.execute("SELECT id, owner FROM messages ORDER BY rowid"))
+
+
+def test_the_handout_waits_for_the_commit_that_writes_its_owner(tmp_path: Path) -> None:
+    registry, sent = Registry(), []
+    for member in (peer("bob", "bob-1"), peer("alice", "alice-1")):
+        registry.add(member)
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    # The broker's socket seam: record what leaves instead of sending it
+    outbox = Outbox(journal, registry, lambda to, command, header, body: sent.append((to.instance, command, body)) or True)
+    deliveries = Deliveries(registry, DeadLetterQueue(100), outbox.transmit_settled, 30.0, journal=journal,
+                            deliver=lambda to, command, header, body: sent.append((to.instance, command, body)) or True)
+    try:
+        # When alice sends one `any` message and one addressed to bob-1 in a turn
+        deliveries.route({"id": "m1", "to": "bob", "any": True, "from": "alice", "from_instance": "alice-1"},
+                         b"refund 7", notify="alice-1")
+        deliveries.route({"id": "m2", "to": "bob", "from": "alice", "from_instance": "alice-1"}, b"note",
+                         notify="alice-1")
+        # Then the addressed one left at once, and the `any` one waits, on disk nowhere yet
+        assert sent == [("bob-1", Command.DELIVER, b"note")]
+        assert on_disk(journal) == []
+        # When the turn ends: the commit writes it with its owner, then it leaves
+        outbox.end_turn(0.0)
+        assert on_disk(journal)[0] == ("m1", "bob-1")
+        assert sent[1:] == [("bob-1", Command.DELIVER, b"refund 7")]
+    finally:
+        journal.close()
+
+
+def test_a_reply_held_for_a_requester_away_survives_a_restart(tmp_path: Path) -> None:
+    sent: list = []
+    reply = {"id": "r1", "to": "alice", "to_instance": "alice-1", "untracked": True, "reply_to": "m1",
+             "from": "bob", "from_instance": "bob-1"}
+
+    def table(journal: Journal, *members: Peer) -> Deliveries:
+        registry, holds = Registry(), Holds(30.0)
+        holds.know("alice")
+        for member in members:
+            registry.add(member)
+        transmit = lambda to, command, header, body: sent.append((to.instance, command, body)) or True  # noqa: E731
+        return Deliveries(registry, DeadLetterQueue(100), transmit, 30.0, journal=journal, holds=holds)
+
+    # Given bob's reply to alice, who is away: held, and written with the turn's commit
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    table(journal, peer("bob", "bob-1")).route(reply, b"42", notify="bob-1")
+    assert journal.commit(everything=True) and on_disk(journal) == [("r1", None)]
+    journal.close()  # the broker is gone; bob has long forgotten his reply
+    # When a broker starts on the journal and alice comes back
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    try:
+        alice = peer("alice", "alice-1")
+        deliveries = table(journal, alice)
+        for header, body, notify, key, receipt_id, owner in journal.restore().messages:
+            take_back(deliveries, header, body, notify, key, receipt_id, 0.0, owner)
+        deliveries.release("alice", 0.0)
+        # Then she gets the reply, and the journal lets it go
+        assert sent == [("alice-1", Command.DELIVER, b"42")]
+        assert journal.commit() and on_disk(journal) == []
+    finally:
+        journal.close()
+
+
+def test_a_resend_of_an_answered_request_goes_back_to_the_instance_that_answered(tmp_path: Path) -> None:
+    sent: list = []
+    request = {"id": "m1", "to": "w", "any": True, "from": "alice", "from_instance": "alice-1"}
+    members = [peer("w", "w-1"), peer("w", "w-2"), peer("alice", "alice-1")]
+
+    def table(journal: Journal) -> Deliveries:
+        registry = Registry()
+        for member in members:
+            registry.add(member)
+        transmit = lambda to, command, header, body: sent.append((to.instance, command, header)) or True  # noqa: E731
+        return Deliveries(registry, DeadLetterQueue(100), transmit, 30.0, journal=journal, deliver=transmit)
+
+    # Given a request w-1 answered and acked; the reply then lost with the broker
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    first = table(journal)
+    first.route(request, b"refund 7", notify="alice-1")
+    ((delivery_id, delivery),) = first.inflight.items()
+    first.ack(first.registry.by_instance[delivery.instance], delivery_id)
+    assert journal.commit(everything=True) and on_disk(journal) == []
+    answered_by = delivery.instance
+    journal.close()
+    # When alice, with no reply, sends it again to a broker started on the journal
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    try:
+        second = table(journal)
+        second.answered_by = journal.restore().answered
+        second.registry.by_instance[answered_by].inflight.add(-1)  # busier: `any` alone would pick the other
+        sent.clear()
+        second.route(request, b"refund 7", notify="alice-1")
+        # Then it goes to the instance that answered it (which answers again from its cache),
+        # though the other is less loaded
+        (to, command, header), = [each for each in sent if each[1] == Command.DELIVER]
+        assert to == answered_by
+    finally:
+        journal.close()
