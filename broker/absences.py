@@ -32,6 +32,8 @@ class Absences:
         Unless it said it is ``gone`` (BYE, or its connection said HELLO as another instance),
         its in-flight deliveries wait for it for the hold period.
         """
+        if gone:
+            self.holds.depart(peer.instance)
         if gone or self.holds.seconds <= 0 or not peer.inflight:
             self.deliveries.lost(peer, why)
             return why

@@ -65,7 +65,7 @@ class Deliveries:
         self.recent: OrderedDict[tuple[str, str], Outcome] = OrderedDict()
         self._recent_untracked: OrderedDict[tuple[str, str], None] = OrderedDict()
         self.counters: dict[str, int] = {"routed": 0, "delivered": 0, "nacked": 0, "timeouts": 0, "dead_lettered": 0,
-                                         "held": 0, "journal_full": 0}
+                                         "held": 0, "journal_full": 0, "replies_dropped": 0}
         # Ids start from the clock, so an ack meant for a broker before a restart cannot settle
         # a delivery of this one: at a microsecond a tick, the count never catches up with time.
         self._ids = itertools.count(time.time_ns() // 1000)
@@ -96,7 +96,9 @@ class Deliveries:
                 self._recent_untracked[key] = None
                 while len(self._recent_untracked) > RECENT_RECEIPTS:
                     self._recent_untracked.popitem(last=False)
-                if targets:  # the common reply, to a live requester: no record is needed
+                # The common reply, to a live requester, needs no record; nor one whose requester
+                # said BYE: nobody reads it (_fire_and_forget drops and counts it).
+                if targets or header.get("to_instance") in self.holds.departed:
                     self._fire_and_forget(header, body, key, receipt_id, targets)
                 else:  # held for a requester away: journaled, as the member that sent it forgot it
                     self._keep(Record(header, body, notify, key, receipt_id, span=span))
@@ -200,6 +202,8 @@ class Deliveries:
     def _fire_and_forget(self, header: dict[str, Any], body: Body, key: tuple[str, str], receipt_id: str,
                          targets: list[Peer]) -> None:
         """Deliver without an in-flight entry (replies: the requester's resend is their retry)."""
+        if not targets:  # a reply to a requester that said BYE
+            self.counters["replies_dropped"] += 1
         deliver = deliver_header(header, 0, 1)
         for peer in targets:
             if not self.deliver(peer, Command.DELIVER, deliver, body):

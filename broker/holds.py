@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import OrderedDict
 from collections.abc import Hashable
 from numbers import Real
 from typing import Any, Final, Generic, TypeVar
@@ -25,6 +26,8 @@ Away = TypeVar("Away")
 
 MAX_HOLD: Final = 24 * 3600.0
 """The longest hold a message may ask for (seconds)."""
+DEPARTED_MAX: Final = 4096
+"""Instances remembered as having said BYE (the newest), so replies to them are dropped."""
 
 
 class Holds(Generic[Item, Away]):
@@ -36,6 +39,8 @@ class Holds(Generic[Item, Away]):
         """Robot names expected back: messages to them are held rather than dead-lettered."""
         self.away: dict[str, tuple[float, Away]] = {}
         """Members gone silent, by instance id: (until, the member)."""
+        self.departed: OrderedDict[str, None] = OrderedDict()
+        """Instances that said BYE: nobody there waits for a reply any more (:meth:`depart`)."""
         self._held: dict[str, dict[Hashable, tuple[float, Item]]] = {}
         self._due: list[tuple[float, int, str, Hashable]] = []
         self._seq = itertools.count()
@@ -103,8 +108,16 @@ class Holds(Generic[Item, Away]):
         """Keep a silent member's in-flight work until it comes back or the period runs out."""
         self.away[instance] = (now + self.seconds, member)
 
+    def depart(self, instance: str) -> None:
+        """``instance`` said BYE: a reply to it has nobody to wait for it, so it is dropped, not
+        held and then dead-lettered (a ``send --wait`` that was interrupted, or timed out)."""
+        self.departed[instance] = None
+        while len(self.departed) > DEPARTED_MAX:
+            self.departed.popitem(last=False)
+
     def back(self, instance: str) -> Away | None:
         """The member that was away under ``instance``, if it still was."""
+        self.departed.pop(instance, None)  # the same instance id, said HELLO again: a member once more
         entry = self.away.pop(instance, None)
         return entry[1] if entry is not None else None
 

@@ -1,4 +1,9 @@
-"""The one place CLI commands turn robotlab errors into a one-line message and an exit code."""
+"""The one place CLI commands turn robotlab errors into a one-line message and an exit code.
+
+Click's own usage errors (a missing argument, a bad option value) exit 2 by default; the
+``Group`` and ``Command`` classes here make them exit 64 (``ExitCode.USAGE``), the code
+docs/errors.md gives them, and :func:`exits_on_error` turns Ctrl-C into one line and 130.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,19 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from robotlab.errors import RobotlabError
+import click
+
+from robotlab.errors import ConfigError, ExitCode, RobotlabError
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 def exits_on_error(func: F) -> F:
-    """Run a command; a RobotlabError prints ``<prog>: <message>`` on stderr and exits with its code."""
+    """Run a command; a RobotlabError prints ``<prog>: <message>`` on stderr and exits with its code.
+
+    Ctrl-C prints ``<prog>: interrupted`` and exits 130 (click would print "Aborted!" and exit 1).
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -22,12 +33,61 @@ def exits_on_error(func: F) -> F:
         except RobotlabError as exc:
             print(f"{_prog()}: {exc}", file=sys.stderr)
             sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            print(f"{_prog()}: interrupted", file=sys.stderr)
+            sys.exit(ExitCode.INTERRUPTED)
 
     return wrapper  # type: ignore[return-value]
 
 
-def _prog() -> str:
-    import click
+def checked(check: Callable[[str], str]) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A click callback that runs ``check`` (a ``ConfigError``-raising rule, such as the robot
+    name rule) on an option's value, so a bad value is a usage error: one line, exit 64."""
 
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return value
+        try:
+            return check(value)
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from exc
+
+    return callback
+
+
+class _UsageError(click.UsageError):
+    exit_code = ExitCode.USAGE
+
+
+def _usage_exit(call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except _UsageError:
+        raise
+    except click.UsageError as exc:  # click's words (a BadParameter's "Invalid value for ..."), our code
+        raise _UsageError(exc.format_message(), exc.ctx) from exc
+
+
+class Group(click.Group):
+    """A click group whose usage errors, its subcommands' included, exit 64 instead of 2."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        return _usage_exit(lambda: super(Group, self).make_context(*args, **kwargs))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return _usage_exit(lambda: super(Group, self).invoke(ctx))
+
+
+class Command(click.Command):
+    """A click command whose usage errors exit 64 instead of 2."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        return _usage_exit(lambda: super(Command, self).make_context(*args, **kwargs))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return _usage_exit(lambda: super(Command, self).invoke(ctx))
+
+
+def _prog() -> str:
     ctx = click.get_current_context(silent=True)
     return (ctx.find_root().info_name if ctx is not None else None) or "robotlab"

@@ -14,12 +14,12 @@ import click
 from robotlab import bus
 from robotlab.bus.config import BrokerConfig
 from robotlab.bus.protocol import unpack
-from robotlab.errors import ConfigError
+from robotlab.errors import ConfigError, ExitCode
 from robotlab.observability import setup as setup_tracing
 from robotlab.observability import trace_settings
 from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_environment
 
-from .errors import exits_on_error
+from .errors import Group, checked, exits_on_error
 from .keys import client_keys, key_options, keys_group
 from .output import print_rows
 from .ps_view import COLUMNS, table_row, with_figures
@@ -27,7 +27,7 @@ from .ps_view import COLUMNS, table_row, with_figures
 BROKER_HELP = "Broker address, or several comma-separated (a primary and its standby) (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555)."
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="robotlab")
 def main() -> None:
     """robotlab: LLM robots, each in its own process, on a ZeroMQ bus."""
@@ -150,7 +150,7 @@ def top_command(url: str | None, show_all: bool, interval: float, once: bool, ke
 
 
 @main.command("send")
-@click.option("--to", "to", required=True, help="Robot name to send to.")
+@click.option("--to", "to", required=True, callback=checked(bus.config.check_name), help="Robot name to send to.")
 @click.option("--broker", "url", default=None, help=BROKER_HELP)
 @click.option("--any", "any_", is_flag=True, help="Deliver to one instance instead of every instance.")
 @click.option("--wait", is_flag=True, help="Wait for the reply and print it.")
@@ -164,7 +164,7 @@ def top_command(url: str | None, show_all: bool, interval: float, once: bool, ke
 @exits_on_error
 def send_command(to: str, url: str | None, any_: bool, wait: bool, timeout: float, json_content: bool, as_json: bool,
                  type_: str | None, content: str, keys_folder: str | None, key_file: str | None) -> None:
-    """Send CONTENT to a robot. Exit 0 delivered (or replied), 69 undeliverable, 75 timeout."""
+    """Send CONTENT to a robot. Exit 0 delivered (or replied), 64 bad usage, 69 undeliverable, 75 timeout, 130 Ctrl-C."""
     payload: Any = _parse_content(content) if json_content else content
     setup_tracing(trace_settings(), "robotlab-send")  # off unless OTEL_* names an exporter
     # The send's time-out bounds the whole command, finding the broker included (never less than
@@ -174,7 +174,7 @@ def send_command(to: str, url: str | None, any_: bool, wait: bool, timeout: floa
     with _connect(url, "robotlab-send", keys_folder, key_file, timeout=max(timeout, CONNECT_SECONDS)) as client:
         timeout = max(ends - time.monotonic(), MIN_LEFT)
         if wait:
-            reply = client.request(to, payload, timeout=timeout, any=any_, type=type_ or "request")
+            reply = _wait_for_reply(client, to, payload, timeout, any_=any_, type_=type_ or "request")
             if as_json:
                 click.echo(json.dumps({"from": reply.sender, "content": reply.content}, default=str))
             else:
@@ -185,6 +185,20 @@ def send_command(to: str, url: str | None, any_: bool, wait: bool, timeout: floa
         click.echo(json.dumps({"delivered_to": list(tracker.instances)}))
     else:
         click.echo(f"delivered to {', '.join(tracker.instances) or to}", err=True)
+
+
+def _wait_for_reply(client: bus.BusClient, to: str, payload: Any, timeout: float, *, any_: bool,
+                    type_: str) -> bus.Message:
+    """Send a request and wait for its reply. Ctrl-C leaves the bus at once (a BYE: the broker
+    then drops the reply when it comes, rather than dead-lettering it) and exits 130 saying so."""
+    tracker = client.send_request(to, payload, any=any_, type=type_, deadline=time.time() + timeout)
+    try:
+        return tracker.reply(timeout)
+    except KeyboardInterrupt:
+        client.close()
+        click.echo(f"robotlab: interrupted; message {tracker.id} to {to} was sent and may still run, but "
+                   "nobody waits for its reply now: the broker drops it (no dead letter)", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
 
 
 @main.group("dlq")

@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
-from robotlab.bus.config import broker_url, keys_dir
+from robotlab.bus.config import broker_url, check_name, keys_dir
 from robotlab.bus.config import key_file as bus_key_file
-from robotlab.cli.errors import exits_on_error
+from robotlab.cli.errors import Command, checked, exits_on_error
 from robotlab.errors import ConfigError
 from robotlab.observability import setup as setup_tracing
 from robotlab.observability import trace_settings
@@ -20,8 +20,8 @@ from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_e
 from .daemon import Daemon, DaemonConfig
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--name", required=True, help="Robot name to receive messages for.")
+@click.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--name", required=True, callback=checked(check_name), help="Robot name to receive messages for.")
 @click.option("--broker", "url", default=None, help="Broker address, or several comma-separated (a primary and its standby) (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555).")
 @click.option("--template", default=None, help="Template of the hosted robot (a name or a .md path).")
 @click.option("--system-prompt", default=None, help="Inline system prompt of the hosted robot.")

@@ -52,14 +52,21 @@ def connect(url: str | None = None, *, name: str | None = None, timeout: float |
 
     Raises:
         PeerUnavailable: no broker answered within ``timeout`` (or it did not accept ``keys``).
-        ConfigError: the broker refused ``name`` for this key.
+        ConfigError: ``url`` is not a broker address (``http://...``), ``name`` is not a
+            robot name (empty, or with spaces: see ``config.check_name``), or the broker
+            refused ``name`` for this key.
     """
     embedded = None
     if url is None:
         embedded = EmbeddedBroker(context=options.get("context")).start()
         url = embedded.url
         options.setdefault("context", embedded.context)
-    client = BusClient(url, name=name, **options)
+    try:
+        client = BusClient(url, name=name, **options)
+    except Exception:
+        if embedded is not None:  # a refused name: the broker started for it goes too
+            embedded.stop()
+        raise
     client._embedded = embedded
     try:
         return client.start(timeout)

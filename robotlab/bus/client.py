@@ -30,7 +30,7 @@ import zmq
 
 from robotlab.errors import BusError
 
-from . import protocol, traced
+from . import config, protocol, traced
 from .admin import AdminCalls
 from .boundary import pack_plain
 from .dispatcher import INLINE, Dispatcher
@@ -74,9 +74,9 @@ class BusClient:
     ) -> None:
         from .link import Link  # kept local: Link is an implementation detail of the client
 
-        self.url = url
+        self.url = config.check_endpoints(url)  # ConfigError, not ZeroMQ's, for an http:// address
         self.instance = instance or uuid.uuid4().hex[:12]
-        self.name = name or f"client-{self.instance[:6]}"
+        self.name = f"client-{self.instance[:6]}" if name is None else config.check_name(name)
         self._epoch, self._ids = uuid.uuid4().hex[:6], itertools.count(1)
         self._lock = threading.Lock()
         self._unsettled: dict[str, tuple[list[Body], Tracker]] = {}

@@ -18,6 +18,8 @@ import zmq.auth
 
 from robotlab.errors import ConfigError
 
+from .schema import NAME_MAX
+
 DEFAULT_URL = "tcp://127.0.0.1:5555"
 ENV_BROKER = "ROBOTLAB_BROKER"
 ENV_KEYS = "ROBOTLAB_KEYS"
@@ -163,15 +165,62 @@ def key_file(explicit: str | None = None) -> str | None:
     return explicit or os.environ.get(ENV_KEY) or None
 
 
+ADDRESS_FORMS = "tcp://HOST:PORT, ipc:///path/to/socket or inproc://NAME"
+"""What a broker address looks like, as every refusal of one says it."""
+
+
 def check_endpoint(url: str) -> None:
     """Raise ConfigError unless ``url`` is a tcp://, ipc:// or inproc:// endpoint."""
     scheme = url.split("://", 1)[0] if "://" in url else ""
-    if scheme not in {"tcp", "ipc", "inproc"}:
-        raise ConfigError(f"broker address {url!r} must start with tcp://, ipc:// or inproc://")
+    if scheme not in {"tcp", "ipc", "inproc"} or not url.split("://", 1)[1]:
+        raise ConfigError(f"{url!r} is not a broker address: one looks like {ADDRESS_FORMS}")
     if scheme == "tcp":
-        parts = urlsplit(url)
-        if not parts.hostname or parts.port is None:
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError:  # a port that is not a number, or out of range
+            port = None
+        if not parts.hostname or port is None:
             raise ConfigError(f"broker address {url!r} needs a host and a port, e.g. tcp://127.0.0.1:5555")
+
+
+def check_endpoints(url: str) -> str:
+    """Return ``url`` (one address, or several comma-separated) once each is a broker address.
+
+    Raises:
+        ConfigError: one is not (``http://...``, a missing port), naming what one looks like.
+    """
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigError(f"no broker address given: a broker address looks like {ADDRESS_FORMS}")
+    for one in url.split(","):
+        check_endpoint(one.strip())
+    return url
+
+
+NAME_FORBIDDEN = re.compile(r"[\s,*\x00-\x1f\x7f]")
+"""What a robot name may not hold: white space and control characters (unreadable in ``ps``,
+lost in a shell), and ``,`` and ``*``, which separate and match names in a key's list."""
+
+
+def check_name(name: str, what: str = "robot name") -> str:
+    """Return ``name`` once it is a name a member may have on the bus, or that one may send to.
+
+    The rule every entry point shares (``robotd --name``, ``robotlab send --to``, a spawned
+    robot's name, :func:`robotlab.bus.connect`): 1 to 128 characters, none of them white
+    space, a control character, ``,`` or ``*``.
+
+    Raises:
+        ConfigError: the one line saying what is wrong with it (``what`` names the argument).
+    """
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{what} is empty: give a name such as 'alice' (no spaces, at most {NAME_MAX} characters)")
+    if len(name) > NAME_MAX:
+        raise ConfigError(f"{what} {name[:20]!r}... is {len(name)} characters long: at most {NAME_MAX}")
+    bad = NAME_FORBIDDEN.search(name)
+    if bad is not None:
+        raise ConfigError(f"{what} {name!r} has {bad.group()!r} in it: a name has no spaces, control "
+                          "characters, ',' or '*' (e.g. 'alice', 'code-reviewer')")
+    return name
 
 
 def is_ipv6(url: str) -> bool:

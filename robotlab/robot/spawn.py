@@ -26,6 +26,7 @@ import uuid
 from typing import Any
 
 from robotlab.bus import to_plain
+from robotlab.bus.config import check_name
 from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import BoundaryError, ConfigError, PeerUnavailable, RobotlabError
 from robotlab.ipc import json_lines
@@ -156,10 +157,12 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
 
     Raises:
         BoundaryError: ``local_tools`` or a setting cannot cross to the child's process.
-        ConfigError: the child refused its settings (no such template, unknown provider), or
-            the parent's bus is ``inproc://`` (unreachable from another process).
+        ConfigError: ``name`` is not a robot name (empty, or with spaces), the child refused its
+            settings (no such template, unknown provider), or the parent's bus is ``inproc://``
+            (unreachable from another process).
         PeerUnavailable: the child did not come up in time.
     """
+    check_name(name)  # here, not in the child: a fork for a name the bus would refuse is wasted
     if options.pop("local_tools", None):
         raise BoundaryError("local_tools cannot cross to a spawned process; give the child a template whose "
                             "front matter lists its tools", type_name="Tool", path="local_tools")

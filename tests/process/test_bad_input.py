@@ -1,0 +1,81 @@
+"""Bad input to the real commands: one line naming the fix and the exit code docs/errors.md gives.
+
+Each test runs the installed entry points as processes (``python -m ...``), as a user would.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from robotlab import bus
+from tests.process.conftest import Processes, live
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.process
+
+USAGE = 64
+INTERRUPTED = 130
+
+
+def run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=60)
+
+
+def error_lines(text: str) -> list[str]:
+    """The lines of ``text`` that say what went wrong (click adds a usage line and a hint)."""
+    return [line for line in text.splitlines() if line.startswith("Error:")]
+
+
+@pytest.mark.parametrize("name", ["", "a b"])
+def test_robotd_refuses_a_name_no_one_could_address(broker: str, name: str) -> None:
+    done = run("robotlab.robotd", "--name", name, "--broker", broker, "--handler", "handlers:echo",
+               "--connect-timeout", "5")
+    assert done.returncode == USAGE, done.stderr
+    assert "Traceback" not in done.stderr
+    (line,) = error_lines(done.stderr)
+    assert "--name" in line and "robot name" in line and "'alice'" in line, line
+    assert live(broker, name) == []
+
+
+@pytest.mark.parametrize("to", ["", "two words", "a,b"])
+def test_send_to_a_name_no_robot_can_have_is_a_usage_error(broker: str, to: str) -> None:
+    done = run("robotlab.cli", "send", "--to", to, "--broker", broker, "hi")
+    assert done.returncode == USAGE, done.stderr
+    (line,) = error_lines(done.stderr)
+    assert "--to" in line and "robot name" in line, line
+
+
+def test_an_unknown_option_exits_64_as_the_docs_say() -> None:
+    done = run("robotlab.cli", "send", "--nope", "--to", "bob", "hi")
+    assert done.returncode == USAGE, done.stderr
+    (line,) = error_lines(done.stderr)
+    assert "--nope" in line, line
+
+
+def test_ctrl_c_on_send_wait_exits_130_and_the_late_reply_is_no_dead_letter(
+        broker: str, start_robotd, processes: Processes, tmp_path: Path) -> None:
+    start_robotd("sloth", "handlers:slow")
+    started = tmp_path / "started"
+    send = processes.start([sys.executable, "-m", "robotlab.cli", "send", "--to", "sloth", "--broker", broker,
+                            "--wait", f"1.5:{started}"], name="send")
+    wait_until(started.exists, timeout=30, message="the robot has the request")
+    send.popen.send_signal(signal.SIGINT)
+    assert send.popen.wait(30) == INTERRUPTED, send.output()
+    (line,) = send.output().strip().splitlines()
+    assert line.startswith("robotlab: interrupted; message ") and "to sloth was sent" in line, line
+    assert "the broker drops it (no dead letter)" in line, line
+    # The reply comes 1.5 s after the request reached sloth; held, it would be a dead letter
+    # once the broker's hold (1 s here) ran out.
+    wait_until(lambda: stats(broker)["replies_dropped"] == 1, timeout=15, message="the reply dropped")
+    with bus.connect(broker, name="test-dlq", timeout=2) as client:
+        assert client.admin("dlq.list") == []
+
+
+def stats(broker: str) -> dict:
+    with bus.connect(broker, name="test-stats", timeout=2) as client:
+        return client.admin("stats")
