@@ -98,9 +98,68 @@ def _file_layers() -> dict[str, Any]:
 
 
 def _load() -> Any:
-    from robotlab.config.settings import Settings
+    from pydantic import ValidationError
 
-    return Settings.from_layers(_file_layers(), dict(_code_layer))
+    from robotlab.config.problems import describe
+    from robotlab.config.settings import Settings
+    from robotlab.errors import ConfigError
+
+    files, code = _file_layers(), dict(_code_layer)
+    try:
+        return Settings.from_layers(files, code)
+    except ValidationError as exc:
+        raise ConfigError(describe(exc.errors(), source_of)) from None
+    except ConfigError as exc:  # the model section validates itself (ModelSettings), first
+        cause = exc.__cause__
+        if not isinstance(cause, ValidationError) or cause.title != "LLMSettings":
+            raise
+        # Its refusal stopped pydantic before the other fields: they are checked again without it.
+        lines = [_problems_besides_the_model(files, code), describe(cause.errors(), source_of, prefix=("ruby_llm",))]
+        raise ConfigError("\n".join(line for line in lines if line)) from None
+
+
+def _problems_besides_the_model(files: dict[str, Any], code: dict[str, Any]) -> str:
+    from pydantic import ValidationError
+
+    from robotlab.config.problems import describe
+    from robotlab.config.settings import Settings
+    from robotlab.errors import ConfigError
+
+    def without(layer: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in layer.items() if key not in ("ruby_llm", "llm")}
+
+    try:
+        Settings.from_layers(without(files), without(code))
+    except ValidationError as exc:
+        return describe(exc.errors(), source_of)
+    except ConfigError:
+        pass  # the model section again, from a ROBOT_LAB_LLM__* variable: already told
+    return ""
+
+
+def source_of(path: tuple[str, ...]) -> str:
+    """Where the value at ``path`` (``("ruby_llm", "temperature")``) came from: ``configure()``,
+    a ``ROBOT_LAB_*`` variable or the file of highest precedence that sets it."""
+    spellings = [path, ("llm", *path[1:])] if path[:1] == ("ruby_llm",) else [path]
+    if any(_has(_code_layer, p) for p in spellings):
+        return "configure()"
+    for spelling in spellings:
+        variable = "ROBOT_LAB_" + "__".join(spelling).upper()
+        if variable in os.environ:
+            return f"${variable}"
+    env = environment_name()
+    for index, file in reversed(list(enumerate(config_files()))):
+        if any(_has(_file_layer(file, env, bundled=index == 0), p) for p in spellings):
+            return str(file)
+    return "the settings"
+
+
+def _has(layer: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    for part in path:
+        if not isinstance(layer, Mapping) or part not in layer:
+            return False
+        layer = layer[part]
+    return True
 
 
 def config() -> Any:
@@ -123,8 +182,12 @@ def configure(**overrides: Any) -> Any:
         # so an environment ``ROBOT_LAB_LLM__*`` cannot beat what code sets.
         overrides = {**overrides, "llm": deep_merge(overrides.get("llm") or {}, overrides["ruby_llm"])}
     with _lock:
-        _code_layer = deep_merge(_code_layer, overrides)
-        _loaded = _load()
+        previous, _code_layer = _code_layer, deep_merge(_code_layer, overrides)
+        try:
+            _loaded = _load()
+        except Exception:
+            _code_layer = previous  # a refused value is not kept: the settings before still hold
+            raise
         return _loaded
 
 

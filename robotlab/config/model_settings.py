@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from robotlab.config.problems import describe
 from robotlab.errors import ConfigError
 
 __all__ = ["REQUEST_FIELDS", "ROUTE_FIELDS", "ModelSettings", "validated"]
@@ -76,7 +77,9 @@ def validated(init: Any, kind: str, values: dict[str, Any]) -> None:
 
     Raises:
         TypeError: a keyword that is not a field (a programming error, as for any class).
-        ConfigError: a value of the wrong type, one line naming the field.
+        ConfigError: a value of the wrong type, one line per bad field naming it, the value and
+            what it expects; its ``__cause__`` is pydantic's error, so a caller that knows
+            where the values came from (the configuration cascade) can say so.
     """
     try:
         init(**values)
@@ -84,6 +87,4 @@ def validated(init: Any, kind: str, values: dict[str, Any]) -> None:
         unknown = [str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden"]
         if unknown:
             raise TypeError(f"{kind}() got unexpected keyword arguments: {', '.join(unknown)}") from None
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        raise ConfigError(f"{kind}.{field}: {first['msg']} (got {first.get('input')!r})") from None
+        raise ConfigError(describe(exc.errors(), prefix=(kind,))) from exc

@@ -41,6 +41,8 @@ class Template:
     path: Path
     meta: dict[str, Any]
     body: str
+    first_line: int = 1
+    """The file's line the body starts on, so an error in the body names the file's line."""
     _compiled: list[Any] = field(default_factory=list, repr=False, compare=False)
 
     @property
@@ -57,7 +59,8 @@ class Template:
 
         Raises:
             ConfigError: a required parameter is missing ("Missing required parameters: ..."),
-                or the body uses a variable that nothing defines.
+                the body is not valid Jinja (the file, its line and Jinja's words), or it uses
+                a variable that nothing defines.
         """
         context = dict(context or {})
         missing = self.missing(context)
@@ -68,11 +71,22 @@ class Template:
         import jinja2
 
         if not self._compiled:
-            self._compiled.append(_jinja().from_string(self.body))
+            self._compiled.append(self._compile())
         try:
             return self._compiled[0].render(**values).strip()
         except jinja2.UndefinedError as exc:
-            raise ConfigError(f"template {self.name}: {exc.message}") from exc
+            raise ConfigError(f"template {self.name} ({self.path}): {exc.message}") from exc
+        except jinja2.TemplateError as exc:  # a filter or a test misused: still the author's to fix
+            raise ConfigError(f"template {self.name} ({self.path}): {exc}") from exc
+
+    def _compile(self) -> Any:
+        import jinja2
+
+        try:
+            return _jinja().from_string(self.body)
+        except jinja2.TemplateSyntaxError as exc:
+            line = self.first_line + (exc.lineno or 1) - 1
+            raise ConfigError(f"template {self.name}: {self.path}, line {line}: {exc.message}") from exc
 
 
 def search_path() -> list[Path]:
@@ -123,7 +137,7 @@ def _parse(name: str, path: Path) -> Template:
             body = parts[1].split("\n", 1)[1] if "\n" in parts[1] else ""
     if not isinstance(meta, dict):
         raise ConfigError(f"template {name}: front matter must be a mapping")
-    return Template(name, path, meta, body)
+    return Template(name, path, meta, body, first_line=text[: len(text) - len(body)].count("\n") + 1)
 
 
 def load_template(name: str) -> Template:

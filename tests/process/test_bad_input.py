@@ -18,6 +18,8 @@ from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
 
+ROBOTD = str(Path(sys.executable).with_name("robotd"))
+"""The installed command, so its messages start ``robotd:`` as a user sees them."""
 USAGE = 64
 INTERRUPTED = 130
 
@@ -79,3 +81,28 @@ def test_ctrl_c_on_send_wait_exits_130_and_the_late_reply_is_no_dead_letter(
 def stats(broker: str) -> dict:
     with bus.connect(broker, name="test-stats", timeout=2) as client:
         return client.admin("stats")
+
+
+def test_a_mistyped_setting_is_one_line_per_field_and_exit_78(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    settings = tmp_path / "config" / "robot_lab.yml"
+    settings.write_text("max_iterations: many\nruby_llm:\n  temperature: hot\n")
+    done = subprocess.run([ROBOTD, "--name", "x", "--system-prompt", "hi",
+                           "--broker", f"ipc://{tmp_path}/none.sock", "--connect-timeout", "1"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 78, done.stderr
+    told = [line for line in done.stderr.splitlines() if str(settings) in line]
+    assert told == [f"robotd: {settings}: max_iterations: got 'many'; expected a whole number",
+                    f"{settings}: ruby_llm.temperature: got 'hot'; expected a number"], done.stderr
+    assert "Traceback" not in done.stderr and "validation error" not in done.stderr
+
+
+def test_a_broken_template_is_one_line_naming_its_file_and_line(tmp_path: Path) -> None:
+    template = tmp_path / "broken.md"
+    template.write_text("---\ndescription: x\n---\nYou are {{ role }.\n")
+    done = subprocess.run([ROBOTD, "--name", "x", "--template", str(template),
+                           "--broker", f"ipc://{tmp_path}/none.sock", "--connect-timeout", "1"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 78, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if str(template) in line]
+    assert line.startswith(f"robotd: template {template}: {template}, line 4: unexpected '}}'"), line

@@ -122,3 +122,13 @@ def test_skill_config_cascades_under_the_main_template(template: Write) -> None:
     template("M", "M", temperature=0.4, skills=["S"])
     robot = robotlab.build(template="M")
     assert (robot.config.temperature, robot.config.top_k) == (0.4, 7)
+
+
+def test_a_broken_jinja_body_names_the_file_and_its_line(template: Write) -> None:
+    path = template("broken", "Line one.\nLine two {% if x %} never closed.\n", parameters={"x": "1"})
+    with pytest.raises(ConfigError) as caught:
+        robotlab.render_template("broken")
+    # Lines 1-4 of the file are the front matter: the block left open is on the file's line 6.
+    assert str(caught.value) == (f"template broken: {path}, line 6: Unexpected end of template. Jinja was looking "
+                                 "for the following tags: 'elif' or 'else' or 'endif'. The innermost block that "
+                                 "needs to be closed is 'if'.")
