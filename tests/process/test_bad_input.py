@@ -106,3 +106,16 @@ def test_a_broken_template_is_one_line_naming_its_file_and_line(tmp_path: Path) 
     assert done.returncode == 78, done.stderr
     (line,) = [line for line in done.stderr.splitlines() if str(template) in line]
     assert line.startswith(f"robotd: template {template}: {template}, line 4: unexpected '}}'"), line
+
+
+def test_robot_to_with_an_unknown_provider_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    for argv in (["init", "-q"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
+                                  "-m", "start"]):
+        subprocess.run(["git", *argv], cwd=tmp_path, check=True)
+    done = subprocess.run([str(Path(sys.executable).with_name("robot-to")), "--provider", "nope", "do a thing"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Provider List" not in done.stdout + done.stderr and "\x1b[1;31m" not in done.stdout
+    told = [line for line in (done.stdout + done.stderr).splitlines() if "nope" in line]
+    assert told == ["robot-to: unknown provider 'nope': known ones include anthropic, gemini, groq, ollama, openai, "
+                    "openrouter (all of them: https://docs.litellm.ai/docs/providers)"], done.stdout + done.stderr

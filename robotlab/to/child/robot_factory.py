@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from robotlab.config.model_settings import ModelSettings
+from robotlab.errors import SetupError
 from robotlab.to.child.token_meter import MeteredLLM
 from robotlab.to.evals.prose import JudgeReply
 from robotlab.to.guards.quality import QualityMonitor
@@ -184,13 +185,9 @@ def missing_credentials(model: RobotModel) -> list[str]:
     """
     if model.api_base:
         return []
-    from robotlab.config.cascade import prepare_litellm_environment
-    from robotlab.llm import model_id
+    from robotlab.llm import _litellm, model_id
 
-    prepare_litellm_environment()
-    import litellm
-
-    found = litellm.validate_environment(model=model_id(model.model, model.provider))
+    found = _litellm().validate_environment(model=model_id(model.model, model.provider))
     # Providers such as Ollama list their base URL, which has a default; only keys are required.
     return [key for key in found.get("missing_keys") or [] if not key.endswith("_API_BASE")]
 
@@ -213,11 +210,27 @@ def ping(model: RobotModel, timeout: float) -> None:
 
 
 def load_model_client() -> None:
-    """Import litellm (seconds on a cold start; the caller shows a spinner meanwhile)."""
-    from robotlab.config.cascade import prepare_litellm_environment
+    """Import litellm (seconds on a cold start; the caller shows a spinner meanwhile), set up as
+    robotlab uses it: with its debug prints (an ANSI "Provider List" line on stdout) off."""
+    from robotlab.llm import _litellm
 
-    prepare_litellm_environment()
-    import litellm  # noqa: F401
+    _litellm()
+
+
+def check_provider(provider: str | None) -> None:
+    """Refuse a provider litellm does not know, with one line naming some it does.
+
+    Raises:
+        SetupError: robot-to cannot start with it (exit 2).
+    """
+    from robotlab.llm import _litellm
+
+    known = {str(getattr(p, "value", p)) for p in _litellm().provider_list}
+    if provider is None or provider in known:
+        return
+    examples = ", ".join(p for p in ("anthropic", "gemini", "groq", "ollama", "openai", "openrouter") if p in known)
+    raise SetupError(f"unknown provider {provider!r}: known ones include {examples} "
+                     "(all of them: https://docs.litellm.ai/docs/providers)")
 
 
 @functools.cache
@@ -225,13 +238,12 @@ def warm_up() -> None:
     """Import the robot library and litellm once in the orchestrator, so every forked
     iteration child starts with them loaded (a fork then costs milliseconds, not seconds)."""
     import robotlab
-    from robotlab.config.cascade import prepare_litellm_environment
+    from robotlab.llm import _litellm
 
     # robotlab's names load on first use: touch the ones every child uses, so it inherits them.
     robotlab.build, robotlab.Tool, robotlab.Hook  # noqa: B018
 
-    prepare_litellm_environment()
-    import litellm
+    litellm = _litellm()
 
     # A mocked completion (no network) pulls in what litellm imports lazily on its first call.
     messages = [{"role": "user", "content": "warm-up"}]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from robotlab.errors import SetupError
 from robotlab.llm import is_priced, model_id
-from robotlab.to.child.robot_factory import RobotModel, missing_credentials, ping
+from robotlab.to.child.robot_factory import RobotModel, check_provider, missing_credentials, ping
 from robotlab.to.config import Settings
 from robotlab.to.process.failure import Cause, Failure, describe_error
 
@@ -55,6 +55,7 @@ def check_cost_limit(settings: Settings) -> None:
 
 def check(settings: Settings) -> None:
     """Raise SetupError naming cause and fix unless the model has credentials and answers."""
+    check_provider(settings.provider)
     model = RobotModel(model=settings.model, provider=settings.provider, api_base=settings.api_base, stream=False)
     missing = missing_credentials(model)
     if missing:
