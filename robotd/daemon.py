@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from robotlab.bus.context import end as end_context
 from robotlab.bus.context import own as own_context
 from robotlab.bus.keys import client_keys
 from robotlab.errors import ConfigError, ExitCode
+from robotlab.observability import logfields
 from robotlab.service import Notifier, ServiceEnvironment
 
 from .supervision import watch_process
@@ -115,6 +115,7 @@ class Daemon:
         self._install_signals()
         client = self._connect()
         self.client = client
+        logfields.about_process(robot=self.config.name, instance=client.instance)  # every line is this robot's
         gave_up = self._wait_for_welcome(client)
         if gave_up is not None:
             client.close(bye=False)  # nothing was taken on yet, nothing to drain
@@ -184,9 +185,9 @@ class Daemon:
                 log.warning("robotd %s: nobody reads the ready pipe (the fork server is gone)", config.name)
             finally:
                 os.close(config.ready_fd)
-        if not config.quiet:
-            print(f"robotd {config.name} ready (instance {client.instance}, pid {os.getpid()}) on {config.broker}",
-                  file=sys.stderr, flush=True)
+        if not config.quiet:  # a log line, so that it is JSON with the others under --log-format json
+            log.info("robotd %s ready (instance %s, pid %d) on %s", config.name, client.instance, os.getpid(),
+                     config.broker)
 
     def _install_signals(self) -> None:
         if threading.current_thread() is threading.main_thread():

@@ -8,6 +8,7 @@ and systemd does not restart-loop.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -97,11 +98,11 @@ def check_provider(provider: str) -> None:
 
 
 def warm_llm() -> None:
-    """Import the LLM client now, so the first task does not wait for it (seconds, cold)."""
-    from robotlab.config.cascade import prepare_litellm_environment
+    """Import the LLM client now, so the first task does not wait for it (seconds, cold); its
+    log lines then go through this process's handler, once (JSON with ``--log-format json``)."""
+    from robotlab.llm import load_client
 
-    prepare_litellm_environment()
-    import litellm  # noqa: F401
+    load_client()
 
 
 def build_robot(name: str, spec: RobotSpec) -> Any:
@@ -169,8 +170,29 @@ def hosting_daemon(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | N
         robot.with_bus(client)
         if spec.serve:
             robot.serve()
+        log_each_message(client, config.name)
 
     if not spec.serve:
         log.warning("robotd %s hosts a robot without --serve: it acks messages but never runs or answers "
                     "them; pass --serve to answer each one with run()", config.name)
     return Daemon(config, attach=attach, notifier=notifier)
+
+
+def log_each_message(client: Any, name: str) -> None:
+    """Wrap the client's handler: one INFO line as the robot takes up a message and one when it
+    is done with it, each naming the message (and in JSON its robot, instance and trace): what an
+    operator searches a robot's log for. A robot's message takes seconds, so two lines are cheap."""
+    dispatcher = client.dispatcher
+    inner = dispatcher.handler
+
+    def handle(*args: Any) -> Any:
+        message = args[-1]  # (message) or, settled by hand, (delivery, message)
+        log.info("robotd %s: message %s from %s (%s, attempt %d)", name, message.id, message.sender, message.type,
+                 message.attempt)
+        started = time.monotonic()
+        try:
+            return inner(*args)
+        finally:
+            log.info("robotd %s: done with message %s after %.1fs", name, message.id, time.monotonic() - started)
+
+    client.on_message(handle, manual=dispatcher.manual, inline=False)

@@ -80,10 +80,9 @@ def warm() -> None:
     A fork keeps only the forking thread, so no thread may outlive the warm-up: each round of
     hosted runs (:func:`warm_model_call`) ends every thread it started before ``gc.freeze()``.
     """
-    from robotlab.config.cascade import prepare_litellm_environment
+    from robotlab.llm import load_client
 
-    prepare_litellm_environment()
-    import litellm  # the point is the import: 3-4 s paid once, not per child
+    litellm = load_client()  # the point is the import: 3-4 s paid once, not per child
 
     import robotlab.network.member  # noqa: F401
     import robotlab.robot.robot  # noqa: F401

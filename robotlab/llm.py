@@ -28,9 +28,10 @@ from robotlab.inference.reply import (
     Usage,
     reply_from_response,
 )
+from robotlab.service.logs import OWN_HANDLERS, adopt_loggers
 
 __all__ = ["LLM", "ChunkCallback", "LLMReply", "LiteLLM", "LiteLLMEmbedder", "StreamTap", "ToolCall", "Usage",
-           "is_priced", "model_id", "price"]
+           "is_priced", "load_client", "model_id", "price"]
 
 RetryReport = Callable[[dict[str, Any]], None]
 
@@ -72,7 +73,10 @@ def model_id(model: str, provider: str | None) -> str:
     return f"{provider}/{model}"
 
 
-_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Proxy", "LiteLLM Router")
+def load_client() -> Any:
+    """Import litellm (seconds on a cold start) set up as every robotlab process uses it: no
+    banners, and its log lines written once, through the process's own handlers."""
+    return _litellm()
 
 
 @functools.cache
@@ -86,12 +90,10 @@ def _litellm() -> Any:
     # litellm gives its loggers a handler of their own, so each line came out twice (and never
     # as JSON): its records go through the process's handlers only, and its per-call INFO
     # lines only when the process logs at DEBUG.
+    adopt_loggers(OWN_HANDLERS)
     debugging = logging.getLogger().getEffectiveLevel() <= logging.DEBUG
-    for name in _LITELLM_LOGGERS:
-        logger = logging.getLogger(name)
-        logger.handlers.clear()
-        logger.propagate = True
-        logger.setLevel(logging.DEBUG if debugging else logging.WARNING)
+    for name in OWN_HANDLERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if debugging else logging.WARNING)
     return litellm
 
 

@@ -18,6 +18,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
+from robotlab.observability.logfields import HANDLING
+
 from . import traced
 from .message import Delivery, Message
 from .protocol import Body
@@ -27,6 +29,7 @@ class Owner(Protocol):
     """What a dispatcher uses of the client that owns it (``BusClient`` is one)."""
 
     name: str
+    instance: str
 
     def reply(self, message: Message, content: Any, *, type: str = "reply") -> Any:
         """Answer ``message`` to its sender."""
@@ -195,7 +198,13 @@ class Dispatcher:
         if not in_hand:
             with self._lock:
                 self._in_hand = message.delivery
-        traced.handle(self.client.name, message, self._handle_manual if self.manual else self._handle_auto)
+        # Lines logged while the handler runs name the robot and the message (JSON logs): the
+        # context variable itself, one C call each way, not a function of the interpreted module.
+        token = HANDLING.set((self.client.name, self.client.instance, message.id))
+        try:
+            traced.handle(self.client.name, message, self._handle_manual if self.manual else self._handle_auto)
+        finally:
+            HANDLING.reset(token)
         key = (message.sender_instance, message.id)
         with self._lock:
             self._in_hand = None
