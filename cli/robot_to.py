@@ -10,6 +10,7 @@ Usage::
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -135,6 +136,7 @@ def robot_to(words: tuple[str, ...], resume_id: str | None, summary_json: bool, 
         sys.exit(2)
     with _starting(quiet):
         import robotlab.to
+        from robotlab.errors import RunExit
         from robotlab.to.runner.orchestrator import Streams
     _trace()
 
@@ -144,6 +146,13 @@ def robot_to(words: tuple[str, ...], resume_id: str | None, summary_json: bool, 
         report = robotlab.to.resume(resume_id, **settings)
     else:
         report = robotlab.to.run(str(objective), **settings)
+    if report.exit_code == RunExit.INTERRUPTED and report.run is None:
+        # Ctrl-C abandoned the preflight's model call, which goes on in a daemon thread; the
+        # interpreter's finalizers (litellm's client __del__ imports lazily) can then wait
+        # forever on an import lock that thread holds. Nothing is left to save: leave now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(report.exit_code)
     sys.exit(report.exit_code)
 
 

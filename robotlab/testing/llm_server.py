@@ -162,7 +162,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             turn = self.server.script.next_turn()
         except InferenceError as exc:
-            self._send_json(500, {"error": {"message": str(exc), "type": "script_exhausted"}})
+            # 410 Gone, not a 5xx: a used-up script never comes back, so clients must not retry it.
+            self._send_json(410, {"error": {"message": str(exc), "type": "script_exhausted"}})
             return
         if turn.delay:
             time.sleep(turn.delay)

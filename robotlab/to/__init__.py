@@ -60,6 +60,8 @@ def run(objective: str, *, work_dir: str | None = None, registry: EvalRegistry |
         session = orchestrator.start(objective.strip(), loaded, registry or evals, streams, work_dir)
     except orchestrator.SETUP_ERRORS as exc:
         return orchestrator.setup_failure(exc, streams)
+    except KeyboardInterrupt:
+        return orchestrator.interrupted_setup(streams)
     return orchestrator.execute(session, streams)
 
 
@@ -74,4 +76,6 @@ def resume(run_id: str, *, work_dir: str | None = None, registry: EvalRegistry |
         _quiet_llm_loggers(session.settings.debug)
     except orchestrator.SETUP_ERRORS as exc:
         return orchestrator.setup_failure(exc, streams)
+    except KeyboardInterrupt:
+        return orchestrator.interrupted_setup(streams)
     return orchestrator.execute(session, streams)

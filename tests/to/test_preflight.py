@@ -108,7 +108,7 @@ def test_a_transient_error_is_retried_and_the_wait_is_shown(repo: Path, monkeypa
         result = robot_to_cli("--api-base", url, "--max-iterations", "1", "--local-guards")
 
     assert result.exit_code == 0, result.output
-    assert "iteration 1: server error — retrying in 0.01s (retry 1/2)" in result.output
+    assert "iteration 1: server error — retry 1/2 in 0.01s (Ctrl-C stops the run)" in result.output
 
 
 def test_a_run_that_commits_nothing_returns_to_the_start_and_deletes_its_branch(repo: Path) -> None:

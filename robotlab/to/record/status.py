@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import sys
 import time
 from collections.abc import Iterator
@@ -26,12 +27,18 @@ class LiveState:
     cost: float | None = 0.0
     estimated: bool = False
     """True while a reply streams: tokens and dollars count its chunks, until the provider's usage."""
+    wait_until: float | None = None
+    """While the run waits (a retry's backoff): the ``time.monotonic()`` it ends, shown as a countdown."""
 
-    def line(self, elapsed: int) -> str:
-        """The status line as text (an estimate starts with ``~``)."""
+    def line(self, elapsed: int, now: float | None = None) -> str:
+        """The status line as text (an estimate starts with ``~``; a wait counts down to ``wait_until``)."""
         of = f"/{self.max_iterations}" if self.max_iterations else ""
         about = "~" if self.estimated else ""
-        parts = [f"iteration {self.iteration}{of}", self.phase, *([self.activity] if self.activity else []),
+        phase = self.phase
+        if self.wait_until is not None:
+            left = max(0, math.ceil(self.wait_until - (time.monotonic() if now is None else now)))
+            phase = f"{phase} in {left}s (Ctrl-C stops the run)"
+        parts = [f"iteration {self.iteration}{of}", phase, *([self.activity] if self.activity else []),
                  f"{about}{self.tokens:,} tokens", (about if self.cost is not None else "") + format_cost(self.cost),
                  f"{elapsed // 60}m {elapsed % 60:02d}s"]
         return " · ".join(parts)
@@ -92,9 +99,11 @@ class Status:
             yield
 
     def update(self, **fields: Any) -> None:
-        """Change what the live line shows (any ``LiveState`` field; ``phase`` clears ``activity``)."""
-        if "phase" in fields and "activity" not in fields:
-            fields["activity"] = ""
+        """Change what the live line shows (any ``LiveState`` field; ``phase`` clears ``activity``
+        and ends a countdown unless it sets a new ``wait_until``)."""
+        if "phase" in fields:
+            fields.setdefault("activity", "")
+            fields.setdefault("wait_until", None)
         self.state = dataclasses.replace(self.state, **fields)
 
     def stop(self) -> None:

@@ -6,9 +6,11 @@ other error (fatal); or by returning once a signal asked it to stop.
 
 from __future__ import annotations
 
+import time
+
 from robotlab.errors import PermanentError, ToError
 from robotlab.observability import spans
-from robotlab.to.process.failure import Failure
+from robotlab.to.process.failure import Cause, Failure
 from robotlab.to.runner import outcomes
 from robotlab.to.runner.decision_wait import wait_for_decisions
 from robotlab.to.runner.iteration import run_iteration
@@ -16,6 +18,9 @@ from robotlab.to.runner.outcome_types import Outcome, OutcomeKind
 from robotlab.to.runner.preflight import explain
 from robotlab.to.runner.session import Session
 from robotlab.to.runner.stop_conditions import check_after, check_limits, check_target
+
+# Off a terminal there is no live countdown; a line this often says that the run is still waiting.
+WAIT_REMINDER_SECONDS = 30.0
 
 
 def run_loop(session: Session) -> None:
@@ -72,8 +77,9 @@ def _log_spending(session: Session, outcome: Outcome, before: tuple[int, float |
 def run_with_retries(session: Session) -> Outcome:
     """Run the iteration; after a transient error, back off and retry the same iteration number.
 
-    A permanent error (authentication, DNS, model not found, a 4xx other than 408 and 429)
-    ends the run at once: waiting cannot fix it.
+    A permanent error (authentication, DNS, model not found, a 4xx other than 408 and 429,
+    a refused connection before the model ever answered) ends the run at once: waiting
+    cannot fix it.
     """
     while True:
         outcome = run_iteration(session)
@@ -81,7 +87,7 @@ def run_with_retries(session: Session) -> Outcome:
             return outcome
         error = outcome.error
         _record_error(session, error)
-        if error.permanent:
+        if error.permanent or _never_reached(session, error):
             outcomes.errored(session, error)
             prefix = "API authentication failed: " if error.auth else ""
             raise PermanentError(prefix + explain(error, session.settings))
@@ -96,14 +102,31 @@ def run_with_retries(session: Session) -> Outcome:
             return Outcome(OutcomeKind.INTERRUPTED, outcome.result)
 
 
+def _never_reached(session: Session, error: Failure) -> bool:
+    """A refused connection to a model that has not answered once in this process (no preflight,
+    no usage yet): most likely a wrong ``--api-base`` or a server not started, which waiting
+    will not fix. Once the model has answered, a refused connection is a restart and is retried."""
+    return error.cause == Cause.CONNECTION and not session.model_answered
+
+
 def _back_off(session: Session, error: Failure) -> None:
+    """Wait before retrying, counting down on the live line (or a line every 30 s off a terminal)."""
     run = session.run
     seconds = session.backoff.delay(run.consecutive_errors, error.retry_after)
+    retry = f"retry {run.consecutive_errors}/{session.settings.max_retries}"
     session.log.event("backoff:start", consecutive_errors=run.consecutive_errors, seconds=seconds, cause=str(error.cause))
-    session.status.update(phase=f"waiting {seconds:g}s to retry")
-    session.status.say(f"iteration {run.iteration}: {error.cause.replace('_', ' ')} error — retrying in {seconds:g}s "
-                       f"(retry {run.consecutive_errors}/{session.settings.max_retries})")
-    session.backoff.sleep_for(run.consecutive_errors, error.retry_after)
+    session.status.say(f"iteration {run.iteration}: {error.cause.replace('_', ' ')} error — {retry} in {seconds:g}s "
+                       "(Ctrl-C stops the run)")
+    end = time.monotonic() + seconds
+    session.status.update(phase=retry, wait_until=end)
+    while (left := end - time.monotonic()) > 0:
+        if not session.backoff.sleep_seconds(min(left, WAIT_REMINDER_SECONDS)):
+            break
+        left = end - time.monotonic()
+        if left >= 1 and not session.status.live_enabled:
+            session.status.say(f"iteration {run.iteration}: still waiting — {retry} in {left:.0f}s "
+                               "(Ctrl-C stops the run)")
+    session.status.update(phase="robot")
     session.log.event("backoff:end")
 
 

@@ -124,7 +124,7 @@ def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegist
         notes=Notes(Path(git.work_dir) / run.notes_path), evaluator=evaluator,
         backoff=Backoff(settings.backoff_base), decisions=DecisionStore(Path(git.work_dir) / run.decisions_path),
         supervisor=supervisor, status=status, lock_patterns=list(settings.protect_paths),
-        watch=watch, closers=closers,
+        watch=watch, closers=closers, model_answered=settings.preflight,  # the preflight's call answered
     )
 
 
@@ -143,16 +143,26 @@ def start(objective: str, settings: config.Settings, registry: EvalRegistry, str
     if git.branch_exists(run.branch):  # two runs of one objective within a second
         run.branch = f"{run.branch}-{run_id[-6:]}"
     git.create_branch(run.branch)
-    git.add_to_local_exclude(settings.run_dir)
-    (Path(git.work_dir) / run.run_dir).mkdir(parents=True, exist_ok=True)
-    session.log.open(Path(git.work_dir) / run.log_path)
-    session.notes.write_header(run_id, objective)
-    session.decisions.directory.mkdir(parents=True, exist_ok=True)
-    _baseline(session)
-    session.save()
+    try:
+        _open_run(session)
+    except BaseException:  # Ctrl-C or a failing baseline before the loop: leave no empty branch behind
+        empty_branch.leave_if_empty(session)
+        raise
     session.log.event("orchestrator:start", run_id=run_id, objective=objective, branch=run.branch, model=settings.model)
     session.status.say(f"run {run_id} → branch {run.branch}")
     return session
+
+
+def _open_run(session: Session) -> None:
+    """The run's directory, log, notes and baseline score, on its fresh branch."""
+    run, root = session.run, Path(session.git.work_dir)
+    session.git.add_to_local_exclude(session.settings.run_dir)
+    (root / run.run_dir).mkdir(parents=True, exist_ok=True)
+    session.log.open(root / run.log_path)
+    session.notes.write_header(run.run_id, run.objective)
+    session.decisions.directory.mkdir(parents=True, exist_ok=True)
+    _baseline(session)
+    session.save()
 
 
 def _price_unknown_unless_priced(run: Run, settings: config.Settings) -> None:
@@ -285,6 +295,15 @@ def setup_failure(exc: Exception, streams: Streams) -> RunReport:
     streams.err.write(f"robot-to: {exc}\n")
     streams.err.flush()
     return RunReport(int(RunExit.CANNOT_START), str(exc))
+
+
+def interrupted_setup(streams: Streams) -> RunReport:
+    """Ctrl-C before the loop began (a preflight or a baseline in progress): exit 130, and a new
+    run's branch is not left behind."""
+    reason = "interrupted before the first iteration began: nothing was committed"
+    streams.err.write(f"\nrobot-to: {reason}\n")
+    streams.err.flush()
+    return RunReport(int(RunExit.INTERRUPTED), reason)
 
 
 SETUP_ERRORS = (SetupError, ConfigError, PermanentError)

@@ -133,8 +133,12 @@ def _commit_path(session: Session, outcome: Outcome) -> None:
         session.run.record_score(score.value)
     if score is not None and score.met_target:
         raise StopRun(f"target met: {score.detail}")
-    if session.settings.stop_when and result.should_fully_stop:
+    if result.should_fully_stop and session.settings.stop_when:
         raise StopRun(f"stop condition met: {session.settings.stop_when}")
+    if result.should_fully_stop:  # only --stop-when gives the robot a say in when the run ends
+        session.log.event("stop:ignored", iteration=n, reason="should_fully_stop without --stop-when")
+        session.status.say(f"iteration {n}: the robot asked to stop; the run goes on (only --stop-when lets "
+                           "the robot end it)")
 
 
 def _commit(session: Session, message: str, improved: bool) -> bool:

@@ -40,9 +40,11 @@ class Session:
     commit_failure: str | None = None
     lock_patterns: list[str] = dataclasses.field(default_factory=list)
     closers: list[Callable[[], None]] = dataclasses.field(default_factory=list)
+    """Called once when the run ends (a bus judge leaves the bus)."""
     ask_crew: Callable[[str, str], str] | None = None
     """How ``ask_crew`` reaches a served robot (set once the run joined the bus)."""
-    """Called once when the run ends (a bus judge leaves the bus)."""
+    model_answered: bool = False
+    """True once the model answered in this process (the preflight's call, or any usage)."""
 
     @property
     def model(self) -> RobotModel:
@@ -83,6 +85,7 @@ class Session:
 
         ``estimated``: the provider reported no usage for some of these tokens' calls.
         """
+        self.model_answered = self.model_answered or input_tokens + output_tokens > 0
         self.run.input_tokens += input_tokens
         self.run.output_tokens += output_tokens
         self.run.cost_usd = add_cost(self.run.cost_usd, cost)
