@@ -2,7 +2,10 @@
 
 pyzmq's ZAP authenticator (a thread on the broker's context) admits only the public keys in
 ``KEYS/authorized`` (read again on SIGHUP); the handshake of any other key fails before a
-single frame reaches the loop, and is logged by the broker without the key. ZAP then tags every message of an admitted connection with the key (``User-Id``),
+single frame reaches the loop, and is logged by the broker with the peer's address and without
+the key; a client offering no key at all is refused before ZAP is asked, and logged from the
+ROUTER's monitor (:class:`KeylessWatcher`). ZAP then tags every message of an admitted
+connection with the key (``User-Id``),
 :meth:`KeyGuard.refusal` checks a HELLO's name against that key's ``robots`` metadata, and the
 key's ``roles`` say whether the connection may use the admin commands.
 """
@@ -10,11 +13,13 @@ key's ``roles`` say whether the connection may use the admin commands.
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 import zmq
 import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
+from zmq.utils.monitor import recv_monitor_message
 
 from robotlab.bus.config import (
     AUTHORIZED,
@@ -45,11 +50,12 @@ class KeyGuard:
         self.public, self.secret = _load_pair(secret_path)
         self.grants: dict[str, Grant] = {}
         self.reload()
-        self.authenticator = ThreadAuthenticator(context)
+        self.authenticator = _Authenticator(context)
         self.authenticator.start()
         # A callback instead of configure_curve(location=...): it reads self.grants, so a reload
         # (SIGHUP) takes effect at the next handshake, and a refusal is logged.
         self.authenticator.configure_curve_callback(domain="*", credentials_provider=self)
+        self.watcher: KeylessWatcher | None = None
 
     def reload(self) -> list[str]:
         """Read ``authorized/`` again; return the owners of the keys now accepted.
@@ -66,7 +72,9 @@ class KeyGuard:
         """ZAP's question, on its thread: may this public key (z85) connect at all?"""
         if client_key.decode("ascii", "replace") in self.grants:
             return True
-        log.info("refused a connection: its CURVE key is not in %s", self.folder / AUTHORIZED)
+        # Before any HELLO: the robot name the client will ask for is not known yet, its address is.
+        peer = self.authenticator.peer or "a local (ipc://) client"
+        log.info("refused a connection from %s: its CURVE key is not in %s", peer, self.folder / AUTHORIZED)
         return False
 
     def owner(self, user_id: str | None) -> str:
@@ -79,6 +87,9 @@ class KeyGuard:
         socket.curve_server = True
         socket.curve_secretkey = self.secret
         socket.curve_publickey = self.public
+        if self.watcher is not None:  # a bind tried again: the socket before it is gone
+            self.watcher.stop()
+        self.watcher = KeylessWatcher(socket)
 
     def grant(self, user_id: str | None) -> Grant | None:
         """What the key ``user_id`` may do; None for a key that is not authorized."""
@@ -95,8 +106,55 @@ class KeyGuard:
         return f"this key may not use the robot name {name!r} (it may use: {allowed})"
 
     def stop(self) -> None:
-        """Stop the ZAP thread."""
+        """Stop the ZAP thread and the handshake watcher."""
+        if self.watcher is not None:
+            self.watcher.stop()
         self.authenticator.stop()
+
+
+class KeylessWatcher:
+    """Logs the connections refused for offering no CURVE key at all, which ZAP is never asked about.
+
+    A thread reads the ROUTER's monitor socket, which gets an event only when a handshake fails
+    (once per attempt: a client refused so is not reconnected by ZeroMQ, only at its own backoff).
+    """
+
+    def __init__(self, socket: zmq.Socket) -> None:
+        self.monitor = socket.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="robotlab-broker-handshakes", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                if not self.monitor.poll(200):
+                    continue
+                event = recv_monitor_message(self.monitor)
+                if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
+                    keyless = event["value"] == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+                    log.info("refused a connection on %s: %s", event["endpoint"].decode(errors="replace"),
+                             "it offered no CURVE key (a client started without --keys)" if keyless
+                             else f"its handshake broke the protocol ({event['value']!r})")
+        finally:
+            self.monitor.close(linger=0)
+
+    def stop(self) -> None:
+        """End the thread (within a poll's 0.2 s); it closes the monitor socket."""
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+
+class _Authenticator(ThreadAuthenticator):
+    """pyzmq's ZAP thread, remembering the address of the connection it is deciding on (for the log)."""
+
+    peer = ""
+    """The IP address of the connection being authenticated (empty for ipc://)."""
+
+    async def handle_zap_message(self, msg: list[bytes]) -> None:
+        """Note the request's address (its fourth frame, by the ZAP spec), then decide as pyzmq does."""
+        self.peer = msg[3].decode("utf-8", "replace") if len(msg) > 3 else ""
+        await super().handle_zap_message(msg)
 
 
 def _load_pair(secret_file: Path) -> tuple[bytes, bytes]:

@@ -20,7 +20,7 @@ import zmq
 
 from robotlab.errors import ConfigError, PeerUnavailable, StandbyPassive
 
-from .handshake import diagnose, latest_event
+from .handshake import CONNECTED, NO_DETAIL, diagnose, waiting_events
 from .kept import Kept
 from .keys import KeyConfig
 from .protocol import Body, Command, ErrorCode, Frame
@@ -30,6 +30,14 @@ log = logging.getLogger("robotlab.bus")
 
 BACKOFF_START: Final = 1.0
 BACKOFF_MAX: Final = 30.0
+# The causes a retry line names, besides a refused handshake (robotlab.bus.handshake). Whether
+# the handshake finished is what the link already knows: the socket is IMMEDIATE, so HELLO is
+# sent only once a connection is up, its handshake done (``_hello_sent``). Whether a connection
+# was made at all comes from the socket's monitor: one event per connection, never one per
+# message, read only when a retry line or an error is written.
+NOT_CONNECTED: Final = "could not connect (nothing listening there, or no route to it)"
+HANDSHAKE_UNANSWERED: Final = "connected, but no answer (a stopped broker, or not a ZeroMQ peer?)"
+CONNECTED_UNANSWERED: Final = "connected, but no answer to HELLO (a stopped or overloaded broker?)"
 
 
 class Dialer:
@@ -52,6 +60,9 @@ class Dialer:
         self._lock = threading.RLock()
         self._monitor: zmq.Socket | None = None
         self._handshake: Mapping[str, Any] | None = None
+        self._failed_here: Mapping[str, Any] | None = None  # a handshake failure on the current socket
+        self._connected_here = False  # the current socket has a connection (its handshake may not have finished)
+        self._broke_off = 0  # handshakes of the current socket that failed with no detail
         self._attempt_at = 0.0
         self._hello_sent = False
         self._backoff = self._retry_in = BACKOFF_START
@@ -99,13 +110,43 @@ class Dialer:
 
     def why_not_welcomed(self) -> str:
         """The likeliest reason no WELCOME came, in one line (the handshake's fate when known)."""
-        with self._lock:
-            if self._monitor is not None:
-                self._handshake = latest_event(self._monitor, self._handshake)
+        self._read_monitor()
+        if self._handshake is None and (self._hello_sent or self._connected_here):
+            return CONNECTED_UNANSWERED if self._hello_sent else HANDSHAKE_UNANSWERED
         return diagnose(self._handshake, self.keys is not None)
+
+    def attempt_cause(self) -> str:
+        """What the current connection attempt saw, as the cause a retry line names: a refused
+        key (its handshake failed), no answer (connected, HELLO sent or the handshake never
+        finished, no WELCOME), or no connection at all (nothing listening, no route)."""
+        self._read_monitor()
+        if self._failed_here is not None:
+            return diagnose(self._failed_here, self.keys is not None)
+        if self._hello_sent:
+            return CONNECTED_UNANSWERED
+        return HANDSHAKE_UNANSWERED if self._connected_here else NOT_CONNECTED
+
+    def _read_monitor(self) -> None:
+        with self._lock:
+            if self._monitor is None:
+                return
+            for event in waiting_events(self._monitor):
+                if event["event"] == CONNECTED:
+                    self._connected_here = True
+                elif event["event"] != NO_DETAIL:  # ZAP refused the key, or a mechanism mismatch
+                    self._failed_here = self._handshake = event
+                else:
+                    # A handshake that broke off: once, the broker went away mid-way (an outage,
+                    # not a key); again and again (ZeroMQ reconnects each time), a broker that
+                    # cannot read our handshake: broker.key is not its key.
+                    self._connected_here = False
+                    self._broke_off += 1
+                    if self._broke_off > 1:
+                        self._failed_here = self._handshake = event
 
     def _next_url(self) -> str:
         self._close_monitor()
+        self._failed_here, self._connected_here, self._broke_off = None, False, 0
         self._at = (self._at + 1) % len(self.urls)
         self.url = self.urls[self._at]
         self._attempt_at = time.monotonic()
@@ -131,7 +172,7 @@ class Dialer:
 
     def _close_monitor(self) -> None:
         if self._monitor is not None:  # keep the last verdict across reconnects
-            self._handshake = latest_event(self._monitor, self._handshake)
+            self._read_monitor()
             self._monitor.close(linger=0)
             self._monitor = None
 
@@ -168,10 +209,10 @@ class Dialer:
         if now - self._attempt_at >= self._retry_in:
             self._backoff = min(self._backoff * 2, BACKOFF_MAX)
             self._retry_in = self._backoff * random.uniform(0.75, 1.25)
-            # One line per backoff step: a daemon waiting for its broker says so, every 30 s at most.
-            log.info("bus: no answer from the broker at %s%s; trying again in %.0fs", self.url,
-                     " (is this client's key in the broker's authorized/ folder?)" if self.keys else "",
-                     self._retry_in)
+            # One line per backoff step: a daemon waiting for its broker says so, every 30 s at most,
+            # naming the cause the socket saw, so an outage is not mistaken for a key problem.
+            log.info("bus: no welcome from the broker at %s: %s; trying again in %.0fs", self.url,
+                     self.attempt_cause(), self._retry_in)
             self._reconnect()
         elif not self._hello_sent:
             self._hello_sent = self._send_hello()  # the connection was not up yet

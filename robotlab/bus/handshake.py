@@ -1,7 +1,9 @@
 """Why a broker did not welcome us, in one line: the CURVE handshake's fate, read from the socket's monitor.
 
 A CURVE handshake that fails looks, from the frames, exactly like no broker; the socket's
-monitor tells which it was, so the error can name the cause. :func:`open_dealer` makes a
+monitor tells which it was, so the error can name the cause. It also tells whether a
+connection was made at all (a stopped broker's kernel still accepts one), so that a retry
+line can say "no answer" rather than "nothing listening". :func:`open_dealer` makes a
 member's socket with that monitor attached.
 """
 
@@ -22,6 +24,12 @@ if TYPE_CHECKING:
 
 HANDSHAKE_FAILED = (int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL) | int(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
                     | int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL))
+"""The monitor events of a failed handshake."""
+NO_DETAIL = int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+"""A handshake that broke off: the peer went away mid-way, or could not read it (another server key)."""
+CONNECTED = int(zmq.EVENT_CONNECTED)
+"""The monitor event of a connection made (before its handshake): once per connection, never per message."""
+WATCHED = HANDSHAKE_FAILED | CONNECTED
 """The monitor events a member's socket watches."""
 NO_KEYS = ("this broker requires CURVE keys and this client has none: give --keys DIR or set ROBOTLAB_KEYS "
            "(`robotlab keys new NAME --robot NAME` makes one)")
@@ -39,18 +47,18 @@ def diagnose(event: Mapping[str, Any] | None, has_keys: bool) -> str:
         return "the broker refused this client's CURVE key (is its public key in the broker's authorized/ folder?)"
     if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
         return "the broker does not use CURVE keys: drop --keys (or unset ROBOTLAB_KEYS)"
-    return ("the broker refused this client's CURVE key or its handshake (is its public key in the broker's "
-            "authorized/ folder, and is broker.key the broker's?)")
+    return "the broker cannot read this client's handshake again and again (is broker.key this broker's public key?)"
 
 
 _monitors = itertools.count(1)  # numbers each monitor address (with the pid: a forked child counts on)
 
 
-def latest_event(monitor: zmq.Socket, last: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    """Read every event waiting on a handshake monitor socket; the newest, else ``last``."""
+def waiting_events(monitor: zmq.Socket) -> list[Mapping[str, Any]]:
+    """Read every event waiting on a member's monitor socket, oldest first."""
+    events: list[Mapping[str, Any]] = []
     while monitor.poll(0):
-        last = recv_monitor_message(monitor)
-    return last
+        events.append(recv_monitor_message(monitor))
+    return events
 
 
 def open_dealer(context: zmq.Context, url: str, keys: KeyConfig | None) -> tuple[zmq.Socket, zmq.Socket | None]:
@@ -68,6 +76,6 @@ def open_dealer(context: zmq.Context, url: str, keys: KeyConfig | None) -> tuple
     # closed socket's monitor can still hold (libzmq unbinds it later), so a new socket given
     # the same fd number failed with "Address already in use".
     address = f"inproc://robotlab-monitor-{next(_monitors)}-{os.getpid()}"
-    monitor = None if url.startswith("inproc://") else sock.get_monitor_socket(HANDSHAKE_FAILED, address)
+    monitor = None if url.startswith("inproc://") else sock.get_monitor_socket(WATCHED, address)
     sock.connect(url)
     return sock, monitor

@@ -73,7 +73,7 @@ def test_refusals_name_the_keys_owner_never_the_key(processes: Processes, keys_d
     assert CliRunner().invoke(main, ["keys", "new", "eve", "--dir", str(stranger), "--robot", "eve"]).exit_code == 0
     (stranger / "broker.key").write_bytes((keys_dir / "broker.key").read_bytes())
     processes.start(robotd_argv(url, "eve", "--keys", str(stranger)), name="robotd-eve")
-    wait_until(lambda: lines(broker, r"INFO refused a connection: its CURVE key is not in .*authorized"), timeout=15,
+    wait_until(lambda: lines(broker, r"INFO refused a connection from 127\.0\.0\.1: its CURVE key is not in .*authorized"), timeout=15,
                message="the unknown key's refusal logged")
     public_keys = re.findall(r'public-key = "([^"]+)"', (stranger / "eve.key").read_text()
                              + (keys_dir / "bob.key").read_text())

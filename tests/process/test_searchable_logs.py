@@ -1,19 +1,32 @@
 """Logs an operator can search: every stderr line of a JSON-logging robotd is one object naming the
-robot and the message in hand, and a waiting robotd says why it waits. Real processes throughout;
-the model is the script server."""
+robot and the message in hand, a waiting robotd says why it waits, and a broker says whom it
+refused. Real processes throughout; the model is the script server."""
 
 from __future__ import annotations
 
 import json
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from robotlab.cli.robotlab_cli import main
 from robotlab.testing import serve_script
-from tests.process.conftest import ROBOT_READY, Processes, broker_argv, is_live, ping
+from tests.process.conftest import (
+    ROBOT_READY,
+    Proc,
+    Processes,
+    broker_argv,
+    free_tcp_url,
+    is_live,
+    ping,
+)
+from tests.process.test_curve_processes import keys_dir, robotd_argv  # noqa: F401
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
@@ -64,3 +77,52 @@ def test_a_json_robotd_writes_only_json_lines_naming_the_robot_and_the_message(
     # ... and the line about the message names the robot, its instance and the message's id
     (taken,) = [e for e in logged if "robotd sage: message" in e["message"]]
     assert taken["robot"] == "sage" and taken["instance"] and taken["message_id"] in taken["message"]
+
+
+def retry_lines(proc: Proc) -> list[str]:
+    return [line for line in proc.output().splitlines() if "trying again in" in line]
+
+
+def test_retry_lines_name_what_the_socket_saw_not_the_keys(processes: Processes, keys_dir: Path) -> None:  # noqa: F811
+    # Given bob, with an authorized key, started before any broker: nothing listens yet
+    url = free_tcp_url()
+    bob = processes.start(robotd_argv(url, "bob", "--keys", str(keys_dir)), name="robotd-bob")
+    wait_until(lambda: retry_lines(bob), timeout=20, message="a retry line")
+    assert "could not connect (nothing listening there, or no route to it)" in retry_lines(bob)[0]
+    # When the broker comes up, bob joins; then the broker stops answering (stopped, not gone)
+    broker = processes.start(broker_argv(url, "--keys", str(keys_dir)), name="broker")
+    wait_until(lambda: "robotd bob ready" in bob.output(), timeout=40, message="bob joined")
+    seen = len(retry_lines(bob))
+    broker.popen.send_signal(signal.SIGSTOP)
+    try:
+        # Then bob's retry lines say the broker is there but does not answer
+        wait_until(lambda: len(retry_lines(bob)) > seen, timeout=30, message="a retry line while the broker is stopped")
+        assert "connected, but no answer" in retry_lines(bob)[-1], bob.output()
+    finally:
+        broker.popen.kill()
+        broker.popen.send_signal(signal.SIGCONT)
+    # And, the broker gone, that nothing listens; never once asking about keys
+    seen = len(retry_lines(bob))
+    wait_until(lambda: len(retry_lines(bob)) > seen, timeout=40, message="a retry line once the broker is gone")
+    assert "could not connect" in retry_lines(bob)[-1]
+    assert not any("authorized" in line for line in retry_lines(bob)), bob.output()
+
+
+def test_refused_keys_are_named_on_both_sides(processes: Processes, keys_dir: Path, tmp_path: Path) -> None:  # noqa: F811
+    url = free_tcp_url()
+    broker = processes.start(broker_argv(url, "--keys", str(keys_dir)), name="broker")
+    wait_until(lambda: "listening on" in broker.output(), timeout=15, message="keyed broker listens")
+    # Given eve, whose key the broker never authorized, and a robotd with no key at all
+    stranger = tmp_path / "stranger"
+    assert CliRunner().invoke(main, ["keys", "new", "eve", "--dir", str(stranger), "--robot", "eve"]).exit_code == 0
+    (stranger / "broker.key").write_bytes((keys_dir / "broker.key").read_bytes())
+    eve = processes.start(robotd_argv(url, "eve", "--keys", str(stranger)), name="robotd-eve")
+    keyless = processes.start(robotd_argv(url, "keyless"), name="robotd-keyless")
+    # Then each one's retry line names its refusal, and the broker logs both at INFO
+    wait_until(lambda: retry_lines(eve) and retry_lines(keyless), timeout=30, message="both retry")
+    assert "the broker refused this client's CURVE key" in retry_lines(eve)[0]
+    assert "this broker requires CURVE keys and this client has none" in retry_lines(keyless)[0]
+    wait_until(lambda: re.search(r"INFO refused a connection from 127\.0\.0\.1: its CURVE key is not in \S+authorized",
+                                 broker.output()), timeout=10, message="eve's refusal logged")
+    wait_until(lambda: re.search(r"INFO refused a connection on tcp://127\.0\.0\.1:\d+: it offered no CURVE key",
+                                 broker.output()), timeout=10, message="the keyless refusal logged")
