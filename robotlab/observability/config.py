@@ -10,8 +10,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from robotlab.errors import ConfigError
+
 ENV_TRACES_FILE = "ROBOTLAB_TRACES_FILE"
 """Where the ``jsonl`` exporter appends one JSON object per finished span."""
+ENV_EXIT_SECONDS = "ROBOTLAB_TRACES_EXIT_SECONDS"
+"""How long a process may spend exporting its last spans as it leaves."""
+EXIT_SECONDS = 0.08
+"""The default of ``ROBOTLAB_TRACES_EXIT_SECONDS``: time for a collector on this host or network
+to take the last spans, and so little that an unreachable one never slows a command down."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +34,9 @@ class TraceSettings:
     """``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` or ``OTEL_EXPORTER_OTLP_PROTOCOL``."""
     traces_file: str | None = None
     """``ROBOTLAB_TRACES_FILE``: the ``jsonl`` exporter's file."""
+    exit_seconds: float = EXIT_SECONDS
+    """``ROBOTLAB_TRACES_EXIT_SECONDS``: the longest a process waits at exit (or before a forked
+    child's ``os._exit``) for its last spans to be exported; those still queued then are dropped."""
 
     @property
     def enabled(self) -> bool:
@@ -41,6 +51,9 @@ def trace_settings(environ: Mapping[str, str] | None = None) -> TraceSettings:
     endpoint (``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``..._TRACES_ENDPOINT``) means ``otlp``, and no
     endpoint means no tracing: unlike the SDK's own default, a process nobody asked to trace
     never tries to reach a collector. ``OTEL_SDK_DISABLED=true`` turns everything off.
+
+    Raises:
+        ConfigError: ``ROBOTLAB_TRACES_EXIT_SECONDS`` is not a number of seconds.
     """
     env = os.environ if environ is None else environ
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
@@ -52,4 +65,22 @@ def trace_settings(environ: Mapping[str, str] | None = None) -> TraceSettings:
     exporters = tuple(name.strip().lower() for name in named.split(",") if name.strip().lower() not in ("", "none"))
     protocol = env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
     return TraceSettings(exporters=exporters, service_name=env.get("OTEL_SERVICE_NAME") or None,
-                         otlp_protocol=protocol, traces_file=env.get(ENV_TRACES_FILE) or None)
+                         otlp_protocol=protocol, traces_file=env.get(ENV_TRACES_FILE) or None,
+                         exit_seconds=_seconds(env.get(ENV_EXIT_SECONDS)))
+
+
+def _seconds(text: str | None) -> float:
+    """``ROBOTLAB_TRACES_EXIT_SECONDS`` as a number of seconds.
+
+    Raises:
+        ConfigError: not a number, or negative.
+    """
+    if text is None or not text.strip():
+        return EXIT_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # also refuses nan
+        raise ConfigError(f"{ENV_EXIT_SECONDS} must be a number of seconds (0 or more), got {text!r}")
+    return seconds

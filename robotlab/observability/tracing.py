@@ -8,13 +8,17 @@ no span, no header key. Read ``docs/observability.md`` for the spans and the var
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import importlib.metadata
 import logging
+import sys
+import threading
 from typing import Any
 
 from robotlab.errors import ConfigError
 
-from .config import ENV_TRACES_FILE, TraceSettings
+from .config import ENV_EXIT_SECONDS, ENV_TRACES_FILE, TraceSettings
 
 log = logging.getLogger("robotlab.observability")
 
@@ -26,8 +30,8 @@ TRACE_KEYS = ("traceparent", "tracestate")
 _tracer: Any = None
 _propagator: Any = None
 _provider: Any = None
-FLUSH_MILLIS = 5000
-"""How long :func:`flush` waits for the exporters before a process leaves with ``os._exit``."""
+_exporters: list[Any] = []
+_exit_seconds = 0.0
 
 
 def setup(settings: TraceSettings, service: str) -> bool:
@@ -40,7 +44,7 @@ def setup(settings: TraceSettings, service: str) -> bool:
     Raises:
         ConfigError: an exporter name nothing provides, or ``jsonl`` without its file.
     """
-    global ENABLED, _tracer, _propagator, _provider
+    global ENABLED, _tracer, _propagator, _provider, _exporters, _exit_seconds
     if not settings.enabled or ENABLED:
         return ENABLED
     try:
@@ -53,12 +57,17 @@ def setup(settings: TraceSettings, service: str) -> bool:
                     "pip install 'robotlab[otel]' (tracing stays off)")
         return False
     exporters = [_exporter(name, settings) for name in settings.exporters]
-    # The provider flushes its processors at exit (atexit), which a SIGTERM'd daemon reaches.
-    provider = TracerProvider(resource=Resource.create({"service.name": settings.service_name or service}))
+    # Not the SDK's own flush at exit: its batch processor waits up to 30 s for an exporter
+    # that retries an unreachable collector for 10, which every command then paid. flush() at
+    # exit (which a SIGTERM'd daemon reaches too) waits settings.exit_seconds, no longer.
+    provider = TracerProvider(resource=Resource.create({"service.name": settings.service_name or service}),
+                              shutdown_on_exit=False)
     for exporter in exporters:
         provider.add_span_processor(BatchSpanProcessor(exporter))  # OTEL_BSP_* tune it
-    _tracer, _provider = provider.get_tracer("robotlab"), provider
+    _tracer, _provider, _exporters = provider.get_tracer("robotlab"), provider, exporters
+    _exit_seconds = settings.exit_seconds
     _propagator = TraceContextTextMapPropagator()
+    atexit.register(flush)
     ENABLED = True
     return True
 
@@ -68,6 +77,10 @@ def _exporter(name: str, settings: TraceSettings) -> Any:
         return _jsonl_exporter(settings.traces_file)
     if name == "otlp":  # the SDK's own naming: the protocol picks the package
         name = "otlp_proto_grpc" if settings.otlp_protocol == "grpc" else "otlp_proto_http"
+    if name == "console":  # the SDK's writes to stdout, which is a command's output (send --wait's reply)
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+        return ConsoleSpanExporter(out=sys.stderr)
     found = importlib.metadata.entry_points(group="opentelemetry_traces_exporter", name=name)
     if not found:
         raise ConfigError(f"OTEL_TRACES_EXPORTER names {name!r}, which no installed package provides: "
@@ -88,11 +101,26 @@ def _jsonl_exporter(path: str | None) -> Any:
 
 
 def flush() -> None:
-    """Export the spans still queued: a forked child calls it before ``os._exit``, which skips the
-    provider's own flush at exit. The SDK's batch processor restarts its thread in a forked
-    child by itself (``os.register_at_fork``), so a child of a traced process keeps tracing."""
-    if ENABLED and _provider is not None:
-        _provider.force_flush(FLUSH_MILLIS)
+    """Export the spans still queued, waiting ``ROBOTLAB_TRACES_EXIT_SECONDS`` at most; those not
+    out by then are dropped, with one warning, and the exporters stop retrying.
+
+    It runs at exit; a forked child calls it before ``os._exit``, which skips what runs at exit.
+    The SDK's batch processor restarts its thread in a forked child by itself
+    (``os.register_at_fork``), so a child of a traced process keeps tracing.
+    """
+    if not ENABLED or _provider is None:
+        return
+    # On a thread of its own: the SDK's force_flush ignores its time-out, and an OTLP exporter
+    # retries an unreachable collector with backoff for 10 s.
+    flushing = threading.Thread(target=_provider.force_flush, name="robotlab-trace-flush", daemon=True)
+    flushing.start()
+    flushing.join(_exit_seconds)
+    if flushing.is_alive():
+        log.warning("traces: the spans still queued were not exported within %gs (is the collector up? "
+                    "%s sets how long to wait); dropped", _exit_seconds, ENV_EXIT_SECONDS)
+        for exporter in _exporters:  # an OTLP exporter's shutdown ends its backoff waits at once
+            with contextlib.suppress(Exception):
+                exporter.shutdown()
 
 
 def tracer() -> Any:

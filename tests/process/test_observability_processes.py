@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -227,3 +228,26 @@ def test_a_robot_spawned_through_the_fork_server_traces_its_run_in_its_parents_t
     route = by_id[process["parent_id"]]
     assert (route["name"], route["parent_id"]) == ("route kid", send["context"]["span_id"])
     assert (agent["parent_id"], chat["parent_id"]) == (process["context"]["span_id"], agent["context"]["span_id"])
+
+
+def test_an_unreachable_collector_leaves_send_its_output_and_its_exit(start_robotd, broker: str) -> None:
+    # Given a collector address where nothing listens, and a robot that answers
+    start_robotd("echo")
+    with socket.socket() as probe:  # a port the kernel just handed out, bound by nobody now
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    # When `send --wait` runs traced: its spans can go nowhere
+    done = cli("send", "--broker", broker, "--to", "echo", "--wait", "hi",
+               env={"OTEL_EXPORTER_OTLP_ENDPOINT": closed, "OTEL_TRACES_EXPORTER": "otlp"})
+    # Then it exits 0 with the reply alone on stdout, and says on stderr that the spans were dropped
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("hi (from ") and done.stdout.count("\n") == 1, done.stdout
+    assert "not exported within 0.08s" in done.stderr
+
+
+def test_the_console_exporter_writes_spans_to_stderr_never_into_the_output(start_robotd, broker: str) -> None:
+    start_robotd("echo")
+    done = cli("send", "--broker", broker, "--to", "echo", "--wait", "hi", env={"OTEL_TRACES_EXPORTER": "console"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("hi (from ") and done.stdout.count("\n") == 1, done.stdout
+    assert '"name": "send echo"' in done.stderr

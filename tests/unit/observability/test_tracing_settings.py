@@ -34,6 +34,14 @@ def test_service_name_protocol_and_file_come_from_the_environment() -> None:
     assert trace_settings({}).otlp_protocol == "http/protobuf"
 
 
+def test_the_wait_for_the_last_spans_at_exit_is_short_unless_set() -> None:
+    assert trace_settings({}).exit_seconds == 0.08
+    assert trace_settings({"ROBOTLAB_TRACES_EXIT_SECONDS": "2.5"}).exit_seconds == 2.5
+    for bad in ("soon", "-1", "nan"):
+        with pytest.raises(ConfigError, match="ROBOTLAB_TRACES_EXIT_SECONDS must be a number of seconds"):
+            trace_settings({"ROBOTLAB_TRACES_EXIT_SECONDS": bad})
+
+
 def test_no_exporter_sets_nothing_up() -> None:
     assert setup(TraceSettings(), "test") is False
 
