@@ -2,7 +2,8 @@
 
 On a terminal the table is redrawn in place (rich's ``Live``); elsewhere (a pipe, a file, a
 test) the table is printed once per interval, each under a time line, so nothing is drawn
-over. A broker that stops answering is said in the view and asked again at the next tick.
+over. A broker that stops answering is said in the view and asked again at the next tick;
+``--once`` has no next tick, so there an error ends the command with its exit code.
 """
 
 from __future__ import annotations
@@ -44,19 +45,22 @@ def run(fetch: Fetch, url: str, interval: float, once: bool, stop: threading.Eve
     stop = stop or threading.Event()
     console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 100_000)
     try:
-        if once or not console.is_terminal:
-            _print_each(console, fetch, url, interval, once, stop)
+        if once:
+            rows = fetch()  # an error ends the command, one line and its exit code, as ps does
+            console.print(view(lambda: rows, url))
+        elif not console.is_terminal:
+            _print_each(console, fetch, url, interval, stop)
         else:
             _live(console, fetch, url, interval, stop)
     except KeyboardInterrupt:
         pass  # Ctrl-C is how one leaves top: a clean exit
 
 
-def _print_each(console: Any, fetch: Fetch, url: str, interval: float, once: bool, stop: threading.Event) -> None:
+def _print_each(console: Any, fetch: Fetch, url: str, interval: float, stop: threading.Event) -> None:
     while True:
         console.print(view(fetch, url))
         sys.stdout.flush()
-        if once or stop.wait(interval):
+        if stop.wait(interval):
             return
 
 

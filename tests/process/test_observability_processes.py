@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from robotlab.testing import serve_script
-from tests.process.conftest import ROBOT_READY, Processes, broker_argv, is_live, ping
+from tests.process.conftest import ROBOT_READY, Processes, broker_argv, free_tcp_url, is_live, ping
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
@@ -179,6 +179,21 @@ def test_top_once_prints_one_frame_and_says_when_no_robot_is_on_the_bus(start_br
     assert done.returncode == 0, done.stderr
     assert "0 members" in done.stdout and "no robots on the bus" in done.stdout
     assert done.stdout.count("Ctrl-C to quit") == 1
+
+
+def test_top_once_exits_with_the_errors_code_in_one_line(processes: Processes, tmp_path: Path) -> None:
+    # Given a keyed broker, and a key that may join under any name but may not ask for ps
+    keys = tmp_path / "keys"
+    for argv in (["broker"], ["watcher", "--robot", "*"]):
+        assert cli("keys", "new", *argv, "--dir", str(keys)).returncode == 0
+    url = free_tcp_url()
+    processes.keep(broker_argv(url, "--keys", str(keys)), lambda proc: "listening on" in proc.output(), name="broker")
+    # When top --once asks with it
+    done = cli("top", "--broker", url, "--once", "--keys", str(keys), "--key", str(keys / "watcher.key_secret"))
+    # Then the refusal is one line on stderr and the exit code is the error's (69), not 0
+    assert done.returncode == 69, (done.stdout, done.stderr)
+    assert done.stderr.count("\n") == 1 and "forbidden" in done.stderr and "admin" in done.stderr, done.stderr
+    assert "Ctrl-C to quit" not in done.stdout
 
 
 SPAWNING_PARENT = """
