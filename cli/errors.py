@@ -8,6 +8,7 @@ docs/errors.md gives them, and :func:`exits_on_error` turns Ctrl-C into one line
 from __future__ import annotations
 
 import functools
+import logging
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from robotlab.errors import ConfigError, ExitCode, RobotlabError
+from robotlab.service.logs import logs_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -31,13 +33,21 @@ def exits_on_error(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except RobotlabError as exc:
-            print(f"{_prog()}: {exc}", file=sys.stderr)
+            _last_line(f"{_prog()}: {exc}")
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
-            print(f"{_prog()}: interrupted", file=sys.stderr)
+            _last_line(f"{_prog()}: interrupted")
             sys.exit(ExitCode.INTERRUPTED)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _last_line(line: str) -> None:
+    """The line a command ends on, on stderr: a JSON log line under ``--log-format json``."""
+    if logs_json():
+        logging.getLogger("robotlab").error("%s", line)
+    else:
+        print(line, file=sys.stderr)
 
 
 def checked(check: Callable[[str], str]) -> Callable[[click.Context, click.Parameter, Any], Any]:

@@ -13,8 +13,10 @@ import json
 import logging
 import os
 import sys
+import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from types import TracebackType
 from typing import Any
 
 from robotlab.errors import ConfigError
@@ -62,11 +64,28 @@ def configure_logging(level: str, fmt: str = "text") -> None:
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
     logging.basicConfig(level=numeric, handlers=[handler], force=True)
     logging.captureWarnings(fmt == "json")  # a warning is a log line like any other, not a plain one
+    if fmt == "json":  # a crash's traceback too: one object, its traceback in "exception"
+        sys.excepthook = _log_uncaught
+        threading.excepthook = lambda args: _log_uncaught(args.exc_type, args.exc_value, args.exc_traceback)
     for name in OWN_HANDLERS:
         logger = logging.getLogger(name)
         if not any(isinstance(one, ToRootOnly) for one in logger.filters):
             logger.addFilter(ToRootOnly(logger))
     adopt_loggers(OWN_HANDLERS)
+
+
+def logs_json() -> bool:
+    """True once :func:`configure_logging` set JSON lines up: what else the process writes to
+    stderr (its last line, an error's) then goes through logging too."""
+    return any(isinstance(handler.formatter, JsonFormatter) for handler in logging.getLogger().handlers)
+
+
+def _log_uncaught(kind: type[BaseException], error: BaseException | None, trace: TracebackType | None) -> None:
+    error = error if error is not None else kind()
+    if isinstance(error, KeyboardInterrupt):
+        sys.__excepthook__(kind, error, trace)
+        return
+    logging.getLogger("robotlab").critical("uncaught %s: %s", kind.__name__, error, exc_info=(kind, error, trace))
 
 
 def adopt_loggers(names: Iterable[str]) -> None:

@@ -126,3 +126,17 @@ def test_refused_keys_are_named_on_both_sides(processes: Processes, keys_dir: Pa
                                  broker.output()), timeout=10, message="eve's refusal logged")
     wait_until(lambda: re.search(r"INFO refused a connection on tcp://127\.0\.0\.1:\d+: it offered no CURVE key",
                                  broker.output()), timeout=10, message="the keyless refusal logged")
+
+
+def test_a_json_robotd_refused_for_good_ends_on_a_json_line_too(processes: Processes, keys_dir: Path) -> None:  # noqa: F811
+    url = free_tcp_url()
+    broker = processes.start(broker_argv(url, "--keys", str(keys_dir)), name="broker")
+    wait_until(lambda: "listening on" in broker.output(), timeout=15, message="keyed broker listens")
+    # Given bob's key asking for alice's name, logging JSON: refused, exit 78
+    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "alice", "--broker", url, "--handler", "json:dumps",
+            "--keys", str(keys_dir), "--key", str(keys_dir / "bob.key_secret"), "--log-format", "json"]
+    alice = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert alice.returncode == 78, alice.stderr
+    # Then the line it ends on, which says why, is a JSON object like the others
+    last = entries(alice.stderr)[-1]
+    assert last["level"] == "ERROR" and "refused 'alice' (forbidden)" in last["message"], alice.stderr
