@@ -5,6 +5,7 @@ refused. Real processes throughout; the model is the script server."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -46,15 +47,16 @@ def entries(text: str) -> list[dict[str, Any]]:
 def test_a_json_robotd_writes_only_json_lines_naming_the_robot_and_the_message(
         processes: Processes, tmp_path: Path, endpoint: str) -> None:
     # Given a broker, and a served robot logging JSON at DEBUG, so that litellm has lines to write
-    # (its stderr alone, in a file of its own)
+    # (its stderr alone, in a file of its own), and tracing to a file
     processes.keep(broker_argv(endpoint), lambda proc: ping(endpoint), name="broker")
-    stderr = tmp_path / "robotd.stderr"
+    stderr, spans = tmp_path / "robotd.stderr", tmp_path / "spans.jsonl"
+    traced = {**os.environ, "OTEL_TRACES_EXPORTER": "jsonl", "ROBOTLAB_TRACES_FILE": str(spans)}
     with serve_script([{"content": "hello back"}]) as api:
         argv = [sys.executable, "-m", "robotlab.robotd", "--name", "sage", "--broker", endpoint, "--system-prompt",
                 "You help.", "--model", "openai/gpt-4o-mini", "--api-base", api, "--serve", "--log-format", "json",
                 "--log-level", "DEBUG"]
         with open(stderr, "wb") as err:
-            robotd = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err)
+            robotd = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, env=traced)
         try:
             wait_until(lambda: is_live(endpoint, "sage", robotd) or robotd.poll() is not None, timeout=ROBOT_READY,
                        message="sage on the bus")
@@ -77,6 +79,9 @@ def test_a_json_robotd_writes_only_json_lines_naming_the_robot_and_the_message(
     # ... and the line about the message names the robot, its instance and the message's id
     (taken,) = [e for e in logged if "robotd sage: message" in e["message"]]
     assert taken["robot"] == "sage" and taken["instance"] and taken["message_id"] in taken["message"]
+    # ... and the trace its handling belongs to: the one of the robotd's "process sage" span
+    (process,) = [span for span in map(json.loads, spans.read_text().splitlines()) if span["name"] == "process sage"]
+    assert process["context"]["trace_id"] == f"0x{taken['trace_id']}"
 
 
 def retry_lines(proc: Proc) -> list[str]:
