@@ -105,6 +105,21 @@ def warm_llm() -> None:
     load_client()
 
 
+def warn_missing_credentials(name: str, robot: Any) -> None:
+    """One WARNING naming the key variables the robot's model needs and the environment lacks:
+    without them every message would be nacked, and the operator would learn why only from the
+    first nack."""
+    from robotlab.llm import missing_credentials, model_id
+
+    if robot.config.api_key:
+        return
+    missing = missing_credentials(model_id(robot.model, robot.provider), robot.api_base)
+    if missing:
+        log.warning("robotd %s: %s needs %s, which is not set: every message will fail until it is set "
+                    "(or pass --api-base URL for a local server)", name, model_id(robot.model, robot.provider),
+                    " and ".join(missing))
+
+
 def build_robot(name: str, spec: RobotSpec) -> Any:
     """Make the hosted robot.
 
@@ -160,6 +175,8 @@ def hosting_daemon(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | N
     # Import the LLM client before joining (seconds, cold): a robot that shows up on the bus is
     # ready to work, and its first task does not run into the broker's ack timeout.
     warm_llm()
+    if spec.serve:
+        warn_missing_credentials(config.name, robot)
     if spec.fork_server:
         from robotlab.robot.spawn import use_fork_server
 

@@ -31,7 +31,7 @@ from robotlab.inference.reply import (
 from robotlab.service.logs import OWN_HANDLERS, adopt_loggers
 
 __all__ = ["LLM", "ChunkCallback", "LLMReply", "LiteLLM", "LiteLLMEmbedder", "StreamTap", "ToolCall", "Usage",
-           "is_priced", "load_client", "model_id", "price"]
+           "is_priced", "load_client", "missing_credentials", "model_id", "price"]
 
 RetryReport = Callable[[dict[str, Any]], None]
 
@@ -95,6 +95,19 @@ def _litellm() -> Any:
     for name in OWN_HANDLERS:
         logging.getLogger(name).setLevel(logging.DEBUG if debugging else logging.WARNING)
     return litellm
+
+
+def missing_credentials(model: str, api_base: str | None = None) -> list[str]:
+    """The environment variables litellm says ``model`` (a litellm id, ``provider/model``) needs
+    and that are not set.
+
+    A model with an ``api_base`` (a local server) needs none: the robot sends a placeholder key.
+    """
+    if api_base:
+        return []
+    found = _litellm().validate_environment(model=model)
+    # Providers such as Ollama list their base URL, which has a default; only keys are required.
+    return [key for key in found.get("missing_keys") or [] if not key.endswith("_API_BASE")]
 
 
 _unpriced: set[str] = set()
@@ -207,7 +220,10 @@ class LiteLLM:
             raise InferenceError(f"{kwargs['model']}: the model call timed out: no reply within {bound}",
                                  cause=Cause.TIMEOUT) from None
         except Exception as exc:  # the one boundary where provider failures become ours
-            raise _inference_error(exc, kwargs["model"]) from exc
+            error = _inference_error(exc, kwargs["model"])
+            if error.cause == Cause.AUTH and not kwargs.get("api_key"):
+                error = _naming_missing_keys(error, kwargs["model"], kwargs.get("api_base"))
+            raise error from exc
         pace.record(kwargs["model"], reply.usage.output_tokens, time.monotonic() - started)
         cost = known_cost if known_cost is not None else price(
             kwargs["model"], reply.usage.input_tokens, reply.usage.output_tokens
@@ -255,6 +271,16 @@ def _inference_error(exc: Exception, model: str) -> InferenceError:
                            cause=classify_exception(exc))
     error.status_code = status
     return error
+
+
+def _naming_missing_keys(error: InferenceError, model: str, api_base: str | None) -> InferenceError:
+    """A refused call's error with the unset key variables named: an operator sees what to set."""
+    missing = missing_credentials(model, api_base)
+    if not missing:
+        return error
+    named = InferenceError(f"{error} (set {' and '.join(missing)})", cause=error.cause)
+    named.status_code = error.status_code
+    return named
 
 
 class LiteLLMEmbedder:

@@ -178,20 +178,6 @@ def judge(model: RobotModel) -> Callable[[str, str], JudgeReply]:
     return ask
 
 
-def missing_credentials(model: RobotModel) -> list[str]:
-    """The environment variables litellm says the model needs and that are not set.
-
-    A model with an ``api_base`` (a local server) needs none: the robot sends a placeholder key.
-    """
-    if model.api_base:
-        return []
-    from robotlab.llm import _litellm, model_id
-
-    found = _litellm().validate_environment(model=model_id(model.model, model.provider))
-    # Providers such as Ollama list their base URL, which has a default; only keys are required.
-    return [key for key in found.get("missing_keys") or [] if not key.endswith("_API_BASE")]
-
-
 def ping(model: RobotModel, timeout: float) -> None:
     """One minimal model call with no retries, the way the iteration's robot calls the model.
 

@@ -8,8 +8,8 @@ creates anything, with one line that names the cause and the fix (``SetupError``
 from __future__ import annotations
 
 from robotlab.errors import SetupError
-from robotlab.llm import is_priced, model_id
-from robotlab.to.child.robot_factory import RobotModel, check_provider, missing_credentials, ping
+from robotlab.llm import is_priced, missing_credentials, model_id
+from robotlab.to.child.robot_factory import RobotModel, check_provider, ping
 from robotlab.to.config import Settings
 from robotlab.to.process.failure import Cause, Failure, describe_error
 
@@ -57,7 +57,7 @@ def check(settings: Settings) -> None:
     """Raise SetupError naming cause and fix unless the model has credentials and answers."""
     check_provider(settings.provider)
     model = RobotModel(model=settings.model, provider=settings.provider, api_base=settings.api_base, stream=False)
-    missing = missing_credentials(model)
+    missing = missing_credentials(model_id(model.model, model.provider), model.api_base)
     if missing:
         names = " and ".join(missing)
         verb = "is" if len(missing) == 1 else "are"
