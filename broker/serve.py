@@ -119,7 +119,11 @@ def serve(config: BrokerConfig, *, on_ready: Callable[[str], None] | None = None
     check_bind(config)
     check_ipc_free(config)
     context = own_context()  # ended after the loop: what the last turns routed leaves first (stopping.py)
-    broker = Broker(config, context)
+    try:
+        broker = Broker(config, context)
+    except BaseException:  # an unusable journal or key folder: no socket yet, nothing to send
+        context.term()
+        raise
     if on_tick is not None:
         broker.on_tick = on_tick
     stopping = threading.Event()
@@ -134,6 +138,7 @@ def serve(config: BrokerConfig, *, on_ready: Callable[[str], None] | None = None
     signal.signal(signal.SIGHUP, lambda *_: broker.reload_keys())
     endpoint = bind_when_available(broker, stopping)
     if endpoint is None:
+        end_context(context)
         return ExitCode.OK if stopping.is_set() else ExitCode.TEMPFAIL
     if on_ready is not None:
         on_ready(endpoint)

@@ -227,6 +227,7 @@ class BrokerMachine(RuleBasedStateMachine):
         try:
             for member in self.members:
                 member.raw.send(Command.BYE, {})
+                member.raw.close()
             self.members.clear()
             wait_until(lambda: self.pump() or self.awaited - self.refused <= set(self.receipts) and not self.replays,
                        timeout=10, message="every message settled and its sender told")

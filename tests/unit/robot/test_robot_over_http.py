@@ -113,6 +113,8 @@ def test_server_command_prints_its_address_and_shares_the_script(tmp_path: Path)
     finally:
         process.terminate()
         process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def test_script_files_and_validation(tmp_path: Path) -> None:
@@ -123,7 +125,11 @@ def test_script_files_and_validation(tmp_path: Path) -> None:
     assert (turns[1].error_status, turns[1].error_message) == (429, "slow")
     with pytest.raises(robotlab.ConfigError, match="unknown keys"):
         Script.of([{"contnet": "typo"}])
-    assert ScriptServer(Script.of([])).url.startswith("http://127.0.0.1:")
+    server = ScriptServer(Script.of([]))
+    try:
+        assert server.url.startswith("http://127.0.0.1:")
+    finally:
+        server.server_close()
 
 
 def test_cost_comes_from_litellms_price_table(no_retries: None) -> None:
