@@ -8,6 +8,7 @@ and systemd does not restart-loop.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -105,6 +106,20 @@ def warm_llm() -> None:
     load_client()
 
 
+def load_model_client(name: str, robot: Any, stats: RobotStats, serve: bool) -> None:
+    """Import the LLM client and look up the model's price; then, for a served robot, warn of a
+    key its model lacks."""
+    try:
+        warm_llm()
+        stats.look_up_price()
+    except Exception as exc:  # the first model call raises it again, and its sender hears it
+        log.error("robotd %s: the model client did not load: %s", name, exc)
+        return
+    log.debug("robotd %s: model client loaded", name)
+    if serve:
+        warn_missing_credentials(name, robot)
+
+
 def warn_missing_credentials(name: str, robot: Any) -> None:
     """One WARNING naming the key variables the robot's model needs and the environment lacks:
     without them every message would be nacked, and the operator would learn why only from the
@@ -172,11 +187,11 @@ def hosting_daemon(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | N
     """
     robot = build_robot(config.name, spec)
     stats = RobotStats.of(robot)
-    # Import the LLM client before joining (seconds, cold): a robot that shows up on the bus is
-    # ready to work, and its first task does not run into the broker's ack timeout.
-    warm_llm()
-    if spec.serve:
-        warn_missing_credentials(config.name, robot)
+    # The LLM client (seconds, cold) loads while the robot joins, so it is on the bus at once; a
+    # first task waits in its model call for the load to end (robotlab.llm), and the broker does
+    # not time it out meanwhile: a live receiver keeps what it holds.
+    threading.Thread(target=load_model_client, args=(config.name, robot, stats, spec.serve), name="model-client",
+                     daemon=True).start()
     if spec.fork_server:
         from robotlab.robot.spawn import use_fork_server
 

@@ -27,8 +27,9 @@ class RobotStats(Hook):
         self.tokens_in = 0
         self.tokens_out = 0
         self.cost = 0.0
-        self.priced = bool(model) and is_priced(str(model))
-        """Whether the model has a price (looked up once: the lookup imports litellm and is slow)."""
+        self.priced = False
+        """Whether the model has a price: :meth:`look_up_price` sets it once the LLM client has
+        loaded (the lookup imports litellm, seconds cold, which robotd does after joining)."""
         self.running = False
         self._lock = threading.Lock()
 
@@ -39,6 +40,10 @@ class RobotStats(Hook):
         stats = cls(model_id(model, getattr(robot, "provider", None)) if model else None)
         robot.on(stats)
         return stats
+
+    def look_up_price(self) -> None:
+        """Find out whether litellm's price table knows the model (imports litellm if not yet loaded)."""
+        self.priced = bool(self.model) and is_priced(str(self.model))
 
     def before_run(self, ctx: RunHookContext) -> None:
         """A run starts: the robot is working."""

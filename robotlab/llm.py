@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -79,8 +80,18 @@ def load_client() -> Any:
     return _litellm()
 
 
-@functools.cache
+_loading = threading.Lock()
+
+
 def _litellm() -> Any:
+    # A robotd loads the client on a thread of its own while it joins the bus: a model call made
+    # meanwhile waits here for that load instead of running a second one beside it.
+    with _loading:
+        return _load_litellm()
+
+
+@functools.cache
+def _load_litellm() -> Any:
     from robotlab.config.cascade import prepare_litellm_environment
 
     prepare_litellm_environment()
