@@ -20,7 +20,14 @@ WORKERS ?= auto
 
 .PHONY: demo test test-model venv compile lint types lock bench docs clean
 
-venv: $(STAMP)
+venv: $(STAMP) $(COMPILED)
+
+# $(call ticking,COMMAND,WHAT) runs a long step that prints little (pip installing, a C
+# compiler on one big file) with a line every 10 s saying it is still at work, so a cold
+# set-up never sits silent; the shell echoes WHAT each time, so $$(...) in it can count.
+ticking = ( n=0; while sleep 10 >/dev/null 2>&1 && kill -0 $$$$ 2>/dev/null; do n=$$((n + 10)); echo "make: $(2) ($${n}s)"; done ) & \
+	ticker=$$!; $(1); status=$$?; kill $$ticker; exit $$status
+INSTALLED = $$(ls -d $(VENV)/lib/python3*/site-packages/*.dist-info 2>/dev/null | wc -l)
 
 # The lock is the whole set, so pip installs it without resolving dependencies (--no-deps):
 # left to resolve, pip reads a dependency asked for with an extra, as litellm asks for
@@ -28,21 +35,23 @@ venv: $(STAMP)
 # newest release from PyPI and refuses it in hash mode. `pip check` then proves the set is
 # complete and consistent. The locked set includes pip, setuptools and wheel, so the project
 # is then installed without build isolation (nothing unlocked is fetched) and without
-# dependencies (pip's hash mode cannot hash an editable install).
+# dependencies (pip's hash mode cannot hash an editable install). The editable install does
+# not compile (ROBOTLAB_COMPILE=0): $(COMPILED) does, once, where its progress shows.
 $(STAMP): pyproject.toml setup.py $(LOCK)
 	@echo "make: installing robotlab and its dev tools into $(VENV) (a minute or two the first time)..."
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r $(LOCK)
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@echo "make: installing the $$(grep -c '^[a-z0-9]' $(LOCK)) locked packages (pip downloads or finds each, then installs them all)"
+	@$(call ticking,$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r $(LOCK),installing the locked packages: $(INSTALLED) in $(VENV) so far)
+	ROBOTLAB_COMPILE=0 $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/python -m pip check
-	touch $(STAMP) $(COMPILED)
+	touch $(STAMP)
 	@echo "make: $(VENV) is ready"
 
 compile: $(COMPILED)
 
 $(COMPILED): $(STAMP) $(NATIVE_SOURCES)
-	@echo "make: compiling the bus's hot path with mypyc..."
-	$(BIN)/python setup.py --quiet build_ext --inplace
+	@echo "make: compiling the bus's hot path with mypyc (a minute the first time)..."
+	@$(call ticking,$(BIN)/python setup.py --quiet build_ext --inplace,still compiling the bus's hot path)
 	touch $(COMPILED)
 
 # mypy cannot read setuptools' editable import hook, so it finds broker/, robotd/ and cli/

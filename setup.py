@@ -63,6 +63,8 @@ def native_extensions() -> list[object]:
     config = ROOT / "build" / "mypyc.ini"
     config.write_text(CONFIG.format(cache=ROOT / "build" / "mypyc-cache"))
     paths = [str(STAGE / (name.replace(".", "/") + ".py")) for name in native["MODULES"]]
+    print(f"robotlab: compiling {len(paths)} modules with mypyc (type check, C, then one C compile): "
+          f"{', '.join(native['MODULES'])}", file=sys.stderr)
     try:
         extensions: list[object] = mypycify([f"--config-file={config}", *paths], group_name=native["GROUP"],
                                             opt_level="3", target_dir=str(ROOT / "build" / "mypyc"))
