@@ -9,7 +9,12 @@ Each figure is the p50 of N fresh processes, measured from the ``exec`` to the e
 Then ``python -X importtime`` of what the robot-to command imports before its first line, the
 largest self times first. The target is under 0.5 s for robot-to's first line.
 
-    .venv/bin/python bench/startup.py [--runs 15] [--bin DIR] [--before DIR] [--write]
+With ``--robot-runs N`` (default 3; 0 skips them), against a broker process of its own:
+- ``robotd --serve`` (a robot with a model on a local server) to its ``ready`` line on stderr;
+- a fresh process's first ``Robot.spawn`` until the child answers ``info``, the fork server's
+  start included (what a script that spawns pays once).
+
+    .venv/bin/python bench/startup.py [--runs 15] [--robot-runs 3] [--bin DIR] [--before DIR] [--write]
 
 ``--bin`` names the folder of console scripts to measure (default this interpreter's);
 ``--before`` another one (an older checkout's ``.venv/bin``), measured in the same run.
@@ -98,6 +103,90 @@ def probes(bin_dir: Path, cwd: str) -> list[tuple[str, Callable[[], float]]]:
     ]
 
 
+# No model call is made: the ready line and a child's info come before any, and a model with an
+# api_base needs no key.
+API = "http://127.0.0.1:9/v1"
+FIRST_SPAWN = """
+import sys, time
+from robotlab import Robot
+from robotlab.robot.spawn import stop_fork_server
+parent = Robot(name="bench-parent", bus=sys.argv[1], model="openai/scripted", api_base=sys.argv[2])
+started = time.perf_counter()
+child = parent.spawn(name="bench-child")
+child.info()
+print(time.perf_counter() - started)
+child.stop()
+parent.leave_bus()
+stop_fork_server()
+"""
+
+
+def _robotd_ready(bin_dir: Path, broker: str, cwd: str) -> float:
+    """Seconds from the exec of ``robotd --serve`` to its ``ready`` line."""
+    argv = [str(bin_dir / "robotd"), "--name", "bench-robot", "--broker", broker, "--system-prompt", "Answer.",
+            "--model", "openai/scripted", "--api-base", API, "--serve"]
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        for line in process.stderr:  # type: ignore[union-attr]
+            if " ready (" in line:
+                return time.perf_counter() - started
+        raise SystemExit(f"robotd exited before its ready line (exit {process.wait()})")
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(30)
+        process.stderr.close()  # type: ignore[union-attr]
+
+
+def _first_spawn(bin_dir: Path, broker: str, cwd: str) -> float:
+    """Seconds a fresh process's first ``spawn`` takes, until the child answers (as it measures)."""
+    done = subprocess.run([str(bin_dir / "python"), "-c", FIRST_SPAWN, broker, API], cwd=cwd,
+                          capture_output=True, text=True, timeout=300, check=True)
+    return float(done.stdout.split()[-1])
+
+
+def robot_probes(bin_dir: Path, broker: str, cwd: str) -> list[tuple[str, Callable[[], float]]]:
+    """The slow probes, which need a broker: a robotd's ready line, and a process's first spawn."""
+    return [
+        ("`robotd --serve` to its ready line", lambda: _robotd_ready(bin_dir, broker, cwd)),
+        ("a process's first `spawn` until the child answers", lambda: _first_spawn(bin_dir, broker, cwd)),
+    ]
+
+
+def measure_robots(runs: int, bin_dirs: list[Path]) -> list[list[tuple[str, float]]]:
+    """p50 of the robot probes for each folder of ``bin_dirs``, taking turns, on one broker process."""
+    with tempfile.TemporaryDirectory(prefix="rl-bench-") as cwd:
+        broker = f"ipc://{cwd}/broker.sock"
+        process = subprocess.Popen([str(bin_dirs[0] / "robotlab"), "broker", "--bind", broker, "--journal",
+                                    f"{cwd}/journal.db"], cwd=cwd, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            while not os.path.exists(f"{cwd}/broker.sock"):
+                if process.poll() is not None:
+                    raise SystemExit(f"the broker exited ({process.returncode})")
+                time.sleep(0.05)
+            tables = [robot_probes(bin_dir, broker, cwd) for bin_dir in bin_dirs]
+            times: list[list[list[float]]] = [[[] for _ in table] for table in tables]
+            for _ in range(runs):
+                for index in range(len(tables[0])):
+                    for folder, table in enumerate(tables):
+                        times[folder][index].append(table[index][1]())
+        finally:
+            process.terminate()
+            process.wait(30)
+    return [[(name, statistics.median(times[folder][index])) for index, (name, _) in enumerate(table)]
+            for folder, table in enumerate(tables)]
+
+
+def robot_report(rows: list[tuple[str, float]], before: list[tuple[str, float]] | None) -> str:
+    """The robot probes as a markdown table, beside the "before" folder's if measured."""
+    lines = ["| what | p50 |" + (" before: p50 |" if before else ""), "| --- | --- |" + (" --- |" if before else "")]
+    for index, (name, seconds) in enumerate(rows):
+        lines.append(f"| {name} | {seconds:.2f} s |" + (f" {before[index][1]:.2f} s |" if before else ""))
+    return "\n".join(lines)
+
+
 def measure(runs: int, bin_dirs: list[Path]) -> tuple[list[list[tuple[str, float]]], list[tuple[str, float, float]]]:
     """p50 per probe for each folder of ``bin_dirs``, and the first one's import offenders.
 
@@ -138,26 +227,50 @@ def report(rows: list[tuple[str, float]], offenders: list[tuple[str, float, floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--runs", type=int, default=15, help="runs of the quick probes (0 skips them)")
     parser.add_argument("--bin", type=Path, default=Path(sys.executable).parent,
                         help="the folder of the python and console scripts to measure")
     parser.add_argument("--before", type=Path, help="another such folder (an older checkout's), measured too")
+    parser.add_argument("--robot-runs", type=int, default=3, help="runs of the robotd and first-spawn probes")
     parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
     args = parser.parse_args()
-    load_before = os.getloadavg()[0]
-    results, offenders = measure(args.runs, [args.bin, *([args.before] if args.before else [])])
-    load = f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
-    table = report(results[0], offenders, results[1] if args.before else None)
-    print(table)
-    if args.write:
-        from bus import write_section
+    bin_dirs = [args.bin, *([args.before] if args.before else [])]
+    compared = " --before OLD/.venv/bin" if args.before else ""
+    if args.runs:
+        load_before = os.getloadavg()[0]
+        results, offenders = measure(args.runs, bin_dirs)
+        load = f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
+        table = report(results[0], offenders, results[1] if args.before else None)
+        print(table)
+        if args.write:
+            write(QUICK_TITLE, "--runs", args.runs, compared, QUICK_NOTE.format(load=load), table)
+    if args.robot_runs:
+        load_before = os.getloadavg()[0]
+        robots = measure_robots(args.robot_runs, bin_dirs)
+        load = f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
+        robots_table = robot_report(robots[0], robots[1] if args.before else None)
+        print(f"\n{robots_table}")
+        if args.write:
+            write(ROBOT_TITLE, "--robot-runs", args.robot_runs, compared, ROBOT_NOTE.format(load=load), robots_table)
 
-        compared = " --before OLD/.venv/bin" if args.before else ""
-        note = (f"`python bench/startup.py --runs {args.runs}{compared} --write`: p50 of {args.runs} fresh "
-                f"processes each (after one warm-up), 2 cores shared with other work ({load}). \"before\" is the "
-                "same measurement, in the same run and taking turns process by process, of a checkout without the "
-                "lazy `import robotlab`. Target: robot-to's first line under 0.5 s.")
-        write_section("Start-up: robot-to's first line, and --help", f"{note}\n\n{table}")
+
+QUICK_TITLE = "Start-up: robot-to's first line, and --help"
+QUICK_NOTE = (" (after one warm-up), 2 cores shared with other work ({load}). \"before\" is the same measurement, in "
+              "the same run and taking turns process by process, of a checkout without the lazy `import robotlab`. "
+              "Target: robot-to's first line under 0.5 s.")
+ROBOT_TITLE = "Start-up: a robotd's ready line, and a process's first spawn"
+ROBOT_NOTE = (", taking turns, on one broker process, 2 cores shared with other work ({load}). The robotd hosts a robot "
+              "with `--serve` and a model on a local server; the first spawn is timed inside a fresh process, from "
+              "`spawn()` to the child's answer to `info`, the fork server's start included. \"before\": a checkout "
+              "whose robotd loaded litellm before joining.")
+
+
+def write(title: str, option: str, runs: int, compared: str, note: str, table: str) -> None:
+    """Record one table in its section of docs/benchmarks.md, after the command that made it."""
+    from bus import write_section
+
+    command = f"`python bench/startup.py {option} {runs}{compared} --write`: p50 of {runs} fresh processes each"
+    write_section(title, f"{command}{note}\n\n{table}")
 
 
 if __name__ == "__main__":
