@@ -45,6 +45,10 @@ class ForkServer:
         self.listener = listener
         self.parent_pid = parent_pid
         self.selector = selectors.DefaultSelector()
+        self.starting: set[int] = set()
+        """Children whose readiness has not been read yet."""
+        self.exit_codes: dict[int, int] = {}
+        """Starting children that SIGCHLD reaped first: the spawner is still told their exit code."""
         self.selector.register(listener, selectors.EVENT_READ, ("accept",))
         self._signal_r, self._signal_w = os.pipe()
         os.set_blocking(self._signal_w, False)
@@ -88,6 +92,7 @@ class ForkServer:
             self._become_child(request, ready_w, conn)
         os.close(ready_w)
         self.selector.register(ready_r, selectors.EVENT_READ, ("child", conn, pid))
+        self.starting.add(pid)
 
     def _child_ready(self, key: Any) -> None:
         _, conn, pid = key.data
@@ -95,10 +100,11 @@ class ForkServer:
         self.selector.unregister(ready_r)
         data = os.read(ready_r, 65536).decode(errors="replace").strip()
         os.close(ready_r)
+        self.starting.discard(pid)
         if data.startswith("ready"):
             _answer(conn, {"ok": True, "pid": pid, "instance": data.partition(" ")[2]})
             return
-        code = _exit_code(pid)
+        code = self.exit_codes.pop(pid) if pid in self.exit_codes else _exit_code(pid)
         error = data.partition(" ")[2] if data.startswith("error") else f"the robot exited with code {code} before it was ready"
         _answer(conn, {"ok": False, "pid": pid, "error": error, "exit_code": code})
 
@@ -106,11 +112,13 @@ class ForkServer:
         os.read(self._signal_r, 4096)
         while True:
             try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
+            if pid in self.starting:
+                self.exit_codes[pid] = os.waitstatus_to_exitcode(status)
 
     def _parent_gone(self, key: Any) -> None:
         self._running = False
