@@ -11,6 +11,7 @@ refactor lands.
 from __future__ import annotations
 
 import ast
+import functools
 import graphlib
 import re
 import stat
@@ -63,8 +64,11 @@ def imports(path: Path, module: str) -> Iterator[tuple[int, str, bool]]:
 
     ``from a import b`` yields ``a.b``: b may be a submodule, and ``a`` is imported either way.
     """
-    is_package = path.name == "__init__.py"
-    for node, in_function in _walk_with_scope(parse(path)):
+    yield from _imports_in(parse(path), module, path.name == "__init__.py")
+
+
+def _imports_in(tree: ast.AST, module: str, is_package: bool) -> Iterator[tuple[int, str, bool]]:
+    for node, in_function in _walk_with_scope(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name, in_function
@@ -142,7 +146,7 @@ def test_broker_imports_only_the_wire_protocol_config_and_errors() -> None:
 LAYERS: dict[str, float] = {
     "robotlab.inference.causes": -1,  # below the errors whose retryability it decides
     "robotlab.exit_codes": -1,  # below the errors that name them
-    "robotlab.errors": 0, "robotlab.text": 0, "robotlab.ipc": 0,
+    "robotlab.errors": 0, "robotlab.text": 0, "robotlab.ipc": 0, "robotlab.process_groups": 0,
     "robotlab.observability": 0.5,  # above the errors it raises, below the bus and robots it traces
     "robotlab.config": 1, "robotlab.service": 1, "robotlab.bus": 1, "robotlab.hooks": 1, "robotlab.budget": 1,
     "robotlab.inference": 1.5,  # a model call's deadline and reply, below the LLM client that uses them
@@ -150,10 +154,12 @@ LAYERS: dict[str, float] = {
     "robotlab.history": 3, "robotlab.prompt": 3, "robotlab.testing": 3, "robotlab.skills": 3, "robotlab.knowledge": 3,
     "robotlab.robot": 4,
     "robotlab.network": 5,
-    "robotlab.to": 1, "robotlab.to.process": 1, "robotlab.to.guards": 1,
-    "robotlab.to.record": 2, "robotlab.to.tools": 2, "robotlab.to.evals": 2,
-    "robotlab.to.child": 3, "robotlab.to.runner": 4,
-    "robotlab.broker": 2, "robotlab.cli": 6, "robotlab.robotd": 7, "robotlab.demo": 8,
+    # robot-to is an application of the library (its child builds a Robot), so all of it sits
+    # above the library's top and nothing in the library can import it.
+    "robotlab.to": 6, "robotlab.to.process": 6, "robotlab.to.guards": 6,
+    "robotlab.to.record": 7, "robotlab.to.tools": 7, "robotlab.to.evals": 7,
+    "robotlab.to.child": 8, "robotlab.to.runner": 9,
+    "robotlab.broker": 2, "robotlab.cli": 10, "robotlab.robotd": 11, "robotlab.demo": 12,
 }
 # The one upward import, documented in robotlab/bus/embedded.py: a script with no broker
 # address runs the real Broker class on a thread (imported inside EmbeddedBroker.start).
@@ -171,20 +177,110 @@ def folder_of(module: str) -> str | None:
     return None
 
 
+# ---- re-exports: a name reached through a package façade counts as an import of its definer
+
+
+@functools.cache
+def project_files() -> dict[str, Path]:
+    return {module: path for path, module in source_files()}
+
+
+@functools.cache
+def facade(package: str) -> dict[str, tuple[tuple[str, ...], bool]]:
+    """What a package's ``__init__`` binds: name -> (where it comes from, defined there by a def).
+
+    Module-level imports count, ``if TYPE_CHECKING:`` ones included (the lazy names a PEP 562
+    ``__getattr__`` loads are imported there for the type checker). A function or class the
+    façade defines itself comes from whatever it imports.
+    """
+    tree = parse(project_files()[package])
+    imported = _bindings(tree, package, True, top_level=True)
+    bound = {local: ((name,), False) for local, name in imported}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            sources = tuple(name for _, name, _ in _imports_in(node, package, True))
+            bound[node.name] = (sources, True)
+    return bound
+
+
+def longest_module(name: str) -> str:
+    """The longest prefix of ``name`` that is a project module, or "" outside the project."""
+    while name and name not in project_files():
+        name = name.rpartition(".")[0]
+    return name
+
+
+def defining_modules(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+    """The project modules that define ``name`` (``robotlab.Robot`` -> ``robotlab.robot.robot``).
+
+    A name inside a package façade is followed to where the façade got it, through further
+    façades; anything else is its longest prefix that is a module. Empty outside the project.
+    """
+    module = longest_module(name)
+    if not module:
+        return set()
+    if module == name or project_files()[module].name != "__init__.py" or name in seen:
+        return {module}
+    first, _, tail = name[len(module) + 1:].partition(".")
+    sources, is_def = facade(module).get(first, ((), False))
+    found = set()
+    for source in sources:
+        followed = source if is_def or not tail else f"{source}.{tail}"
+        found |= defining_modules(followed, seen | {name})
+    return found or {module}
+
+
+def _bindings(
+    tree: ast.AST, module: str, is_package: bool, top_level: bool = False
+) -> Iterator[tuple[str, str]]:
+    """(local name, what it names) for every import (``import a.b`` binds ``a``), or only for
+    those outside functions."""
+    for node, in_function in _walk_with_scope(tree):
+        if in_function and top_level:
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    yield alias.asname, alias.name
+                else:
+                    top = alias.name.partition(".")[0]
+                    yield top, top
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, is_package, node.level, node.module)
+            for alias in node.names:
+                if alias.name != "*":
+                    yield alias.asname or alias.name, f"{base}.{alias.name}"
+
+
+def attribute_uses(path: Path, module: str) -> Iterator[tuple[int, str, bool]]:
+    """(line, dotted name, inside a function) for each ``x.y.z`` whose ``x`` names an imported
+    project module: ``import robotlab`` then ``robotlab.Robot`` yields ``robotlab.Robot``."""
+    tree = parse(path)
+    bound = {local: name for local, name in _bindings(tree, module, path.name == "__init__.py")
+             if longest_module(name)}
+    for node, in_function in _walk_with_scope(tree):
+        chain = []
+        while isinstance(node, ast.Attribute):
+            chain.append(node.attr)
+            node = node.value
+        if chain and isinstance(node, ast.Name) and node.id in bound:
+            yield node.lineno, ".".join([bound[node.id], *reversed(chain)]), in_function
+
+
 def module_graph(include_local: bool) -> dict[str, set[str]]:
-    """module -> the project modules it imports (function-local imports only if asked)."""
-    files = dict((module, path) for path, module in source_files())
+    """module -> the project modules it imports (function-local imports only if asked).
+
+    A name taken from a package façade (``from robotlab import Robot``, or ``import robotlab``
+    then ``robotlab.Robot``) also counts as an import of the module that defines it.
+    """
     graph: dict[str, set[str]] = {}
-    for module, path in files.items():
+    for module, path in project_files().items():
         targets = set()
-        for _, name, in_function in imports(path, module):
+        for _, name, in_function in (*imports(path, module), *attribute_uses(path, module)):
             if in_function and not include_local:
                 continue
-            while name and name not in files:
-                name = name.rpartition(".")[0]
-            if name and name != module:
-                targets.add(name)
-        graph[module] = targets
+            targets |= {longest_module(name)} | defining_modules(name)
+        graph[module] = targets - {module, ""}
     return graph
 
 
@@ -207,6 +303,45 @@ def test_imports_point_down_the_folder_layers() -> None:
             if LAYERS[theirs] >= LAYERS[mine] and (module, theirs) not in LAYER_EXCEPTIONS:
                 bad.append(f"{rel(files[module])} ({mine}, rank {LAYERS[mine]}) imports {target} (rank {LAYERS[theirs]})")
     assert not bad, "imports must point down the layers in LAYERS:\n" + "\n".join(sorted(bad))
+
+
+def test_the_layer_walk_follows_re_exports_to_the_defining_module(tmp_path: Path) -> None:
+    module = tmp_path / "mod.py"
+    module.write_text(
+        "import robotlab\nfrom robotlab import Tool\n\n"
+        "def f():\n    import robotlab.to as rt\n    return robotlab.Robot, rt.register_eval\n"
+    )
+    uses = [*imports(module, "robotlab.x.mod"), *attribute_uses(module, "robotlab.x.mod")]
+    found = {target for _, name, _ in uses for target in defining_modules(name)}
+    assert {"robotlab.robot.robot", "robotlab.tools.tool", "robotlab.to"} <= found
+    assert "robotlab.to.evals.registry" in defining_modules("robotlab.to.EvalRegistry")
+
+
+def test_every_public_name_of_a_facade_can_be_followed() -> None:
+    """A name in a façade's ``__all__`` is imported or defined there, so the layer walk sees
+    where it comes from (a lazily loaded name needs its ``if TYPE_CHECKING:`` import)."""
+    bad = []
+    for module, path in project_files().items():
+        if path.name != "__init__.py":
+            continue
+        assigned = _assigned_names(parse(path))
+        known = facade(module).keys() | assigned.keys()
+        public = ast.literal_eval(assigned["__all__"]) if "__all__" in assigned else []
+        bad += [f"{rel(path)}: {name}" for name in public if name not in known]
+    assert not bad, (
+        "import these names in their façade (under TYPE_CHECKING if lazy):\n" + "\n".join(bad)
+    )
+
+
+def _assigned_names(tree: ast.Module) -> dict[str, ast.expr | None]:
+    """name -> the value a module-level statement assigns to it."""
+    assigned: dict[str, ast.expr | None] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            assigned.update({t.id: node.value for t in node.targets if isinstance(t, ast.Name)})
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            assigned[node.target.id] = node.value
+    return assigned
 
 
 def test_no_import_cycles_between_modules() -> None:

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from robotlab.errors import SandboxUnavailable
+from robotlab.process_groups import kill_tree
 from robotlab.skills import landlock
 from robotlab.skills.capabilities import Capabilities
-from robotlab.to.process.groups import kill_tree
 
 __all__ = ["STRATEGIES", "SYSTEM_PATHS", "ScriptRun", "choose_strategy", "run_script"]
 

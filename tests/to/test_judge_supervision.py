@@ -10,12 +10,12 @@ import psutil
 import pytest
 
 from robotlab.errors import RemoteError
+from robotlab.process_groups import Supervisor
 from robotlab.testing import requests_seen, serve_script
 from robotlab.to.child.judge import SupervisedJudge
 from robotlab.to.child.robot_factory import RobotModel, judge, warm_up
 from robotlab.to.evals.prose import JudgeReply
 from robotlab.to.process.forked import Watch
-from robotlab.to.process.groups import Supervisor
 from tests.to.conftest import (
     DONE,
     Runner,

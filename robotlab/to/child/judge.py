@@ -13,10 +13,10 @@ import dataclasses
 import socket
 
 from robotlab.errors import RemoteError
+from robotlab.process_groups import Supervisor
 from robotlab.to.evals.prose import Judge, JudgeReply
 from robotlab.to.process.failure import Failure
 from robotlab.to.process.forked import ForkedChild, Watch, send_line
-from robotlab.to.process.groups import Supervisor
 
 
 class SupervisedJudge:

@@ -16,6 +16,7 @@ from typing import Any
 
 from robotlab.errors import BudgetExceeded, InferenceError
 from robotlab.ipc import json_lines
+from robotlab.process_groups import Supervisor
 from robotlab.to.child.file_replies import file_blocks
 from robotlab.to.child.robot_factory import (
     Oversight,
@@ -30,7 +31,6 @@ from robotlab.to.guards.chain import GuardChain, GuardSettings
 from robotlab.to.guards.grader_lock import GraderLock
 from robotlab.to.process.failure import Cause, Failure, describe_error
 from robotlab.to.process.forked import ForkedChild, Watch, send_line
-from robotlab.to.process.groups import Supervisor
 from robotlab.to.tools import files, submit, toolset
 
 REPLY_LIMIT = 2000

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 import time
 
+from robotlab.process_groups import Supervisor
 from robotlab.to.evals.score import Context, Eval, Score
 from robotlab.to.process.command import DEFAULT_TIMEOUT, CommandResult, run_command
-from robotlab.to.process.groups import Supervisor
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 

@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from robotlab.process_groups import Supervisor
 from robotlab.to.evals.score import Context, Eval, Score
 from robotlab.to.git import Git
 from robotlab.to.process.command import DEFAULT_TIMEOUT, run_command
-from robotlab.to.process.groups import Supervisor
 
 JUDGE_SYSTEM = (
     "You are a meticulous editor. You compare VERSION A (the accepted text) with VERSION B "

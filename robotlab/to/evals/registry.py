@@ -11,12 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 from robotlab.errors import ConfigError
+from robotlab.process_groups import Supervisor
 from robotlab.to.config import Settings
 from robotlab.to.evals.code import CodeEval
 from robotlab.to.evals.null import NullEval
 from robotlab.to.evals.prose import Judge, ProseEval
 from robotlab.to.evals.score import Context, Eval, Score
-from robotlab.to.process.groups import Supervisor
 
 Factory = Callable[[Settings], Any]
 BUNDLED = ("code", "null", "prose")

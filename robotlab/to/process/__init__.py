@@ -1,1 +1,1 @@
-"""Processes under supervision: process groups killed whole, gate commands, forked children."""
+"""Processes under supervision: gate commands and forked children, each in its own group."""

@@ -11,7 +11,7 @@ import dataclasses
 import os
 import subprocess
 
-from robotlab.to.process.groups import Supervisor, kill_tree
+from robotlab.process_groups import Supervisor, kill_tree
 
 OUTPUT_LIMIT = 4000
 HEAD_CHARS = 1000

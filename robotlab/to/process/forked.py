@@ -21,8 +21,8 @@ from typing import Any
 
 from robotlab.ipc import json_lines
 from robotlab.observability import tracing
+from robotlab.process_groups import Supervisor, kill_tree
 from robotlab.to.process.failure import Failure, describe_error
-from robotlab.to.process.groups import Supervisor, kill_tree
 
 POLL_SECONDS = 0.05
 

@@ -25,6 +25,7 @@ from robotlab.errors import (
     StopRun,
 )
 from robotlab.llm import is_priced, model_id
+from robotlab.process_groups import Supervisor
 from robotlab.to import config
 from robotlab.to.child.judge import SupervisedJudge
 from robotlab.to.child.robot_factory import RobotModel, judge, load_model_client, warm_up
@@ -32,7 +33,6 @@ from robotlab.to.evals.registry import EvalRegistry, build
 from robotlab.to.evals.score import Context
 from robotlab.to.git import Git
 from robotlab.to.process.forked import Watch
-from robotlab.to.process.groups import Supervisor
 from robotlab.to.record import summary
 from robotlab.to.record.decisions import DecisionStore
 from robotlab.to.record.notes import Notes

@@ -6,12 +6,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from robotlab.process_groups import Supervisor
 from robotlab.to.child.robot_factory import RobotModel
 from robotlab.to.child.token_meter import add_cost
 from robotlab.to.config import Settings
 from robotlab.to.git import Git
 from robotlab.to.process.forked import Watch
-from robotlab.to.process.groups import Supervisor
 from robotlab.to.record.decisions import DecisionStore
 from robotlab.to.record.notes import Notes
 from robotlab.to.record.run_log import JsonlLog

@@ -6,8 +6,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from robotlab.process_groups import Supervisor
 from robotlab.to.guards.chain import GuardChain
-from robotlab.to.process.groups import Supervisor
 from robotlab.to.tools import bash, files, submit
 from robotlab.to.tools import crew as crew_tool
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 from typing import Any
 
-from robotlab.to.process.groups import Supervisor, kill_tree
+from robotlab.process_groups import Supervisor, kill_tree
 
 DEFAULT_TIMEOUT = 120.0
 OUTPUT_LIMIT = 30_000

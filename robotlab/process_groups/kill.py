@@ -1,9 +1,8 @@
-"""Process groups robot-to supervises, and how a whole group (and its descendants) dies.
+"""How a process group, and the groups of all its descendants, dies: SIGTERM, then SIGKILL.
 
-Every command robot-to starts (the iteration's robot child, verify/measure/floor commands,
-the bash tool) runs in its own process group. Killing one sends SIGTERM to the group and
-to the groups of all its descendants, then SIGKILL to whatever is left after a grace
-period, so nothing is orphaned.
+A command started with ``start_new_session=True`` leads its own group, but what it starts may
+lead groups of their own (a shell's ``setsid``, a test runner's workers). Killing only the
+leader's group would orphan those, so every descendant's group is signalled too.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import threading
 import time
 
 import psutil
@@ -57,28 +55,3 @@ def kill_tree(pid: int, grace: float = GRACE_SECONDS) -> None:
     while time.monotonic() < deadline and any(_is_live(proc) for proc in procs):
         time.sleep(0.02)
     _signal_groups(groups | _groups(_tree(pid)), signal.SIGKILL)
-
-
-class Supervisor:
-    """The groups alive right now, so a signal handler can kill them all at once."""
-
-    def __init__(self) -> None:
-        self._lock = threading.RLock()  # re-entered when a signal handler interrupts add()
-        self._pids: set[int] = set()
-
-    def add(self, pid: int) -> None:
-        """Track a group leader."""
-        with self._lock:
-            self._pids.add(pid)
-
-    def discard(self, pid: int) -> None:
-        """Stop tracking a group leader."""
-        with self._lock:
-            self._pids.discard(pid)
-
-    def kill_all(self, grace: float = GRACE_SECONDS) -> None:
-        """Kill every tracked group (and descendants)."""
-        with self._lock:
-            pids = list(self._pids)
-        for pid in pids:
-            kill_tree(pid, grace)
