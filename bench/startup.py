@@ -12,7 +12,10 @@ largest self times first. The target is under 0.5 s for robot-to's first line.
 With ``--robot-runs N`` (default 3; 0 skips them), against a broker process of its own:
 - ``robotd --serve`` (a robot with a model on a local server) to its ``ready`` line on stderr;
 - a fresh process's first ``Robot.spawn`` until the child answers ``info``, the fork server's
-  start included (what a script that spawns pays once).
+  start included (what a script that spawns pays once), and until the child's first reply
+  from a scripted model;
+- the same after ``start_fork_server(warm=True)`` (the fork server's warm-up waited for first,
+  as every first spawn did before the fork server served during its warm-up).
 
     .venv/bin/python bench/startup.py [--runs 15] [--robot-runs 3] [--bin DIR] [--before DIR] [--write]
 
@@ -103,21 +106,29 @@ def probes(bin_dir: Path, cwd: str) -> list[tuple[str, Callable[[], float]]]:
     ]
 
 
-# No model call is made: the ready line and a child's info come before any, and a model with an
-# api_base needs no key.
+# The robotd's ready line comes before any model call, and a model with an api_base needs no key.
 API = "http://127.0.0.1:9/v1"
+# A fresh process's first spawn: seconds until the child answers info, then until its first reply
+# (from the scripted model). With "warm" as its last argument, it first waits for the fork
+# server's warm twin, as every first spawn did while the fork server warmed up before serving.
 FIRST_SPAWN = """
 import sys, time
 from robotlab import Robot
-from robotlab.robot.spawn import stop_fork_server
-parent = Robot(name="bench-parent", bus=sys.argv[1], model="openai/scripted", api_base=sys.argv[2])
-started = time.perf_counter()
-child = parent.spawn(name="bench-child")
-child.info()
-print(time.perf_counter() - started)
-child.stop()
-parent.leave_bus()
-stop_fork_server()
+from robotlab.robot.spawn import start_fork_server, stop_fork_server
+from robotlab.testing import serve_script
+with serve_script([{"content": "hello"}]) as api:
+    parent = Robot(name="bench-parent", bus=sys.argv[1], model="openai/scripted", api_base=api)
+    started = time.perf_counter()
+    if sys.argv[2] == "warm":
+        start_fork_server(warm=True)
+    child = parent.spawn(name="bench-child")
+    child.info()
+    answered = time.perf_counter()
+    child.run("hi")
+    print(answered - started, time.perf_counter() - started)
+    child.stop()
+    parent.leave_bus()
+    stop_fork_server()
 """
 
 
@@ -139,18 +150,24 @@ def _robotd_ready(bin_dir: Path, broker: str, cwd: str) -> float:
         process.stderr.close()  # type: ignore[union-attr]
 
 
-def _first_spawn(bin_dir: Path, broker: str, cwd: str) -> float:
-    """Seconds a fresh process's first ``spawn`` takes, until the child answers (as it measures)."""
-    done = subprocess.run([str(bin_dir / "python"), "-c", FIRST_SPAWN, broker, API], cwd=cwd,
+def _first_spawn(bin_dir: Path, broker: str, cwd: str, how: str) -> list[float]:
+    """Seconds a fresh process's first ``spawn`` takes until the child answers, and until its first reply."""
+    done = subprocess.run([str(bin_dir / "python"), "-c", FIRST_SPAWN, broker, how], cwd=cwd,
                           capture_output=True, text=True, timeout=300, check=True)
-    return float(done.stdout.split()[-1])
+    return [float(word) for word in done.stdout.split()[-2:]]
 
 
-def robot_probes(bin_dir: Path, broker: str, cwd: str) -> list[tuple[str, Callable[[], float]]]:
-    """The slow probes, which need a broker: a robotd's ready line, and a process's first spawn."""
+def robot_probes(bin_dir: Path, broker: str, cwd: str) -> list[tuple[list[str], Callable[[], list[float]]]]:
+    """The slow probes, which need a broker: a robotd's ready line, and a process's first spawn.
+
+    Each probe is one fresh process that gives one figure per name.
+    """
     return [
-        ("`robotd --serve` to its ready line", lambda: _robotd_ready(bin_dir, broker, cwd)),
-        ("a process's first `spawn` until the child answers", lambda: _first_spawn(bin_dir, broker, cwd)),
+        (["`robotd --serve` to its ready line"], lambda: [_robotd_ready(bin_dir, broker, cwd)]),
+        (["a process's first `spawn` until the child answers", "... until the child's first reply"],
+         lambda: _first_spawn(bin_dir, broker, cwd, "now")),
+        (["a first `spawn` after `start_fork_server(warm=True)`, until the child answers", "... until its first reply"],
+         lambda: _first_spawn(bin_dir, broker, cwd, "warm")),
     ]
 
 
@@ -167,16 +184,19 @@ def measure_robots(runs: int, bin_dirs: list[Path]) -> list[list[tuple[str, floa
                     raise SystemExit(f"the broker exited ({process.returncode})")
                 time.sleep(0.05)
             tables = [robot_probes(bin_dir, broker, cwd) for bin_dir in bin_dirs]
-            times: list[list[list[float]]] = [[[] for _ in table] for table in tables]
+            names = [name for names, _ in tables[0] for name in names]
+            times: list[list[list[float]]] = [[[] for _ in names] for _ in tables]
             for _ in range(runs):
                 for index in range(len(tables[0])):
                     for folder, table in enumerate(tables):
-                        times[folder][index].append(table[index][1]())
+                        first = sum(len(names) for names, _ in table[:index])
+                        for offset, seconds in enumerate(table[index][1]()):
+                            times[folder][first + offset].append(seconds)
         finally:
             process.terminate()
             process.wait(30)
-    return [[(name, statistics.median(times[folder][index])) for index, (name, _) in enumerate(table)]
-            for folder, table in enumerate(tables)]
+    return [[(name, statistics.median(times[folder][index])) for index, name in enumerate(names)]
+            for folder in range(len(tables))]
 
 
 def robot_report(rows: list[tuple[str, float]], before: list[tuple[str, float]] | None) -> str:
@@ -261,8 +281,8 @@ QUICK_NOTE = (" (after one warm-up), 2 cores shared with other work ({load}). \"
 ROBOT_TITLE = "Start-up: a robotd's ready line, and a process's first spawn"
 ROBOT_NOTE = (", taking turns, on one broker process, 2 cores shared with other work ({load}). The robotd hosts a robot "
               "with `--serve` and a model on a local server; the first spawn is timed inside a fresh process, from "
-              "`spawn()` to the child's answer to `info`, the fork server's start included. \"before\": a checkout "
-              "whose robotd loaded litellm before joining.")
+              "`spawn()` to the child's answer to `info` (the fork server's start included) and to its first reply "
+              "from a scripted model; then again after waiting for the fork server's warm twin.")
 
 
 def write(title: str, option: str, runs: int, compared: str, note: str, table: str) -> None:

@@ -1,18 +1,25 @@
 """The fork server behind ``Robot.spawn``: a warm process that forks new robotds in milliseconds.
 
 ``robotlab.robot.spawn`` starts it on the first spawn in a process as
-``python -m robotlab.robotd.forkserver --socket PATH --parent-pid PID``. It warms up once
-(``robotd/warmup.py``: imports, one model call, ``gc.freeze()``, so children share those pages),
-prints ``READY`` and then serves fork requests on a unix socket, one JSON line each::
+``python -m robotlab.robotd.forkserver --socket PATH --parent-pid PID``. It imports what a child
+needs to join the bus (``robotd/warmup.py: preload``, about 0.3 s), listens, forks its **warm
+twin**, prints ``READY`` and serves fork requests on a unix socket, one JSON line each::
 
     -> {"daemon": {DaemonConfig fields}, "robot": {RobotSpec fields}}
-    <- {"ok": true, "pid": 1234, "instance": "..."}    once the child is on the bus
+    <- {"ok": true, "pid": 1234, "instance": "...", "warm": false}    once the child is on the bus
     <- {"ok": false, "pid": 1234, "error": "...", "exit_code": 78}
+
+The twin warms up meanwhile (``robotd/warmup.py: warm``: litellm, hosted model calls,
+``gc.freeze()``, several seconds, so its children share those pages), then takes over the same
+listening socket: the first server stops accepting and prints ``WARM PID`` (``COLD`` if the
+warm-up died), so a spawn never waits for the warm-up, and a child forked before it is done
+loads the model client itself, on a thread, as a robotd started by hand does.
 
 Each child runs in its own session and reports through a pipe when the broker has welcomed it.
 The loop is single-threaded on purpose: forking a process with other threads can leave their
 locks held forever in the child. The server exits when its parent does (a pidfd in the loop,
-and ``PR_SET_PDEATHSIG`` when the parent started it from its main thread).
+and ``PR_SET_PDEATHSIG`` when the parent started it from its main thread); the twin exits with
+the first server (``PR_SET_PDEATHSIG``) or the parent, whichever goes first.
 """
 
 from __future__ import annotations
@@ -25,12 +32,12 @@ import signal
 import socket
 import sys
 import traceback
-from typing import Any
+from typing import Any, NoReturn
 
 from robotlab.ipc import json_lines
 
 from .supervision import die_with_parent, open_pidfd, process_alive
-from .warmup import warm
+from .warmup import preload, warm
 
 log = logging.getLogger("robotlab.robotd")
 
@@ -41,9 +48,11 @@ REQUEST_TIMEOUT = 5.0
 class ForkServer:
     """The select loop: accept requests, fork children, answer once each child is ready."""
 
-    def __init__(self, listener: socket.socket, parent_pid: int) -> None:
+    def __init__(self, listener: socket.socket, parent_pid: int, warm: bool, twin: tuple[int, int] | None = None) -> None:
         self.listener = listener
         self.parent_pid = parent_pid
+        self.warm = warm
+        """Whether this server's children inherit the warm-up (told to the spawner in each answer)."""
         self.selector = selectors.DefaultSelector()
         self.starting: set[int] = set()
         """Children whose readiness has not been read yet."""
@@ -56,9 +65,13 @@ class ForkServer:
         parent_fd = open_pidfd(parent_pid)
         if parent_fd is not None:
             self.selector.register(parent_fd, selectors.EVENT_READ, ("parent",))
+        self.twin_pid, self.handed_over = (twin[0] if twin else None), False
+        """The warm twin (its pid and the pipe it says ``warm`` on), and whether it serves now."""
+        if twin is not None:
+            self.selector.register(twin[1], selectors.EVENT_READ, ("twin",))
         self._running = True
         self._handlers = {"accept": self._accept, "request": self._request, "child": self._child_ready,
-                          "sigchld": self._reap, "parent": self._parent_gone}
+                          "sigchld": self._reap, "parent": self._parent_gone, "twin": self._twin_warm}
 
     def serve_forever(self) -> None:
         """Serve until the parent process is gone."""
@@ -71,8 +84,25 @@ class ForkServer:
                 self._running = False
 
     def _accept(self, key: Any) -> None:
-        conn, _ = self.listener.accept()
+        try:
+            conn, _ = self.listener.accept()
+        except BlockingIOError:
+            return  # the twin, on the same listening socket, took this connection first
         self.selector.register(conn, selectors.EVENT_READ, ("request",))
+
+    def _twin_warm(self, key: Any) -> None:
+        """The warm twin serves now (``warm PID``), or its warm-up died (end of file): say which, on stdout."""
+        told = os.read(key.fd, 64).decode(errors="replace").split()
+        self.selector.unregister(key.fd)
+        os.close(key.fd)
+        if told[:1] == ["warm"]:
+            self.selector.unregister(self.listener)
+            self.listener.close()
+            self.handed_over = True
+            _say(f"WARM {told[1]}")
+        else:
+            log.warning("fork server: the warm-up did not finish; spawned robots load the model client themselves")
+            _say("COLD")
 
     def _request(self, key: Any) -> None:
         conn = key.fileobj
@@ -102,7 +132,7 @@ class ForkServer:
         os.close(ready_r)
         self.starting.discard(pid)
         if data.startswith("ready"):
-            _answer(conn, {"ok": True, "pid": pid, "instance": data.partition(" ")[2]})
+            _answer(conn, {"ok": True, "pid": pid, "instance": data.partition(" ")[2], "warm": self.warm})
             return
         code = self.exit_codes.pop(pid) if pid in self.exit_codes else _exit_code(pid)
         error = data.partition(" ")[2] if data.startswith("error") else f"the robot exited with code {code} before it was ready"
@@ -119,6 +149,10 @@ class ForkServer:
                 return
             if pid in self.starting:
                 self.exit_codes[pid] = os.waitstatus_to_exitcode(status)
+            if pid == self.twin_pid and self.handed_over:
+                # Nobody accepts now: exit, so the spawner sees a dead server and starts another.
+                log.warning("fork server: the warm server exited (%s); stopping", os.waitstatus_to_exitcode(status))
+                self._running = False
 
     def _parent_gone(self, key: Any) -> None:
         self._running = False
@@ -132,6 +166,7 @@ class ForkServer:
             for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
                 signal.signal(signum, signal.SIG_DFL)
             conn.close()
+            _quiet_stdout()
             for key in list(self.selector.get_map().values()):
                 os.close(key.fd)
                 if key.data[0] == "child":
@@ -172,6 +207,22 @@ def run_child(request: dict[str, Any], ready_fd: int) -> int:
         return code
 
 
+def _say(line: str) -> None:
+    """One line to the spawning process (it reads READY, then WARM or COLD), then stdout goes quiet."""
+    try:
+        print(line, flush=True)
+    except OSError:
+        pass  # the spawner closed its end: nobody waits for the line
+    _quiet_stdout()
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: children inherit it, and only the first server talks to the spawner."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+
+
 def _answer(conn: socket.socket, answer: dict[str, Any]) -> None:
     try:
         json_lines.send(conn, answer)
@@ -199,20 +250,52 @@ def main(argv: list[str] | None = None) -> int:
     if args.pdeathsig:
         die_with_parent(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
-    warm()
+    preload()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(args.socket)
     listener.listen(64)
+    # Both servers wait on this socket for a while: the one that loses a connection to the other
+    # must not block in accept.
+    listener.setblocking(False)
+    twin_r, twin_w = os.pipe()
+    first = os.getpid()
+    twin = os.fork()
+    if twin == 0:
+        os.close(twin_r)
+        serve_warm(listener, args.parent_pid, twin_w, first)
+    os.close(twin_w)
     print("READY", flush=True)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)  # children inherit stdout: keep them quiet
     try:
-        ForkServer(listener, args.parent_pid).serve_forever()
+        ForkServer(listener, args.parent_pid, warm=False, twin=(twin, twin_r)).serve_forever()
     finally:
         listener.close()
         if os.path.exists(args.socket):
             os.unlink(args.socket)
     return 0
+
+
+def serve_warm(listener: socket.socket, parent_pid: int, twin_fd: int, first: int) -> NoReturn:
+    """In the warm twin: warm up, tell the first server (``warm PID`` on ``twin_fd``), serve. Never returns.
+
+    Forked by the first server before it serves, so it holds no request and no child of its own.
+    """
+    code = 0
+    try:
+        _quiet_stdout()
+        die_with_parent(signal.SIGTERM)  # the first server is single-threaded: its main thread forked us
+        if os.getppid() != first:
+            sys.exit(0)  # the first server died before the kernel took the request
+        warm()
+        os.write(twin_fd, f"warm {os.getpid()}\n".encode())
+        os.close(twin_fd)
+        ForkServer(listener, parent_pid, warm=True).serve_forever()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+        code = 70
+    finally:
+        os._exit(code)  # never the first server's clean-up: its socket file is its own to remove
 
 
 if __name__ == "__main__":

@@ -53,9 +53,7 @@ _ORIGINALS: list[CodeType] = []
 # response schemas): paid once here instead of in every child. Best effort: names that a
 # litellm version lacks are skipped.
 WARM_MODULES = (
-    # robotlab.bus.link: the bus client's I/O side, imported on a child's first connect
-    # (2.1 MB of each child's memory after a first run when each child imported it itself).
-    "httpcore", "h11", "h2.connection", "robotlab.config.settings", "robotlab.bus.link",
+    "httpcore", "h11", "h2.connection",
     "litellm.proxy._types", "litellm._service_logger",
     "litellm.integrations.generic_api.generic_api_callback", "litellm.integrations.prometheus_services",
     "litellm.litellm_core_utils.logging_callback_manager", "litellm.llms.github_copilot.authenticator",
@@ -82,19 +80,8 @@ def warm() -> None:
     """
     from robotlab.llm import load_client
 
+    preload()
     litellm = load_client()  # the point is the import: 3-4 s paid once, not per child
-
-    import robotlab.network.member  # noqa: F401
-    import robotlab.robot.robot  # noqa: F401
-    import robotlab.robot.spawn  # noqa: F401
-    from robotlab import bus  # noqa: F401
-
-    from .hosting import child_logging
-
-    # The logging a child sets up first (robotd/forkserver.py: run_child), set up here: a
-    # child's own call then finds it done, and the hosted warm-up runs log as a child's would.
-    child_logging()
-
     for name in WARM_MODULES:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
@@ -116,6 +103,30 @@ def warm() -> None:
     # After the last collection: its garbage is what leaves the holes.
     log.debug("fork server: %d free pymalloc blocks and %d malloc chunks taken", *take_holes())
     gc.freeze()
+
+
+def preload() -> None:
+    """Import what a child needs to join the bus and answer (about 0.3 s), all but the model client.
+
+    The fork server does this before it serves, so even a child forked before the warm-up is done
+    is on the bus in milliseconds; such a child loads the model client on a thread of its own
+    (``robotd/hosting.py``), as a robotd started by hand does.
+    """
+    # robotlab.bus.link: the bus client's I/O side, imported on a child's first connect
+    # (2.1 MB of each child's memory after a first run when each child imported it itself).
+    import robotlab.bus.link  # noqa: F401
+    import robotlab.config.settings  # noqa: F401
+    import robotlab.network.member  # noqa: F401
+    import robotlab.observability  # noqa: F401
+    import robotlab.robot.robot  # noqa: F401
+    import robotlab.robot.spawn  # noqa: F401
+    from robotlab import bus  # noqa: F401
+
+    from .hosting import child_logging
+
+    # The logging a child sets up first (robotd/forkserver.py: run_child), set up here: a
+    # child's own call then finds it done, and the hosted warm-up runs log as a child's would.
+    child_logging()
 
 
 def warm_model_call(rounds: int = 1) -> None:

@@ -56,8 +56,9 @@ def run_demo(broker_url: str, say: Callable[[str], Any] = print) -> None:
     from robotlab.robot.spawn import start_fork_server, stop_fork_server
     from robotlab.testing import serve_script
 
-    # The fork server warms up (imports litellm) while the concierge's robotd does the same.
-    warming = threading.Thread(target=start_fork_server, name="demo-fork-server", daemon=True)
+    # The fork server warms up (imports litellm) while the concierge's robotd does the same; the
+    # specialist is spawned once it is warm, so the demo shows a warm fork's milliseconds.
+    warming = threading.Thread(target=start_fork_server, kwargs={"warm": True}, name="demo-fork-server", daemon=True)
     warming.start()
     with serve_script(SCRIPT) as api:
         concierge = _start_concierge(broker_url, api)

@@ -47,7 +47,8 @@ __all__ = [
 ]
 
 FORK_SERVER_START_TIMEOUT = 120.0
-"""Seconds to wait for a new fork server to import everything (litellm alone takes 3-10 s)."""
+"""Seconds to wait for a new fork server: its ``READY`` takes about 0.4 s; its warm-up (``WARM``),
+litellm's import included, 5-10 s, and much longer on a loaded machine."""
 
 _INHERITED = ("model", "provider", "api_base")
 """The model fields a child takes from its parent unless spawn names them."""
@@ -172,6 +173,7 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
     llm.update({key: options.pop(key) for key in ModelSettings.model_fields if key in options})
     robot = {"template": template, "system_prompt": system_prompt, "prompts_dir": options.pop("prompts_dir", None),
              "serve": True, "llm": ModelSettings(**llm).set_fields(), "settings": to_plain(options, "settings")}
+    server = fork_server()  # it starts while the parent joins its bus (and starts a broker, if it has none)
     client = parent.with_bus().messaging.require_client()
     service = budget_service_for(parent)
     if service is not None:  # the child draws on this robot's budget (docs/budgets.md)
@@ -184,7 +186,6 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
               "watch_pid": None if detach else os.getpid(), "connect_timeout": min(timeout, 10.0)}
     # The child joins with exactly its parent's keys (none: {}), handed over in memory.
     daemon["curve"] = client.keys.to_plain() if client.keys is not None else {}
-    server = fork_server()
     robot["fork_server"] = server.path
     answer = server.fork({"daemon": daemon, "robot": robot}, timeout)
     if not answer.get("ok"):
@@ -200,40 +201,92 @@ def _spawn_error(name: str, answer: dict[str, Any]) -> RobotlabError:
 
 
 class ForkServerClient:
-    """The spawning side of a fork server: its socket, and its process when we started it."""
+    """The spawning side of a fork server: its socket, and its process when we started it.
+
+    The server says ``READY`` on its stdout once it takes requests (about 0.4 s after its start),
+    then ``WARM PID`` once its children come from its warm twin (``robotd/forkserver.py``).
+    """
 
     def __init__(self, path: str, process: subprocess.Popen | None = None, folder: str | None = None) -> None:
         self.path = path
         self.process = process
         self.folder = folder
+        self.ready = process is None
+        """True once the server takes requests (a server this process did not start already does)."""
+        self.warm_pid: int | None = None
+        """The warm server's process, once it serves (``wait_warm``)."""
+        self._lock = threading.Lock()
 
     @classmethod
-    def start(cls, timeout: float = FORK_SERVER_START_TIMEOUT) -> ForkServerClient:
-        """Start a fork server for this process and wait until it is warm.
-
-        Raises:
-            PeerUnavailable: it did not report ready within ``timeout``.
-        """
+    def launch(cls) -> ForkServerClient:
+        """Start a fork server for this process without waiting for it (``wait_ready`` does)."""
         folder = tempfile.mkdtemp(prefix="rl-fork-")
         path = os.path.join(folder, "fork.sock")
         argv = [sys.executable, "-m", "robotlab.robotd.forkserver", "--socket", path, "--parent-pid", str(os.getpid())]
         if threading.current_thread() is threading.main_thread():
             argv.append("--pdeathsig")  # the kernel ties it to this thread; see robotd/supervision.py
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
-        assert process.stdout is not None  # stdout=PIPE
-        server = cls(path, process, folder)
-        deadline = time.monotonic() + timeout
-        line = b""
-        # Anything an import prints before READY is skipped; EOF means the server died.
-        while line.strip() != b"READY" and select.select([process.stdout], [], [], max(deadline - time.monotonic(), 0))[0]:
-            line = process.stdout.readline()
-            if not line:
-                break
-        process.stdout.close()
-        if line.strip() != b"READY":
-            server.close()
-            raise PeerUnavailable(f"the fork server did not start within {timeout:g}s (exit code {process.poll()})")
+        # Unbuffered: a line read ahead into a buffer would hide the next one from select.
+        return cls(path, subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, bufsize=0), folder)
+
+    @classmethod
+    def start(cls, timeout: float = FORK_SERVER_START_TIMEOUT) -> ForkServerClient:
+        """Start a fork server for this process and wait until it takes requests.
+
+        Raises:
+            PeerUnavailable: it did not report ready within ``timeout``.
+        """
+        server = cls.launch()
+        server.wait_ready(timeout)
         return server
+
+    def wait_ready(self, timeout: float = FORK_SERVER_START_TIMEOUT) -> None:
+        """Wait until the server takes requests.
+
+        Raises:
+            PeerUnavailable: it did not report ready within ``timeout`` (it is stopped then).
+        """
+        with self._lock:
+            if not self.ready:
+                if self._next_word(("READY",), timeout) is None:
+                    code = self.process.poll() if self.process else None
+                    self.close()
+                    raise PeerUnavailable(f"the fork server did not start within {timeout:g}s (exit code {code})")
+                self.ready = True
+
+    def wait_warm(self, timeout: float = FORK_SERVER_START_TIMEOUT) -> bool:
+        """Wait until children are forked warm (sharing the warm-up's memory); False if the warm-up died.
+
+        A server this process did not start is taken as it is.
+
+        Raises:
+            PeerUnavailable: the server did not start, or did not say within ``timeout``.
+        """
+        self.wait_ready(timeout)
+        with self._lock:
+            if self.warm_pid is None and self.process is not None and self.process.stdout is not None:
+                word = self._next_word(("WARM", "COLD"), timeout)
+                if word is None:
+                    raise PeerUnavailable(f"the fork server did not finish its warm-up within {timeout:g}s")
+                self.process.stdout.close()
+                if word[0] == "WARM":
+                    self.warm_pid = int(word[1])
+            return self.warm_pid is not None or self.process is None
+
+    def _next_word(self, words: tuple[str, ...], timeout: float) -> list[str] | None:
+        """The server's next line that starts with one of ``words``, split; None at EOF or ``timeout``.
+
+        Anything an import prints first is skipped.
+        """
+        assert self.process is not None and self.process.stdout is not None  # started by launch
+        stdout, deadline = self.process.stdout, time.monotonic() + timeout
+        while select.select([stdout], [], [], max(deadline - time.monotonic(), 0))[0]:
+            line = stdout.readline()
+            if not line:
+                return None
+            said = line.decode(errors="replace").split()
+            if said[:1] and said[0] in words:
+                return said
+        return None
 
     def alive(self) -> bool:
         """True while the server can take requests."""
@@ -245,8 +298,9 @@ class ForkServerClient:
         """Send one fork request and wait for the answer (the child is on the bus when ok).
 
         Raises:
-            PeerUnavailable: no answer within ``timeout``.
+            PeerUnavailable: the server did not start, or no answer within ``timeout``.
         """
+        self.wait_ready()
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(timeout)
             try:
@@ -260,12 +314,15 @@ class ForkServerClient:
 
     def close(self) -> None:
         """Stop the server if we started it (children keep running: they are in their own sessions)."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.terminate()
+                try:
+                    self.process.wait(5)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+            if self.process.stdout is not None:
+                self.process.stdout.close()
         if self.folder:
             shutil.rmtree(self.folder, ignore_errors=True)
 
@@ -277,18 +334,29 @@ _server_lock = threading.Lock()
 
 
 def fork_server() -> ForkServerClient:
-    """This process's fork server, started (or restarted) when needed."""
+    """This process's fork server, started (or restarted) when needed; its ``fork`` waits until it is ready."""
     global _server
     with _server_lock:
         if _server is None or not _server.alive():
-            _server = ForkServerClient.start()
+            _server = ForkServerClient.launch()
             atexit.register(_server.close)
         return _server
 
 
-def start_fork_server() -> ForkServerClient:
-    """Start the fork server now, so the first ``spawn`` does not pay for its warm-up."""
-    return fork_server()
+def start_fork_server(warm: bool = False, timeout: float = FORK_SERVER_START_TIMEOUT) -> ForkServerClient:
+    """Start this process's fork server now, and return at once: a first ``spawn`` then finds it ready.
+
+    With ``warm=True``, wait until children are forked from its warm twin (several seconds: litellm
+    imported and a child's life run once), so each child shares that memory and needs no model
+    client import of its own.
+
+    Raises:
+        PeerUnavailable: with ``warm=True``, the server did not start or warm up within ``timeout``.
+    """
+    server = fork_server()
+    if warm:
+        server.wait_warm(timeout)
+    return server
 
 
 def stop_fork_server() -> None:

@@ -1,7 +1,7 @@
 """``Robot.spawn``: children forked as robotds by the warm fork server, supervised by their parent.
 
-The fork server is started once per test session (by the first spawn in this process) and
-reused by every test after that.
+The fork server is started by the first spawn in this process and reused by the tests after
+that, but for the tests of the fork server's own start, which stop it and start a fresh one.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from robotlab import BoundaryError, ConfigError, Robot, RunConfig, bus, create_network
 from robotlab.cli.robotlab_cli import main as robotlab_main
 from robotlab.robot.requests import RUN_TYPE
-from robotlab.robot.spawn import fork_server
+from robotlab.robot.spawn import fork_server, start_fork_server, stop_fork_server
 from robotlab.testing import requests_seen, serve_script
 from tests.process.conftest import Processes, live
 from tests.waiting import wait_until
@@ -156,13 +156,58 @@ def test_the_fork_server_answers_a_malformed_request_and_keeps_serving(boss: Rob
 
 
 def test_the_warm_fork_server_runs_one_thread_so_children_inherit_no_half_held_lock(boss: Robot) -> None:
-    # Given a fork server warmed by real model calls (robotd/warmup.py: warm_model_call)
+    # Given a fork server whose warm twin serves, warmed by real model calls (robotd/warmup.py: warm_model_call)
     boss.spawn(name="probe").info()
-    server = fork_server()
+    server = start_fork_server(warm=True)
     assert server.process is not None, "this test process started the fork server"
-    # Then only its main thread is left: a fork copies no other thread, so any other one would
-    # leave its locks held forever in every child.
+    assert server.warm_pid is not None
+    # Then each of its processes runs only its main thread: a fork copies no other thread, so any
+    # other one would leave its locks held forever in every child
     assert psutil.Process(server.process.pid).num_threads() == 1
+    assert psutil.Process(server.warm_pid).num_threads() == 1
+    # And the next child is forked by the warm twin
+    assert psutil.Process(boss.spawn(name="late").pid).ppid() == server.warm_pid
+
+
+def test_a_first_spawn_does_not_wait_for_the_warm_up_and_later_ones_share_it(boss: Robot) -> None:
+    # Given no fork server in this process yet
+    stop_fork_server()
+    # When boss spawns at once
+    early = boss.spawn(name="early", model="openai/scripted", provider=None)
+    server = fork_server()
+    # Then the child comes from the fork server's first process, before its warm-up ended, and
+    # runs all the same (it loaded the model client itself)
+    assert server.process is not None and psutil.Process(early.pid).ppid() == server.process.pid
+    assert early.run("hi").reply == "answer 0"
+    # And once the warm twin serves, children come from it
+    assert server.wait_warm() is True
+    assert psutil.Process(boss.spawn(name="late").pid).ppid() == server.warm_pid
+
+
+def test_a_warm_up_that_dies_leaves_a_fork_server_that_still_spawns(boss: Robot) -> None:
+    # Given a fresh fork server whose warm twin is killed during its warm-up
+    stop_fork_server()
+    server = start_fork_server()
+    server.wait_ready()
+    assert server.process is not None
+    twin = psutil.Process(server.process.pid).children()[0]
+    twin.kill()
+    # Then the server says it stays cold, and a spawn still gets a working child
+    assert server.wait_warm() is False
+    assert boss.spawn(name="cold").info()["name"] == "cold"
+
+
+def test_a_warm_server_that_dies_is_replaced_by_the_next_spawn(boss: Robot) -> None:
+    # Given a fork server whose warm twin serves
+    stop_fork_server()
+    server = start_fork_server(warm=True)
+    assert server.process is not None and server.warm_pid is not None
+    # When the warm twin dies
+    psutil.Process(server.warm_pid).kill()
+    # Then the fork server exits (nothing accepts any more), and the next spawn starts another
+    wait_until(lambda: not server.alive(), timeout=10, message="the fork server exited")
+    assert boss.spawn(name="after").info()["name"] == "after"
+    assert fork_server() is not server
 
 
 def parent_main() -> None:
