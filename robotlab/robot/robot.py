@@ -4,8 +4,10 @@ Read ``docs/robots.md`` first. A robot holds its collaborators: ``_setup`` (a
 :class:`~robotlab.robot.setup.RobotSetup`: system message, config, tools, request parameters),
 ``conversation`` (:class:`~robotlab.robot.conversation.Conversation`), ``messaging`` (its bus
 side, :class:`~robotlab.robot.messaging.RobotBus`), its budget and learnings. The spec's method
-names for the conversation and the bus forward to those through ``robotlab/robot/facades.py``;
-``tool_loop`` runs the round trips and ``llm`` is the provider seam.
+names for the conversation and the bus forward to those through ``robotlab/robot/facades.py``,
+and its read-only properties (``model``, ``template``, ``local_tools``...) read them through
+``robotlab/robot/readers.py``; ``tool_loop`` runs the round trips and ``llm`` is the provider
+seam.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from robotlab.robot.delegation import delegate as _delegate
 from robotlab.robot.facades import BusFacade, ConversationFacade
 from robotlab.robot.learnings import Learnings, record_learning
 from robotlab.robot.messaging import RobotBus
+from robotlab.robot.readers import RobotReaders
 from robotlab.robot.result import RobotResult
 from robotlab.robot.run_memory import active_memory
 from robotlab.robot.runnable import Runnable
@@ -60,7 +63,7 @@ _SETTINGS = frozenset((
 """The keyword settings a robot takes: every model field, plus these RunConfig fields."""
 
 
-class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
+class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
     """An LLM agent. Every parameter is keyword-only and keeps its Ruby name (``docs/robots.md``).
 
     Args:
@@ -127,67 +130,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
     config: RunConfig
     """The effective config: front matter, then ``config=``, then keyword arguments."""
 
-    # -- readers ---------------------------------------------------------------------------
-
-    @property
-    def model(self) -> str:
-        """The model id as configured (without the provider prefix)."""
-        return self._setup.model
-
-    @property
-    def provider(self) -> str | None:
-        """The provider, if one was named."""
-        return self._setup.provider
-
-    @property
-    def api_base(self) -> str | None:
-        """The server URL model calls go to, if not the provider's default."""
-        return self.config.api_base
-
-    @property
-    def template(self) -> str | None:
-        """The main template's name."""
-        return self._setup.prompt.template
-
-    @property
-    def system_prompt(self) -> str | None:
-        """The combined system message (rendered template, skills, inline prompt), or None."""
-        return self._setup.system_text
-
-    @property
-    def local_tools(self) -> list[Tool]:
-        """Attached tool instances."""
-        return list(self._setup.local_tools)
-
-    @property
-    def mcp_tools(self) -> list[Tool]:
-        """Tools discovered on connected MCP servers."""
-        return self._mcp.tools
-
-    @property
-    def tools_config(self) -> Any:
-        """The build-time ``tools`` value (None when unset)."""
-        return self.config.tools
-
-    @property
-    def mcp_config(self) -> Any:
-        """The build-time ``mcp`` value (None when unset)."""
-        return self.config.mcp
-
-    @property
-    def llm(self) -> LLM:
-        """The model seam this robot calls."""
-        return self._setup.llm
-
-    @property
-    def budget_ledger(self) -> Any:
-        """The budget ledger, or None when neither budget is set."""
-        return self._budget.ledger
-
-    @property
-    def learnings(self) -> list[str]:
-        """Lessons learned, in insertion order."""
-        return list(self._learnings.items)
+    # -- its own memory, where AskUser talks, the Runnable protocol -------------------------
 
     @property
     def memory(self) -> Any:
@@ -220,14 +163,6 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade):
     def crew(self) -> list[Robot]:
         """``[self]`` (the Runnable protocol)."""
         return [self]
-
-    def failed_mcp_server_names(self) -> list[str]:
-        """MCP servers that could not be connected."""
-        return self._mcp.failed_names()
-
-    def effective_config(self) -> dict[str, Any]:
-        """The set fields of the robot's config."""
-        return self.config.to_dict()
 
     # -- running ---------------------------------------------------------------------------
 
