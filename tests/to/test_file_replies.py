@@ -139,3 +139,43 @@ def test_an_echo_that_only_moved_blank_lines_is_no_change() -> None:
     reply = "slicing.py\n```\n" + SLICING.replace("\n\n\ndef", "\n\ndef") + "```"
 
     assert file_blocks(reply, PROJECT) == []
+
+
+TEXTUTIL = '"""Small text helpers."""\n\n\ndef shout(text):\n    """The text in upper case followed by "!"."""\n    return text.upper() + "!"\n'
+TEXTUTIL_TESTS = ('from textutil import shout, whisper\n\n\ndef test_shout():\n    assert shout("hello") == "HELLO!"\n'
+                  '\n\ndef test_whisper():\n    assert whisper("HELLO There") == "hello there..."\n')
+
+
+def test_a_block_named_after_the_test_but_holding_the_module_is_the_module() -> None:
+    # verbatim: the test file's name on the block's first line, the rewritten module below it
+    reply = ('```\ntest_textutil.py\n"""\nSmall text helpers."""\n\ndef shout(text):\n    """The text in upper case '
+             'followed by "!"."""\n    return text.upper() + "!"\n\ndef whisper(text):\n    """The text in lower case '
+             'followed by "...". """\n    return text.lower() + "..."\n```')
+
+    (block,) = file_blocks(reply, {"test_textutil.py": TEXTUTIL_TESTS, "textutil.py": TEXTUTIL})
+
+    assert block.path == "textutil.py" and not block.named
+    assert block.content.endswith('def whisper(text):\n    """The text in lower case followed by "...". """\n'
+                                  '    return text.lower() + "..."\n')
+
+
+def test_a_block_named_after_the_test_and_holding_the_test_stays_the_test() -> None:
+    reply = f"test_textutil.py\n```\n{TEXTUTIL_TESTS.replace('HELLO!', 'HELLO')}```"
+
+    (block,) = file_blocks(reply, {"test_textutil.py": TEXTUTIL_TESTS, "textutil.py": TEXTUTIL})
+
+    assert block.path == "test_textutil.py" and block.named
+
+
+def test_a_fence_holding_only_a_name_names_the_text_after_it() -> None:
+    stats = ('"""Averages."""\n\n\ndef mean(values):\n    """The arithmetic mean of ``values``.\n\n    >>> mean([1, 2])\n'
+             '    1.5\n    >>> mean([1, 2, 3, 4])\n    2\n    """\n    return sum(values) / len(values)\n')
+    # verbatim: "```", the name, "```", then the file unfenced up to a closing fence
+    reply = ('```\nstats.py\n```\n"""\nAverages.\n\nThe arithmetic mean of ``values``.\n\n>>> mean([1, 2])\n1.5\n'
+             '>>> mean([1, 2, 3, 4])\n2\n"""\n\ndef mean(values):\n    """The arithmetic mean of ``values``.\n\n'
+             '    >>> mean([1, 2, 3, 4])\n    2\n    """\n    return sum(values) / len(values)\n```')
+
+    (block,) = file_blocks(reply, {"stats.py": stats})
+
+    assert block.path == "stats.py" and block.named
+    assert block.content.startswith('"""\nAverages.\n') and block.content.endswith("return sum(values) / len(values)\n")

@@ -63,10 +63,13 @@ def test_a_locked_grader_file_is_refused_and_nothing_passes(runner: Runner, proj
     with runner.serving(turns) as url:
         report = runner.run(None, "Make the check pass", max_iterations=1, edit_format="whole",
                             verify_command="sh check.sh", protect_paths=["check.sh"])
-        first = requests_seen(url)[0]["messages"][-1]["content"]
+        first, second, _ = (request["messages"][-1]["content"] for request in requests_seen(url))
 
     # The model was shown the locked file first, marked as not to be written
     assert first.index("check.sh (locked: it checks your change; do not write it)\n```") < first.index("value.txt\n```")
+
+    # And the next attempt is told its reply was refused
+    assert "Your last reply tried to write a locked file, which is refused." in second
 
     replies = [e for e in runner.events(report) if e["event"] == "whole_file:reply"]
     assert len(replies) == 3 and all(e["written"] == [] and e["refused"] for e in replies)
@@ -79,3 +82,23 @@ def test_the_whole_file_format_needs_a_verify_command(runner: Runner, project: P
 
     assert report.exit_code == 2 and report.run is None
     assert "--edit-format whole needs --verify-command" in runner.err.getvalue()
+
+
+def test_a_reply_that_changed_nothing_is_named_and_the_next_attempt_samples_hotter(runner: Runner,
+                                                                                   project: Path) -> None:
+    # Given a model that first repeats the file unchanged, then writes a wrong change, then the fix
+    turns = [reply("broken"), reply("still broken"), reply("fixed")]
+    with runner.serving(turns) as url:
+        report = runner.run(None, "Make value.txt say fixed", max_iterations=1, edit_format="whole",
+                            verify_command=CHECK)
+        requests = requests_seen(url)
+    assert runner.subjects()[0] == "robot-to 1: whole-file reply; verify passed"
+    # Then the attempt after the echo is told what its reply did, and samples hotter;
+    # the one after a real (if wrong) change is back at the robot's temperature, and is told nothing
+    first, second, third = (request["messages"][-1]["content"] for request in requests)
+    assert "Your last reply" not in first and "Your last reply" not in third
+    assert "Your last reply repeated value.txt unchanged, which fixes nothing." in second
+    temperatures = [request.get("temperature") for request in requests]
+    assert temperatures[1] > temperatures[0] == temperatures[2]
+    unchanged = [e["unchanged"] for e in runner.events(report) if e["event"] == "whole_file:reply"]
+    assert unchanged == [["value.txt"], [], []]

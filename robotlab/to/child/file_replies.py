@@ -11,6 +11,11 @@ several files in one block, each after a ``# name.py`` comment line. Each block 
 - a nameless block is the project file its text most resembles, when at least
   ``MIN_LIKENESS`` alike: a rewrite keeps most of its file, and a 0.5B model drops the name
   about half the time; a block like no file is dropped, never guessed into a new one;
+- a block named after one project file but less than ``MIN_LIKENESS`` like it and at least
+  that like another is that other file: such a model copies the first name it was shown
+  (often the test's) above the module it rewrote;
+- a fence holding nothing but a file's name names the unfenced text after it, up to the next
+  fence (```` ``` ```` / ``stats.py`` / ```` ``` ```` / the file / ```` ``` ````);
 - a block equal to its file's current text, blank lines and trailing spaces aside, is no
   change (the model echoed the file) and is dropped;
 - shell blocks are never files.
@@ -41,6 +46,8 @@ MIN_LIKENESS = 0.5
 _FENCE_LINE = re.compile(r"^\s*```\s*([\w+-]*)\s*$")
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "text", "output"}
 _HEADER = re.compile(r"^#+\s*([\w./-]+\.[A-Za-z]\w*)\s*$")
+_NAME_FENCE = re.compile(r"^```[\w+-]*\n\s*([\w./-]+\.[A-Za-z]\w*)\s*\n```\s*\n(?!\s*```)", re.MULTILINE)
+"""A fence holding only a file name, then unfenced text: rewritten as the name above a fence."""
 _FIRST_LINE_NAME = re.compile(r"^\s*([\w./-]+\.(?:py|json|ya?ml|toml|cfg|ini|txt|md|sh|js|ts))\s*$")
 
 
@@ -57,6 +64,11 @@ class FileBlock:
 def file_blocks(reply: str | None, files: Mapping[str, str]) -> list[FileBlock]:
     """The files ``reply`` writes, given the project's ``files`` (path to current text); the
     last block wins when two write the same file."""
+    return read_reply(reply, files)[0]
+
+
+def read_reply(reply: str | None, files: Mapping[str, str]) -> tuple[list[FileBlock], list[str]]:
+    """``file_blocks``, and the project files the reply repeated unchanged (its echoes)."""
     found: dict[str, FileBlock] = {}
     for name, body in _blocks(reply or ""):
         if not body.strip():
@@ -67,7 +79,8 @@ def file_blocks(reply: str | None, files: Mapping[str, str]) -> list[FileBlock]:
     after = {**files, **{path: block.content for path, block in found.items()}}
     kept = [dataclasses.replace(block, content=_keeping_used(block.path, files.get(block.path), after))
             for block in found.values()]
-    return [block for block in kept if _lines(files.get(block.path)) != _lines(block.content)]
+    same = [block for block in kept if _lines(files.get(block.path)) == _lines(block.content)]
+    return [block for block in kept if block not in same], [block.path for block in same]
 
 
 def _lines(text: str | None) -> list[str] | None:
@@ -79,7 +92,7 @@ def _lines(text: str | None) -> list[str] | None:
 def _blocks(reply: str) -> list[tuple[str | None, str]]:
     """``(name or None, body)`` per fenced block, a block of ``# name`` sections split into them."""
     blocks: list[tuple[str | None, str]] = []
-    for above, language, body in _fences(reply):
+    for above, language, body in _fences(_NAME_FENCE.sub(r"\1\n```\n", reply)):
         if language.lower() not in _SHELL:
             blocks.extend(_sections(named_path(above) if above else None, body))
     return blocks
@@ -131,11 +144,16 @@ def _sections(name: str | None, body: str) -> list[tuple[str | None, str]]:
 
 
 def _resolve(name: str | None, body: str, files: Mapping[str, str]) -> FileBlock | None:
-    path = _project_path(name, files) if name else _likest(body, files)
+    path = _project_path(name, files) if name else None
+    named = path is not None
+    if path is None or (path in files and _likeness(body, files[path]) < MIN_LIKENESS):
+        likest = _likest(body, files)  # nameless, or named after a file it is not
+        if likest is not None:
+            path, named = likest, False
     if path is None:
         return None
     content = _without_self_import(path, body.rstrip("\n") + "\n")
-    return FileBlock(path, content, named=name is not None)
+    return FileBlock(path, content, named=named)
 
 
 def _project_path(name: str, files: Mapping[str, str]) -> str:
@@ -150,10 +168,13 @@ def _project_path(name: str, files: Mapping[str, str]) -> str:
 
 def _likest(body: str, files: Mapping[str, str]) -> str | None:
     """The project file ``body`` most resembles, if at least ``MIN_LIKENESS`` alike."""
-    scored = [(difflib.SequenceMatcher(None, text, body, autojunk=False).ratio(), path)
-              for path, text in files.items()]
+    scored = [(_likeness(body, text), path) for path, text in files.items()]
     best = max(scored, default=(0.0, ""))
     return best[1] if best[0] >= MIN_LIKENESS else None
+
+
+def _likeness(body: str, text: str) -> float:
+    return difflib.SequenceMatcher(None, text, body, autojunk=False).ratio()
 
 
 def _without_self_import(path: str, content: str) -> str:

@@ -17,10 +17,11 @@ from typing import Any
 from robotlab.errors import BudgetExceeded, InferenceError
 from robotlab.ipc import json_lines
 from robotlab.process_groups import Supervisor
-from robotlab.to.child.file_replies import file_blocks
+from robotlab.to.child.file_replies import read_reply
 from robotlab.to.child.robot_factory import (
     Oversight,
     RobotModel,
+    attempt_temperature,
     build_robot,
     compact,
     metered_llm,
@@ -67,7 +68,8 @@ class AttemptReport:
     is the attempt's dollars, None when the model has no price; ``estimated`` says the token
     counts are partly estimates (the provider reported no usage for some call); ``last_reply``
     the model's last text, clipped to ``REPLY_LIMIT`` characters. With the whole-file edit
-    format ``written`` lists the files the reply wrote and ``refused`` the guards' refusals.
+    format ``written`` lists the files the reply wrote, ``refused`` the guards' refusals and
+    ``unchanged`` the files it repeated as they were.
     """
 
     ok: bool
@@ -83,6 +85,7 @@ class AttemptReport:
     last_reply: str | None = None
     written: list[str] = dataclasses.field(default_factory=list)
     refused: list[str] = dataclasses.field(default_factory=list)
+    unchanged: list[str] = dataclasses.field(default_factory=list)
 
     def to_wire(self) -> dict[str, Any]:
         """The report as one JSON-ready dict (the failure as plain data)."""
@@ -126,9 +129,11 @@ def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, overs
 
 def _write_blocks(reply: str | None, shown: dict[str, str], chain: GuardChain, report: AttemptReport) -> None:
     """Write the files ``reply`` holds in fenced blocks (whole-file edit format), behind the
-    guards (the grader lock refuses a locked file): ``report.written`` and ``report.refused``."""
+    guards (the grader lock refuses a locked file): ``report.written``, ``report.refused`` and
+    ``report.unchanged``."""
     write = chain.wrap("write", files.write)
-    for block in file_blocks(reply, shown):
+    blocks, report.unchanged = read_reply(reply, shown)
+    for block in blocks:
         outcome = write({"path": block.path, "content": block.content})
         if outcome.startswith("Wrote"):
             report.written.append(block.path)
@@ -181,7 +186,7 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     capture = submit.Capture()
     commands = json_lines.LineReader(sock)
     chain = GuardChain(plan.guard, GraderLock(plan.guard.root, plan.lock_patterns))
-    whole = plan.edit_format == "whole"
+    whole, heated = plan.edit_format == "whole", False
     specs = [] if whole else toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor(),
                                      list(plan.crew), _asker(sock, commands))
     tell = _tell_parent(sock)
@@ -205,10 +210,21 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
             return
         if whole:
             robot.conversation.clear()  # each whole-file request stands alone
+            heated = _sample(robot, plan.model, int(command.get("hotter") or 0), heated)
         report = _attempt(robot, command, capture, oversight)
         if whole and report.error is None:
             _write_blocks(oversight.last_reply, command.get("files") or {}, chain, report)
         send_line(sock, report.to_wire())
+
+
+def _sample(robot: Any, model: RobotModel, hotter: int, heated: bool) -> bool:
+    """Set the attempt's temperature ``hotter`` steps up, or back after a hotter one (a robot
+    never heated keeps the request as the library builds it); whether it is now heated."""
+    if hotter or heated:
+        temperature = attempt_temperature(model, hotter)
+        if temperature is not None:
+            robot.with_temperature(temperature)
+    return bool(hotter)
 
 
 class RobotChild:
@@ -230,15 +246,16 @@ class RobotChild:
 
     def run(self, message: str, budget: int | None = None, cost_budget: float | None = None,
             on_event: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
-            shown: dict[str, str] | None = None) -> AttemptReport:
+            shown: dict[str, str] | None = None, hotter: int = 0) -> AttemptReport:
         """Ask the robot to run ``message`` using at most ``budget`` tokens and ``cost_budget``
         dollars (None: no limit); progress events (tool calls, usage) go to ``on_event``.
-        ``shown``: the files (path to text) the message showed, which a whole-file reply rewrites.
+        ``shown``: the files (path to text) the message showed, which a whole-file reply rewrites;
+        ``hotter``: how many steps above the robot's temperature a whole-file attempt samples.
 
         Ends early on the deadline or a stop request.
         """
         command = {"cmd": "run", "message": message, "budget": budget, "cost_budget": cost_budget,
-                   "files": shown or {}}
+                   "files": shown or {}, "hotter": hotter}
         return AttemptReport.from_wire(self._child.request(command, on_event))
 
     def kill(self) -> None:

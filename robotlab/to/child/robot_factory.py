@@ -155,6 +155,22 @@ def build_robot(
     return robotlab.build(**options).on(_quality_hook(oversight))
 
 
+HOTTER = 0.3
+"""How much hotter each whole-file attempt after a reply that changed nothing samples."""
+HOTTEST = 1.3
+"""The hottest such an attempt samples: above it a small model's files stop being code."""
+
+
+def attempt_temperature(model: RobotModel, hotter: int) -> float | None:
+    """The temperature of a whole-file attempt ``hotter`` steps above the robot's own (its
+    ``temperature``, else the library's default for robots that set none); None when neither
+    is set (then the provider's default applies, and nothing is raised)."""
+    from robotlab.config.cascade import config
+
+    base = model.temperature if model.temperature is not None else config().chat.with_temperature
+    return None if base is None else max(base, min(base + hotter * HOTTER, HOTTEST))
+
+
 def compact(robot: Any) -> tuple[int, int]:
     """Shrink the robot's conversation with the library's compaction; (messages before, after)."""
     before = len(robot.conversation.messages())

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
+from robotlab.to.child.robot import AttemptReport
 from robotlab.to.guards.grader_lock import GraderLock
 from robotlab.to.process.command import run_command
 from robotlab.to.process.failure import describe_error
@@ -34,9 +35,10 @@ OUTPUT_CHARS = 1500
 
 
 def request(objective: str, files: dict[str, str], verify_command: str, output: str | None,
-            locked: Collection[str] = ()) -> str:
+            locked: Collection[str] = (), last: str = "") -> str:
     """One attempt's message: the files (``locked`` ones first, marked as not to be changed),
-    the verify command's output (None: it passes), the task."""
+    the verify command's output (None: it passes), what the last reply did wrong (``last``,
+    from ``after_reply``), the task."""
     order = sorted(files, key=lambda name: name not in locked)
     shown = "\n\n".join(f"{name}{LOCKED_MARK if name in locked else ''}\n```\n{files[name].rstrip()}\n```"
                          for name in order)
@@ -46,8 +48,24 @@ def request(objective: str, files: dict[str, str], verify_command: str, output: 
         state = f"`{verify_command}` fails, printing nothing."
     else:
         state = f"`{verify_command}` fails with:\n```\n{output.strip()[-OUTPUT_CHARS:]}\n```"
-    return (f"The project's files:\n\n{shown}\n\n{state}\n\nTask: {objective}\n\n"
+    last = f"{last}\n\n" if last else ""
+    return (f"The project's files:\n\n{shown}\n\n{state}\n\n{last}Task: {objective}\n\n"
             "Write each file you change: its name on one line, then its whole new content in a ``` block.")
+
+
+def after_reply(report: AttemptReport) -> str:
+    """What the next attempt is told about a reply that changed nothing: the files it repeated
+    unchanged, the locked ones it tried to write, or that it wrote none ("" when it wrote one)."""
+    if report.written:
+        return ""
+    said = []
+    if report.unchanged:
+        said.append(f"Your last reply repeated {', '.join(report.unchanged)} unchanged, which fixes nothing.")
+    if report.refused:
+        said.append("Your last reply tried to write a locked file, which is refused.")
+    if not said:
+        said.append("Your last reply had no file in a ``` block.")
+    return " ".join([*said, "Write the file that needs the fix, with the fix in it."])
 
 
 def shown_files(session: Session, output: str | None) -> dict[str, str]:
@@ -81,14 +99,14 @@ def run_attempts(session: Session, attempts: Attempts, lock: GraderLock, before:
     """Ask, write, verify, up to 1 + ``max_verify_repairs`` times; the iteration's outcome."""
     settings, iteration = session.settings, session.run.iteration
     tries = settings.max_verify_repairs + 1
-    output, score = _verify_now(session), None
+    output, score, last, hotter = _verify_now(session), None, "", 0
     for attempt in range(1, tries + 1):
         if not attempts.budget_left():
             break
         files = shown_files(session, output)
         locked = {name for name in files if lock.locks(str(Path(session.root) / name))}
-        message = request(session.run.objective, files, str(settings.verify_command), output, locked)
-        report = attempts.run(message, files)
+        message = request(session.run.objective, files, str(settings.verify_command), output, locked, last)
+        report = attempts.run(message, files, hotter)
         over = ended(report, attempts)
         if over:
             return over
@@ -96,7 +114,10 @@ def run_attempts(session: Session, attempts: Attempts, lock: GraderLock, before:
         if tampered:
             return Outcome(OutcomeKind.TAMPERED, IterationResult.missing(), tampered=tampered)
         session.log.event("whole_file:reply", iteration=iteration, attempt=attempt, written=report.written,
-                          refused=report.refused)
+                          refused=report.refused, unchanged=report.unchanged, hotter=hotter)
+        # A reply that changed nothing is said so to the next attempt, which samples hotter: at
+        # the same temperature a small model mostly repeats the same answer.
+        last, hotter = after_reply(report), 0 if report.written else hotter + 1
         if not report.written:
             session.status.say(f"iteration {iteration}: the reply wrote no file ({attempt}/{tries})")
             continue
