@@ -28,12 +28,14 @@ from robotlab.errors import ConfigError, ProtocolError
 from . import router, stopping
 from .absences import Absences
 from .admin import Admin
+from .admission import admit
 from .deliveries import Deliveries
 from .dlq import DeadLetterQueue
 from .holds import Holds
 from .journal import Journal, NoJournal
 from .outbox import Outbox
 from .registry import Peer, Registry
+from .replica import Replica
 from .restart import restore
 from .security import KeyGuard, recv_with_key
 from .standby import Standby
@@ -61,7 +63,14 @@ class Broker:
         self.deliveries = Deliveries(self.registry, self.dlq, self.outbox.transmit_settled, config.ack_timeout,
                                      config.max_handling, self.journal, self.holds, deliver=self._transmit)
         self.absences = Absences(self.holds, self.deliveries, self.journal)
-        restore(self.journal.restore(), self.dlq, self.holds, self.deliveries, self.journal.path)
+        self.standby = Standby.of(config, self.context)
+        self.replica = Replica(self.standby, self.journal, config.standby_sync, self.id.encode()) \
+            if self.standby is not None and isinstance(self.journal, Journal) else None
+        self.outbox.replica = self.replica
+        self.serving = False
+        """Whether the journal was taken back: at start-up, or by one of a standby pair when it starts to serve."""
+        if self.standby is None:
+            self.serve_from_journal()
         self.admin = Admin(self)
         self.counters: Counter[str] = Counter()
         self.started = time.monotonic()
@@ -78,8 +87,7 @@ class Broker:
         self.on_tick: Callable[[str], None] = lambda status: None  # no service manager to tell
         """Called from the loop at least every quarter heartbeat with a status line (the
         entry point feeds systemd's watchdog with it; the broker knows nothing of systemd)."""
-        self.standby = Standby.of(config, self.context)
-        self._user_id: str | None = None
+        self.user_id: str | None = None
         """The authenticated key of the message in dispatch (with keys only)."""
         self.handlers = {
             Command.HELLO: self.on_hello,
@@ -99,8 +107,21 @@ class Broker:
         sock = router.bind(self.config, self.context, self.guard)
         self.socket = sock
         self._input = router.Readiness(sock, self._wake_r)
+        if self.standby is not None:  # the peer's states and journal wake the loop at once
+            self._input.watch(self.standby.fd)
         self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
         return self.endpoint
+
+    def serve_from_journal(self) -> None:
+        """Take back what the journal holds, once. One of a standby pair does so only when it
+        starts to serve: until then its journal is a copy of its active peer's (see replica.py),
+        and what its own file held from before is replaced, never held or dead-lettered here."""
+        if self.serving:
+            return
+        self.serving = True
+        if self.replica is not None:
+            self.replica.active = True
+        restore(self.journal.restore(), self.dlq, self.holds, self.deliveries, self.journal.path)
 
     def reload_keys(self) -> None:
         """Read the authorized keys again (SIGHUP); a folder that does not read keeps the keys in force."""
@@ -204,7 +225,7 @@ class Broker:
         return True
 
     def _recv_keyed(self, sock: zmq.Socket) -> list[Body]:
-        frames, self._user_id = recv_with_key(sock)
+        frames, self.user_id = recv_with_key(sock)
         return frames
 
     def _timers(self, now: float) -> None:
@@ -214,8 +235,12 @@ class Broker:
             peer = self.registry.by_identity.get(identity)
             if peer is not None:
                 self._forget(peer, "disconnected")
-        if self.standby is not None:  # read the peer's states and publish ours
+        if self.standby is not None:  # read the peer's states and journal, publish ours
             self.standby.step(now)
+            if self.standby.serving(now):
+                self.serve_from_journal()
+            if self.replica is not None:
+                self.replica.step(now)
         self.deliveries.expire(now)
         self.absences.expire(now)
         if now >= self._next_scan:  # walking every peer on every pass would not scale to 1,000s
@@ -284,54 +309,12 @@ class Broker:
     def on_hello(self, identity: bytes, peer: Peer | None, frame: Frame) -> None:
         """HELLO {name, instance, token?, role, pid, parent?, max_inflight?} -> WELCOME.
 
-        Refused with ``forbidden`` when the key may not use the name, and with ``conflict``
-        when another live connection holds the instance. A second HELLO on one connection
-        replaces its earlier registration.
+        Refused with ``forbidden`` when the key may not use the name, with ``passive`` by a
+        standby whose peer is live, and with ``conflict`` when another live connection holds
+        the instance. A second HELLO on one connection replaces its earlier registration
+        (:func:`robotlab.broker.admission.admit`).
         """
-        h = frame.header
-        refusal = self.guard.refusal(self._user_id, h["name"]) if self.guard is not None else None
-        if refusal is not None and self.guard is not None:
-            self.counters["hello_refused"] += 1
-            log.info("refused HELLO as %r with %s's key: %s", h["name"], self.guard.owner(self._user_id), refusal)
-            self._error(identity, ErrorCode.FORBIDDEN, f"HELLO as {h['name']!r} refused: {refusal}", frame)
-            return
-        if self.standby is not None and not self.standby.accepts(time.monotonic()):
-            self._error(identity, ErrorCode.PASSIVE, "this broker is the standby and its peer is live: use the other", frame)
-            return
-        holder = self.registry.claimant(h["instance"], identity, h.get("token"), self._user_id)
-        if holder is not None:
-            self._error(identity, ErrorCode.CONFLICT, f"instance {h['instance']!r} belongs to another live connection "
-                        f"({holder.name}, pid {holder.pid}); it is free again {self.config.expiry:g}s after that one goes silent", frame)
-            return
-        if peer is not None and peer.instance != h["instance"]:
-            self._forget(peer, f"replaced by a new HELLO as {h['name']} ({h['instance']})", gone=True)
-        new = self._peer(identity, h)
-        away = self.absences.joined(new)
-        old = self.registry.add(new) or away
-        if old is not None:  # same instance again (reconnect): its in-flight work resumes
-            new.inflight, new.delivered, new.nacked, new.joined = old.inflight, old.delivered, old.nacked, old.joined
-        welcome = {"broker": self.id, "heartbeat": self.config.heartbeat, "liveness": self.config.liveness,
-                   "ack_timeout": self.config.ack_timeout, "max_message_bytes": self.config.max_message_bytes,
-                   "version": protocol.VERSION}
-        self._transmit(new, Command.WELCOME, welcome, b"")
-        log.info("peer %s (%s) %s as %s%s", new.name, new.instance, "rejoined" if old is not None else "joined",
-                 new.role, f" with {self.guard.owner(self._user_id)}'s key" if self.guard is not None else "")
-        if old is not None:
-            self.deliveries.resend_inflight(new)
-        self.deliveries.release(new.name, time.monotonic())
-
-    def _peer(self, identity: bytes, h: dict[str, Any]) -> Peer:
-        now = time.monotonic()
-        max_inflight = h.get("max_inflight")
-        if max_inflight is None or not 1 <= max_inflight <= self.config.max_inflight:
-            max_inflight = self.config.max_inflight
-        grant = self.guard.grant(self._user_id) if self.guard is not None else None
-        return Peer(
-            identity=identity, name=h["name"], instance=h["instance"], role=h.get("role", "robot"),
-            max_inflight=max_inflight, expires=now + self.config.expiry, joined=now, pid=h.get("pid"),
-            parent=h.get("parent"), token=h.get("token"), key=self._user_id,
-            admin=grant.admin if grant is not None else self.guard is None,
-        )
+        admit(self, identity, peer, frame)
 
     def on_send(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """SEND {id, to, type, ...} + body -> DELIVER to the targets; RECEIPT back later."""

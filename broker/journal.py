@@ -38,10 +38,12 @@ import heapq
 import logging
 import sqlite3
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 from robotlab.bus.protocol import Body, pack, unpack
 
+from .journal_changes import Changes, empty, snapshot, write
 from .journal_contract import Key, NoJournal, Restored
 from .journal_file import open_file
 
@@ -59,9 +61,6 @@ GRACE_PER_BYTE: Final = 1e-8
 pace well under what one round trip moves on a loaded machine, so a body that is delivered and
 settled in the usual time is never written. A 4 MiB body waits up to 52 ms, its sender holding
 its own copy all the while."""
-ANSWERED_KEPT: Final = 4096
-"""How many answered ``any`` messages the journal remembers the instance of (as the broker
-remembers receipts in memory)."""
 CHECKPOINT_PAGES: Final = 8192
 """The write-ahead log's size (pages of 4 KiB: 32 MiB) past which a commit also checkpoints;
 below it the broker checkpoints when its loop is idle."""
@@ -96,6 +95,8 @@ class Journal(NoJournal):
         self._purge_all = False
         self._names: set[str] = set()
         self._answered: dict[Key, str] = {}
+        self.replica: Callable[[Changes], None] | None = None
+        """Called with each commit's changes once they are written (a standby pair's stream)."""
         self._db = open_file(path, CHECKPOINT_PAGES)
 
     # -- start-up -------------------------------------------------------------------------------
@@ -103,6 +104,8 @@ class Journal(NoJournal):
     def restore(self) -> Restored:
         """Read everything back (once, at start-up) and count the stored bytes."""
         restored = Restored()
+        self._sizes.clear()
+        self._letter_sizes.clear()
         rows = self._db.execute("SELECT sender, id, notify, receipt_id, header, body, owner FROM messages ORDER BY rowid")
         for sender, message_id, notify, receipt_id, header, body, owner in rows:
             restored.messages.append((unpack(header), body, notify, (sender, message_id), receipt_id, owner))
@@ -283,28 +286,37 @@ class Journal(NoJournal):
         return keys[: last + 1]
 
     def _write(self, puts: list[Key], owners: dict[Key, str]) -> None:
-        db = self._db
-        db.execute("BEGIN")
-        if self._settled:
-            db.executemany("DELETE FROM messages WHERE sender = ? AND id = ?", self._settled)
-        if puts:
-            db.executemany("INSERT OR REPLACE INTO messages (sender, id, notify, receipt_id, header, body) VALUES (?, ?, ?, ?, ?, ?)", self._rows(puts))
-        if owners:
-            db.executemany("UPDATE messages SET owner = ? WHERE sender = ? AND id = ?",
-                           [(owner, key[0], key[1]) for key, owner in owners.items()])
-        if self._purge_all:
-            db.execute("DELETE FROM dead_letters")
-        if self._dropped:
-            db.executemany("DELETE FROM dead_letters WHERE dlq_id = ?", [(d,) for d in self._dropped])
-        if self._letters:
-            db.executemany("INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._letters.values())
-        if self._names:
-            db.executemany("INSERT OR IGNORE INTO names VALUES (?)", [(n,) for n in self._names])
-        if self._answered:
-            db.executemany("INSERT OR REPLACE INTO answered VALUES (?, ?, ?)",
-                           [(key[0], key[1], owner) for key, owner in self._answered.items()])
-            db.execute("DELETE FROM answered WHERE rowid <= (SELECT MAX(rowid) FROM answered) - ?", (ANSWERED_KEPT,))
-        db.execute("COMMIT")
+        changes = empty()
+        changes["settled"] = list(self._settled)
+        changes["puts"] = self._rows(puts)
+        changes["owners"] = [(owner, key[0], key[1]) for key, owner in owners.items()]
+        changes["purge"] = self._purge_all
+        changes["dropped"] = [(d,) for d in self._dropped]
+        changes["letters"] = list(self._letters.values())
+        changes["names"] = [(n,) for n in self._names]
+        changes["answered"] = [(key[0], key[1], owner) for key, owner in self._answered.items()]
+        write(self._db, changes)
+        if self.replica is not None:
+            self.replica(changes)
+
+    def apply(self, changes: Changes) -> None:
+        """Write another journal's commit (a standby's copy of its active peer's) as it is.
+
+        Raises:
+            sqlite3.Error: the write failed (rolled back).
+        """
+        try:
+            write(self._db, changes)
+        except sqlite3.Error:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+        self._unchecked = True
+
+    def snapshot(self) -> Changes:
+        """Everything this journal holds, pending changes written first, as one change set."""
+        self.commit(everything=True)
+        return snapshot(self._db)
 
     def _rows(self, puts: list[Key]) -> list[tuple[str, str, str | None, str, bytes, Body]]:
         """The puts as rows, each header packed now and its size counted exactly."""

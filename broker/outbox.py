@@ -3,11 +3,14 @@
 A turn's receipts and admin replies, and the DELIVERs of ``any`` messages (the commit writes
 who has each), are held here until the journal has committed the turn
 (see :mod:`robotlab.broker.journal`), so nothing a sender is told can be lost with the broker.
+One of a standby pair holds them further, until its peer holds the commit too
+(:meth:`robotlab.broker.replica.Replica.holds`), so nothing is lost with the broker's host.
 :func:`receipt` says what a RECEIPT carries, from the compact outcome a settled record leaves.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +18,7 @@ from robotlab.bus.protocol import Body, Command, Status
 
 from .journal import NoJournal
 from .registry import Peer, Registry
+from .replica import Replica
 
 Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
 Outcome = tuple[str, str, list[tuple[str, str, str]], str | None]
@@ -29,6 +33,9 @@ class Outbox:
         self.registry = registry
         self.transmit = transmit
         self._held: list[tuple[Peer, Command, dict[str, Any], Body]] = []
+        self.replica: Replica | None = None
+        self._waiting: deque[tuple[int, list[tuple[Peer, Command, dict[str, Any], Body]]]] = deque()
+        """Committed turns' sends, each with the commit the standby peer must hold first."""
 
     def add(self, peer: Peer, command: Command, header: dict[str, Any], body: Body = b"") -> None:
         """Send ``header`` (and ``body``) to ``peer`` once the turn is committed."""
@@ -44,16 +51,25 @@ class Outbox:
 
     def end_turn(self, now: float) -> None:
         """Commit the journal if something waits on it (or its changes are due at ``now``, the
-        loop's clock), then send.
+        loop's clock), then send (one of a standby pair: once its peer holds the commit).
 
         Changes nobody waits on may wait for a later turn; a failed commit keeps everything for
         the next one: what the senders would be told is not safe yet.
         """
-        if not self._held and not self.journal.due(now):
-            return
-        if not self.journal.commit():
-            return
-        held, self._held = self._held, []
+        if self._held or self.journal.due(now):
+            if not self.journal.commit():
+                return
+            held, self._held = self._held, []
+            if self.replica is None:
+                self._send(held)
+                return
+            if held:
+                self._waiting.append((self.replica.seq, held))
+        waiting, replica = self._waiting, self.replica
+        while waiting and replica is not None and replica.holds(waiting[0][0], now):
+            self._send(waiting.popleft()[1])
+
+    def _send(self, held: list[tuple[Peer, Command, dict[str, Any], Body]]) -> None:
         for peer, command, header, body in held:
             current = self.registry.by_instance.get(peer.instance)
             if current is None and command == Command.DELIVER:

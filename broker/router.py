@@ -90,6 +90,10 @@ class Readiness:
         for fd in (self.fd, wake_fd):  # in this order: poll lists what is ready in it
             self._poller.register(fd, select.POLLIN)
 
+    def watch(self, fd: int) -> None:
+        """Wake the loop for ``fd`` too (a standby's peer socket), which the caller reads each turn."""
+        self._poller.register(fd, select.POLLIN)
+
     def wait(self, timeout_ms: int) -> bool:
         """Wait up to ``timeout_ms`` for input or a wake-up (not at all while ``pending``);
         True when the socket must be drained."""

@@ -11,14 +11,18 @@ One addition to the zguide's machine: a primary that has not heard from its peer
 heartbeats after its start before it serves anyone, so a primary restarted while the backup is
 active hears that and goes passive instead of serving a second half of the crew.
 
-What the backup knows is nothing but its peer's state: it keeps its own journal and shares no
-messages with the primary. docs/durability.md says what a failover keeps and what it can lose.
+Beside the states, the same two sockets carry the active broker's journal to the passive one
+(:mod:`robotlab.broker.replica`): a message of more than one frame is the replica's. Neither
+socket drops a message for a slow reader (no high-water mark); one lost to a reconnect shows as
+a gap, and the passive broker asks for the whole journal again. docs/durability.md says what a
+failover keeps and what it can lose.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from enum import IntEnum
 
 import zmq
@@ -53,9 +57,13 @@ class Standby:
         self._next_publish = now
         self.pub = context.socket(zmq.PUB)
         self.pub.setsockopt(zmq.LINGER, 0)
+        self.pub.setsockopt(zmq.SNDHWM, 0)  # a replica's change dropped would cost the peer a whole copy
         self.sub = context.socket(zmq.SUB)
         self.sub.setsockopt(zmq.LINGER, 0)
+        self.sub.setsockopt(zmq.RCVHWM, 0)
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
+        self.on_stream: Callable[[list[bytes], float], None] = lambda frames, now: None
+        """Called with each message of more than one frame from the peer (the replica's)."""
         try:
             self.pub.bind(bind)
             self.sub.connect(peer)
@@ -72,12 +80,25 @@ class Standby:
             return None
         return cls(config.standby, config.state_bind, config.peer, config.heartbeat, context, time.monotonic())
 
-    def accepts(self, now: float) -> bool:
-        """A client says HELLO: may this broker serve it? (It may become active on the way.)"""
+    def serving(self, now: float) -> bool:
+        """True while this broker serves clients: active, or a primary alone after its grace."""
         if self.state == State.ACTIVE:
             return True
-        if self.state == State.PRIMARY:
-            return self.heard or now >= self.peer_expiry  # alone, after the grace: serve
+        return self.state == State.PRIMARY and (self.heard or now >= self.peer_expiry)
+
+    def peer_live(self, now: float) -> bool:
+        """True while the peer has spoken within the last two heartbeats."""
+        return self.heard and now < self.peer_expiry
+
+    @property
+    def fd(self) -> int:
+        """The peer socket's notification fd, for the broker's poll (see ``router.Readiness``)."""
+        return int(self.sub.getsockopt(zmq.FD))
+
+    def accepts(self, now: float) -> bool:
+        """A client says HELLO: may this broker serve it? (It may become active on the way.)"""
+        if self.serving(now):
+            return True
         if self.state == State.PASSIVE and now >= self.peer_expiry:
             log.warning("standby: the peer is silent and clients came here: taking over as the active broker")
             self.state = State.ACTIVE
@@ -91,7 +112,12 @@ class Standby:
             ConfigError: both brokers are active, or both passive (the zguide aborts too).
         """
         while self.sub.poll(0):
-            data = self.sub.recv()
+            frames = self.sub.recv_multipart()
+            self.peer_expiry = now + PEER_SILENCE * self.heartbeat
+            if len(frames) > 1:  # heard counts states only: a restarted primary must read its peer's first
+                self.on_stream(frames, now)
+                continue
+            data = frames[0]
             try:
                 peer = State(int(data))
             except ValueError:
@@ -99,7 +125,6 @@ class Standby:
                 continue
             self._on_peer(peer)
             self.heard = True
-            self.peer_expiry = now + PEER_SILENCE * self.heartbeat
 
     def _on_peer(self, peer: State) -> None:
         me = self.state
@@ -132,6 +157,13 @@ class Standby:
                 self.pub.send(b"%d" % self.state, zmq.NOBLOCK)
             except zmq.Again:
                 pass  # nobody subscribed yet
+
+    def send(self, frames: list[bytes]) -> None:
+        """Send a message of the replica's to the peer (dropped when nobody is connected)."""
+        try:
+            self.pub.send_multipart(frames, zmq.NOBLOCK)
+        except zmq.Again:
+            pass  # nobody subscribed yet: the peer asks for what it missed
 
     def next_deadline(self) -> float:
         """When the next state is due, for the loop's poll timeout."""

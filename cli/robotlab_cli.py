@@ -78,6 +78,8 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
               help="Run as one of a Binary Star pair; needs --state-bind and --peer.")
 @click.option("--state-bind", default=None, metavar="URL", help="Where this broker publishes its state to its peer.")
 @click.option("--peer", default=None, metavar="URL", help="Where the peer broker publishes its state (its --state-bind).")
+@click.option("--standby-sync", type=click.Choice(["on", "off"]), default="on", show_default=True,
+              help="on: a receipt waits until the peer holds the journal's record; off: faster, a failover may lose the last commits.")
 @click.option("--key", "key_file", default=None,
               help="The broker's secret key file (default: DIR/broker.key_secret, or $ROBOTLAB_KEY).")
 @click.option("--bind-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
@@ -89,8 +91,8 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
 def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float, max_handling: float,
                    max_message_bytes: int, max_inflight: int, insecure: bool, keys_folder: str | None,
                    journal: str | None, no_journal: bool, journal_max_bytes: int, hold: float, standby: str | None,
-                   state_bind: str | None, peer: str | None, key_file: str | None, bind_timeout: float, log_level: str,
-                   log_format: str) -> None:
+                   state_bind: str | None, peer: str | None, standby_sync: str, key_file: str | None, bind_timeout: float,
+                   log_level: str, log_format: str) -> None:
     """Run the broker until SIGTERM or Ctrl-C."""
     from robotlab.broker.serve import serve
 
@@ -102,6 +104,7 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
         keys_dir=bus.config.keys_dir(keys_folder), key_file=bus.config.key_file(key_file), bind_timeout=bind_timeout,
         journal=None if no_journal else journal or _default_journal(bind),
         journal_max_bytes=journal_max_bytes, hold=hold, standby=standby, state_bind=state_bind, peer=peer,
+        standby_sync=standby_sync == "on",
     )
     setup_tracing(trace_settings(), "robotlab-broker")  # off unless OTEL_* names an exporter
     notifier = Notifier(service_environment())

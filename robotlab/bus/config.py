@@ -72,6 +72,9 @@ class BrokerConfig:
     """Where a standby broker publishes its state for its peer (tcp:// or ipc://)."""
     peer: str | None = None
     """Where its peer publishes its state."""
+    standby_sync: bool = True
+    """One of a standby pair sends a receipt only once its peer holds the journal's record of it
+    (False: at once, and a failover may lose the last commits)."""
     hold: float = 0.0
     """Seconds a known name's messages wait for a member to come back, and a silent member's
     in-flight deliveries wait for it, before they are dead-lettered (0: fail at once)."""

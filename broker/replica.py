@@ -1,0 +1,131 @@
+"""A standby pair's journal, kept on both brokers: the active one streams each commit to the
+passive one, which writes it to its own journal file and says how far it holds.
+
+The messages go over the pair's state sockets (:mod:`robotlab.broker.standby`), beside the
+one-frame states:
+
+- ``[J, epoch, seq, changes]``: a commit of the active broker (a :mod:`~robotlab.broker.journal_changes` set);
+- ``[S, epoch, seq, changes]``: everything the active journal holds, in place of the passive's;
+- ``[P, epoch, seq]``: the active broker's position, once a heartbeat;
+- ``[A, epoch, seq]``: the passive broker holds every commit up to ``seq``;
+- ``[R, epoch]``: the passive broker is behind (a gap, a new active peer, a stale file of its own): send S.
+
+``epoch`` names the active broker's process and ``seq`` counts its commits. With ``sync`` the
+outbox (:mod:`robotlab.broker.outbox`) sends what waits on a commit only once the passive
+broker acked it, or once the passive broker is counted gone (two heartbeats without a word):
+the active broker then goes on unreplicated, and says so in one line, until the peer is back.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+
+from robotlab.bus.protocol import pack, unpack
+
+from .journal import Journal
+from .journal_changes import Changes
+from .standby import Standby
+
+log = logging.getLogger("robotlab.broker")
+
+COMMIT, SNAPSHOT, POSITION, ACK, RESEND = b"J", b"S", b"P", b"A", b"R"
+
+
+class Replica:
+    """One broker's side of the pair's journal: the stream out while active, the copy while not."""
+
+    def __init__(self, standby: Standby, journal: Journal, sync: bool, epoch: bytes) -> None:
+        self.standby = standby
+        self.journal = journal
+        self.sync = sync
+        self.epoch = epoch
+        self.active = False
+        """Set when this broker starts to serve: from then on it streams and no longer follows."""
+        self.seq = 0
+        """The last commit streamed (active)."""
+        self.acked = 0
+        """The last commit the peer holds (active)."""
+        self.source: tuple[bytes, int] = (b"", 0)
+        """The active peer's (epoch, seq) this broker's journal holds (passive)."""
+        self.alone = False
+        """The peer was counted gone while commits waited for it (logged once)."""
+        self._asked = float("-inf")
+        self._next_position = 0.0
+        standby.on_stream = self.receive
+        journal.replica = self.committed
+
+    # -- the active side ----------------------------------------------------------------------
+
+    def committed(self, changes: Changes) -> None:
+        """The journal wrote a commit: stream it (active only; a passive broker writes nothing of its own)."""
+        if self.active:
+            self.seq += 1
+            self.standby.send([COMMIT, self.epoch, b"%d" % self.seq, pack(changes)])
+
+    def holds(self, seq: int, now: float) -> bool:
+        """May what waited on commit ``seq`` go out? Yes once the peer holds it, or without
+        ``sync``, or when the peer is counted gone (the one line saying so comes here)."""
+        if not self.sync or self.acked >= seq:
+            return True
+        if self.standby.peer_live(now):
+            return False
+        if not self.alone:
+            self.alone = True
+            log.warning("standby: the peer is silent: receipts go out unreplicated until it is back and has caught up")
+        return True
+
+    def step(self, now: float) -> None:
+        """Once a heartbeat, the active broker's position: a passive peer that missed a commit asks again."""
+        if self.active and now >= self._next_position:
+            self._next_position = now + self.standby.heartbeat
+            self.standby.send([POSITION, self.epoch, b"%d" % self.seq])
+
+    # -- what the peer sent -------------------------------------------------------------------
+
+    def receive(self, frames: list[bytes], now: float) -> None:
+        """A message of the replica's from the peer; anything malformed is ignored."""
+        tag = frames[0]
+        try:
+            if self.active:
+                if tag == ACK and len(frames) == 3 and frames[1] == self.epoch:
+                    self._acked(int(frames[2]))
+                elif tag == RESEND:
+                    self._send_snapshot()
+            elif tag in (COMMIT, SNAPSHOT, POSITION) and len(frames) >= 3:
+                self._follow(frames, int(frames[2]), now)
+        except (ValueError, TypeError, KeyError) as exc:
+            log.warning("standby: ignored a malformed replica message %r: %s", tag[:8], exc)
+
+    def _acked(self, seq: int) -> None:
+        self.acked = max(self.acked, seq)
+        if self.alone and self.acked >= self.seq:
+            self.alone = False
+            log.info("standby: the peer holds the journal again: receipts wait for it")
+
+    def _send_snapshot(self) -> None:
+        changes = self.journal.snapshot()  # its commit streams as J first: the S that follows covers it
+        self.standby.send([SNAPSHOT, self.epoch, b"%d" % self.seq, pack(changes)])
+        log.info("standby: sent the peer the whole journal (%d unsettled messages, %d dead letters)",
+                 len(changes["puts"]), len(changes["letters"]))
+
+    def _follow(self, frames: list[bytes], seq: int, now: float) -> None:
+        tag, epoch = frames[0], frames[1]
+        if tag == SNAPSHOT or tag == COMMIT and self.source == (epoch, seq - 1):
+            try:
+                self.journal.apply(unpack(frames[3]))
+            except sqlite3.Error as exc:
+                log.error("standby: could not write the peer's journal here (%s); asking for all of it again", exc)
+                self._ask(now)
+                return
+            if tag == SNAPSHOT:
+                log.info("standby: took the active peer's whole journal in place of this one's")
+            self.source = (epoch, seq)
+            self.standby.send([ACK, epoch, b"%d" % seq])
+        elif self.source != (epoch, seq):
+            self._ask(now)
+
+    def _ask(self, now: float) -> None:
+        if now >= self._asked + self.standby.heartbeat:  # one request a heartbeat: the answer is the whole journal
+            self._asked = now
+            self.standby.send([RESEND, self.epoch])  # two frames: one is a state

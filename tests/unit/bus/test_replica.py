@@ -1,0 +1,89 @@
+"""A standby pair's journal replica, with real journals and the pair's real state sockets (inproc)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+
+import pytest
+import zmq
+
+from robotlab.broker.journal import Journal
+from robotlab.broker.replica import Replica
+from robotlab.broker.standby import Standby
+from tests.waiting import wait_until
+
+HEARTBEAT = 0.05
+
+
+@pytest.fixture
+def pair(tmp_path: Path):
+    """An active replica and a following one, each with its standby sockets and journal file."""
+    name = uuid.uuid4().hex[:8]
+    context = zmq.Context.instance()
+    sides = []
+    for me, peer, role in (("a", "b", "primary"), ("b", "a", "backup")):
+        standby = Standby(role, f"inproc://{name}-{me}", f"inproc://{name}-{peer}", HEARTBEAT, context, 0.0)
+        journal = Journal(str(tmp_path / f"{me}.db"), 64 * 1024 * 1024)
+        sides.append(Replica(standby, journal, sync=True, epoch=me.encode()))
+    active, follower = sides
+    active.active = True
+    yield active, follower
+    for side in sides:
+        side.standby.close()
+        side.journal.close()
+
+
+def pump(*sides: Replica) -> None:
+    """One loop turn of each broker: read the peer, publish the position when due."""
+    for side in sides:
+        side.standby.step(side.standby.peer_expiry - 1)  # the peer counts as live
+        side.step(float("inf"))
+
+
+def test_a_commit_reaches_the_follower_s_journal_with_its_owner_and_is_acked(pair) -> None:
+    active, follower = pair
+    # Given an accepted `any` message handed to an instance, committed on the active side
+    key = ("alice-1", "m1")
+    active.journal.put(key, {"id": "m1", "to": "bob", "from": "alice", "any": True}, b"body", "alice-1", "m1")
+    active.journal.owned(key, "bob-2")
+    assert active.journal.commit()
+    seq = active.seq
+    active.standby.heard, active.standby.peer_expiry = True, 10.0
+    assert not active.holds(seq, now=0.0)  # the peer is live and has not got it: receipts wait
+
+    # When the two exchange what they publish (the follower, new, asks for everything and gets it)
+    wait_until(lambda: (pump(active, follower), active.acked >= seq)[1], timeout=5, message="the commit acked")
+
+    # Then the follower's journal holds the message with its owner, and the receipts may go
+    assert active.holds(seq, now=0.0)
+    (header, body, notify, got, receipt_id, owner), = follower.journal.restore().messages
+    assert (got, bytes(body), owner, header["to"]) == (key, b"body", "bob-2", "bob")
+
+    # And a settle is streamed as one more commit, applied in order
+    active.journal.settle(key)
+    assert active.journal.commit()
+    wait_until(lambda: (pump(active, follower), active.acked == active.seq)[1], timeout=5, message="the settle acked")
+    assert follower.journal.restore().messages == []
+
+
+def test_a_silent_peer_releases_what_waits_with_one_line(pair, caplog) -> None:
+    active, follower = pair
+    active.journal.name_seen("bob")
+    assert active.journal.commit()
+    active.standby.heard, active.standby.peer_expiry = True, 10.0
+    assert not active.holds(active.seq, now=9.0)
+    with caplog.at_level(logging.WARNING, logger="robotlab.broker"):
+        assert active.holds(active.seq, now=10.5) and active.holds(active.seq, now=11.0)
+    assert [r.message for r in caplog.records].count(
+        "standby: the peer is silent: receipts go out unreplicated until it is back and has caught up") == 1
+
+
+def test_without_sync_nothing_waits(pair) -> None:
+    active, _ = pair
+    active.sync = False
+    active.journal.name_seen("bob")
+    assert active.journal.commit()
+    active.standby.heard, active.standby.peer_expiry = True, 10.0
+    assert active.holds(active.seq, now=0.0)
