@@ -168,7 +168,7 @@ def attempt_temperature(model: RobotModel, hotter: int) -> float | None:
     from robotlab.config.cascade import config
 
     base = model.temperature if model.temperature is not None else config().chat.with_temperature
-    return None if base is None else max(base, min(base + hotter * HOTTER, HOTTEST))
+    return None if base is None else round(max(base, min(base + hotter * HOTTER, HOTTEST)), 2)
 
 
 def compact(robot: Any) -> tuple[int, int]:
