@@ -98,3 +98,34 @@ def test_a_failover_under_a_pool_of_two_answers_and_runs_every_request_once(proc
     again.popen.send_signal(signal.SIGTERM)
     again.popen.wait(10)
     assert journal_rows(folder / "a.db") == (0, 0)
+
+
+def test_a_silent_backup_never_stalls_the_primary_and_catches_up_when_it_is_back(processes, tmp_path: Path) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="rl-"))
+    a = f"ipc://{folder}/a.sock"
+    backup_argv = broker_argv(f"ipc://{folder}/b.sock", "--standby", "backup", "--state-bind", f"ipc://{folder}/b.state",
+                              "--peer", f"ipc://{folder}/a.state", "--journal", str(folder / "b.db"), *OPTIONS)
+    primary = processes.start(primary_argv(folder, a), name="primary")
+    backup = processes.start(backup_argv, name="backup")
+    wait_until(lambda: "-> passive" in backup.output(), timeout=15, message="the backup sees the active primary")
+    processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", a,
+                     "--handler", "handlers:echo"], name="bob")
+    wait_until(lambda: live_at(a, "bob") == 1, timeout=30, message="bob on the primary")
+
+    # Given the backup killed -9: what waits on the primary's commits (here the hand-out of `any`
+    # messages, whose owner is written) waits for it only until it counts as gone
+    os.kill(backup.pid, signal.SIGKILL)
+    backup.popen.wait(5)
+    with bus.connect(a, name="alice") as alice:
+        sent = [alice.send_request("bob", f"alone {i}", any=True) for i in range(5)]
+        assert [str(t.reply(10).content).split(" (from ")[0] for t in sent] == [f"alone {i}" for i in range(5)]
+    wait_until(lambda: "the peer is silent: receipts go out unreplicated" in primary.output(), timeout=5,
+               message="the primary says it goes on alone")
+    assert primary.output().count("the peer is silent") == 1
+
+    # When the backup is back, it takes the whole journal, and receipts wait for it again
+    again = processes.start(backup_argv, name="backup-again")
+    wait_until(lambda: "took the active peer's whole journal" in again.output(), timeout=15, message="the backup re-synced")
+    with bus.connect(a, name="alice") as alice:
+        assert str(alice.request("bob", "replicated", any=True, timeout=10).content).startswith("replicated")
+    wait_until(lambda: "the peer holds the journal again" in primary.output(), timeout=15, message="the primary says so")
