@@ -1,5 +1,5 @@
 """MCP clients over the official ``mcp`` SDK, as synchronous ``ToolSource``s, for every transport
-(``mcp_transports.py`` opens each one).
+(``mcp_transports.py`` opens each one; ``mcp_replies.py`` reads what the server answers).
 
 The SDK is async; each client owns an event loop in a daemon thread, where one task holds the
 session open (its contexts must be entered and left in that same task) until ``close``.
@@ -19,6 +19,17 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from robotlab.errors import MCPError, ToolError
+from robotlab.tools.mcp_replies import (
+    attachable_part,
+    content_info,
+    is_refusal,
+    page_request,
+    part_text,
+    prompt_info,
+    resource_info,
+    result_text,
+    root_cause,
+)
 from robotlab.tools.mcp_transports import TRANSPORTS, Opener, transport_opener
 from robotlab.tools.tool import Tool
 
@@ -36,75 +47,6 @@ def server_timeout(value: float | None) -> float:
         return DEFAULT_TIMEOUT
     seconds = float(value) / 1000 if value >= 1000 else float(value)
     return max(seconds, 1.0)
-
-
-def _result_text(result: Any) -> str:
-    parts = [getattr(item, "text", None) or str(item) for item in (getattr(result, "content", None) or [])]
-    return "\n".join(parts)
-
-
-def _page_of(method: Callable[[Any], Callable[..., Coroutine[Any, Any, Any]]], cursor: str | None,
-             session: Any) -> Coroutine[Any, Any, Any]:
-    """The request for one page: ``method(session)`` called at ``cursor``."""
-    return _page(method(session), cursor)
-
-
-def _page(list_call: Callable[..., Coroutine[Any, Any, Any]], cursor: str | None) -> Coroutine[Any, Any, Any]:
-    if cursor is None:
-        return list_call()
-    from mcp import types
-
-    return list_call(params=types.PaginatedRequestParams(cursor=cursor))
-
-
-def _is_refusal(error: BaseException) -> bool:
-    """True for the SDK's error for a JSON-RPC error answer (no such resource, bad arguments).
-
-    The SDK raises the same class when the connection closes or a request times out; those
-    codes mean the server is gone or slow, not that it refused, and stay retryable.
-    """
-    from mcp import types
-    from mcp.shared import exceptions
-
-    # mcp 1.x calls it McpError, 2.x MCPError.
-    sdk_error = getattr(exceptions, "MCPError", None) or getattr(exceptions, "McpError", None)
-    if sdk_error is None or not isinstance(error, sdk_error):
-        return False
-    code = getattr(getattr(error, "error", None), "code", None)
-    return code not in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
-
-
-def _part_text(part: Any) -> str:
-    text = getattr(part, "text", None)
-    if text is not None:
-        return str(text)
-    resource = getattr(part, "resource", None)
-    return str(getattr(resource, "text", None) or getattr(resource, "uri", None) or part)
-
-
-def _resource_info(resource: Any) -> dict[str, Any]:
-    return {"uri": str(resource.uri), "name": resource.name, "description": getattr(resource, "description", None),
-            "mime_type": getattr(resource, "mime_type", None) or getattr(resource, "mimeType", None)}
-
-
-def _content_info(item: Any) -> dict[str, Any]:
-    info = {"uri": str(item.uri), "mime_type": getattr(item, "mime_type", None) or getattr(item, "mimeType", None)}
-    if getattr(item, "text", None) is not None:
-        return {**info, "text": item.text}
-    return {**info, "blob": getattr(item, "blob", "")}
-
-
-def _prompt_info(prompt: Any) -> dict[str, Any]:
-    arguments = [{"name": a.name, "required": bool(a.required), "description": a.description}
-                 for a in (getattr(prompt, "arguments", None) or [])]
-    return {"name": prompt.name, "description": getattr(prompt, "description", None), "arguments": arguments}
-
-
-def _root_cause(error: BaseException) -> BaseException:
-    """The first leaf of an exception group (the SDK's task groups wrap what really failed)."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    return error
 
 
 class MCPClient:
@@ -150,7 +92,7 @@ class MCPClient:
             raise MCPError(f"MCP server did not respond within {self.connect_timeout:g}s", retryable=True) from None
         except Exception as exc:  # whatever the SDK raised, the robot records it as a failed server
             self.close()
-            raise self._start_error(_root_cause(exc)) from exc
+            raise self._start_error(root_cause(exc)) from exc
         self._tools = [self._wrap(tool) for tool in listed]
         return self
 
@@ -205,8 +147,8 @@ class MCPClient:
             future.cancel()
             raise MCPError(f"MCP server did not respond within {self.timeout:g}s", retryable=True) from None
         except Exception as exc:  # a broken pipe, a closed stream or a refused connection: it is gone
-            cause = _root_cause(exc)
-            if _is_refusal(cause):
+            cause = root_cause(exc)
+            if is_refusal(cause):
                 raise MCPError(f"MCP server {self.name}: {cause}") from exc
             raise MCPError(f"MCP connection lost: {cause}", retryable=True) from exc
 
@@ -218,14 +160,14 @@ class MCPClient:
             MCPError: not connected, the connection was lost, or no answer in time (retryable).
         """
         result = self._request(lambda session: session.call_tool(name, arguments))
-        text = _result_text(result)
+        text = result_text(result)
         if getattr(result, "is_error", False) or getattr(result, "isError", False):
             raise ToolError(text or f"MCP tool {name} failed")
         return text
 
     def list_resources(self) -> list[dict[str, Any]]:
         """The server's resources, every page: ``{"uri", "name", "mime_type", "description"}``."""
-        return [_resource_info(r) for r in self._pages(lambda s: s.list_resources, "resources")]
+        return [resource_info(r) for r in self._pages(lambda s: s.list_resources, "resources")]
 
     def read_resource(self, uri: str) -> list[dict[str, Any]]:
         """The contents of resource ``uri``: ``{"uri", "mime_type", "text"}`` or ``..."blob"`` (base64).
@@ -234,7 +176,7 @@ class MCPClient:
             MCPError: the server refused (no such resource) or did not answer.
         """
         result = self._request(lambda session: session.read_resource(uri))
-        return [_content_info(item) for item in result.contents]
+        return [content_info(item) for item in result.contents]
 
     def resource_part(self, uri: str) -> dict[str, Any]:
         """Resource ``uri`` as a message content part, to attach: ``run(msg, with_=client.resource_part(uri))``.
@@ -244,19 +186,11 @@ class MCPClient:
         Raises:
             MCPError: the server refused or did not answer, or the resource is binary and not an image.
         """
-        contents = self.read_resource(uri)
-        images = [c for c in contents if "blob" in c and str(c.get("mime_type") or "").startswith("image/")]
-        if images:
-            return {"type": "image_url", "image_url": {"url": f"data:{images[0]['mime_type']};base64,{images[0]['blob']}"}}
-        texts = [c["text"] for c in contents if "text" in c]
-        if not texts:
-            raise MCPError(f"MCP resource {uri} is binary ({contents[0].get('mime_type') if contents else 'empty'}); "
-                           "only text and images can be attached")
-        return {"type": "text", "text": f"--- {uri} ---\n" + "\n".join(texts)}
+        return attachable_part(uri, self.read_resource(uri))
 
     def list_prompts(self) -> list[dict[str, Any]]:
         """The server's prompts: ``{"name", "description", "arguments": [{"name", "required", ...}]}``."""
-        return [_prompt_info(p) for p in self._pages(lambda s: s.list_prompts, "prompts")]
+        return [prompt_info(p) for p in self._pages(lambda s: s.list_prompts, "prompts")]
 
     def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> list[dict[str, str]]:
         """Prompt ``name`` rendered by the server with ``arguments``: ``[{"role", "content"}]``.
@@ -266,14 +200,14 @@ class MCPClient:
         """
         args = {k: str(v) for k, v in (arguments or {}).items()}
         result = self._request(lambda session: session.get_prompt(name, args))
-        return [{"role": str(m.role), "content": _part_text(m.content)} for m in result.messages]
+        return [{"role": str(m.role), "content": part_text(m.content)} for m in result.messages]
 
     def _pages(self, method: Callable[[Any], Callable[..., Coroutine[Any, Any, Any]]], field: str) -> list[Any]:
         """Every page of a paginated list request (``method(session)`` is the bound SDK method)."""
         items: list[Any] = []
         cursor: str | None = None
         while True:
-            page = self._request(functools.partial(_page_of, method, cursor))
+            page = self._request(functools.partial(page_request, method, cursor))
             items += list(getattr(page, field))
             cursor = getattr(page, "next_cursor", None) or getattr(page, "nextCursor", None)
             if not cursor:
