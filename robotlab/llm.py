@@ -39,7 +39,9 @@ RetryReport = Callable[[dict[str, Any]], None]
 DEFAULT_RETRIES = 3
 """Retries of a transient failure when the caller names no number."""
 FIRST_WAIT = 0.5
-"""Seconds before the first retry; doubled for each later one."""
+"""Seconds before the first retry when the caller names none (``ruby_llm.retry_interval``)."""
+BACKOFF_FACTOR = 2.0
+"""How much longer each later wait is when the caller names none (``retry_backoff_factor``)."""
 MIN_TRY = 1.0
 """A retry is made only when at least this many seconds would be left for it after its wait."""
 
@@ -158,14 +160,19 @@ class LiteLLM:
 
     Args:
         max_retries: retries of transient failures inside the deadline (None: 3).
+        retry_interval: seconds before the first retry (None: 0.5).
+        backoff_factor: each later wait is this many times the one before (None: 2).
         timeout: seconds one call may take, its retries included (None: sized per call).
         on_retry: told of each retry before its wait (``model:retry`` events: attempt, of,
             wait, deadline_left, cause).
     """
 
     def __init__(self, *, max_retries: int | None = None, timeout: float | None = None,
-                 on_retry: RetryReport | None = None) -> None:
+                 on_retry: RetryReport | None = None, retry_interval: float | None = None,
+                 backoff_factor: float | None = None) -> None:
         self.max_retries = DEFAULT_RETRIES if max_retries is None else max(max_retries, 0)
+        self.retry_interval = FIRST_WAIT if retry_interval is None else max(retry_interval, 0.0)
+        self.backoff_factor = BACKOFF_FACTOR if backoff_factor is None else max(backoff_factor, 1.0)
         self.timeout = timeout
         self.on_retry = on_retry
 
@@ -195,7 +202,7 @@ class LiteLLM:
             try:
                 return self._once(kwargs, at, bound, heard if on_chunk is not None else None)
             except InferenceError as exc:
-                wait = FIRST_WAIT * 2**attempt
+                wait = self.retry_interval * self.backoff_factor**attempt
                 left = at - time.monotonic()
                 # A streamed reply already shown in part cannot be taken back, so it is not retried.
                 if exc.permanent or attempt >= self.max_retries or heard.any or left < wait + MIN_TRY:

@@ -29,10 +29,11 @@ class LLMSettings(ModelSettings):
     max_retries: int = 3
     """Retries of a transient failure (time-out, 429, 5xx, a dropped connection), made only
     inside the call's deadline; a permanent one (context overflow, refused key) is never retried."""
-    retry_interval: float = 1
-    """Seconds before the first retry."""
+    retry_interval: float = 0.5
+    """Seconds before the first retry. Ruby's default is 1; here retries happen inside the call's
+    one deadline, so a shorter first wait leaves room for a retry before it."""
     retry_backoff_factor: float = 2
-    """Multiplier between retries."""
+    """Each later wait is this many times the one before."""
 
 
 class SandboxSettings(BaseModel):
@@ -95,12 +96,16 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ROBOT_LAB_", env_nested_delimiter="__", extra="ignore")
     _layers: ClassVar[tuple[dict[str, Any], dict[str, Any]]] = ({}, {})
 
+    # The spec's configuration declares these three (Ruby's defaults), but robotlab itself reads
+    # none of them: they are values for loops written around robots. A robot's tool rounds are
+    # bounded by its own ``max_tool_rounds``, robot-to's iterations by its own
+    # ``max_iterations``, and a robot streams whenever it is given ``on_content``.
     max_iterations: int = 10
-    """Upper bound on loop iterations for orchestrators."""
+    """A bound for your own orchestration loops; robotlab never reads it."""
     max_tool_iterations: int = 10
-    """Upper bound on tool rounds for orchestrators."""
+    """A bound for your own tool loops; robotlab never reads it (see ``max_tool_rounds``)."""
     streaming_enabled: bool = True
-    """Whether streaming is allowed."""
+    """A switch for your own code; robotlab never reads it (``on_content`` streams)."""
     template_path: str | list[str] | None = None
     """Where templates are found (``ROBOT_LAB_TEMPLATE_PATH``; a list or os.pathsep-joined)."""
     prompts_dir: str | None = None

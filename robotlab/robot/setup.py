@@ -79,12 +79,14 @@ class RobotSetup:
 
     @property
     def llm(self) -> LLM:
-        """The robot's LLM (a ``LiteLLM`` with the global time-out and retries by default)."""
+        """The robot's LLM (a ``LiteLLM`` with the global time-out and retry pacing by default)."""
         if self._llm is None:
             from robotlab.config.cascade import config
 
             settings = config().ruby_llm
-            self._llm = LiteLLM(max_retries=settings.max_retries, timeout=settings.request_timeout)
+            self._llm = LiteLLM(max_retries=settings.max_retries, timeout=settings.request_timeout,
+                                retry_interval=settings.retry_interval,
+                                backoff_factor=settings.retry_backoff_factor)
         return self._llm
 
     def apply(self, own: RunConfig, *, named: bool) -> None:

@@ -115,6 +115,17 @@ def test_a_transient_failure_is_retried_inside_the_deadline_and_each_retry_is_to
     assert 0 < retries[0]["deadline_left"] <= 30
 
 
+def test_retries_wait_the_interval_then_grow_by_the_backoff_factor() -> None:
+    retries: list[dict[str, Any]] = []
+    turns = [{"error": {"status": 503, "message": "busy"}}] * 2 + [{"content": "ok"}]
+    with serve_script(turns) as url:
+        client = LiteLLM(max_retries=2, timeout=30, on_retry=retries.append, retry_interval=0.05,
+                         backoff_factor=3)
+        reply = client.complete(MESSAGES, [], params(url))
+    assert reply.content == "ok"
+    assert [r["wait"] for r in retries] == [0.05, 0.15]
+
+
 def test_no_retry_is_announced_when_the_deadline_leaves_no_time_for_it() -> None:
     retries: list[dict[str, Any]] = []
     turns = [{"error": {"status": 503, "message": "busy"}, "delay": 1.2}, {"content": "too late"}]

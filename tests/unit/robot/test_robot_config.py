@@ -88,6 +88,16 @@ def test_bundled_defaults() -> None:
     assert settings.chat.with_temperature == 0.7
 
 
+def test_a_robots_model_client_paces_retries_by_the_global_settings() -> None:
+    assert (robotlab.build().llm.retry_interval, robotlab.build().llm.backoff_factor) == (0.5, 2)
+    try:
+        robotlab.configure(ruby_llm={"retry_interval": 0.2, "retry_backoff_factor": 3})
+        llm = robotlab.build().llm
+        assert (llm.retry_interval, llm.backoff_factor) == (0.2, 3)
+    finally:
+        robotlab.reload_config()
+
+
 def test_bad_yaml_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "robot_lab.yml").write_text("a: [unclosed\n")
