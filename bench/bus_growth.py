@@ -223,7 +223,7 @@ def main() -> None:
     if args.write:
         note = (f"`python bench/bus_growth.py --seconds {args.seconds:g} --rounds {args.rounds} --n {args.n} --write`, "
                 f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores (see the script's docstring for what each row does). "
-                "Target (issue 15): fan-out at least half of raw's copies per second.")
+                "Target: fan-out at least half of raw's copies per second.")
         bench_bus.write_section("Bus growth: fan-out and large bodies", f"{note}\n\n{table}")
 
 

@@ -5,8 +5,8 @@ it settles, each a commit on the broker's loop. This times both with the real
 :class:`~robotlab.broker.journal.Journal` (WAL, ``synchronous=NORMAL``, a temporary file) for
 bodies of ``--mib`` MiB, under two checkpoint policies, interleaved round by round:
 
-- ``sqlite default``: ``wal_autocheckpoint=1000`` pages, SQLite's default and the journal's
-  until issue 15: a checkpoint (with its fsyncs) ran inside nearly every such commit;
+- ``sqlite default``: ``wal_autocheckpoint=1000`` pages, SQLite's default, under which a
+  checkpoint (with its fsyncs) runs inside nearly every such commit;
 - ``journal``: the journal's own (``CHECKPOINT_PAGES``, and a checkpoint when the loop is idle,
   here between rounds, outside the timing).
 

@@ -1,13 +1,18 @@
 """The global configuration cascade, read lazily on first use and never at import time.
 
-Layers, lowest precedence first: the bundled ``robotlab/defaults.yml``; its section for the
-environment (``ROBOT_LAB_ENV``: development, test or production); the user file
+Layers, lowest precedence first: the bundled ``robotlab/config/defaults.yml``; its section for
+the environment (``ROBOT_LAB_ENV``: development, test or production); the user file
 ``$XDG_CONFIG_HOME/robot_lab/robot_lab.yml`` (default ``~/.config``); ``./config/robot_lab.yml``;
 ``ROBOT_LAB_*`` environment variables with ``__`` for nesting (``ROBOT_LAB_RUBY_LLM__MODEL=x``,
 or the Python-friendly ``ROBOT_LAB_LLM__MODEL=x``); and ``configure(...)`` in code. A file may
 hold environment sections too; a ``defaults:`` wrapper in a user file is ignored.
 
-This is the only module that reads ``os.environ``.
+Of the environment, this module reads the global settings' variables above (and, for the
+model client, whether a provider's key is set). Each other setting is read from the environment
+beside its own typed config, at the edge that uses it: the bus's broker address, keys and state
+folder (``robotlab/bus/config.py``), tracing (``robotlab/observability/config.py``), systemd's
+notify socket and watchdog (``robotlab/service/config.py``), ``ROBOTLAB_PURE``
+(``robotlab/bus/native.py``) and robot-to's settings (``robotlab/to/config.py``).
 """
 
 from __future__ import annotations

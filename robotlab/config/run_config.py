@@ -42,9 +42,8 @@ class RunConfig(ModelSettings):
     value of the wrong type ``ConfigError``; ``RunConfig.of({"foo": 1})`` raises
     ``ConfigError("Unknown RunConfig field: foo")``.
 
-    .. versionchanged:: 0.2
-       A pydantic model extending ``ModelSettings`` (was a dataclass); ``ractor_pool_size``,
-       which nothing used, is gone.
+    Ruby's ``ractor_pool_size`` has no counterpart: robots are kept apart by OS processes
+    (``Robot.spawn``, robotd), not by a pool of Ractors.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)

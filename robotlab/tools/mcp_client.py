@@ -5,8 +5,8 @@ The SDK is async; each client owns an event loop in a daemon thread, where one t
 session open (its contexts must be entered and left in that same task) until ``close``.
 Requests from the robot's thread are submitted to that loop and waited for with the server's
 timeout, whatever the transport. Timeouts and lost connections are retryable ``MCPError``s
-(spec fix 8), as is a remote server that cannot be reached; a stdio command that is missing or
-exits is not.
+over every transport, stdio included (waiting can fix them), as is a remote server that cannot
+be reached; a stdio command that is missing or exits is not.
 """
 
 from __future__ import annotations

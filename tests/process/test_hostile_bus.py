@@ -1,4 +1,4 @@
-"""The bus against a hostile local process: one test per way it was broken (issue 10).
+"""The bus against a hostile local process: one test per way such a process could break it.
 
 A real broker process and real robotds; the attacker is a raw socket (tests/process/hostile.py).
 """
@@ -72,7 +72,7 @@ def test_3_a_second_hello_on_one_connection_replaces_the_first(broker: str, star
     bob = start_robotd("bob")
     raw = Raw(broker)
     try:
-        for i in range(50):  # each HELLO used to leave a ghost behind, and about 1 KB
+        for i in range(50):  # a HELLO that kept the old one would leave a ghost, ~1 KB each
             assert raw.hello("bob", f"ghost-{i}").command == Command.WELCOME
         assert raw.hello("carol", "carol-1").command == Command.WELCOME
         with bus.connect(broker, name="alice") as alice:

@@ -123,7 +123,7 @@ def test_a_put_falls_due_an_interval_after_its_own_acceptance(tmp_path: Path) ->
         second_due = journal.next_commit()
         journal.settle(("sender", "m1"))
         # m1 settled before it fell due: only m2, accepted later, is left, and it is due an
-        # interval after its own put (before the fix, m1's time kept counting and m2 was written
+        # interval after its own put (were m1's time to keep counting, m2 would be written
         # whenever the interval since m1 ran out, however young m2 was).
         due = journal.next_commit()
         assert due is not None and due > first_due and not journal.due(first_due)
