@@ -33,7 +33,7 @@ robot's in ``robot.py``, the bus's in ``bus.py`` and robot-to's in ``robot_to.py
     └── BusError                       69  the bus failed (Ruby: BusError)
         ├── ProtocolError              76  frames that do not parse (raw frames attached)
         ├── PeerUnavailable            69  the broker cannot be reached
-        │   └── StandbyPassive         75  only a passive standby answered: a takeover may be under way
+        │   └── StandbyPassive         75  only a passive standby answered (a takeover, maybe)
         ├── DeliveryFailed             69  the broker reports a message's fate
         │   ├── Undeliverable          69  no live robot has that name
         │   ├── Nacked                 69  the receiver refused it (reason attached)
@@ -41,7 +41,7 @@ robot's in ``robot.py``, the bus's in ``bus.py`` and robot-to's in ``robot_to.py
         │   └── DeliveryTimeout        75  the receiver never acked in time
         └── ReplyTimeout               75  acked (or not) but no reply before the deadline
 
-    StopRun                             0  a robot-to stop condition: not an error (Ruby: AbortError)
+    StopRun                             0  robot-to stops on a condition: not an error (AbortError)
 """
 
 from __future__ import annotations

@@ -60,8 +60,15 @@ class MCPClient:
         remote: True for network transports: failing to reach the server is then retryable.
     """
 
-    def __init__(self, name: str, opener: Opener, timeout: float | None = None, *, target: str = "",
-                 remote: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        opener: Opener,
+        timeout: float | None = None,
+        *,
+        target: str = "",
+        remote: bool = False,
+    ) -> None:
         self.name = name
         self.target = target
         self.remote = remote
@@ -69,7 +76,9 @@ class MCPClient:
         self.connect_timeout = self.timeout  # longer when connecting waits on a person (OAuth)
         self._open = opener
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name=f"mcp-{name}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name=f"mcp-{name}", daemon=True
+        )
         self._closing: asyncio.Event | None = None
         self._task: asyncio.Task[Any] | None = None
         self._session: Any = None
@@ -89,7 +98,9 @@ class MCPClient:
             listed = ready.result(self.connect_timeout)
         except concurrent.futures.TimeoutError:
             self.close()
-            raise MCPError(f"MCP server did not respond within {self.connect_timeout:g}s", retryable=True) from None
+            raise MCPError(
+                f"MCP server did not respond within {self.connect_timeout:g}s", retryable=True
+            ) from None
         except Exception as exc:  # whatever the SDK raised, the robot records it as a failed server
             self.close()
             raise self._start_error(root_cause(exc)) from exc
@@ -102,7 +113,9 @@ class MCPClient:
         if isinstance(cause, FileNotFoundError) and not self.remote:
             return MCPError(f"MCP server command not found: {self.target}")
         if self.remote:
-            return MCPError(f"MCP server {self.name} unreachable at {self.target}: {cause}", retryable=True)
+            return MCPError(
+                f"MCP server {self.name} unreachable at {self.target}: {cause}", retryable=True
+            )
         return MCPError(f"MCP server {self.name} failed to start: {cause}")
 
     async def _serve(self, ready: concurrent.futures.Future[list[Any]]) -> None:
@@ -122,9 +135,16 @@ class MCPClient:
                 ready.set_exception(exc if isinstance(exc, Exception) else MCPError(str(exc)))
 
     def _wrap(self, mcp_tool: MCPTool) -> Tool:
-        schema = getattr(mcp_tool, "input_schema", None) or getattr(mcp_tool, "inputSchema", None) or {}
-        return Tool.create(name=mcp_tool.name, description=mcp_tool.description or "", parameters=dict(schema),
-                           handler=functools.partial(self.call_tool, mcp_tool.name), mcp=self.name)
+        schema = (
+            getattr(mcp_tool, "input_schema", None) or getattr(mcp_tool, "inputSchema", None) or {}
+        )
+        return Tool.create(
+            name=mcp_tool.name,
+            description=mcp_tool.description or "",
+            parameters=dict(schema),
+            handler=functools.partial(self.call_tool, mcp_tool.name),
+            mcp=self.name,
+        )
 
     def list_tools(self) -> list[Tool]:
         """The server's tools, wrapped as robotlab tools."""
@@ -145,8 +165,12 @@ class MCPClient:
             return future.result(self.timeout)
         except concurrent.futures.TimeoutError:
             future.cancel()
-            raise MCPError(f"MCP server did not respond within {self.timeout:g}s", retryable=True) from None
-        except Exception as exc:  # a broken pipe, a closed stream or a refused connection: it is gone
+            raise MCPError(
+                f"MCP server did not respond within {self.timeout:g}s", retryable=True
+            ) from None
+        except (
+            Exception
+        ) as exc:  # a broken pipe, a closed stream or a refused connection: it is gone
             cause = root_cause(exc)
             if is_refusal(cause):
                 raise MCPError(f"MCP server {self.name}: {cause}") from exc
@@ -170,7 +194,8 @@ class MCPClient:
         return [resource_info(r) for r in self._pages(lambda s: s.list_resources, "resources")]
 
     def read_resource(self, uri: str) -> list[dict[str, Any]]:
-        """The contents of resource ``uri``: ``{"uri", "mime_type", "text"}`` or ``..."blob"`` (base64).
+        """The contents of resource ``uri``: ``{"uri", "mime_type", "text"}``, or ``"blob"``
+        (base64) in place of ``"text"``.
 
         Raises:
             MCPError: the server refused (no such resource) or did not answer.
@@ -179,20 +204,25 @@ class MCPClient:
         return [content_info(item) for item in result.contents]
 
     def resource_part(self, uri: str) -> dict[str, Any]:
-        """Resource ``uri`` as a message content part, to attach: ``run(msg, with_=client.resource_part(uri))``.
+        """Resource ``uri`` as a message content part, to attach:
+        ``run(msg, with_=client.resource_part(uri))``.
 
         Text becomes a text part headed by the URI; an image blob an ``image_url`` data URL.
 
         Raises:
-            MCPError: the server refused or did not answer, or the resource is binary and not an image.
+            MCPError: the server refused or did not answer, or the resource is binary and not
+                an image.
         """
         return attachable_part(uri, self.read_resource(uri))
 
     def list_prompts(self) -> list[dict[str, Any]]:
-        """The server's prompts: ``{"name", "description", "arguments": [{"name", "required", ...}]}``."""
+        """The server's prompts: ``{"name", "description", "arguments"}``, each argument
+        ``{"name", "required", "description"}``."""
         return [prompt_info(p) for p in self._pages(lambda s: s.list_prompts, "prompts")]
 
-    def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> list[dict[str, str]]:
+    def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None
+    ) -> list[dict[str, str]]:
         """Prompt ``name`` rendered by the server with ``arguments``: ``[{"role", "content"}]``.
 
         Raises:
@@ -202,7 +232,9 @@ class MCPClient:
         result = self._request(lambda session: session.get_prompt(name, args))
         return [{"role": str(m.role), "content": part_text(m.content)} for m in result.messages]
 
-    def _pages(self, method: Callable[[Any], Callable[..., Coroutine[Any, Any, Any]]], field: str) -> list[Any]:
+    def _pages(
+        self, method: Callable[[Any], Callable[..., Coroutine[Any, Any, Any]]], field: str
+    ) -> list[Any]:
         """Every page of a paginated list request (``method(session)`` is the bound SDK method)."""
         items: list[Any] = []
         cursor: str | None = None
