@@ -179,3 +179,24 @@ def test_a_fence_holding_only_a_name_names_the_text_after_it() -> None:
 
     assert block.path == "stats.py" and block.named
     assert block.content.startswith('"""\nAverages.\n') and block.content.endswith("return sum(values) / len(values)\n")
+
+
+def test_a_rename_whose_test_asserts_the_old_name_is_gone_drops_it() -> None:
+    geometry = ('"""Areas of shapes."""\n\n\ndef area_of(width, height):\n    """The area of a width x height rectangle."""\n'
+                '    return width * height\n')
+    report = ('"""One line about a rectangle."""\n\nfrom geometry import area_of\n\n\ndef describe(width, height):\n'
+              '    """A line naming the rectangle\'s area."""\n    return f"area: {area_of(width, height)}"\n')
+    tests = ('import geometry\nfrom report import describe\n\n\ndef test_the_new_name():\n'
+             '    assert geometry.rectangle_area(2, 3) == 6\n    assert not hasattr(geometry, "area_of")\n')
+    # verbatim: a stray test block first, then both files renamed
+    reply = ('```python\nfrom geometry import rectangle_area\n\ndef test_rectangle_area():\n    assert rectangle_area(2, 3) '
+             '== 6\n```\n\ngeometry.py\n```python\n"""Areas of shapes."""\n\ndef rectangle_area(width, height):\n    """The '
+             'area of a width x height rectangle."""\n    return width * height\n```\n\nreport.py\n```python\n"""One line '
+             'about a rectangle."""\n\nfrom geometry import rectangle_area\n\ndef describe(width, height):\n    """A line '
+             'naming the rectangle\'s area."""\n    return f"area: {rectangle_area(width, height)}"\n```')
+
+    written = {block.path: block.content
+               for block in file_blocks(reply, {"geometry.py": geometry, "report.py": report, "test_report.py": tests})}
+
+    assert "area_of" not in written["geometry.py"] and "def rectangle_area" in written["geometry.py"]
+    assert "area_of" not in written["report.py"]

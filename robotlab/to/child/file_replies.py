@@ -23,10 +23,11 @@ several files in one block, each after a ``# name.py`` comment line. Each block 
 Two repairs for Python files, each for a mistake such a model makes often and that can only
 break the file: a line importing from the file itself (``from textutil import whisper`` at the
 top of textutil.py: the test's import line, copied) is dropped; and a top-level function or
-class the old file had, the reply lacks, and another project file still names (after the
-reply's other writes) is kept, placed before the reply's first definition. The model that
-adds ``whisper`` tends to write only ``whisper``; a rename across files, written whole, names
-the old function nowhere, so it is really gone.
+class the old file had, the reply lacks, and another project file still uses (an identifier
+in its code, not a string, after the reply's other writes) is kept, placed before the reply's
+first definition. The model that adds ``whisper`` tends to write only ``whisper``; a rename
+across files, written whole, uses the old function nowhere (a test asserting
+``not hasattr(geometry, "area_of")`` names it only in a string), so it is really gone.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import ast
 import dataclasses
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 
 from robotlab.text.file_names import named_path
@@ -198,16 +199,41 @@ def _keeping_used(path: str, old: str | None, after: Mapping[str, str]) -> str:
     except SyntaxError:
         return new
     defined = {node.name for node in _definitions(new_tree)}
-    others = "\n".join(text for name, text in after.items() if name != path)
+    used = _used_names({name: text for name, text in after.items() if name != path})
     lines = old.splitlines()
     kept = ["\n".join(lines[_first_line(node) - 1: node.end_lineno]) for node in _definitions(old_tree)
-            if node.name not in defined and re.search(rf"\b{re.escape(node.name)}\b", others)]
+            if node.name not in defined and used(node.name)]
     if not kept:
         return new
     new_lines = new.splitlines()
     first = min((_first_line(node) for node in _definitions(new_tree)), default=len(new_lines) + 1)
     merged = [*new_lines[: first - 1], *"\n\n\n".join(kept).splitlines(), "", "", *new_lines[first - 1:]]
     return "\n".join(merged).rstrip("\n") + "\n"
+
+
+def _used_names(files: Mapping[str, str]) -> Callable[[str], bool]:
+    """Whether a name is used in ``files``: as an identifier of a Python file that parses (a
+    test asserting ``not hasattr(geometry, "area_of")`` does not use ``area_of``), anywhere
+    in the text of any other file."""
+    identifiers: set[str] = set()
+    texts = []
+    for name, text in files.items():
+        try:
+            tree = ast.parse(text) if name.endswith(".py") else None
+        except SyntaxError:
+            tree = None
+        if tree is None:
+            texts.append(text)
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                identifiers.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                identifiers.add(node.attr)
+            elif isinstance(node, ast.alias):
+                identifiers.add(node.name.rsplit(".", 1)[-1])
+    rest = "\n".join(texts)
+    return lambda name: name in identifiers or re.search(rf"\b{re.escape(name)}\b", rest) is not None
 
 
 def _definitions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
