@@ -5,7 +5,7 @@ The replies marked "verbatim" are Qwen2.5-Coder 0.5B's own, from bench/tasks/ pr
 
 from __future__ import annotations
 
-from robotlab.to.child.file_replies import FileBlock, file_blocks
+from robotlab.to.child.file_replies import FileBlock, file_blocks, read_reply
 
 SLICING = '''"""Take items from the front of a list."""
 
@@ -200,3 +200,23 @@ def test_a_rename_whose_test_asserts_the_old_name_is_gone_drops_it() -> None:
 
     assert "area_of" not in written["geometry.py"] and "def rectangle_area" in written["geometry.py"]
     assert "area_of" not in written["report.py"]
+
+
+def test_a_block_copying_the_verify_output_is_no_file_even_under_a_files_name() -> None:
+    stats = ('"""Averages."""\n\n\ndef mean(values):\n    """The arithmetic mean of ``values``.\n\n    >>> mean([1, 2])\n'
+             '    1.5\n    >>> mean([1, 2, 3, 4])\n    2\n    """\n    return sum(values) / len(values)\n')
+    output = ('*' * 70 + '\nFile "/tmp/doctest/stats.py", line 9, in stats.mean\nFailed example:\n    mean([1, 2, 3, 4])\n'
+              'Expected:\n    2\nGot:\n    2.5\n' + '*' * 70 + '\n1 items had failures:\n   1 of   2 in stats.mean\n'
+              '***Test Failed*** 1 failures.')
+    # verbatim shape: the module, then the failure pasted under the verify command's line (which names stats.py)
+    reply = ('stats.py\n```\n"""Averages."""\nimport statistics\n\ndef mean(values):\n    """The arithmetic mean of '
+             '``values``.\n\n    >>> mean([1, 2])\n    1.5\n    >>> mean([1, 2, 3, 4])\n    2\n    """\n    return '
+             'statistics.mean(values)\n```\n\npython -m doctest stats.py\n```\n******\nFile "/tmp/doctest/stats.py", line 9, '
+             'in stats.mean\nFailed example:\n    mean([1, 2, 3, 4])\nExpected:\n    2\nGot:\n    2.5\n******\n1 items had '
+             'failures:\n   1 of   2 in stats.mean\n***Test Failed*** 1 failures.\n```')
+
+    (block,) = read_reply(reply, {"stats.py": stats}, [output])[0]
+    (pasted,) = file_blocks(reply, {"stats.py": stats})
+
+    assert block.path == "stats.py" and block.content.startswith('"""Averages."""\nimport statistics\n')
+    assert pasted.content.startswith("******")  # without the output shown, the last block would win

@@ -102,3 +102,16 @@ def test_a_reply_that_changed_nothing_is_named_and_the_next_attempt_samples_hott
     assert temperatures[1] > temperatures[0] == temperatures[2]
     unchanged = [e["unchanged"] for e in runner.events(report) if e["event"] == "whole_file:reply"]
     assert unchanged == [["value.txt"], [], []]
+
+
+def test_a_reply_pasting_the_verify_output_under_a_files_name_writes_nothing(runner: Runner, project: Path) -> None:
+    # Given a verify command that says why it fails, and a model that pastes that under value.txt's name
+    check = "grep -q fixed value.txt || { echo 'value.txt says broken where the check wants fixed'; exit 1; }"
+    turns = [reply("value.txt says broken where the check wants fixed"), reply("fixed")]
+
+    report = runner.run(turns, "Make value.txt say fixed", max_iterations=1, edit_format="whole", verify_command=check)
+
+    # Then the pasted output is no file: value.txt keeps its text until the real fix
+    replies = [e for e in runner.events(report) if e["event"] == "whole_file:reply"]
+    assert [e["written"] for e in replies] == [[], ["value.txt"]]
+    assert runner.subjects()[0] == "robot-to 1: whole-file reply; verify passed"

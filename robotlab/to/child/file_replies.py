@@ -18,7 +18,8 @@ several files in one block, each after a ``# name.py`` comment line. Each block 
   fence (```` ``` ```` / ``stats.py`` / ```` ``` ```` / the file / ```` ``` ````);
 - a block equal to its file's current text, blank lines and trailing spaces aside, is no
   change (the model echoed the file) and is dropped;
-- shell blocks are never files.
+- shell blocks are never files, nor is a block copying the verify output the question showed
+  (more like it than like any file; such a model pastes the failure under the file's name).
 
 Two repairs for Python files, each for a mistake such a model makes often and that can only
 break the file: a line importing from the file itself (``from textutil import whisper`` at the
@@ -36,7 +37,7 @@ import ast
 import dataclasses
 import difflib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import PurePosixPath
 
 from robotlab.text.file_names import named_path
@@ -68,11 +69,16 @@ def file_blocks(reply: str | None, files: Mapping[str, str]) -> list[FileBlock]:
     return read_reply(reply, files)[0]
 
 
-def read_reply(reply: str | None, files: Mapping[str, str]) -> tuple[list[FileBlock], list[str]]:
-    """``file_blocks``, and the project files the reply repeated unchanged (its echoes)."""
+def read_reply(reply: str | None, files: Mapping[str, str],
+               shown: Collection[str] = ()) -> tuple[list[FileBlock], list[str]]:
+    """``file_blocks``, and the project files the reply repeated unchanged (its echoes).
+
+    ``shown``: other texts the question showed (the verify command's output); a block more
+    like one of them than like any project file is a copy of it, never a file.
+    """
     found: dict[str, FileBlock] = {}
     for name, body in _blocks(reply or ""):
-        if not body.strip():
+        if not body.strip() or _copies(body, files, shown):
             continue
         block = _resolve(name, body, files)
         if block is not None:
@@ -172,6 +178,12 @@ def _likest(body: str, files: Mapping[str, str]) -> str | None:
     scored = [(_likeness(body, text), path) for path, text in files.items()]
     best = max(scored, default=(0.0, ""))
     return best[1] if best[0] >= MIN_LIKENESS else None
+
+
+def _copies(body: str, files: Mapping[str, str], shown: Collection[str]) -> bool:
+    """``body`` is at least ``MIN_LIKENESS`` like a text of ``shown``, and more than like any file."""
+    copied = max((_likeness(body, text) for text in shown), default=0.0)
+    return copied >= MIN_LIKENESS and copied > max((_likeness(body, text) for text in files.values()), default=0.0)
 
 
 def _likeness(body: str, text: str) -> float:

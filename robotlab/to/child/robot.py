@@ -127,12 +127,13 @@ def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, overs
     return report
 
 
-def _write_blocks(reply: str | None, shown: dict[str, str], chain: GuardChain, report: AttemptReport) -> None:
+def _write_blocks(reply: str | None, shown: dict[str, str], output: str, chain: GuardChain,
+                  report: AttemptReport) -> None:
     """Write the files ``reply`` holds in fenced blocks (whole-file edit format), behind the
     guards (the grader lock refuses a locked file): ``report.written``, ``report.refused`` and
     ``report.unchanged``."""
     write = chain.wrap("write", files.write)
-    blocks, report.unchanged = read_reply(reply, shown)
+    blocks, report.unchanged = read_reply(reply, shown, [output] if output else [])
     for block in blocks:
         outcome = write({"path": block.path, "content": block.content})
         if outcome.startswith("Wrote"):
@@ -213,7 +214,8 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
             heated = _sample(robot, plan.model, int(command.get("hotter") or 0), heated)
         report = _attempt(robot, command, capture, oversight)
         if whole and report.error is None:
-            _write_blocks(oversight.last_reply, command.get("files") or {}, chain, report)
+            _write_blocks(oversight.last_reply, command.get("files") or {}, str(command.get("output") or ""), chain,
+                          report)
         send_line(sock, report.to_wire())
 
 
@@ -246,16 +248,18 @@ class RobotChild:
 
     def run(self, message: str, budget: int | None = None, cost_budget: float | None = None,
             on_event: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
-            shown: dict[str, str] | None = None, hotter: int = 0) -> AttemptReport:
+            shown: dict[str, str] | None = None, hotter: int = 0, output: str = "") -> AttemptReport:
         """Ask the robot to run ``message`` using at most ``budget`` tokens and ``cost_budget``
         dollars (None: no limit); progress events (tool calls, usage) go to ``on_event``.
         ``shown``: the files (path to text) the message showed, which a whole-file reply rewrites;
-        ``hotter``: how many steps above the robot's temperature a whole-file attempt samples.
+        ``hotter``: how many steps above the robot's temperature a whole-file attempt samples;
+        ``output``: the verify output the message showed (a block copying it is no file).
 
         Ends early on the deadline or a stop request.
         """
         command = {"cmd": "run", "message": message, "budget": budget, "cost_budget": cost_budget,
-                   "files": shown or {}, "hotter": hotter}
+                   "files": shown or {}, "hotter": hotter,
+                   "output": output}
         return AttemptReport.from_wire(self._child.request(command, on_event))
 
     def kill(self) -> None:

@@ -25,18 +25,19 @@ class Attempts:
         """The robot never submitted, and the gate decides (the gate decides, see ``iteration``)."""
 
     def run(self, message: str, shown: dict[str, str] | None = None,
-            hotter: int = 0) -> AttemptReport:
+            hotter: int = 0, output: str = "") -> AttemptReport:
         """One robot run (first message, nudge or repair), within what is left of the token budget.
 
         The quality monitor's corrections from the previous run go in front of ``message``;
-        ``shown`` are the files a whole-file reply may rewrite, sampled ``hotter`` steps above the robot's temperature.
+        ``shown`` are the files a whole-file reply may rewrite, sampled ``hotter`` steps above the
+        robot's temperature; ``output`` the verify output the message showed (no file).
         """
         session = self.session
         session.log.event("agent:run:start", iteration=session.run.iteration)
         session.status.update(phase="robot")
         message, self.corrections = "\n\n".join([*self.corrections, message]), []
         report = self.child.run(message, remaining_tokens(session), remaining_cost(session), ChildProgress(session),
-                                shown, hotter)
+                                shown, hotter, output)
         session.log.event("agent:run:end", iteration=session.run.iteration, last_reply=report.last_reply)
         session.add_usage(report.input_tokens, report.output_tokens, report.cost, report.estimated)
         if report.result:

@@ -106,7 +106,7 @@ def run_attempts(session: Session, attempts: Attempts, lock: GraderLock, before:
         files = shown_files(session, output)
         locked = {name for name in files if lock.locks(str(Path(session.root) / name))}
         message = request(session.run.objective, files, str(settings.verify_command), output, locked, last)
-        report = attempts.run(message, files, hotter)
+        report = attempts.run(message, files, hotter, (output or "").strip()[-OUTPUT_CHARS:])
         over = ended(report, attempts)
         if over:
             return over
