@@ -23,6 +23,7 @@ from .errors import Group, checked, exits_on_error
 from .keys import client_keys, key_options, keys_group
 from .output import print_rows
 from .ps_view import COLUMNS, table_row, with_figures
+from .wait import wait_command
 
 BROKER_HELP = "Broker address, or several comma-separated (a primary and its standby) (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555)."
 
@@ -34,6 +35,7 @@ def main() -> None:
 
 
 main.add_command(keys_group)
+main.add_command(wait_command)
 
 
 TIMEOUT = click.FloatRange(min=0)
