@@ -21,6 +21,7 @@ from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_e
 
 from .errors import Group, checked, exits_on_error
 from .keys import client_keys, key_options, keys_group
+from .mcp_serve import mcp_serve_command
 from .output import print_rows
 from .ps_view import COLUMNS, table_row, with_figures
 from .wait import wait_command
@@ -35,6 +36,7 @@ def main() -> None:
 
 
 main.add_command(keys_group)
+main.add_command(mcp_serve_command)
 main.add_command(wait_command)
 
 

@@ -1,0 +1,1 @@
+"""The crew served over other protocols: each live robot as an MCP tool (``robotlab mcp-serve``)."""
