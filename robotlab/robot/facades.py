@@ -10,12 +10,14 @@ state and touch nothing else of the robot, so each piece reads alone.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from robotlab.history.compaction import HistoryResult
 from robotlab.history.log import HistoryLog
 from robotlab.robot.conversation import Conversation
+from robotlab.robot.human import ask_human
 from robotlab.robot.message import RobotMessage
 from robotlab.robot.messaging import RobotBus
 
@@ -110,6 +112,11 @@ class BusFacade:
     def ask(self, to: str, content: Any, timeout: float = 30.0) -> RobotMessage:
         """Send ``content`` to ``to`` and wait for the reply."""
         return self.messaging.ask(to, content, timeout)
+
+    def ask_human(self, to: str, question: Any, timeout: float = 300.0, default: Any = None) -> Future[Any]:
+        """Ask the person named ``to`` (``robotlab human``); a future of her answer, ``default`` after
+        ``timeout`` seconds (``docs/humans.md``)."""
+        return ask_human(self.messaging.require_client(), to, question, timeout=timeout, default=default)
 
     def on_message(self, handler: Callable[..., Any]) -> Any:
         """Replace the handler of inbound messages; returns self."""

@@ -255,7 +255,7 @@ class RobotBus:
         client, message, _ = self._compose(content, record=True)
         reply = client.request(to, message.to_dict(), timeout=timeout, type=ROBOT_MESSAGE_TYPE)
         answer = self._as_robot_message(reply)
-        if answer.in_reply_to is None:
+        if answer.in_reply_to is None or reply.type != ROBOT_MESSAGE_TYPE:  # a plain reply answers this request
             answer = RobotMessage(answer.id, answer.from_, answer.content, message.key)
         self._correlate(answer)
         return answer
