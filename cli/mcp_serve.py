@@ -7,7 +7,7 @@ import logging
 import click
 
 from robotlab import bus
-from robotlab.service import configure_logging
+from robotlab.service import LOG_FORMATS, configure_logging
 
 from .errors import Command, checked, exits_on_error
 from .keys import client_keys, key_options
@@ -34,10 +34,12 @@ def _bind(value: str) -> str:
 @click.option("--interval", type=TIMEOUT, default=1.0, show_default=True,
               help="Seconds between looks at who is on the bus (the tool list follows).")
 @click.option("--log-level", default="INFO", show_default=True)
+@click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text", show_default=True,
+              help="text for people, json for journald or Loki (one object a line); on stderr either way.")
 @key_options
 @exits_on_error
 def mcp_serve_command(url: str | None, http: str | None, insecure: bool, name: str, timeout: float, interval: float,
-                      log_level: str, keys_folder: str | None, key_file: str | None) -> None:
+                      log_level: str, log_format: str, keys_folder: str | None, key_file: str | None) -> None:
     """Serve each live robot as an MCP tool ask_<name>(message), on stdio (default) or --http.
 
     Runs until the client closes stdin (stdio), SIGTERM or Ctrl-C: exit 0. Exit 64 bad usage,
@@ -47,7 +49,7 @@ def mcp_serve_command(url: str | None, http: str | None, insecure: bool, name: s
     from robotlab.interop import mcp_serve
     from robotlab.interop.crew import Crew
 
-    configure_logging(log_level, "text")  # stderr: on stdio, stdout is the protocol's
+    configure_logging(log_level, log_format)  # stderr: on stdio, stdout is the protocol's
     sock = None
     if http is not None:
         where = binding.parse_bind(http)

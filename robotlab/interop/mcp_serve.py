@@ -181,7 +181,9 @@ async def _serve_http(crew: Crew, interval: float, sock: socket.socket, host: st
 
     listeners = Listeners()
     app = build_server(crew, listeners).streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
-    http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    # log_config=None: uvicorn's lines go through this process's handler (JSON under
+    # --log-format json) instead of handlers of its own.
+    http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", log_config=None))
 
     def stop() -> None:  # uvicorn's own way to end: it closes the sessions, then serve() returns
         http.should_exit = True

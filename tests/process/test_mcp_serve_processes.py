@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -60,37 +60,72 @@ def served_bob(processes: Processes, broker: str) -> Iterator[None]:
         yield
 
 
-def test_over_stdio_the_crew_is_listed_asked_and_followed(served_bob: None, broker: str, start_robotd,
-                                                          tmp_path: Path) -> None:
-    argv = mcp_serve_argv(broker)
+def over_stdio(argv: list[str], log: Path, session: Callable[[Client], Awaitable[None]]) -> None:
+    """Start ``argv`` as the SDK's stdio client does (its stderr into ``log``) and run ``session`` on it."""
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
-    log = tmp_path / "mcp-serve.log"
 
     async def scenario() -> None:
         with log.open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client:
-                assert tool_names(await client.list_tools()) == ["ask_bob"]
-                answered = await client.call_tool("ask_bob", {"message": "ping"})
-                assert (answered.is_error, text_of(answered)) == (False, "pong")
-                async with client.listen(tools_list_changed=True) as changes:
-                    carol = await anyio.to_thread.run_sync(start_robotd, "carol")
-                    with anyio.fail_after(SECONDS):
-                        await changes.__anext__()
-                    assert tool_names(await client.list_tools()) == ["ask_bob", "ask_carol"]
-                    await anyio.to_thread.run_sync(stop, carol)
-                    with anyio.fail_after(SECONDS):
-                        await changes.__anext__()
-                    assert tool_names(await client.list_tools()) == ["ask_bob"]
-                gone = await client.call_tool("ask_carol", {"message": "still there?"})
-                assert gone.is_error
-                assert text_of(gone).startswith("ask_carol: ") and "no live robot named 'carol'" in text_of(gone)
-                assert "\n" not in text_of(gone)
+                await session(client)
 
     try:
         anyio.run(scenario)
     except BaseException:
         print(log.read_text(errors="replace"))  # shown in the failing test's report
         raise
+
+
+def test_over_stdio_the_crew_is_listed_asked_and_followed(served_bob: None, broker: str, start_robotd,
+                                                          tmp_path: Path) -> None:
+    async def session(client: Client) -> None:
+        assert tool_names(await client.list_tools()) == ["ask_bob"]
+        answered = await client.call_tool("ask_bob", {"message": "ping"})
+        assert (answered.is_error, text_of(answered)) == (False, "pong")
+        async with client.listen(tools_list_changed=True) as changes:
+            carol = await anyio.to_thread.run_sync(start_robotd, "carol")
+            with anyio.fail_after(SECONDS):
+                await changes.__anext__()
+            assert tool_names(await client.list_tools()) == ["ask_bob", "ask_carol"]
+            await anyio.to_thread.run_sync(stop, carol)
+            with anyio.fail_after(SECONDS):
+                await changes.__anext__()
+            assert tool_names(await client.list_tools()) == ["ask_bob"]
+        gone = await client.call_tool("ask_carol", {"message": "still there?"})
+        assert gone.is_error
+        assert text_of(gone).startswith("ask_carol: ") and "no live robot named 'carol'" in text_of(gone)
+        assert "\n" not in text_of(gone)
+
+    over_stdio(mcp_serve_argv(broker), tmp_path / "mcp-serve.log", session)
+
+
+def test_with_json_logs_every_stderr_line_is_one_object_and_stdout_stays_the_protocols(
+        start_robotd, broker: str, tmp_path: Path) -> None:
+    # Given mcp-serve over stdio logging JSON at DEBUG (the MCP SDK's lines included)
+    start_robotd("echo", "handlers:echo")
+    argv, log = mcp_serve_argv(broker, "--log-format", "json", "--log-level", "DEBUG"), tmp_path / "mcp-serve.log"
+
+    async def session(client: Client) -> None:
+        assert tool_names(await client.list_tools()) == ["ask_echo"]
+        answered = await client.call_tool("ask_echo", {"message": "hi"})
+        assert not answered.is_error and text_of(answered).startswith("hi (from ")
+
+    # When a client lists and calls the crew (a stray line on stdout would break its session)
+    over_stdio(argv, log, session)
+    # Then every line it wrote to stderr is one JSON object
+    lines = log.read_text().splitlines()
+    assert lines, "DEBUG logging wrote nothing"
+    for line in lines:
+        entry = json.loads(line)
+        assert {"time", "level", "logger", "pid", "message"} <= set(entry), line
+
+
+def test_with_json_logs_a_refused_bind_ends_on_a_json_line(broker: str) -> None:
+    done = subprocess.run(mcp_serve_argv(broker, "--http", "0.0.0.0:0", "--log-format", "json"),
+                          capture_output=True, text=True, timeout=SECONDS)
+    assert done.returncode == 78 and done.stdout == ""
+    last = json.loads(done.stderr.splitlines()[-1])
+    assert last["level"] == "ERROR" and "refusing to serve MCP on 0.0.0.0:0" in last["message"]
 
 
 @pytest.fixture
