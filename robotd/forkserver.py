@@ -1,7 +1,8 @@
 """The fork server behind ``Robot.spawn``: a warm process that forks new robotds in milliseconds.
 
 ``robotlab.robot.spawn`` starts it on the first spawn in a process as
-``python -m robotlab.robotd.forkserver --socket PATH --parent-pid PID``. It imports what a child
+``python -m robotlab.robotd.forkserver --socket PATH --parent-pid PID --log-level L --log-format F``
+(the spawning process's logging, which its children then log with). It imports what a child
 needs to join the bus (``robotd/warmup.py: preload``, about 0.3 s), listens, forks its **warm
 twin**, prints ``READY`` and serves fork requests on a unix socket, one JSON line each::
 
@@ -31,10 +32,10 @@ import selectors
 import signal
 import socket
 import sys
-import traceback
 from typing import Any, NoReturn
 
 from robotlab.ipc import json_lines
+from robotlab.service import configure_logging
 
 from .supervision import die_with_parent, open_pidfd, process_alive
 from .warmup import preload, warm
@@ -175,7 +176,7 @@ class ForkServer:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         except BaseException:
-            traceback.print_exc()
+            log.exception("fork server: the spawned robot crashed")  # one JSON object under --log-format json
         finally:
             os._exit(code)
 
@@ -185,9 +186,9 @@ def run_child(request: dict[str, Any], ready_fd: int) -> int:
     from robotlab.errors import PeerUnavailable, RobotlabError
     from robotlab.observability import setup, trace_settings, tracing
 
-    from .hosting import child_logging, from_fork_request, host
+    from .hosting import from_fork_request, host
 
-    child_logging()  # already done by the warm-up, as all of this: a no-op here
+    # Logging is the server's, set up before it forked: the spawning process's format and level.
     try:
         config, spec = from_fork_request(request, ready_fd)
         # The warm server never traces (a provider's export thread would not survive the fork):
@@ -246,10 +247,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--socket", required=True)
     parser.add_argument("--parent-pid", type=int, required=True)
     parser.add_argument("--pdeathsig", action="store_true")
+    # The spawning process's own (robotlab.service.logging_options): this server, its warm twin
+    # and every child they fork log in its format at its level, to its stderr.
+    parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument("--log-format", default="text")
     args = parser.parse_args(argv)
     if args.pdeathsig:
         die_with_parent(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+    configure_logging(args.log_level, args.log_format)
     preload()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(args.socket)
@@ -292,7 +298,7 @@ def serve_warm(listener: socket.socket, parent_pid: int, twin_fd: int, first: in
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:
-        traceback.print_exc()
+        log.exception("fork server: the warm server crashed")
         code = 70
     finally:
         os._exit(code)  # never the first server's clean-up: its socket file is its own to remove

@@ -23,7 +23,7 @@ from .stats import RobotStats
 
 log = logging.getLogger("robotlab.robotd")
 
-__all__ = ["RobotSpec", "build_robot", "check_provider", "child_logging", "from_fork_request", "host", "hosting_daemon",
+__all__ = ["RobotSpec", "build_robot", "check_provider", "from_fork_request", "host", "hosting_daemon",
            "warm_llm"]
 
 
@@ -76,11 +76,6 @@ def from_fork_request(request: dict[str, Any], ready_fd: int) -> tuple[DaemonCon
     """
     config = DaemonConfig(**request["daemon"], ready_fd=ready_fd, quiet=True)
     return config, RobotSpec.from_dict(request["robot"])
-
-
-def child_logging() -> None:
-    """The logging of a forked robotd: warnings and errors to stderr (its parent's terminal or journal)."""
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
 
 def check_provider(provider: str) -> None:

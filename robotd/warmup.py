@@ -24,9 +24,11 @@ import sys
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import CodeType, FrameType, FunctionType
 from typing import Any
+
+from robotlab.observability import logfields
 
 from .holes import take_holes
 
@@ -94,15 +96,28 @@ def warm() -> None:
         # doing it itself would also un-share every key it touches.
         litellm.utils._rebuild_model_cost_lowercase_map()
     try:
-        warm_model_call()
-        relocate_hot_code(warm_model_call)
-        warm_model_call(rounds=AFTER_RELOCATION_ROUNDS)
+        with _unlogged():
+            warm_model_call()
+            relocate_hot_code(warm_model_call)
+            warm_model_call(rounds=AFTER_RELOCATION_ROUNDS)
     except Exception as exc:  # best effort: a child then pays the first call's cost itself
         log.warning("fork server: warm-up model call skipped: %s", exc)
     gc.collect()
     # After the last collection: its garbage is what leaves the holes.
     log.debug("fork server: %d free pymalloc blocks and %d malloc chunks taken", *take_holes())
     gc.freeze()
+
+
+@contextlib.contextmanager
+def _unlogged() -> Iterator[None]:
+    """The warm-up's robots and broker are nobody's to read about: below WARNING they log nothing,
+    and the robot they named is forgotten before any child is forked (it would name it too)."""
+    logging.disable(logging.INFO)
+    try:
+        yield
+    finally:
+        logging.disable(logging.NOTSET)
+        logfields.forget_process()
 
 
 def preload() -> None:
@@ -121,12 +136,6 @@ def preload() -> None:
     import robotlab.robot.robot  # noqa: F401
     import robotlab.robot.spawn  # noqa: F401
     from robotlab import bus  # noqa: F401
-
-    from .hosting import child_logging
-
-    # The logging a child sets up first (robotd/forkserver.py: run_child), set up here: a
-    # child's own call then finds it done, and the hosted warm-up runs log as a child's would.
-    child_logging()
 
 
 def warm_model_call(rounds: int = 1) -> None:

@@ -35,6 +35,11 @@ def about_process(**fields: str) -> None:
     _process.update({key: value for key, value in fields.items() if key in FIELDS and value})
 
 
+def forget_process() -> None:
+    """Forget what :func:`about_process` named (a fork server's warm-up robot, before it forks)."""
+    _process.clear()
+
+
 def current() -> dict[str, str]:
     """The fields known here and now (none of them when nothing is known)."""
     fields = dict(_process)

@@ -41,6 +41,7 @@ from robotlab.robot.remote_tasks import (
 from robotlab.robot.requests import INFO_TYPE, RUN_TYPE
 from robotlab.robot.result import RobotResult
 from robotlab.robot.shared_budget import budget_service_for
+from robotlab.service import logging_options
 
 __all__ = [
     "ForkServerClient", "RemoteRobot", "SpawnHandle", "spawn", "start_fork_server", "stop_fork_server", "use_fork_server",
@@ -222,7 +223,8 @@ class ForkServerClient:
         """Start a fork server for this process without waiting for it (``wait_ready`` does)."""
         folder = tempfile.mkdtemp(prefix="rl-fork-")
         path = os.path.join(folder, "fork.sock")
-        argv = [sys.executable, "-m", "robotlab.robotd.forkserver", "--socket", path, "--parent-pid", str(os.getpid())]
+        argv = [sys.executable, "-m", "robotlab.robotd.forkserver", "--socket", path, "--parent-pid", str(os.getpid()),
+                *logging_options()]  # its children log as this process does: format and level
         if threading.current_thread() is threading.main_thread():
             argv.append("--pdeathsig")  # the kernel ties it to this thread; see robotd/supervision.py
         # Unbuffered: a line read ahead into a buffer would hide the next one from select.

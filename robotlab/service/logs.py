@@ -24,6 +24,7 @@ from robotlab.observability import logfields
 
 TEXT_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
 LOG_FORMATS = ("text", "json")
+LEVELS = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)
 OWN_HANDLERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 """Loggers that get a handler of their own when their package is imported (litellm's): each of
 their lines came out twice, once not as JSON (and below WARNING on stdout)."""
@@ -78,6 +79,15 @@ def logs_json() -> bool:
     """True once :func:`configure_logging` set JSON lines up: what else the process writes to
     stderr (its last line, an error's) then goes through logging too."""
     return any(isinstance(handler.formatter, JsonFormatter) for handler in logging.getLogger().handlers)
+
+
+def logging_options() -> list[str]:
+    """``--log-level`` and ``--log-format`` as this process logs now, for a process it starts to
+    log the same way (a spawned robot's fork server): WARNING and text when nothing set logging up."""
+    effective = logging.getLogger().getEffectiveLevel()
+    # A custom level has no name --log-level takes: the nearest named one below it.
+    level = max((value for value in LEVELS if value <= effective), default=logging.DEBUG)
+    return ["--log-level", logging.getLevelName(level), "--log-format", "json" if logs_json() else "text"]
 
 
 def _log_uncaught(kind: type[BaseException], error: BaseException | None, trace: TracebackType | None) -> None:

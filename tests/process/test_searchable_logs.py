@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from robotlab import bus
 from robotlab.cli.robotlab_cli import main
 from robotlab.testing import serve_script
 from tests.process.conftest import (
@@ -145,3 +146,24 @@ def test_a_json_robotd_refused_for_good_ends_on_a_json_line_too(processes: Proce
     # Then the line it ends on, which says why, is a JSON object like the others
     last = entries(alice.stderr)[-1]
     assert last["level"] == "ERROR" and "refused 'alice' (forbidden)" in last["message"], alice.stderr
+
+
+def test_a_robot_spawned_by_a_json_robotd_logs_json_lines_naming_itself(
+        processes: Processes, broker: str, start_robotd) -> None:
+    # Given a robotd logging JSON whose handler spawns a robot through the fork server (the
+    # child and the fork server write to the robotd's stderr, which they inherit)
+    spawner = start_robotd("spawner", "handlers:spawn_child", "--log-format", "json")
+    with serve_script([{"content": "hello from kid"}]) as api:
+        # When it spawns kid, and kid is asked something
+        with bus.connect(broker, name="tester") as client:
+            asked = {"broker": broker, "parent": "boss", "child": "kid", "api_base": api}
+            spawned = client.request("spawner", asked, timeout=120).content
+        sent = subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--broker", broker, "--to", "kid",
+                               "--wait", "--timeout", "60", "hi"], capture_output=True, text=True, timeout=120)
+        assert sent.returncode == 0 and sent.stdout.strip() == "hello from kid", sent.stderr
+        wait_until(lambda: "robotd kid: done with message" in spawner.output(), timeout=10, message="kid's done line")
+    # Then every line there is one JSON object, kid's included, each naming kid and its instance
+    logged = entries(spawner.output())
+    kids = [e for e in logged if e["pid"] == spawned["pid"]]
+    assert kids and all((e["robot"], e["instance"]) == ("kid", spawned["instance"]) for e in kids), kids
+    assert any("robotd kid: message" in e["message"] and e["message_id"] in e["message"] for e in kids), kids
