@@ -26,6 +26,7 @@ from .mcp_serve import mcp_serve_command
 from .output import print_rows
 from .ps_view import COLUMNS, table_row, with_figures
 from .wait import wait_command
+from .web import web_command
 
 BROKER_HELP = "Broker address, or several comma-separated (a primary and its standby) (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555)."
 
@@ -40,6 +41,7 @@ main.add_command(human_command)
 main.add_command(keys_group)
 main.add_command(mcp_serve_command)
 main.add_command(wait_command)
+main.add_command(web_command)
 
 
 TIMEOUT = click.FloatRange(min=0)

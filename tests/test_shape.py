@@ -155,6 +155,7 @@ LAYERS: dict[str, float] = {
     "robotlab.robot": 4,
     "robotlab.network": 5,
     "robotlab.interop": 5,  # the crew served over other protocols (MCP): a thin shell over the bus
+    "robotlab.web": 5,  # the crew in a browser: a thin shell over the admin requests, binds as interop does
     # robot-to is an application of the library (its child builds a Robot), so all of it sits
     # above the library's top and nothing in the library can import it.
     "robotlab.to": 6, "robotlab.to.process": 6, "robotlab.to.guards": 6,

@@ -1,0 +1,111 @@
+"""The web console's ASGI app (starlette): the page, its event stream and the replay button's request.
+
+One watcher looks at the crew every ``interval`` seconds (``Console.view`` on a worker thread)
+and keeps the latest view; each browser's stream (server-sent events) gets the whole view when
+it connects, then only the sections that changed. Browsers never poll: they listen.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from importlib import resources
+from typing import Any
+
+import anyio
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from robotlab.errors import BusError
+
+from .console import Console, changes
+
+log = logging.getLogger("robotlab.web")
+
+
+class Watcher:
+    """The latest view of the crew, and a signal each time it changes."""
+
+    def __init__(self, console: Console, interval: float) -> None:
+        self.console = console
+        self.interval = interval
+        self.latest: dict[str, Any] | None = None
+        self.error: str | None = None
+        self.closed = False
+        self._changed = anyio.Event()
+
+    async def look(self) -> None:
+        """Take one view now (after a replay, so the page shows its outcome without waiting a turn)."""
+        view: dict[str, Any] | None = self.latest
+        error: str | None = None
+        try:
+            view = await anyio.to_thread.run_sync(self.console.view)
+        except BusError as exc:  # the broker away for a moment: said on the page, looked at again
+            error = str(exc)
+        if view != self.latest or error != self.error:
+            self.latest, self.error = view, error
+            self._changed.set()
+            self._changed = anyio.Event()
+
+    async def run(self) -> None:
+        """Look every ``interval`` seconds until cancelled."""
+        while True:
+            await self.look()
+            await anyio.sleep(self.interval)
+
+    async def next_change(self) -> None:
+        """Return at the next change of the view, or when the watcher closes."""
+        await self._changed.wait()
+
+    def close(self) -> None:
+        """End every stream (each then finishes its response: the server stops without waiting)."""
+        self.closed = True
+        self._changed.set()
+
+
+async def stream(watcher: Watcher) -> AsyncIterator[ServerSentEvent]:
+    """One browser's events: each section of the view as it changes, and the broker's reachability."""
+    sent: dict[str, Any] | None = None
+    error: str | None = ""  # never an error's text: the first turn always says how the broker is
+    while not watcher.closed:
+        if watcher.latest is not None:
+            for section, data in changes(sent, watcher.latest):
+                yield ServerSentEvent(json.dumps(data, default=str), event=section)
+            sent = watcher.latest
+        if watcher.error != error:
+            error = watcher.error
+            yield ServerSentEvent(json.dumps({"error": error}), event="broker")
+        await watcher.next_change()
+
+
+def build_app(watcher: Watcher) -> Starlette:
+    """The console's app: ``/`` the page, ``/events`` its stream, ``/api/view`` the view as JSON,
+    ``POST /api/dlq/{dlq_id}/replay`` (``?force=1`` for a letter that may have run)."""
+    console = watcher.console
+    page = resources.files(__package__).joinpath("page.html").read_text(encoding="utf-8")
+
+    async def index(request: Request) -> Response:
+        return HTMLResponse(page)
+
+    async def events(request: Request) -> Response:
+        return EventSourceResponse(stream(watcher), ping=15)
+
+    async def view(request: Request) -> Response:
+        shown = await anyio.to_thread.run_sync(console.view)
+        return Response(json.dumps(shown, default=str), media_type="application/json")
+
+    async def replay(request: Request) -> Response:
+        dlq_id = request.path_params["dlq_id"]
+        force = request.query_params.get("force") in {"1", "true", "yes"}
+        outcome = await anyio.to_thread.run_sync(console.replay, dlq_id, force)
+        log.info("replay %s%s: %s", dlq_id, " (forced)" if force else "", outcome)
+        await watcher.look()
+        return JSONResponse(outcome, status_code=200 if outcome["ok"] else 409)
+
+    routes = [Route("/", index), Route("/events", events), Route("/api/view", view),
+              Route("/api/dlq/{dlq_id}/replay", replay, methods=["POST"])]
+    return Starlette(routes=routes)

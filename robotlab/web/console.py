@@ -1,0 +1,69 @@
+"""What the web console shows, read through the admin requests the CLIs use (``ps``, ``dlq.list``,
+``stats``) and acted on through the client's own ``replay``: one :class:`BusClient`, so the
+console is a member of the bus like ``robotlab ps`` is, with its own name and key.
+
+Synchronous: ``app.py`` runs these calls on worker threads. A view is plain JSON-ready data,
+split into sections so a stream can push only the sections that changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from robotlab.bus import BusClient
+from robotlab.bus.protocol import unpack
+from robotlab.errors import BusError
+
+SECTIONS = ("members", "dlq", "traffic")
+"""The parts of a view, each pushed as its own event when it changes."""
+TRAFFIC = ("routed", "delivered", "nacked", "timeouts", "dead_lettered", "replies_dropped", "in_flight", "dlq_size")
+"""The broker's counters shown as traffic (``robotlab`` has no per-message feed for admins: the
+console shows how these grow, one look an interval)."""
+
+
+class Console:
+    """The crew seen from one bus client: ``view`` to look, ``replay`` to act."""
+
+    def __init__(self, client: BusClient, timeout: float) -> None:
+        self.client = client
+        self.timeout = timeout
+
+    def view(self) -> dict[str, Any]:
+        """Members (every peer, robots first), dead letters (oldest first) and the broker's counters."""
+        members = [member_row(row) for row in self.client.admin("ps", all=True)]
+        letters = [letter_row(row) for row in self.client.admin("dlq.list")]
+        stats = self.client.admin("stats")
+        return {"members": members, "dlq": letters, "traffic": {key: stats.get(key, 0) for key in TRAFFIC}}
+
+    def replay(self, dlq_id: str, force: bool) -> dict[str, Any]:
+        """Route a dead letter again, as ``robotlab dlq replay [--force]`` does.
+
+        Returns ``{"ok": True, "delivered_to": [...]}``, or ``{"ok": False, "error": line}`` when
+        the broker refuses it (a letter that may have run, without ``force``) or it fails again.
+        """
+        try:
+            tracker = self.client.replay(dlq_id, force=force).wait(self.timeout)
+        except BusError as exc:
+            return {"ok": False, "error": str(exc)}
+        return {"ok": True, "dlq_id": dlq_id, "delivered_to": list(tracker.instances) or [tracker.to]}
+
+
+def member_row(row: dict[str, Any]) -> dict[str, Any]:
+    """One ``ps`` row without its uptime (it changes every look, and would make every look a change)."""
+    return {key: value for key, value in row.items() if key != "uptime"}
+
+
+def letter_row(row: dict[str, Any]) -> dict[str, Any]:
+    """One ``dlq.list`` row with its msgpack body decoded as ``content``."""
+    body = row.get("body") or b""
+    shown = {key: value for key, value in row.items() if key != "body"}
+    try:
+        shown["content"] = unpack(body) if body else None
+    except Exception:
+        shown["content"] = f"<{len(body)} undecodable bytes>"
+    return shown
+
+
+def changes(before: dict[str, Any] | None, now: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The sections of ``now`` that differ from ``before`` (all of them when there is no before)."""
+    return [(section, now[section]) for section in SECTIONS if before is None or before.get(section) != now[section]]

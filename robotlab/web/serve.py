@@ -1,0 +1,55 @@
+"""``robotlab web``'s server: uvicorn on a socket already listening, the watcher beside it, and
+SIGTERM or Ctrl-C ending both (the browsers' streams too, so uvicorn is not left waiting)."""
+
+from __future__ import annotations
+
+import signal
+import socket
+from collections.abc import Callable
+
+import anyio
+
+from .app import Watcher, build_app
+from .console import Console
+
+
+async def _on_signal(stop: Callable[[], None]) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            stop()
+
+
+async def _serve(console: Console, interval: float, sock: socket.socket) -> None:
+    import uvicorn
+
+    watcher = Watcher(console, interval)
+    # log_config=None: uvicorn's lines go through this process's handler (JSON under
+    # --log-format json) instead of handlers of its own.
+    http = uvicorn.Server(uvicorn.Config(build_app(watcher), log_level="warning", lifespan="off",
+                                         log_config=None, timeout_graceful_shutdown=2))
+
+    def stop() -> None:
+        # The signal comes here, not to uvicorn's handler, so sse-starlette does not see the
+        # shutdown: the watcher ends the browsers' streams, or they would hold uvicorn open.
+        watcher.close()
+        http.should_exit = True
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(watcher.run)
+        tasks.start_soon(_on_signal, stop)
+        await http.serve(sockets=[sock])
+        tasks.cancel_scope.cancel()
+
+
+def url_of(sock: socket.socket) -> str:
+    """The page's address for a listening socket."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def serve(console: Console, interval: float, sock: socket.socket,
+          on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve the console on the listening ``sock`` until SIGTERM or Ctrl-C."""
+    if on_ready is not None:
+        on_ready(url_of(sock))
+    anyio.run(_serve, console, interval, sock)
