@@ -19,6 +19,7 @@ from robotlab.observability import setup as setup_tracing
 from robotlab.observability import trace_settings
 from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_environment
 
+from .a2a_serve import a2a_serve_command
 from .errors import Group, checked, exits_on_error
 from .human import human_command
 from .keys import client_keys, key_options, keys_group
@@ -37,6 +38,7 @@ def main() -> None:
     """robotlab: LLM robots, each in its own process, on a ZeroMQ bus."""
 
 
+main.add_command(a2a_serve_command)
 main.add_command(human_command)
 main.add_command(keys_group)
 main.add_command(mcp_serve_command)

@@ -55,6 +55,12 @@ def robot_tools(rows: list[dict[str, Any]]) -> tuple[list[RobotTool], list[str]]
     return tools, left_out
 
 
+def one_line(error: BaseException) -> str:
+    """An error's message on one line (a robot's nack reason may hold a traceback's lines)."""
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
 def reply_text(content: Any) -> str:
     """A reply's content as the text of a tool result: a string as it is, data as JSON."""
     return content if isinstance(content, str) else json.dumps(content, default=str)
@@ -90,5 +96,9 @@ class Crew:
         robot = tool[len(PREFIX):]
         if not tool.startswith(PREFIX) or not TOOL_NAME.fullmatch(robot):
             raise ToolNotFoundError(f"no tool {tool!r}: each tool is {PREFIX}<robot name>, one per live robot")
+        return self.ask_robot(robot, message)
+
+    def ask_robot(self, robot: str, message: str) -> str:
+        """Send ``message`` to one instance of ``robot`` and return its reply (errors as ``ask``'s but the first)."""
         reply = self.client.request(robot, message, timeout=self.timeout, any=True)
         return reply_text(reply.content)

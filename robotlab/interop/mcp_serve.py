@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import signal
 import socket
 from collections.abc import Callable
 from importlib.metadata import version
@@ -34,7 +33,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from robotlab.errors import RobotlabError
 
-from .crew import Crew, RobotTool
+from .crew import Crew, RobotTool, one_line
+from .uvicorn_run import on_signal, serve_app
 
 log = logging.getLogger("robotlab.mcp")
 
@@ -47,12 +47,6 @@ MESSAGE_SCHEMA: dict[str, Any] = {
 }
 INSTRUCTIONS = ("Each tool asks one robot of a robotlab crew, live on its bus: tools appear as robots join and "
                 "disappear as they leave. A call waits for the robot's reply.")
-
-
-def one_line(error: BaseException) -> str:
-    """An error's message on one line (a robot's nack reason may hold a traceback's lines)."""
-    text = " ".join(str(error).split())
-    return text or type(error).__name__
 
 
 class Listeners:
@@ -155,14 +149,6 @@ async def watch(crew: Crew, listeners: Listeners, interval: float) -> None:
         await anyio.sleep(interval)
 
 
-async def _on_signal(stop: Callable[[], None]) -> None:
-    """Call ``stop`` on each SIGTERM or SIGINT, until cancelled (a clean exit: the bus client then
-    says goodbye). The receiver stays open to the end, so a signal raised again late is heard too."""
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for _ in signals:
-            stop()
-
-
 async def _serve_stdio(crew: Crew, interval: float) -> None:
     from mcp.server.stdio import stdio_server
 
@@ -170,29 +156,16 @@ async def _serve_stdio(crew: Crew, interval: float) -> None:
     server = build_server(crew, listeners)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(watch, crew, listeners, interval)
-        tasks.start_soon(_on_signal, tasks.cancel_scope.cancel)
+        tasks.start_soon(on_signal, tasks.cancel_scope.cancel)
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
         tasks.cancel_scope.cancel()  # the client closed stdin: done
 
 
 async def _serve_http(crew: Crew, interval: float, sock: socket.socket, host: str) -> None:
-    import uvicorn
-
     listeners = Listeners()
     app = build_server(crew, listeners).streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
-    # log_config=None: uvicorn's lines go through this process's handler (JSON under
-    # --log-format json) instead of handlers of its own.
-    http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", log_config=None))
-
-    def stop() -> None:  # uvicorn's own way to end: it closes the sessions, then serve() returns
-        http.should_exit = True
-
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(watch, crew, listeners, interval)
-        tasks.start_soon(_on_signal, stop)
-        await http.serve(sockets=[sock])
-        tasks.cancel_scope.cancel()
+    await serve_app(app, sock, lambda: watch(crew, listeners, interval))
 
 
 def serve_stdio(crew: Crew, interval: float) -> None:
