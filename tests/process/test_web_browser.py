@@ -1,0 +1,66 @@
+"""``robotlab web`` in a real browser: Debian's headless Chromium driven by Playwright, asserting
+what a person sees on the page (Playwright's own browser download is not used)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from playwright import sync_api
+
+from robotlab import bus
+from robotlab.errors import DeliveryFailed
+from tests.process import test_web_processes as served
+
+SECONDS = served.SECONDS
+web = served.web  # the fixture that starts `robotlab web`
+
+pytestmark = pytest.mark.process
+
+CHROMIUM = shutil.which("chromium")
+
+
+@pytest.fixture
+def page() -> Iterator[object]:
+    """A page of headless Chromium; its checks wait up to SECONDS for what they expect."""
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    sync_api.expect.set_options(timeout=SECONDS * 1000)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield browser.new_page()
+        finally:
+            browser.close()
+
+
+def test_a_member_appears_on_the_page_when_its_robotd_starts(page, web, start_robotd) -> None:
+    expect = sync_api.expect
+    url, _ = web()
+    page.goto(url)
+    members = page.locator("#members tbody tr")
+    expect(page.locator("#broker")).to_have_text("live: the broker answers")
+    expect(members.filter(has_text="robotlab-web")).to_have_count(1)
+    expect(members.filter(has_text="late")).to_have_count(0)
+    late = start_robotd("late")
+    row = members.filter(has_text="late")
+    expect(row).to_have_count(1)
+    expect(row.locator("td").nth(3)).to_have_text("ready")
+    expect(row.locator("td").last).to_have_text(str(late.pid))
+
+
+def test_a_dead_letter_is_replayed_by_a_click(page, web, start_robotd, broker: str) -> None:
+    expect = sync_api.expect
+    url, _ = web()
+    with bus.connect(broker, name="test-send", timeout=5) as client, pytest.raises(DeliveryFailed):
+        client.send("late", "early bird").wait(SECONDS)
+    page.goto(url)
+    letters = page.locator("#dlq tbody tr")
+    expect(letters.filter(has_text="early bird")).to_have_count(1)
+    expect(letters.filter(has_text="undeliverable")).to_have_count(1)
+    start_robotd("late")
+    expect(page.locator("#members tbody tr").filter(has_text="late")).to_have_count(1)
+    letters.filter(has_text="early bird").get_by_role("button", name="Replay").click()
+    expect(page.locator("#outcome")).to_contain_text("replayed: delivered to")
+    expect(letters).to_have_text(["the dead-letter queue is empty"])
