@@ -12,6 +12,9 @@ from robotlab import bus
 from .errors import Command, checked, exits_on_error
 from .keys import client_keys, key_options
 
+CONNECT_SECONDS = 5.0
+"""How long she waits for a broker that welcomes her."""
+
 
 @click.command("human", cls=Command)
 @click.option("--name", required=True, callback=checked(bus.config.check_name),
@@ -36,9 +39,9 @@ def human_command(name: str, url: str | None, keys_folder: str | None, key_file:
             click.echo(line)
 
     address = bus.broker_url(url)
-    with bus.connect(address, name=name, role="human", keys=client_keys(keys_folder, key_file, name),
-                     timeout=5.0) as client:
-        desk = HumanDesk(client, show)
+    with bus.BusClient(address, name=name, role="human", keys=client_keys(keys_folder, key_file, name)) as client:
+        desk = HumanDesk(client, show)  # before joining: held mail arrives right after the welcome
+        client.start(CONNECT_SECONDS)
         show(f"{name} is on the bus at {address}; type help for the commands")
         for line in sys.stdin:
             if not desk.handle(line):

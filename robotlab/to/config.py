@@ -104,6 +104,7 @@ class Settings(FileKeys):
     broker: str | None = None
     judge_robot: str | None = None
     crew: list[str] = []
+    ask: str | None = None
     stop_when: str | None = None
     verify_command: str | None = None
     eval: Any = None

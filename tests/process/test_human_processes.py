@@ -13,43 +13,10 @@ import pytest
 from robotlab import Robot, bus
 from robotlab.errors import DeliveryFailed
 from robotlab.robot.human import ask_human
+from tests.process.person import Person
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
-
-
-class Person:
-    """A ``robotlab human`` process whose stdin the test types into and whose output it reads."""
-
-    def __init__(self, broker: str, name: str, log: Path) -> None:
-        self.log = log
-        with open(log, "ab") as out:
-            argv = [sys.executable, "-m", "robotlab.cli", "human", "--name", name, "--broker", broker]
-            self.popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, text=True)
-        self.sees("is on the bus")
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def sees(self, text: str, timeout: float = 30) -> str:
-        """The first line of her screen holding ``text``, once it is there."""
-        def line() -> str | None:
-            return next((shown for shown in self.output().splitlines() if text in shown), None)
-        return str(wait_until(line, timeout=timeout, message=f"{text!r} on her screen:\n{self.output()}"))
-
-    def types(self, line: str) -> None:
-        assert self.popen.stdin is not None
-        self.popen.stdin.write(line + "\n")
-        self.popen.stdin.flush()
-
-    def leaves(self) -> int:
-        self.types("quit")
-        return self.popen.wait(30)
-
-    def stop(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
-        self.popen.wait(30)
 
 
 @pytest.fixture
@@ -57,12 +24,16 @@ def person(broker: str, tmp_path: Path) -> Iterator:
     started: list[Person] = []
 
     def start(name: str = "alice") -> Person:
-        started.append(Person(broker, name, tmp_path / f"{name}.log"))
+        started.append(Person(broker, name, tmp_path / f"{name}-{len(started)}.log"))
         return started[-1]
 
     yield start
     for one in started:
         one.stop()
+
+
+def on_the_bus(client: bus.BusClient, name: str) -> bool:
+    return any(row["name"] == name for row in client.admin("ps", all=True))
 
 
 @pytest.fixture
@@ -109,6 +80,7 @@ def test_unanswered_in_time_the_asker_gets_the_default_and_her_late_answer_is_no
 def test_what_arrives_while_she_is_away_is_shown_when_she_comes_back(person, ops: bus.BusClient) -> None:
     # Given alice has been on the bus once and left
     assert person().leaves() == 0
+    wait_until(lambda: not on_the_bus(ops, "alice"), timeout=30, message="alice gone from ps --all")
     # When a note and a question are sent while she is away
     ops.send("alice", "the nightly build is green", hold=60)
     answer = ask_human(ops, "alice", "Ship it?", timeout=60, default="no")

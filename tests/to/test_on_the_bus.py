@@ -22,6 +22,7 @@ from tests.process.conftest import (  # noqa: F401 (fixtures)
     start_robotd,
     state_directory,
 )
+from tests.process.person import Person
 from tests.to.conftest import (
     DONE,
     call,
@@ -176,3 +177,46 @@ def test_a_crew_question_travels_in_the_runs_trace(repo: Path, tmp_path: Path, b
         at = by_id[at["parent_id"]]
         ancestors.append(at["name"])
     assert "iteration 1" in ancestors, ancestors
+
+
+def test_a_blocking_decision_waits_for_her_answer_on_the_bus(repo: Path, tmp_path: Path, broker: str) -> None:  # noqa: F811
+    # Given alice at her terminal, and a run whose robot raises a blocking decision
+    alice = Person(broker, "alice", tmp_path / "alice.log")
+    turns = [call("request_decision", question="404 or 410?", recommendation="410", blocking=True),
+             submit(False, "waiting for the answer"), DONE, *write_and_submit("a.txt", "x\n")]
+    try:
+        with script_server_process(tmp_path, turns) as url:
+            proc = robot_to_process(repo, url, "--broker", broker, "--ask", "alice", "--local-guards",
+                                    "--max-iterations", "2", "--decision-poll", "0.2", "--decision-timeout", "120")
+            try:
+                # When the question is on her screen and she types her answer
+                shown = alice.sees("404 or 410?", timeout=90)
+                alice.types("use 410")
+                out, err = proc.communicate(timeout=120)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+    finally:
+        alice.stop()
+    # Then the run went on with her answer as the decision's resolution
+    assert shown.startswith("[1] ") and "BLOCKING" in shown and "the robot leans to: 410" in shown, shown
+    assert proc.returncode == 0, err
+    assert "Reason: max iterations reached (2)" in out
+    run_dir = next((repo / ".robot_lab_to" / "runs").iterdir())
+    decision = next((run_dir / "decisions").glob("d-*.md")).read_text()
+    assert "resolution: use 410" in decision
+    events = [json.loads(line) for line in (run_dir / "run.log").read_text().splitlines()]
+    (answered,) = [e for e in events if e["event"] == "decision:answered"]
+    assert (answered["via"], answered["resolution"]) == ("alice", "use 410")
+    assert git(repo, "log", "--format=%s").splitlines()[0] == "robot-to 2: did it"
+
+
+def test_ask_needs_the_bus(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ROBOTLAB_BROKER", raising=False)
+    with script_server_process(tmp_path, [submit(False, "no"), DONE]) as url:
+        proc = robot_to_process(repo, url, "--ask", "alice")
+        out, err = proc.communicate(timeout=120)
+
+    assert proc.returncode == 2
+    assert "robot-to: --ask needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)" in err

@@ -57,6 +57,8 @@ class Attempts:
         session.log.event("decision:raised", id=decision.id, blocking=decision.blocking, question=decision.question)
         session.notes.decision(session.run.iteration, decision.question, decision.blocking, decision.recommendation,
                          str(decision.path))
+        if session.ask_human is not None:
+            session.ask_human(decision.id, request)
 
     def budget_left(self) -> bool:
         """False once a stop was requested or the token or cost budget is spent."""

@@ -6,6 +6,8 @@ client can ask it::
     robotlab send --to <run id> status --wait           # the live state, as JSON
     robotlab send --to <run id> "decide <decision id> <answer>" --wait
 
+With ``--ask NAME`` each decision the robot raises is also sent to that person on the bus
+(``robotlab human --name NAME``), and her answer resolves it as ``decide`` would.
 Messages are answered on the bus client's dispatcher thread; they only read the live state
 and write decision files, which the loop polls. Tools and gates still act only on the local
 worktree.
@@ -15,15 +17,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
+from concurrent.futures import Future
 from typing import Any
 
 from robotlab import bus
+from robotlab.robot.human import ask_human
 from robotlab.to.evals.prose import JudgeReply
 from robotlab.to.runner.session import Session
 
 USAGE = "send `status`, or `decide <decision id> <answer>`"
 ASK_TIMEOUT = 300.0
 """Seconds a crew member may take to answer ``ask_crew`` when no --iteration-timeout is set."""
+DECISION_ASK_TIMEOUT = 24 * 3600.0
+"""Seconds a person asked by ``--ask`` has to answer a decision when no --decision-timeout is set."""
 
 
 class RunOnBus:
@@ -33,6 +40,8 @@ class RunOnBus:
         self.session = session
         self.url = url
         self.client: bus.BusClient | None = None
+        self.asked: dict[str, dict[str, Any]] = {}
+        """Decisions sent to the person (``--ask``), by id: whom, and until when (epoch seconds)."""
 
     @property
     def name(self) -> str:
@@ -53,6 +62,29 @@ class RunOnBus:
         timeout = self.session.settings.iteration_timeout or ASK_TIMEOUT
         answer = self.client.request(robot, question, timeout=timeout).content
         return answer if isinstance(answer, str) else json.dumps(answer)
+
+    def ask_human(self, decision_id: str, request: dict[str, Any]) -> None:
+        """Send a decision to the person ``--ask`` names; her answer resolves it when it comes."""
+        assert self.client is not None
+        person = str(self.session.settings.ask)
+        timeout = self.session.settings.decision_timeout or DECISION_ASK_TIMEOUT
+        self.asked[decision_id] = {"person": person, "until": round(time.time() + timeout, 3)}
+        answer = ask_human(self.client, person, _question(decision_id, request), timeout=timeout)
+        self.session.log.event("decision:asked", id=decision_id, person=person, timeout=timeout)
+        answer.add_done_callback(lambda done: self._answered(decision_id, person, done))
+
+    def _answered(self, decision_id: str, person: str, done: Future[Any]) -> None:
+        if self.client is None:  # the run has ended: its log is closed, nobody waits for the answer
+            return
+        self.asked.pop(decision_id, None)
+        error = done.exception()
+        if error is not None:
+            self.session.log.event("decision:ask:failed", id=decision_id, person=person, error=str(error))
+            self.session.status.say(f"could not ask {person} about decision {decision_id}: {error}")
+        elif done.result() is None:
+            self.session.log.event("decision:ask:unanswered", id=decision_id, person=person)
+        else:
+            self.decide(decision_id, str(done.result()), via=person)
 
     def close(self) -> None:
         """Leave the bus."""
@@ -83,19 +115,32 @@ class RunOnBus:
         """The live state: iteration, phase, activity, tokens, dollars and pending decisions."""
         session, run = self.session, self.session.run
         live = dataclasses.asdict(session.status.state)
-        pending = [{"id": d.id, "question": d.question, "blocking": d.blocking}
+        pending = [{"id": d.id, "question": d.question, "blocking": d.blocking, **self.asked.get(d.id, {})}
                    for d in session.decisions.all() if d.status == "pending"]
         return {**live, "run_id": run.run_id, "objective": run.objective, "branch": run.branch,
                 "commits": run.commits, "cost": "unknown" if run.cost_usd is None else round(run.cost_usd, 6),
                 "pending_decisions": pending}
 
-    def decide(self, decision_id: str, answer: str) -> dict[str, Any]:
+    def decide(self, decision_id: str, answer: str, via: str = "bus") -> dict[str, Any]:
         """Resolve a pending decision with ``answer``; the loop picks it up at its next poll."""
         decision = self.session.decisions.resolve(decision_id, answer)
         if decision is None:
             return {"error": f"no pending decision {decision_id!r}: send `status` to list them"}
-        self.session.log.event("decision:answered", id=decision_id, via="bus", resolution=answer)
+        self.session.log.event("decision:answered", id=decision_id, via=via, resolution=answer)
         return {"id": decision_id, "status": decision.status, "resolution": decision.resolution}
+
+
+def _question(decision_id: str, request: dict[str, Any]) -> str:
+    """A decision as the person reads it: the question, then what the robot said around it."""
+    lines = [f"decision {decision_id}{' (BLOCKING: the run waits)' if request.get('blocking') else ''}: "
+             f"{request.get('question')}"]
+    if request.get("situation"):
+        lines.append(f"situation: {request['situation']}")
+    if request.get("options"):
+        lines.append("options: " + "; ".join(str(option) for option in request["options"]))
+    if request.get("recommendation"):
+        lines.append(f"the robot leans to: {request['recommendation']}")
+    return " | ".join(lines)
 
 
 class BusJudge:

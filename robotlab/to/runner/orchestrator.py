@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from robotlab.bus.config import check_name
 from robotlab.errors import (
     ConfigError,
     PeerUnavailable,
@@ -112,6 +113,10 @@ def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegist
     closers = []
     if settings.crew and not settings.broker:
         raise ConfigError("--crew needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)")
+    if settings.ask and not settings.broker:
+        raise ConfigError("--ask needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)")
+    if settings.ask:
+        check_name(settings.ask, "--ask")
     if settings.judge_robot:
         if not settings.broker:
             raise ConfigError("--judge-robot needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)")
@@ -226,6 +231,8 @@ def _join_bus(session: Session) -> RunOnBus | None:
     except PeerUnavailable as exc:
         raise PermanentError(f"cannot join the bus at {url} ({exc}): start the broker, or drop --broker") from exc
     session.ask_crew = membership.ask
+    if session.settings.ask:
+        session.ask_human = membership.ask_human
     session.status.say(f"on the bus at {url} as {membership.name}: robotlab send --to {membership.name} status --wait")
     return membership
 

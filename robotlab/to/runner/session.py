@@ -43,6 +43,8 @@ class Session:
     """Called once when the run ends (a bus judge leaves the bus)."""
     ask_crew: Callable[[str, str], str] | None = None
     """How ``ask_crew`` reaches a served robot (set once the run joined the bus)."""
+    ask_human: Callable[[str, dict[str, Any]], None] | None = None
+    """Sends a new decision (its id, the robot's request) to the person named by ``--ask``."""
     model_answered: bool = False
     """True once the model answered in this process (the preflight's call, or any usage)."""
 

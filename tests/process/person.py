@@ -1,0 +1,43 @@
+"""A person at ``robotlab human``, driven by a test: it types into her stdin and reads her screen."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.waiting import wait_until
+
+
+class Person:
+    """A ``robotlab human`` process whose stdin the test types into and whose output it reads."""
+
+    def __init__(self, broker: str, name: str, log: Path) -> None:
+        self.log = log
+        with open(log, "ab") as out:
+            argv = [sys.executable, "-m", "robotlab.cli", "human", "--name", name, "--broker", broker]
+            self.popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, text=True)
+        self.sees("is on the bus")
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def sees(self, text: str, timeout: float = 30) -> str:
+        """The first line of her screen holding ``text``, once it is there."""
+        def line() -> str | None:
+            return next((shown for shown in self.output().splitlines() if text in shown), None)
+        return str(wait_until(line, timeout=timeout, message=f"{text!r} on her screen:\n{self.output()}"))
+
+    def types(self, line: str) -> None:
+        assert self.popen.stdin is not None
+        self.popen.stdin.write(line + "\n")
+        self.popen.stdin.flush()
+
+    def leaves(self) -> int:
+        self.types("quit")
+        return self.popen.wait(30)
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+        self.popen.wait(30)
