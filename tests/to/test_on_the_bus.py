@@ -191,6 +191,9 @@ def test_a_blocking_decision_waits_for_her_answer_on_the_bus(repo: Path, tmp_pat
             try:
                 # When the question is on her screen and she types her answer
                 shown = alice.sees("404 or 410?", timeout=90)
+                with bus.connect(broker, name="tester", timeout=5) as client:
+                    state = wait_until(lambda: _awaiting(client, str(run_id_of(repo))), timeout=60,
+                                       message="the run awaiting")
                 alice.types("use 410")
                 out, err = proc.communicate(timeout=120)
             finally:
@@ -201,6 +204,8 @@ def test_a_blocking_decision_waits_for_her_answer_on_the_bus(repo: Path, tmp_pat
         alice.stop()
     # Then the run went on with her answer as the decision's resolution
     assert shown.startswith("[1] ") and "BLOCKING" in shown and "the robot leans to: 410" in shown, shown
+    (pending,) = state["pending_decisions"]
+    assert pending["person"] == "alice" and isinstance(pending["until"], float)
     assert proc.returncode == 0, err
     assert "Reason: max iterations reached (2)" in out
     run_dir = next((repo / ".robot_lab_to" / "runs").iterdir())
