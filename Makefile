@@ -18,7 +18,7 @@ SOURCES := robotlab broker robotd cli
 # keeps tests marked @pytest.mark.xdist_group(name) on one worker (none need it today).
 WORKERS ?= auto
 
-.PHONY: demo test test-model venv compile lint types lock bench docs clean
+.PHONY: demo test test-pure test-model venv compile lint types lock bench docs clean
 
 venv: $(STAMP) $(COMPILED)
 
@@ -66,6 +66,16 @@ demo: $(COMPILED)
 # The real-model tier (tests/model) is its own target: it needs a model server, built once.
 test: lint $(COMPILED)
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --ignore=tests/model
+
+# The bus's guarantees again on its pure-Python source (ROBOTLAB_PURE=1), the fallback that runs
+# where the mypyc build is absent or stale: the bus and broker unit tests, then delivery,
+# durability (the journal across restarts), holds, pools, standby and hostile peers with real
+# processes, which inherit the variable. tests/unit/bus/conftest.py checks the source runs.
+PURE_TESTS := tests/unit/bus tests/process/test_bus_processes.py tests/process/test_durability_processes.py \
+	tests/process/test_reply_limit_processes.py tests/process/test_pool_processes.py \
+	tests/process/test_standby_failover_processes.py tests/process/test_hostile_bus.py
+test-pure: $(STAMP)
+	ROBOTLAB_PURE=1 $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(PURE_TESTS)
 
 # Builds llama.cpp's server and fetches the model once (cached outside the clone, in
 # ~/.cache/robotlab/model-tier; a warm run starts in seconds), then runs tests/model against
