@@ -10,15 +10,18 @@ this process's memory, so ``tasks/get`` and ``tasks/cancel`` still answer after 
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import socket
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 import anyio
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
@@ -46,6 +49,36 @@ def base_url(sock: socket.socket) -> str:
 
 def _error(status: int, text: str) -> JSONResponse:
     return JSONResponse({"error": text}, status_code=status)
+
+
+def is_loopback_name(host: str | None) -> bool:
+    """Whether ``host`` (a URL's host name) names this machine's loopback."""
+    if host is None or host == "localhost":
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class LoopbackOnly:
+    """Refuse a request whose ``Host`` or ``Origin`` is not loopback: a server bound to loopback is
+    then out of reach of a web page that rebinds its own name to 127.0.0.1 (DNS rebinding)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = {key.decode("latin-1"): value.decode("latin-1") for key, value in scope["headers"]}
+            named = [("Host", "//" + headers.get("host", "")), ("Origin", headers.get("origin"))]
+            for header, value in named:
+                if value is not None and not is_loopback_name(urlsplit(value).hostname):
+                    await _error(403, f"{header} {value.removeprefix('//')!r} is not loopback: this server "
+                                 "answers only this machine (serve with --insecure to answer others)")(
+                        scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
 
 
 class Agents:
@@ -90,7 +123,10 @@ class Agents:
 
 
 def build_app(crew: Crew, base: str) -> Starlette:
-    """The server's app: ``GET /robots`` and one agent a live robot under ``/robots/<name>/``."""
+    """The server's app: ``GET /robots`` and one agent a live robot under ``/robots/<name>/``.
+
+    Bound to loopback, it answers only requests that name a loopback host (``LoopbackOnly``).
+    """
     agents = Agents(crew, base)
 
     async def listing(request: Request) -> JSONResponse:
@@ -102,7 +138,9 @@ def build_app(crew: Crew, base: str) -> Starlette:
             {"name": robot, "url": agents.url(robot), "card": agents.url(robot) + ".well-known/agent-card.json"}
             for robot in sorted(live)]})
 
-    return Starlette(routes=[Route(ROBOTS, listing, methods=["GET"]), Mount(ROBOTS + "/{robot}", app=agents)])
+    loopback = is_loopback_name(urlsplit(base).hostname)
+    return Starlette(routes=[Route(ROBOTS, listing, methods=["GET"]), Mount(ROBOTS + "/{robot}", app=agents)],
+                     middleware=[Middleware(LoopbackOnly)] if loopback else [])
 
 
 def serve(crew: Crew, sock: socket.socket, on_ready: Callable[[str], None] | None = None) -> None:

@@ -129,7 +129,7 @@ def test_a_robot_that_does_not_answer_fails_the_task_or_is_canceled(start_robotd
     assert "Traceback" not in server.output()
 
 
-def test_an_unknown_robot_is_a_clear_404(start_robotd, a2a_http) -> None:
+def test_an_unknown_robot_is_a_clear_404_and_a_foreign_host_is_refused(start_robotd, a2a_http) -> None:
     start_robotd("echo", "handlers:echo")
     robots, _ = a2a_http()
 
@@ -139,8 +139,13 @@ def test_an_unknown_robot_is_a_clear_404(start_robotd, a2a_http) -> None:
         assert "404" in str(raised.value)
         async with httpx.AsyncClient() as http:
             answer = await http.post(f"{robots}/nobody/", json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage"})
+            rebound = await http.get(f"{robots}/echo/.well-known/agent-card.json", headers={"Host": "evil.example"})
+            from_page = await http.get(robots, headers={"Origin": "http://evil.example"})
         assert answer.status_code == 404
         assert answer.json() == {"error": "no live robot named 'nobody' on the bus: GET /robots lists the agents"}
+        assert (rebound.status_code, from_page.status_code) == (403, 403)
+        assert rebound.json()["error"].startswith("Host 'evil.example' is not loopback: this server answers only")
+        assert from_page.json()["error"].startswith("Origin 'http://evil.example' is not loopback")
 
     anyio.run(scenario)
 
