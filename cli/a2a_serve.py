@@ -34,10 +34,16 @@ def a2a_serve_command(url: str | None, http: str, insecure: bool, name: str, tim
     """Serve each live robot as an A2A agent: its card at /robots/<name>/.well-known/agent-card.json.
 
     Runs until SIGTERM or Ctrl-C: exit 0. Exit 64 bad usage, 69 no broker, 78 an address that
-    cannot or may not be bound.
+    cannot or may not be bound, or the a2a extra not installed.
     """
-    from robotlab.interop import a2a_serve
+    from robotlab.errors import DependencyError
     from robotlab.interop import bind as binding
+
+    try:
+        from robotlab.interop import a2a_serve
+    except ImportError as exc:  # the a2a extra is optional
+        raise DependencyError(f"robotlab a2a-serve needs the a2a extra ({exc.name} is missing): "
+                              "pip install 'robotlab[a2a]'") from exc
     from robotlab.interop.crew import Crew
 
     configure_logging(log_level, log_format)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -160,3 +161,12 @@ def test_an_unsafe_or_bad_option_is_refused_with_one_line(processes: Processes, 
     proc = processes.start(a2a_serve_argv(broker, *argv), name="a2a-serve")
     assert proc.popen.wait(SECONDS) == code
     assert line in proc.output() and "Traceback" not in proc.output()
+
+
+def test_without_the_a2a_extra_it_says_what_to_install(processes: Processes, broker: str, tmp_path: Path) -> None:
+    # the SDK is installed here: a module first on the path stands for an environment without it
+    (tmp_path / "a2a.py").write_text("raise ModuleNotFoundError(\"No module named 'a2a'\", name='a2a')\n")
+    proc = processes.start(a2a_serve_argv(broker), env={"PYTHONPATH": str(tmp_path)}, name="a2a-serve")
+    assert proc.popen.wait(SECONDS) == 78
+    assert "robotlab a2a-serve needs the a2a extra (a2a is missing): pip install 'robotlab[a2a]'" in proc.output()
+    assert "Traceback" not in proc.output()
