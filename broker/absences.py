@@ -34,6 +34,7 @@ class Absences:
         """
         if gone:
             self.holds.depart(peer.instance)
+            self.deliveries.replies.departed(peer)
         if gone or self.holds.seconds <= 0 or not peer.inflight:
             self.deliveries.lost(peer, why)
             return why

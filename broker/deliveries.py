@@ -35,6 +35,7 @@ from .journal import ROW_BYTES, NoJournal
 from .outbox import Outcome, receipt, settled_status
 from .records import Delivery, Record, deliver_header
 from .registry import Peer, Registry
+from .replies import Replies
 
 MAX_ATTEMPTS: Final = 3
 RECENT_RECEIPTS: Final = 4096
@@ -63,7 +64,7 @@ class Deliveries:
         self.inflight: dict[int, Delivery] = {}
         self.active: dict[tuple[str, str], Record] = {}
         self.recent: OrderedDict[tuple[str, str], Outcome] = OrderedDict()
-        self._recent_untracked: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self.replies = Replies(self)
         self.counters: dict[str, int] = {"routed": 0, "delivered": 0, "nacked": 0, "timeouts": 0, "dead_lettered": 0,
                                          "held": 0, "journal_full": 0, "replies_dropped": 0}
         # Ids start from the clock, so an ack meant for a broker before a restart cannot settle
@@ -91,18 +92,8 @@ class Deliveries:
         self.counters["routed"] += 1
         span = spans.routing(header) if tracing.ENABLED and "traceparent" in header else None  # off: one check
         targets, receipt_id = self.registry.targets(header), receipt_id or header["id"]
-        if header.get("untracked"):  # a reply: journaled only while held for a requester away
-            if key not in self._recent_untracked:  # else a reply sent again after a reconnect
-                self._recent_untracked[key] = None
-                while len(self._recent_untracked) > RECENT_RECEIPTS:
-                    self._recent_untracked.popitem(last=False)
-                # The common reply, to a live requester, needs no record; nor one whose requester
-                # said BYE: nobody reads it (_fire_and_forget drops and counts it).
-                if targets or header.get("to_instance") in self.holds.departed:
-                    self._fire_and_forget(header, body, key, receipt_id, targets)
-                else:  # held for a requester away: journaled, as the member that sent it forgot it
-                    self._keep(Record(header, body, notify, key, receipt_id, span=span))
-                    self._start(self.active[key], targets, time.monotonic())
+        if header.get("untracked"):  # a reply (replies.py)
+            self.replies.route(header, body, notify, key, receipt_id, targets, span)
             return
         record = Record(header, body, notify, key, receipt_id, span=span)
         if self.answered_by and key in self.answered_by:  # answered before a restart: back to the one with its reply
@@ -111,27 +102,27 @@ class Deliveries:
             targets = [owner] if owner is not None else []
         if not self.journal.room_for(len(body) + ROW_BYTES):
             self.counters["journal_full"] += 1
-            self._settle(record, "", Status.BUSY, "the broker's journal is full (or failing); try again later")
+            self.settle(record, "", Status.BUSY, "the broker's journal is full (or failing); try again later")
             return
-        self._keep(record)
+        self.keep(record)
         if not targets:
-            self._start(record, targets, time.monotonic())
+            self.start(record, targets, time.monotonic())
             return
         self._dispatch_all(record, targets)  # _start's last step: the common case skips its checks
 
-    def _keep(self, record: Record) -> None:
+    def keep(self, record: Record) -> None:
         """Make ``record`` active and journal it until it settles."""
         self.active[record.key] = record
         self.journal.put(record.key, record.header, record.body, record.notify, record.receipt_id)
         record.kept = True
 
-    def _start(self, record: Record, targets: list[Peer], now: float, until: float | None = None) -> None:
+    def start(self, record: Record, targets: list[Peer], now: float, until: float | None = None) -> None:
         """Dispatch a record to ``targets``, or hold it while its name's members are away."""
         if not targets:
             until = until if until is not None else self.holds.until(record.header, now)
             if until is None or until <= now:
                 record.pending = 1
-                self._settle(record, "", Status.UNDELIVERABLE, record.nobody(), maybe_ran=record.may_have_run())
+                self.settle(record, "", Status.UNDELIVERABLE, record.nobody(), maybe_ran=record.may_have_run())
                 return
             if not record.held:
                 self.counters["held"] += 1
@@ -139,10 +130,7 @@ class Deliveries:
             self.holds.hold(record.header["to"], record.key, record, until)
             return
         if record.header.get("untracked"):
-            self._fire_and_forget(record.header, record.body, record.key, record.receipt_id, targets)
-            if record.kept:  # a held reply, out at last: its requester dedupes a second copy
-                self.active.pop(record.key, None)
-                self.journal.settle(record.key)
+            self.replies.release(record, targets, until)
             return
         self._dispatch_all(record, targets)
 
@@ -163,11 +151,11 @@ class Deliveries:
                 if record.header.get("any"):
                     unowned.append((until, record))
                 else:
-                    self._start(record, self.registry.targets(record.header), now, until)
+                    self.start(record, self.registry.targets(record.header), now, until)
                 continue
             owner = self.registry.by_instance.get(record.owner)
             if owner is not None and owner.name == name:
-                self._start(record, [owner], now, until)
+                self.start(record, [owner], now, until)
             else:
                 self.holds.keep(name, record.key, record, until)
         if unowned:
@@ -182,7 +170,7 @@ class Deliveries:
         coming = sum(1 for _, (member, _) in self.holds.away.values() if member.name == name)
         share = -(-len(held) // (len(live) + coming)) * len(live) if live else 0
         for until, record in held[:share]:
-            self._start(record, self.registry.targets(record.header), now, until)
+            self.start(record, self.registry.targets(record.header), now, until)
         for until, record in held[share:]:
             self.holds.keep(name, record.key, record, until)
 
@@ -197,18 +185,7 @@ class Deliveries:
                 self._dispatch(record, targets[0], 2 if owned else 1, {targets[0].instance})
                 continue
             record.pending = 1
-            self._settle(record, "", Status.UNDELIVERABLE, record.nobody(), maybe_ran=record.may_have_run())
-
-    def _fire_and_forget(self, header: dict[str, Any], body: Body, key: tuple[str, str], receipt_id: str,
-                         targets: list[Peer]) -> None:
-        """Deliver without an in-flight entry (replies: the requester's resend is their retry)."""
-        if not targets:  # a reply to a requester that said BYE
-            self.counters["replies_dropped"] += 1
-        deliver = deliver_header(header, 0, 1)
-        for peer in targets:
-            if not self.deliver(peer, Command.DELIVER, deliver, body):
-                self._settle(Record(header, body, None, key, receipt_id, pending=1), peer.instance,
-                             Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
+            self.settle(record, "", Status.UNDELIVERABLE, record.nobody(), maybe_ran=record.may_have_run())
 
     def ack(self, peer: Peer, delivery_id: int, reply: dict[str, Any] | None = None) -> None:
         """Settle a delivery as acked by ``peer``; ``reply`` is the header of a reply carrying the ack."""
@@ -222,7 +199,7 @@ class Deliveries:
         record = delivery.record
         if reply and reply.get("reply_to") == record.header["id"] and reply.get("to_instance") == record.notify:
             record.replied = True  # the reply reaches whoever waits for the receipt: it says it all
-        self._settle(delivery.record, delivery.instance, Status.DELIVERED, "")
+        self.settle(delivery.record, delivery.instance, Status.DELIVERED, "")
         if not peer.inflight and self.holds.holding(peer.name):  # idle, while work waits for members away
             self.release(peer.name, time.monotonic())
 
@@ -307,7 +284,7 @@ class Deliveries:
         # Every tracked message comes here: Peer.has_room, the handling time and the DELIVER
         # header are inline.
         if len(peer.inflight) >= peer.max_inflight:
-            self._settle(record, peer.instance, Status.BUSY, f"{peer.name} ({peer.instance}) has {len(peer.inflight)} deliveries in flight")
+            self.settle(record, peer.instance, Status.BUSY, f"{peer.name} ({peer.instance}) has {len(peer.inflight)} deliveries in flight")
             return
         now, asked, delivery_id = time.monotonic(), record.header.get("max_handling"), next(self._ids)
         limit = now + (min(asked, self.max_handling) if isinstance(asked, (int, float)) else self.max_handling)
@@ -354,9 +331,9 @@ class Deliveries:
             if peer is not None:
                 self._dispatch(record, peer, delivery.attempt + 1, delivery.tried | {peer.instance})
                 return
-        self._settle(record, delivery.instance, status, detail, maybe_ran=record.may_have_run(delivery.tried))
+        self.settle(record, delivery.instance, status, detail, maybe_ran=record.may_have_run(delivery.tried))
 
-    def _settle(self, record: Record, instance: str, status: str, detail: str, maybe_ran: bool = False) -> None:
+    def settle(self, record: Record, instance: str, status: str, detail: str, maybe_ran: bool = False) -> None:
         """One copy's fate; a failed copy becomes a dead letter that says whether its work may
         have run (the copy, or an earlier try of it, was handed to a member)."""
         record.outcomes.append((instance, status, detail))
