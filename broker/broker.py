@@ -63,7 +63,8 @@ class Broker:
         self.deliveries = Deliveries(self.registry, self.dlq, self.outbox.transmit_settled, config.ack_timeout,
                                      config.max_handling, self.journal, self.holds, deliver=self._transmit)
         self.absences = Absences(self.holds, self.deliveries, self.journal)
-        self.standby = Standby.of(config, self.context)
+        self.guard = KeyGuard(config.keys_dir, self.context, config.key_file) if config.keys_dir else None
+        self.standby = self._standby(config)
         self.replica = Replica(self.standby, self.journal, config.standby_sync, self.id.encode()) \
             if self.standby is not None and isinstance(self.journal, Journal) else None
         self.outbox.replica = self.replica
@@ -83,7 +84,6 @@ class Broker:
         self._sends = 0  # frames sent: one after the drain's last ZMQ_EVENTS read may take the fd's edge
         self._next_scan = 0.0
         self._next_timer = 0.0  # the earliest scan, ack or hold deadline when the turn's poll began
-        self.guard = KeyGuard(config.keys_dir, self.context, config.key_file) if config.keys_dir else None
         self.on_tick: Callable[[str], None] = lambda status: None  # no service manager to tell
         """Called from the loop at least every quarter heartbeat with a status line (the
         entry point feeds systemd's watchdog with it; the broker knows nothing of systemd)."""
@@ -178,6 +178,15 @@ class Broker:
         finally:
             if self._sends != sends:
                 self._input.sent()
+
+    def _standby(self, config: BrokerConfig) -> Standby | None:
+        """This broker's side of a standby pair (None alone), under CURVE when it has keys."""
+        try:
+            return Standby.of(config, self.context, self.guard.secure_pair if self.guard is not None else None)
+        except ConfigError:
+            if self.guard is not None:
+                self.guard.stop()
+            raise
 
     def _close(self) -> None:
         self.journal.close()

@@ -35,6 +35,9 @@ from robotlab.errors import ConfigError
 
 log = logging.getLogger("robotlab.broker")
 
+STANDBY_DOMAIN = "robotlab-standby"
+"""The ZAP domain of a standby pair's state socket: only the pair's own broker key may read it."""
+
 _LAST = int(zmq.NOBLOCK)
 _RCVMORE = int(zmq.RCVMORE)
 
@@ -55,6 +58,7 @@ class KeyGuard:
         # A callback instead of configure_curve(location=...): it reads self.grants, so a reload
         # (SIGHUP) takes effect at the next handshake, and a refusal is logged.
         self.authenticator.configure_curve_callback(domain="*", credentials_provider=self)
+        self.authenticator.configure_curve_callback(domain=STANDBY_DOMAIN, credentials_provider=self)
         self.watcher: KeylessWatcher | None = None
 
     def reload(self) -> list[str]:
@@ -69,7 +73,14 @@ class KeyGuard:
         return sorted(grant.owner for grant in self.grants.values())
 
     def callback(self, domain: str, client_key: bytes) -> bool:
-        """ZAP's question, on its thread: may this public key (z85) connect at all?"""
+        """ZAP's question, on its thread: may this public key (z85) connect at all? To a standby
+        pair's state socket only the pair's broker key may: it carries the journal."""
+        if domain == STANDBY_DOMAIN:
+            if client_key == self.public:
+                return True
+            log.info("refused a connection to the standby state socket from %s: only the pair's broker key may read it",
+                     self.authenticator.peer or "a local (ipc://) client")
+            return False
         if client_key.decode("ascii", "replace") in self.grants:
             return True
         # Before any HELLO: the robot name the client will ask for is not known yet, its address is.
@@ -90,6 +101,20 @@ class KeyGuard:
         if self.watcher is not None:  # a bind tried again: the socket before it is gone
             self.watcher.stop()
         self.watcher = KeylessWatcher(socket)
+
+    def secure_pair(self, publisher: zmq.Socket, subscriber: zmq.Socket) -> None:
+        """Put a standby pair's state sockets under CURVE (call before bind and connect): both
+        brokers of a pair hold the one broker key its clients trust, so each is the CURVE server
+        of its own state socket and a client of its peer's with that same key; ZAP admits no
+        other key there (:data:`STANDBY_DOMAIN`), so the replicated journal is neither read nor
+        fed by anyone else."""
+        publisher.curve_server = True
+        publisher.curve_secretkey = self.secret
+        publisher.curve_publickey = self.public
+        publisher.zap_domain = STANDBY_DOMAIN.encode()
+        subscriber.curve_serverkey = self.public
+        subscriber.curve_publickey = self.public
+        subscriber.curve_secretkey = self.secret
 
     def grant(self, user_id: str | None) -> Grant | None:
         """What the key ``user_id`` may do; None for a key that is not authorized."""

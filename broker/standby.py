@@ -48,7 +48,8 @@ class State(IntEnum):
 class Standby:
     """One side of a Binary Star pair: its state machine and its two state sockets."""
 
-    def __init__(self, role: str, bind: str, peer: str, heartbeat: float, context: zmq.Context, now: float) -> None:
+    def __init__(self, role: str, bind: str, peer: str, heartbeat: float, context: zmq.Context, now: float,
+                 secure: Callable[[zmq.Socket, zmq.Socket], None] | None = None) -> None:
         self.state = State.PRIMARY if role == "primary" else State.BACKUP
         self.heartbeat = heartbeat
         self.peer_expiry = now + PEER_SILENCE * heartbeat
@@ -64,6 +65,8 @@ class Standby:
         self.sub.setsockopt(zmq.SUBSCRIBE, b"")
         self.on_stream: Callable[[list[bytes], float], None] = lambda frames, now: None
         """Called with each message of more than one frame from the peer (the replica's)."""
+        if secure is not None:  # a keyed broker's pair: CURVE on both, its key only (security.py)
+            secure(self.pub, self.sub)
         try:
             self.pub.bind(bind)
             self.sub.connect(peer)
@@ -74,11 +77,13 @@ class Standby:
     # -- events -------------------------------------------------------------------------------------
 
     @classmethod
-    def of(cls, config: BrokerConfig, context: zmq.Context) -> Standby | None:
-        """The standby side ``config`` asks for, or None for a broker on its own."""
+    def of(cls, config: BrokerConfig, context: zmq.Context,
+           secure: Callable[[zmq.Socket, zmq.Socket], None] | None = None) -> Standby | None:
+        """The standby side ``config`` asks for, or None for a broker on its own; ``secure``
+        puts its sockets under CURVE (a keyed broker's)."""
         if not (config.standby and config.state_bind and config.peer):
             return None
-        return cls(config.standby, config.state_bind, config.peer, config.heartbeat, context, time.monotonic())
+        return cls(config.standby, config.state_bind, config.peer, config.heartbeat, context, time.monotonic(), secure)
 
     def serving(self, now: float) -> bool:
         """True while this broker serves clients: active, or a primary alone after its grace."""
