@@ -64,3 +64,23 @@ def test_a_dead_letter_is_replayed_by_a_click(page, web, start_robotd, broker: s
     letters.filter(has_text="early bird").get_by_role("button", name="Replay").click()
     expect(page.locator("#outcome")).to_contain_text("replayed: delivered to")
     expect(letters).to_have_text(["the dead-letter queue is empty"])
+
+
+def test_a_robot_to_run_on_the_bus_shows_its_iteration_phase_and_cost(page, web, broker: str) -> None:
+    # A member reporting what a robot-to run on the bus reports with its heartbeats
+    # (robotlab/to/runner/on_the_bus.py: RunOnBus.stats).
+    expect = sync_api.expect
+    url, _ = web()
+    page.goto(url)
+    runs = page.locator("#runs tbody tr")
+    expect(runs).to_have_text(["no robot-to run on the bus"])
+    figures = {"iteration": "2/5", "phase": "verify", "tokens": 1234, "cost": 0.0421, "commits": 1,
+               "status": "iteration 2/5 · verify"}
+    with bus.connect(broker, name="run-7f3a", timeout=5) as client:
+        client.stats.source = lambda: figures
+        row = runs.filter(has_text="run-7f3a")
+        expect(row).to_have_count(1)
+        expect(row.locator("td")).to_have_text(["run-7f3a", "2/5", "verify", "1", "1,234", "$0.0421", "0"])
+        figures = {**figures, "iteration": "3/5", "phase": "think"}
+        expect(row.locator("td").nth(1)).to_have_text("3/5")
+    expect(runs).to_have_text(["no robot-to run on the bus"])
