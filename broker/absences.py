@@ -30,15 +30,20 @@ class Absences:
         """``peer`` is no longer connected; return ``why`` with what became of its work.
 
         Unless it said it is ``gone`` (BYE, or its connection said HELLO as another instance),
-        its in-flight deliveries wait for it for the hold period.
+        it is expected back for the hold period, and its in-flight deliveries wait for it. An
+        idle member is expected back too: work held for its name keeps its share
+        (:meth:`~robotlab.broker.deliveries.Deliveries.release`), so the first instance back
+        after a cut does not take everything.
         """
         if gone:
             self.holds.depart(peer.instance)
             self.deliveries.replies.departed(peer)
-        if gone or self.holds.seconds <= 0 or not peer.inflight:
+        if gone or self.holds.seconds <= 0:
             self.deliveries.lost(peer, why)
             return why
         self.holds.leave(peer.instance, (peer, why), time.monotonic())
+        if not peer.inflight:
+            return why
         return f"{why}; its {len(peer.inflight)} deliveries in flight wait {self.holds.seconds:g}s for it"
 
     def joined(self, new: Peer) -> Peer | None:

@@ -29,6 +29,7 @@ import pytest
 from xprocess import ProcessStarter, XProcess, XProcessResources
 
 from robotlab import bus
+from tests.process.netns_hosts import hosts  # noqa: F401 (a fixture: two test hosts in network namespaces)
 
 pytestmark = pytest.mark.process
 

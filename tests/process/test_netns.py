@@ -8,65 +8,18 @@ made (an unprivileged container), with the reason.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.process.netns_hosts import Hosts, cut, mend
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
-
-
-@dataclass(frozen=True)
-class Hosts:
-    """Two namespaces joined by a veth pair: the broker's host and the robot's host."""
-
-    broker_ns: str
-    robot_ns: str
-    broker_ip: str
-    robot_dev: str
-
-    def argv(self, ns: str, *command: str) -> list[str]:
-        return ["ip", "netns", "exec", ns, *command]
-
-
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, text=True, timeout=10)
-
-
-@pytest.fixture
-def hosts() -> Iterator[Hosts]:
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        pytest.skip("needs root and iproute2 to make network namespaces")
-    tag = f"{os.getpid() % 100_000}"
-    net = f"10.213.{os.getpid() % 250}"
-    a, b = f"rl-a{tag}", f"rl-b{tag}"
-    try:
-        _ip("netns", "add", a)
-        _ip("netns", "add", b)
-        _ip("link", "add", f"rla{tag}", "type", "veth", "peer", "name", f"rlb{tag}")
-        _ip("link", "set", f"rla{tag}", "netns", a)
-        _ip("link", "set", f"rlb{tag}", "netns", b)
-        _ip("-n", a, "addr", "add", f"{net}.1/24", "dev", f"rla{tag}")
-        _ip("-n", b, "addr", "add", f"{net}.2/24", "dev", f"rlb{tag}")
-        for ns, dev in ((a, f"rla{tag}"), (b, f"rlb{tag}")):
-            _ip("-n", ns, "link", "set", dev, "up")
-            _ip("-n", ns, "link", "set", "lo", "up")
-    except subprocess.CalledProcessError as exc:
-        for ns in (a, b):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        pytest.skip(f"cannot make network namespaces here: {exc.stderr.strip()}")
-    yield Hosts(a, b, f"{net}.1", f"rlb{tag}")
-    for ns in (a, b):
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
 def test_a_robot_on_another_host_is_reached_through_the_broker(hosts: Hosts, processes) -> None:
@@ -107,12 +60,12 @@ def test_a_robot_cut_off_for_10_s_mid_task_delivers_everything_once_and_its_repl
 
     # Given bob working on a 4 s task, when his host's link goes down for 10 s
     wait_until(lambda: runs.exists() and "slow" in runs.read_text(), timeout=30, message="bob started the slow task")
-    _ip("-n", hosts.robot_ns, "link", "set", hosts.robot_dev, "down")
-    cut = time.monotonic()
+    cut(hosts)
+    cut_at = time.monotonic()
     wait_until(lambda: "went silent" in broker.output(), timeout=10, message="the broker misses bob")
     go.touch()  # alice sends five more while bob is away: the broker holds them for him
-    wait_until(lambda: time.monotonic() - cut >= 10, timeout=15, message="ten seconds of partition")
-    _ip("-n", hosts.robot_ns, "link", "set", hosts.robot_dev, "up")
+    wait_until(lambda: time.monotonic() - cut_at >= 10, timeout=15, message="ten seconds of partition")
+    mend(hosts)
 
     # Then every request is answered, the slow one included, and each ran exactly once
     assert alice.popen.wait(120) == 0, alice.output()

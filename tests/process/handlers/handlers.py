@@ -115,3 +115,23 @@ def clock(city: str) -> str:
         city: where.
     """
     return f"12:00 in {city}"
+
+
+def pool_client(url: str, go: str, out: str, count: str, seconds: str) -> None:
+    """Once the file ``go`` exists, ask ``count`` requests of any one instance of ``w``, each
+    working ``seconds``; write the replies (or the errors) to ``out`` as JSON lines. Run on the
+    broker's host by the pool partition tests."""
+    import json
+
+    from robotlab import bus
+
+    with bus.connect(url, name="alice", timeout=10) as alice:
+        while not os.path.exists(go):
+            threading.Event().wait(0.05)
+        trackers = [alice.send_request("w", f"{seconds}:t{i}", any=True) for i in range(int(count))]
+        with open(out, "w") as results:
+            for tracker in trackers:
+                try:
+                    results.write(json.dumps({"reply": tracker.reply(150).content}) + "\n")
+                except Exception as exc:
+                    results.write(json.dumps({"error": str(exc)}) + "\n")
