@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-import secrets
 import threading
 import time
 import uuid
@@ -38,9 +37,9 @@ from .inbound import delivered
 from .keys import KeyConfig, client_keys
 from .message import Message
 from .outbound import check_size, reply_body, reply_frames, send_header
-from .protocol import Body, Command, Frame, Status
-from .tracking import Answered, Tracker
-from .unheld import forget_unheld
+from .outstanding import Outstanding
+from .protocol import Body, Command, Frame
+from .tracking import Tracker
 
 log = logging.getLogger("robotlab.bus")
 
@@ -48,8 +47,6 @@ DEFAULT_MAX_BYTES: Final = 16 * 1024 * 1024
 # Defaults of the methods that also take **options, as names: mypyc (robotlab/bus/native.py)
 # fails to write the signature of a compiled function with a literal default before **kwargs.
 REQUEST_TIMEOUT, ADMIN_TIMEOUT, REQUEST = 30.0, 5.0, "request"
-REQUESTS_MARK: Final = 1024
-"""Registered requests past which those whose Tracker nobody holds are forgotten (unheld.py)."""
 
 
 class BusClient:
@@ -79,16 +76,14 @@ class BusClient:
         self.name = f"client-{self.instance[:6]}" if name is None else config.check_name(name)
         self._epoch, self._ids = uuid.uuid4().hex[:6], itertools.count(1)
         self._lock = threading.Lock()
-        self._unsettled: dict[str, tuple[list[Body], Tracker]] = {}
-        self._requests: dict[str, Tracker] = {}
-        self._requests_mark = REQUESTS_MARK
-        self._answered = Answered()
         self._admin = AdminCalls(self._lock)
         self.max_message_bytes = DEFAULT_MAX_BYTES
         self.dispatcher = Dispatcher(self)
         # The token proves, after a reconnect, that this is the client that claimed the instance:
         # the instance id is public (ps shows it), the token never leaves this HELLO.
-        hello = {"name": self.name, "instance": self.instance, "token": secrets.token_hex(16), "role": role,
+        # os.urandom is what secrets.token_hex reads, without the import of hmac and OpenSSL's
+        # libcrypto that secrets brings (3 MB resident in every member).
+        hello = {"name": self.name, "instance": self.instance, "token": os.urandom(16).hex(), "role": role,
                  "pid": os.getpid()}
         if parent:
             hello["parent"] = parent
@@ -98,6 +93,7 @@ class BusClient:
             keys = client_keys(self.name)
         self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome, keys or None)
         self._link.holding = self.dispatcher.holding
+        self._outstanding = Outstanding(self._lock, self._link)
         self.stats = self._link.stats  # what ps shows of this member: robotlab.bus.stats
         self._embedded: Any = None
         self._closed = False
@@ -155,10 +151,8 @@ class BusClient:
         self.dispatcher.stop(drain)
         self._link.close(bye=bye)
         with self._lock:
-            pending = [t for _, t in self._unsettled.values()] + self._admin.waiting()
-            self._unsettled.clear()
-            self._requests.clear()
-        for tracker in (t for t in pending if not t.settled):
+            asked = self._admin.waiting()
+        for tracker in (t for t in self._outstanding.take_all() + asked if not t.settled):
             tracker.fail("undeliverable", "the client was closed before a receipt came")
         if self._embedded is not None:
             self._embedded.stop()
@@ -212,19 +206,10 @@ class BusClient:
             ("reply_to", reply_to), ("ack", ack), ("deadline", deadline), ("max_handling", max_handling)), receipt, hold)
         traced.stamp(header)  # checked as the broker will (it would refuse it: say so here); traced when on
         tracker, frames = Tracker(message_id, to, busy_retry, self._link.wait_reading), protocol.encode(Command.SEND, header, body)
-        self._register(tracker, frames, receipt, expect_reply)
+        self._outstanding.register(tracker, frames, receipt, expect_reply)
+        tracker.sent = self.connected
         (self._link.post_kept if untracked else self._link.post)(frames)  # a reply: kept until confirmed
         return tracker
-
-    def _register(self, tracker: Tracker, frames: list[Body], receipt: bool, expect_reply: bool) -> None:
-        with self._lock:
-            if receipt:
-                self._unsettled[tracker.id] = (frames, tracker)
-            if expect_reply:  # registered before sending: a fast reply finds its waiter
-                self._requests[tracker.id] = tracker
-                if len(self._requests) > self._requests_mark:  # swept when it doubled: O(1) a send
-                    self._requests_mark = 2 * forget_unheld(self._requests) + REQUESTS_MARK
-        tracker.sent = self.connected
 
     def request(self, to: str, content: Any, *, timeout: float = REQUEST_TIMEOUT, type: str = REQUEST,
                 **options: Any) -> Message:
@@ -241,8 +226,7 @@ class BusClient:
         try:
             return tracker.reply(timeout)
         finally:
-            with self._lock:
-                self._requests.pop(tracker.id, None)
+            self._outstanding.forget_request(tracker.id)
 
     def send_request(self, to: str, content: Any, *, type: str = REQUEST, **options: Any) -> Tracker:
         """Send a request and return its Tracker at once; ``tracker.reply(timeout)`` waits. A Tracker let go
@@ -298,13 +282,11 @@ class BusClient:
         message_id = f"{self._epoch}.{next(self._ids)}"
         tracker = Tracker(message_id, "?")
         tracker.sent = True
-        with self._lock:
-            self._unsettled[message_id] = ([], tracker)
+        self._outstanding.await_replay(tracker)
         try:
             result = self.admin("dlq.replay", timeout=timeout, dlq_id=dlq_id, ref=message_id, force=force)
         except Exception:
-            with self._lock:
-                self._unsettled.pop(message_id, None)
+            self._outstanding.drop(message_id)
             raise
         tracker.to = str(result.get("to", "?"))
         return tracker
@@ -313,11 +295,7 @@ class BusClient:
 
     def _on_welcome(self, header: dict[str, Any]) -> None:
         self.max_message_bytes = int(header.get("max_message_bytes", DEFAULT_MAX_BYTES))
-        with self._lock:
-            unsettled = list(self._unsettled.values())
-        for frames, tracker in (entry for entry in unsettled if entry[0]):  # a replay has no frames to resend
-            tracker.sent = True
-            self._link.post(frames)
+        self._outstanding.send_again()
 
     def _on_frame(self, frame: Frame) -> None:
         handler = _FRAME_HANDLERS.get(frame.command)
@@ -334,64 +312,18 @@ class BusClient:
             self._link.post(protocol.encode(Command.NACK, {"delivery": h["delivery"], "reason": f"undecodable body: {exc}"}))
             return
         message = delivered(h, content, frame.body, traced.carried(h))
-        if message.reply_to is not None and self._settle_reply(message, message.reply_to):
+        if message.reply_to is not None and self._outstanding.settle_reply(message, message.reply_to):
             return
         self.dispatcher.submit(message)
 
-    def _settle_reply(self, message: Message, reply_to: str) -> bool:
-        """Settle what a reply (to ``reply_to``) answers; True when a waiting request consumed it.
-        Only the robot a request went to may answer it: anyone else's ``reply_to`` goes to the
-        handler."""
-        with self._lock:
-            entry = self._unsettled.get(reply_to)
-            waiting = self._requests.get(reply_to)
-            if any(t is not None and t.to != message.sender for t in (entry and entry[1], waiting)):
-                return False
-            self._unsettled.pop(reply_to, None)
-            self._requests.pop(reply_to, None)  # answered: a second reply is Answered's to drop
-            again = self._answered.again(reply_to, message.sender, awaited=waiting is not None)
-        if entry is not None:
-            entry[1].replied(message)  # the broker sends no receipt once a reply proves delivery
-        if again or waiting is None:  # again: a reply sent twice is dropped; not awaited: the handler
-            return again  # gets it (outbox correlation)
-        if entry is None and not waiting._replied.is_set():
-            waiting.replied(message)
-        if message.delivery:
-            self._link.ack(message.delivery)
-        return True
-
     def _on_receipt(self, frame: Frame) -> None:
-        with self._lock:
-            entry = self._unsettled.pop(frame.header["id"], None)
-            if entry is not None and frame.header["status"] == Status.BUSY and entry[0]:
-                delay = entry[1].busy_backoff()
-                if delay is not None:  # backpressure: try the same message again shortly
-                    self._unsettled[frame.header["id"]] = entry
-                    self._link.post_later(delay, entry[0])
-                    return
-        if entry is not None:
-            entry[1].receipt(frame.header)
-            self._forget_failed(entry[1])
+        self._outstanding.on_receipt(frame.header)
 
     def _on_reply(self, frame: Frame) -> None:
         self._admin.answered(frame.header)
 
     def _on_error(self, frame: Frame) -> None:
-        ref = frame.header.get("ref")
-        with self._lock:
-            entry = self._unsettled.pop(ref, None) if ref else None
-        detail = f"broker refused it ({frame.header.get('code')}): {frame.header.get('detail', '')}"
-        if entry is not None:
-            entry[1].fail("undeliverable", detail)
-            self._forget_failed(entry[1])
-        else:
-            log.warning("bus: %s", detail)
-
-    def _forget_failed(self, tracker: Tracker) -> None:
-        # A failed request gets no reply: its tracker (which the caller holds) stops being awaited.
-        if tracker.failed:
-            with self._lock:
-                self._requests.pop(tracker.id, None)
+        self._outstanding.on_error(frame.header)
 
 
 _FRAME_HANDLERS: Final[dict[Command, Callable[[BusClient, Frame], None]]] = {

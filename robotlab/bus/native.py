@@ -43,6 +43,7 @@ MODULES = (
     "robotlab.bus.inbound",
     "robotlab.bus.tracking",
     "robotlab.bus.kept",
+    "robotlab.bus.outstanding",
     "robotlab.bus.handshake",
     "robotlab.bus.seat",
     "robotlab.bus.dialer",

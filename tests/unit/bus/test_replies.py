@@ -106,7 +106,7 @@ def test_requests_sent_ahead_are_forgotten_once_answered_or_failed(member) -> No
 def test_a_request_never_answered_is_forgotten_once_its_caller_lets_go_of_its_tracker(member) -> None:
     # A caller that gave up on send_request's reply (the request delivered, never answered) once
     # left its Tracker registered for as long as the client ran: one more for every such request.
-    from robotlab.bus.client import REQUESTS_MARK
+    from robotlab.bus.outstanding import REQUESTS_MARK
 
     alice, bob = member("alice"), member("bob")
     kept: list[bus.Message] = []

@@ -135,7 +135,7 @@ def test_closing_the_client_ends_a_seated_wait(member) -> None:
 
     asker = threading.Thread(target=ask)
     asker.start()
-    wait_until(lambda: alice._link.seat.holder is not None or bool(alice._requests), timeout=5)
+    wait_until(lambda: alice._link.seat.holder is not None or bool(alice._outstanding.requests), timeout=5)
     start = time.monotonic()
     alice.close()
     asker.join(10)
