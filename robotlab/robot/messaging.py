@@ -15,17 +15,15 @@ it; anything else becomes a :class:`~robotlab.robot.message.RobotMessage` for th
 from __future__ import annotations
 
 import inspect
-import shutil
-import tempfile
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from robotlab.bus import BusClient, EmbeddedBroker, to_plain
-from robotlab.errors import BusError, ConfigError
+from robotlab.bus import BusClient, to_plain
 from robotlab.inference import deadline
+from robotlab.robot.connection import BusConnection, BusOwner
 from robotlab.robot.message import ROBOT_MESSAGE_TYPE, RobotMessage
 from robotlab.robot.remote_tasks import TaskServer
 from robotlab.robot.requests import answer_request, is_request
@@ -38,15 +36,6 @@ __all__ = ["BusOwner", "RobotBus", "flatten_content"]
 
 RECENT_INBOUND = 1024
 """Inbound messages remembered so a later ``send_reply`` still reaches the exact sender instance."""
-
-
-class BusOwner(Protocol):
-    """What the bus side uses of its robot (``Robot`` is one): its name and ``run``."""
-
-    name: str
-
-    def run(self, message: Any = None, **kwargs: Any) -> Any:
-        """Run the robot on ``message``."""
 
 
 def flatten_content(content: Any) -> str:
@@ -86,16 +75,8 @@ class RobotBus:
         self._handler: Callable[..., Any] | None = None
         self._manual = False
         self._serving = False
-        self.client: BusClient | None = None
-        self._owns_client = False
-        self._embedded: EmbeddedBroker | None = None
-        self._embedded_dir: str | None = None
-        self._task_server: TaskServer | None = None
-        self.budget_service: Any = None
-        """This robot's budget, served to the robots it spawned (``robotlab/robot/shared_budget.py``)."""
-        self.configured = bus
-        if isinstance(bus, (str, BusClient, EmbeddedBroker)):
-            self.join(bus)
+        self.connection = BusConnection(robot, self._on_bus_delivery, bus)
+        self.connection.join_configured()  # last: a delivery may come as soon as it is joined
 
     @property
     def name(self) -> str:
@@ -104,7 +85,16 @@ class RobotBus:
     @property
     def bus(self) -> Any:
         """The joined ``BusClient``, else what ``bus=`` was given (None when nothing)."""
-        return self.client if self.client is not None else self.configured
+        return self.connection.bus
+
+    @property
+    def budget_service(self) -> Any:
+        """This robot's budget, served to the robots it spawned (``robotlab/robot/shared_budget.py``)."""
+        return self.connection.budget_service
+
+    @budget_service.setter
+    def budget_service(self, service: Any) -> None:
+        self.connection.budget_service = service
 
     # -- readers ---------------------------------------------------------------------------
 
@@ -128,83 +118,28 @@ class RobotBus:
         """True once ``serve`` or ``respond_to_tasks`` was called."""
         return self._serving
 
-    # -- joining ---------------------------------------------------------------------------
+    # -- the connection (``connection.py``) ------------------------------------------------
+
+    @property
+    def client(self) -> BusClient | None:
+        """The joined ``BusClient`` (None when the robot has no bus)."""
+        return self.connection.client
 
     def join(self, bus: Any = None, *, timeout: float = 10.0) -> None:
-        """Join ``bus`` (a broker URL, a ``BusClient`` or an ``EmbeddedBroker``).
-
-        With no argument: stay on the current bus, or start a broker inside this process (on an
-        ``ipc://`` path, so spawned robots in other processes reach it). A ``BusClient`` named
-        like the robot is adopted as its connection; otherwise the robot connects under its own
-        name. Joining another bus leaves the current one first.
-
-        Raises:
-            PeerUnavailable: no broker answered within ``timeout``.
-        """
-        if bus is None and self.client is not None:
-            return
-        if self.client is not None and (bus is self.client or _url_of(bus) == self.client.url):
-            return
-        self.leave()
-        if bus is None:
-            self._embedded_dir = tempfile.mkdtemp(prefix="rl-")
-            self._embedded = EmbeddedBroker(url=f"ipc://{self._embedded_dir}/bus.sock").start()
-            bus = self._embedded
-        self._connect(bus, timeout)
-
-    def _connect(self, bus: Any, timeout: float) -> None:
-        if isinstance(bus, BusClient) and bus.name == self.name:
-            client, owned = bus, False
-        elif isinstance(bus, (BusClient, EmbeddedBroker)):
-            client, owned = BusClient(bus.url, name=self.name, role="robot", context=_context_of(bus),
-                                      keys=_keys_of(bus)), True
-        elif isinstance(bus, str):
-            client, owned = BusClient(bus, name=self.name, role="robot"), True
-        else:
-            raise ConfigError(f"robot '{self.name}': a bus is a broker URL, a BusClient or an EmbeddedBroker, "
-                              f"not {type(bus).__name__}")
-        client.on_message(self._on_bus_delivery, manual=True)
-        self.client, self._owns_client = client, owned
-        if owned:
-            try:
-                client.start(timeout)
-            except Exception:
-                self.leave()
-                raise
+        """:meth:`BusConnection.join <robotlab.robot.connection.BusConnection.join>`."""
+        self.connection.join(bus, timeout=timeout)
 
     def leave(self) -> None:
         """Leave the bus (closing this robot's own connection and broker, if it started them)."""
-        client, self.client = self.client, None
-        if client is not None and self._owns_client:
-            client.close()
-        for service in (self._task_server, self.budget_service):
-            if service is not None:
-                service.close()
-        self._task_server = self.budget_service = None
-        if self._embedded is not None:
-            self._embedded.stop()
-            self._embedded = None
-        if self._embedded_dir is not None:
-            shutil.rmtree(self._embedded_dir, ignore_errors=True)
-            self._embedded_dir = None
-        if client is not None:
-            self.configured = None
+        self.connection.leave()
 
     def require_client(self) -> BusClient:
-        """The joined client.
-
-        Raises:
-            BusError: the robot has no bus.
-        """
-        if self.client is None:
-            raise BusError(f"No bus configured on robot '{self.name}'")
-        return self.client
+        """The joined client; BusError when the robot has no bus."""
+        return self.connection.require_client()
 
     def task_server(self) -> TaskServer:
         """The server of network tasks sent to this robot (made on first use)."""
-        if self._task_server is None:
-            self._task_server = TaskServer(self.robot, self.require_client().url)
-        return self._task_server
+        return self.connection.task_server()
 
     # -- sending ---------------------------------------------------------------------------
 
@@ -373,23 +308,3 @@ class RobotBus:
 
             return RemoteRobot(to, self.robot)
         return to
-
-
-def _url_of(bus: Any) -> str | None:
-    if isinstance(bus, str):
-        return bus
-    return getattr(bus, "url", None) if isinstance(bus, (BusClient, EmbeddedBroker)) else None
-
-
-def _keys_of(bus: Any) -> Any:
-    """The CURVE keys to join ``bus`` with: a client's own, none for a keyless embedded broker."""
-    if isinstance(bus, EmbeddedBroker):
-        return None if bus.config.keys_dir else False
-    return bus.keys or False
-
-
-def _context_of(bus: Any) -> Any:
-    """The zmq context to share: required for ``inproc://``, harmless otherwise."""
-    if isinstance(bus, EmbeddedBroker):
-        return bus.context
-    return getattr(getattr(bus, "_link", None), "context", None) if bus.url.startswith("inproc://") else None
