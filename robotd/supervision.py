@@ -8,8 +8,6 @@ when its parent dies (``PR_SET_PDEATHSIG``).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
 import os
 import select
@@ -75,5 +73,7 @@ def die_with_parent(signum: int = signal.SIGTERM) -> bool:
     """
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes.util  # here: it imports subprocess, and only the fork server asks
+
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     return libc.prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0) == 0

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import zmq.auth
-
 from robotlab.errors import ConfigError
 
 from .schema import NAME_MAX
@@ -271,6 +269,8 @@ def read_certificate(path: Path) -> tuple[bytes, bytes | None]:
     """
     if not certificate_exists(path):
         raise ConfigError(f"no CURVE key at {path}; make one with `robotlab keys new`")
+    import zmq.auth  # here: only a keyed process reads a certificate; the rest skip glob and z85
+
     try:
         return zmq.auth.load_certificate(path)
     except PermissionError as exc:

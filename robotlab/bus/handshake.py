@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import struct
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 from .config import is_ipv6
 
@@ -57,8 +57,20 @@ def waiting_events(monitor: zmq.Socket) -> list[Mapping[str, Any]]:
     """Read every event waiting on a member's monitor socket, oldest first."""
     events: list[Mapping[str, Any]] = []
     while monitor.poll(0):
-        events.append(recv_monitor_message(monitor))
+        events.append(parse_event(monitor.recv_multipart()))
     return events
+
+
+def parse_event(frames: list[bytes]) -> Mapping[str, Any]:
+    """One monitor event: ``event`` and ``value`` (16 and 32 bits, native order), then ``endpoint``.
+
+    Not pyzmq's ``zmq.utils.monitor``: that module imports ``zmq.asyncio``, so asyncio and ssl,
+    several megabytes in every member for the few bytes read here.
+    """
+    if len(frames) != 2 or len(frames[0]) != 6:
+        raise RuntimeError(f"not a ZeroMQ monitor event: {frames!r}")
+    event, value = struct.unpack("=hi", frames[0])
+    return {"event": event, "value": value, "endpoint": frames[1]}
 
 
 def open_dealer(context: zmq.Context, url: str, keys: KeyConfig | None) -> tuple[zmq.Socket, zmq.Socket | None]:

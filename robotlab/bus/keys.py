@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import zmq
-import zmq.auth
 
 from robotlab.errors import ConfigError
 
@@ -145,6 +143,10 @@ def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], auth
     unknown = sorted(set(roles) - set(ROLES))
     if unknown:
         raise ConfigError(f"unknown role {unknown[0]!r}; a key's roles are {' and '.join(ROLES)}")
+    import shutil  # here, as zmq.auth: only `robotlab keys new` makes keys, and every member imports this module
+
+    import zmq.auth
+
     old_umask = os.umask(0o077)  # the secret file must never exist with wider permissions
     try:
         metadata = {"robots": f'"{",".join(robots)}"', "roles": f'"{",".join(roles)}"'}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import importlib.metadata
 import logging
 import sys
 import threading
@@ -81,6 +80,8 @@ def _exporter(name: str, settings: TraceSettings) -> Any:
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
         return ConsoleSpanExporter(out=sys.stderr)
+    import importlib.metadata  # here: it costs every process a megabyte and 20 ms, and only an exporter needs it
+
     found = importlib.metadata.entry_points(group="opentelemetry_traces_exporter", name=name)
     if not found:
         raise ConfigError(f"OTEL_TRACES_EXPORTER names {name!r}, which no installed package provides: "
