@@ -5,7 +5,8 @@ A hook is a ``Hook`` subclass defining methods named after hook points (``before
 globally (``robotlab.on``), on a network (``network.on``), on a robot (``robot.on``) or for one
 run (``robot.run(msg, hooks=[...])``). Within a family the order is global, network, robot,
 per-run; for around hooks the first registered is the outermost. The ``task`` and
-``network_run`` families read only the global and network registries.
+``network_run`` families read only the global and network registries. What each family's
+handlers are handed is in ``contexts.py`` (importable from here too).
 """
 
 from __future__ import annotations
@@ -13,11 +14,21 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
 from robotlab.errors import ConfigError
+from robotlab.hooks.contexts import (
+    CompactionHookContext,
+    HookContext,
+    LearnHookContext,
+    LlmGenerationHookContext,
+    NetworkRunHookContext,
+    RunHookContext,
+    TaskHookContext,
+    ToolCallHookContext,
+)
 
 __all__ = [
     "FAMILIES",
@@ -172,120 +183,6 @@ def clear_hooks() -> None:
     _GLOBAL.clear()
 
 
-@dataclass(kw_only=True)
-class _HookContext:
-    metadata: dict[str, SimpleNamespace] = field(default_factory=dict, repr=False)
-    active_namespace: str | None = field(default=None, repr=False)
-
-    @property
-    def local(self) -> SimpleNamespace:
-        """The active handler's own store for this run.
-
-        Raises:
-            ConfigError: no handler is running.
-        """
-        if self.active_namespace is None:
-            raise ConfigError("ctx.local is only available inside a hook handler")
-        return self.ext(self.active_namespace)
-
-    def ext(self, namespace: str) -> SimpleNamespace:
-        """Another handler's store for this run."""
-        return self.metadata.setdefault(namespace, SimpleNamespace())
-
-    def to_dict(self) -> dict[str, Any]:
-        """The context's fields (handler stores excluded)."""
-        return {k: v for k, v in vars(self).items() if k not in ("metadata", "active_namespace")}
-
-
-@dataclass(kw_only=True)
-class RunHookContext(_HookContext):
-    """Context of the ``run`` family."""
-
-    robot: Any
-    network: Any = None
-    task: Any = None
-    memory: Any = None
-    config: Any = None
-    request: Any = None
-    response: Any = None
-    error: BaseException | None = None
-
-
-@dataclass(kw_only=True)
-class LlmGenerationHookContext(RunHookContext):
-    """Context of the ``llm_generation`` family (once per run, around the whole tool loop)."""
-
-    iteration: int = 0
-    generation_response: Any = None
-
-
-@dataclass(kw_only=True)
-class ToolCallHookContext(_HookContext):
-    """Context of the ``tool_call`` family; set ``tool_result`` in an around hook to skip the tool."""
-
-    tool: Any
-    tool_name: str
-    tool_args: dict[str, Any]
-    robot: Any = None
-    tool_result: Any = None
-    tool_error: BaseException | None = None
-    error: BaseException | None = None
-
-
-@dataclass(kw_only=True)
-class NetworkRunHookContext(_HookContext):
-    """Context of the ``network_run`` family."""
-
-    network: Any
-    context: dict[str, Any] = field(default_factory=dict)
-    memory: Any = None
-    config: Any = None
-    result: Any = None
-    error: BaseException | None = None
-
-
-@dataclass(kw_only=True)
-class TaskHookContext(_HookContext):
-    """Context of the ``task`` family."""
-
-    network: Any
-    task: Any
-    task_name: str
-    robot: Any = None
-    memory: Any = None
-    config: Any = None
-    result: Any = None
-    error: BaseException | None = None
-
-
-@dataclass(kw_only=True)
-class CompactionHookContext(_HookContext):
-    """Context of the ``compaction`` family; an ``on_compaction`` handler may set ``compacted_messages``."""
-
-    robot: Any
-    messages_before: tuple[Any, ...] = ()
-    config: Any = None
-    strategy: str = "context_window"
-    compacted_messages: list[Any] | None = None
-    error: BaseException | None = None
-
-    @property
-    def handled(self) -> bool:
-        """True once a handler supplied the compacted messages."""
-        return self.compacted_messages is not None
-
-
-@dataclass(kw_only=True)
-class LearnHookContext(_HookContext):
-    """Context of the ``learn`` family."""
-
-    robot: Any
-    text: str
-    learnings_before: tuple[str, ...] = ()
-    stored: bool = False
-    error: BaseException | None = None
-
-
 class HookScope:
     """The registries in force for one run, in order (global, network, robot, per-run)."""
 
@@ -302,7 +199,7 @@ class HookScope:
         registries = self._networked if points.networked_only else self._all
         return [entry for registry in registries for entry in registry.entries()]
 
-    def _call(self, entry: _Entry, name: str, ctx: _HookContext, *args: Any) -> Any:
+    def _call(self, entry: _Entry, name: str, ctx: HookContext, *args: Any) -> Any:
         method = getattr(entry.handler, name, None)
         if method is None:
             return None
@@ -317,7 +214,7 @@ class HookScope:
         finally:
             ctx.active_namespace = previous
 
-    def run(self, family: str, ctx: _HookContext, core: Callable[[], Any]) -> Any:
+    def run(self, family: str, ctx: HookContext, core: Callable[[], Any]) -> Any:
         """Run ``core`` wrapped in the family's before, around and after hooks.
 
         On an exception the context's ``error`` is set, the family's error hook (if any) is
@@ -344,7 +241,7 @@ class HookScope:
             raise
 
     def _around_chain(
-        self, entries: list[_Entry], points: HookPoints, ctx: _HookContext, core: Callable[[], Any]
+        self, entries: list[_Entry], points: HookPoints, ctx: HookContext, core: Callable[[], Any]
     ) -> Callable[[], Any]:
         chain = core
         for entry in reversed(entries):
@@ -352,10 +249,10 @@ class HookScope:
                 chain = self._wrap(entry, points.around, ctx, chain)
         return chain
 
-    def _wrap(self, entry: _Entry, name: str, ctx: _HookContext, inner: Callable[[], Any]) -> Callable[[], Any]:
+    def _wrap(self, entry: _Entry, name: str, ctx: HookContext, inner: Callable[[], Any]) -> Callable[[], Any]:
         return lambda: self._call(entry, name, ctx, inner)
 
-    def fire(self, family: str, ctx: _HookContext) -> None:
+    def fire(self, family: str, ctx: HookContext) -> None:
         """Call the family's point hook (``on_learn``, ``on_compaction``) on every handler."""
         point = FAMILIES[family].point
         if point:
