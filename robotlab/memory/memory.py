@@ -2,10 +2,10 @@
 
 A ``Memory`` lives in one process. ``robotlab/memory/remote.py`` gives members in other
 processes the same API over the bus; both satisfy :class:`MemoryStore`, which is what robots
-and networks are typed against (``memory_api.py``). Companions: ``memory_change.py`` (the
-change record and glob patterns), ``memory_notify.py`` (subscriptions and the ordered
-drainer), ``memory_state.py`` (the reserved keys' values). ``docs/memory.md`` maps the Ruby
-names to the Python ones.
+and networks are typed against (``api.py``). Companions: ``change.py`` (the change record and
+glob patterns), ``notify.py`` (subscriptions and the ordered drainer), ``state.py`` (the
+reserved keys' values) and ``reserved.py`` (those values as attributes: ``data``,
+``results``...). ``docs/memory.md`` maps the Ruby names to the Python ones.
 
 Guarantees: ``set`` wakes blocked readers before it returns; subscribers are told afterwards,
 on one drainer thread, in the order the writes were made; a subscriber that raises is logged
@@ -18,14 +18,15 @@ import copy
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from robotlab.memory.api import MemoryStore, Wait, WriterSlot, timeout_error
 from robotlab.memory.change import MemoryChange
 from robotlab.memory.documents import DocumentMethods, Embedder
 from robotlab.memory.notify import Callback, Drainer, Subscriptions
-from robotlab.memory.state import RESERVED_KEYS, ReservedValues, ResponseCache, StateProxy
+from robotlab.memory.reserved import ReservedKeyMethods
+from robotlab.memory.state import RESERVED_KEYS, ReservedValues
 
 __all__ = [
     "RESERVED_KEYS",
@@ -40,7 +41,7 @@ def _key(key: Any) -> str:
     return key if isinstance(key, str) else str(key)
 
 
-class Memory(DocumentMethods, WriterSlot):
+class Memory(ReservedKeyMethods, DocumentMethods, WriterSlot):
     """A reactive key-value store in this process.
 
     Args:
@@ -75,37 +76,6 @@ class Memory(DocumentMethods, WriterSlot):
         self._reserved = ReservedValues(data, results, messages, session_id, enable_cache)
         self._subs = Subscriptions()
         self._drainer = Drainer(f"memory-{network_name or 'robot'}")
-
-    # -- reserved keys ---------------------------------------------------------------------
-
-    @property
-    def data(self) -> StateProxy:
-        """The ``data`` reserved key: attribute- and item-style runtime data."""
-        return self._reserved.data
-
-    @property
-    def results(self) -> list[Any]:
-        """A copy of the robot results gathered so far."""
-        return self._reserved.results()
-
-    @property
-    def messages(self) -> list[Any]:
-        """A copy of the conversation messages."""
-        return self._reserved.messages()
-
-    @property
-    def session_id(self) -> str | None:
-        """The conversation session identifier."""
-        return self._reserved.session_id
-
-    @session_id.setter
-    def session_id(self, value: str | None) -> None:
-        self._reserved.write("session_id", value)
-
-    @property
-    def cache(self) -> ResponseCache | None:
-        """The response cache, or ``None`` when built with ``enable_cache=False``."""
-        return self._reserved.cache
 
     # -- reads and writes ------------------------------------------------------------------
 
@@ -253,33 +223,6 @@ class Memory(DocumentMethods, WriterSlot):
         self._reserved.reset()
         return self
 
-    # -- results and history ---------------------------------------------------------------
-
-    def append_result(self, result: Any) -> Memory:
-        """Add one robot result to ``results``."""
-        self._reserved.append_result(result)
-        return self
-
-    def set_results(self, results: list[Any]) -> Memory:
-        """Replace ``results`` (used when loading a saved run)."""
-        self._reserved.write("results", results)
-        return self
-
-    def results_from(self, start: int) -> list[Any]:
-        """The results from index ``start`` on (for incremental saves)."""
-        return self._reserved.results(start)
-
-    def format_history(self, formatter: Callable[[Any], list[Any]] | None = None) -> list[Any]:
-        """The messages, then each result turned into messages by ``formatter``.
-
-        The default formatter takes a result's ``output`` list plus its ``tool_calls``.
-        """
-        formatter = formatter or _default_formatter
-        history = self.messages
-        for result in self.results:
-            history.extend(formatter(result))
-        return history
-
     # -- subscriptions ---------------------------------------------------------------------
 
     def subscribe(self, *keys: str, callback: Callback | None = None) -> str:
@@ -352,10 +295,6 @@ class Memory(DocumentMethods, WriterSlot):
 
     def __repr__(self) -> str:
         return f"<Memory network={self.network_name!r} keys={self.keys()!r}>"
-
-
-def _default_formatter(result: Any) -> list[Any]:
-    return [*getattr(result, "output", []), *getattr(result, "tool_calls", [])]
 
 
 def create_memory(data: Mapping[str, Any] | None = None, **opts: Any) -> Memory:
