@@ -18,28 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 from robotlab import errors
 from robotlab.memory.api import Wait, WriterSlot, timeout_error
-from robotlab.memory.change import MemoryChange
+from robotlab.memory.connection import ServiceConnection
 from robotlab.memory.notify import Callback
-from robotlab.memory.service import CHANGE_TYPE
 from robotlab.memory.state import ResponseCache, StateProxy
 
 if TYPE_CHECKING:
-    from robotlab.bus import BusClient, Message
+    from robotlab.bus import BusClient
 
 __all__ = ["LIVENESS_INTERVAL", "RemoteMemory"]
 
 LIVENESS_INTERVAL = 1.0
 """Seconds between checks on the service while a remote read waits."""
-
-_ERRORS: dict[str, type[Exception]] = {
-    "ValueError": ValueError,
-    "TypeError": TypeError,
-    "KeyError": KeyError,
-    "AwaitTimeout": errors.AwaitTimeout,
-    "BoundaryError": errors.BoundaryError,
-    "DependencyError": errors.DependencyError,
-    "InferenceError": errors.InferenceError,
-}
 
 
 class RemoteMemory(WriterSlot):
@@ -65,16 +54,9 @@ class RemoteMemory(WriterSlot):
         self.service_name = service
         self.network_name = network_name
         self.timeout = timeout
-        self._client = client
-        self._broker_url: str | None = None
-        self._owns_client = owns_client
-        self._lock = threading.Lock()
-        self._routes: dict[str, Callback] = {}
+        self._connection = ServiceConnection(client, service, owns_client=owns_client)
         self._subs: dict[str, str] = {}
-        self._flushed: dict[str, threading.Event] = {}
         self._cache = ResponseCache()
-        if client is not None:
-            client.on_message(self._on_message)
 
     @classmethod
     def connect(
@@ -83,55 +65,20 @@ class RemoteMemory(WriterSlot):
         """A remote memory with a bus connection of its own, opened on first use (a member
         that never touches the memory never pays for it)."""
         memory = cls(None, service, network_name=network_name, timeout=timeout, owns_client=True)
-        memory._broker_url = broker_url
+        memory._connection.broker_url = broker_url
         return memory
 
     @property
     def client(self) -> BusClient:
         """The bus client this memory talks through (connected now if it was not yet)."""
-        with self._lock:
-            if self._client is None:
-                if self._broker_url is None:
-                    raise errors.PeerUnavailable(f"the connection to {self.service_name} is closed")
-                from robotlab import bus  # deferred: importing the memory API needs no ZeroMQ
-
-                name = f"{self.service_name}/client-{uuid.uuid4().hex[:8]}"
-                self._client = bus.connect(self._broker_url, name=name)
-                self._client.on_message(self._on_message)
-            return self._client
+        return self._connection.client
 
     def close(self) -> None:
         """Drop this connection (the memory itself lives on in the service)."""
-        with self._lock:
-            client, self._client, self._broker_url = self._client, None, None
-        if self._owns_client and client is not None:
-            client.close()
-
-    # -- the wire --------------------------------------------------------------------------
+        self._connection.close()
 
     def _call(self, op: str, **args: Any) -> Any:
-        args = {"op": op, "writer": self.current_writer, **args}
-        reply = self.client.request(self.service_name, args, timeout=self.timeout)
-        content = reply.content if isinstance(reply.content, dict) else {}
-        if "error" in content:
-            error = content["error"] or {}
-            cls = _ERRORS.get(error.get("type", ""))
-            message = str(error.get("message", ""))
-            raise cls(message) if cls else errors.RemoteError(str(error.get("type")), message)
-        return content.get("ok")
-
-    def _on_message(self, message: Message) -> None:
-        content = message.content if isinstance(message.content, dict) else {}
-        if message.type != CHANGE_TYPE:
-            return
-        if "flushed" in content:
-            event = self._flushed.get(content["flushed"])
-            if event is not None:
-                event.set()
-            return
-        callback = self._routes.get(content.get("route", ""))
-        if callback is not None:
-            callback(MemoryChange.from_dict(content["change"]))
+        return self._connection.call(op, {"writer": self.current_writer, **args}, self.timeout)
 
     # -- reads and writes ------------------------------------------------------------------
 
@@ -170,7 +117,7 @@ class RemoteMemory(WriterSlot):
         deadline = None if wait is True else time.monotonic() + max(0.0, float(wait))
         changed = threading.Event()
         route = uuid.uuid4().hex
-        self._routes[route] = lambda change: changed.set()
+        self._connection.routes[route] = lambda change: changed.set()
         try:
             answer = self._call("watch", key=key, route=route)
             self._subs[route] = answer["sub"]
@@ -178,7 +125,7 @@ class RemoteMemory(WriterSlot):
                 return _reserved(key, answer["value"], self._cache)
             return self._wait_for(key, wait, deadline, changed)
         finally:
-            self._routes.pop(route, None)
+            self._connection.routes.pop(route, None)
             self._drop_quietly(self._subs.pop(route, None))
 
     def _wait_for(self, key: str, wait: Wait, deadline: float | None, changed: threading.Event) -> Any:
@@ -291,11 +238,11 @@ class RemoteMemory(WriterSlot):
 
     def _add(self, callback: Callback, **what: Any) -> str:
         route = uuid.uuid4().hex
-        self._routes[route] = callback
+        self._connection.routes[route] = callback
         try:
             sub = self._call("subscribe", route=route, **what)
         except Exception:
-            self._routes.pop(route, None)
+            self._connection.routes.pop(route, None)
             raise
         self._subs[route] = sub
         return sub
@@ -304,7 +251,7 @@ class RemoteMemory(WriterSlot):
         """Drop a subscription by id; False when there is none."""
         for route, sub in list(self._subs.items()):
             if sub == subscription_id:
-                self._routes.pop(route, None)
+                self._connection.routes.pop(route, None)
                 self._subs.pop(route, None)
         return bool(self._call("unsubscribe", id=subscription_id))
 
@@ -319,12 +266,12 @@ class RemoteMemory(WriterSlot):
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every change made so far has reached this process's callbacks."""
         token = uuid.uuid4().hex
-        event = self._flushed[token] = threading.Event()
+        event = self._connection.flushed[token] = threading.Event()
         try:
             self._call("flush", token=token, timeout=timeout or self.timeout)
             return event.wait(timeout if timeout is not None else self.timeout)
         finally:
-            self._flushed.pop(token, None)
+            self._connection.flushed.pop(token, None)
 
     # -- documents: embedded and searched in the service's process ------------------------
 

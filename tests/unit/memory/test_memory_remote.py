@@ -142,7 +142,7 @@ def test_a_wait_in_progress_fails_when_the_service_goes(shared: Shared) -> None:
 
 def test_the_connection_opens_on_first_use_and_closes_for_good(shared: Shared) -> None:
     lazy = RemoteMemory.connect(shared.remote.client.url, "memory/net")
-    assert lazy._client is None  # a member that never touches memory pays nothing
+    assert lazy._connection._client is None  # a member that never touches memory pays nothing
     shared.memory.set("k", "v")
     assert lazy.get("k") == "v"
     lazy.close()
