@@ -21,7 +21,7 @@ import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils.monitor import recv_monitor_message
 
-from robotlab.bus.config import (
+from robotlab.bus.certificates import (
     AUTHORIZED,
     BROKER_KEY,
     Grant,

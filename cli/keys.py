@@ -8,7 +8,8 @@ from typing import Any
 import click
 
 from robotlab.bus import keys
-from robotlab.bus.config import ROLE_ROBOT, ROLES, keys_dir
+from robotlab.bus.certificates import ROLE_ROBOT, ROLES
+from robotlab.bus.config import keys_dir
 
 from .errors import exits_on_error
 from .output import print_rows

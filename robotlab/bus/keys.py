@@ -23,17 +23,17 @@ import zmq
 
 from robotlab.errors import ConfigError
 
-from .config import (
+from .certificates import (
     AUTHORIZED,
     BROKER_KEY,
     ROLE_ROBOT,
     ROLES,
     key_robots,
     key_roles,
-    keys_dir,
     read_certificate,
 )
 from .config import key_file as key_file_of_process
+from .config import keys_dir
 
 CLIENT_KEY = "robotlab"
 """The key a member without a key of its own name uses: the CLI's (``robotlab.key_secret``)."""

@@ -13,7 +13,7 @@ import pytest
 import zmq
 from click.testing import CliRunner
 
-from robotlab.bus.config import read_certificate
+from robotlab.bus.certificates import read_certificate
 from robotlab.cli.robotlab_cli import main
 from tests.process.conftest import Proc, Processes, broker_argv, free_tcp_url
 from tests.waiting import wait_until

@@ -12,7 +12,7 @@ import zmq
 from robotlab import bus
 from robotlab.broker.serve import check_bind
 from robotlab.bus import BrokerConfig, EmbeddedBroker, KeyConfig
-from robotlab.bus.config import Grant, authorized_keys
+from robotlab.bus.certificates import Grant, authorized_keys
 from robotlab.bus.keys import list_keys, new_key
 from robotlab.errors import BusError, ConfigError, PeerUnavailable
 
