@@ -11,15 +11,14 @@ Build one with :func:`create_network`, add tasks with :meth:`Network.task`, then
 The graph is checked when the ``with`` block ends (or at :meth:`Network.build`, or the first
 run): an unknown dependency, a cycle, or a robot the network cannot find is refused, naming
 the tasks. A member is a local ``Robot``, a ``spawn`` handle, or the name of a robot serving
-on the broker (``robotlab/network/member.py``). Companions: ``network_flow.py`` (waves and
-results), ``network_task.py`` (one task). ``docs/networks.md`` has the whole story.
+on the broker (``robotlab/network/member.py``). Companions: ``flow.py`` (waves and results),
+``task.py`` (one task), ``graph.py`` (drawings), ``broadcast.py`` (messages to every handler).
+``docs/networks.md`` has the whole story.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
-import time
 from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any
@@ -29,20 +28,17 @@ from robotlab.errors import ConfigError
 from robotlab.hooks.hooks import Hook, HookRegistry, HookScope, NetworkRunHookContext, global_hooks
 from robotlab.memory.memory import Memory
 from robotlab.memory.service import MemoryService, service_name
+from robotlab.network.broadcast import BROADCAST_KEY, Broadcast, BroadcastHandler
 from robotlab.network.flow import FlowResult, WaveRunner, effective_dependencies, plan_waves
 from robotlab.network.graph import TaskGraph, ascii_tree, dot, mermaid
 from robotlab.network.member import BusMember, resolve_member
 from robotlab.network.task import Activation, Member, Task
 from robotlab.robot.runnable import Runnable
 
-__all__ = ["CONCURRENCY_MODES", "Network", "create_network"]
-
-log = logging.getLogger("robotlab.network.network")
+__all__ = ["BROADCAST_KEY", "CONCURRENCY_MODES", "Network", "create_network"]
 
 CONCURRENCY_MODES = ("auto", "threads", "async")
 """Accepted for Ruby parity; every mode runs a wave's tasks on threads with the same cap."""
-
-BROADCAST_KEY = "_network_broadcast"
 
 
 class Network(Runnable):
@@ -78,7 +74,7 @@ class Network(Runnable):
         self._tasks: dict[str, Task] = {}
         self._pending: dict[str, Any] = {}
         self._waves: list[list[str]] | None = None
-        self._broadcast_handlers: list[Callable[[dict[str, Any]], Any]] = []
+        self._broadcast = Broadcast()
         self._lock = threading.Lock()
         self._service: MemoryService | None = None
 
@@ -260,11 +256,9 @@ class Network(Runnable):
 
     # -- broadcast, hooks, introspection ---------------------------------------------------
 
-    def on_broadcast(self, handler: Callable[[dict[str, Any]], Any] | None = None) -> Network:
+    def on_broadcast(self, handler: BroadcastHandler | None = None) -> Network:
         """Call ``handler(message)`` on a thread of its own for every :meth:`broadcast`."""
-        if handler is None:
-            raise TypeError("on_broadcast() needs a handler")
-        self._broadcast_handlers.append(handler)
+        self._broadcast.add(handler)
         return self
 
     def broadcast(self, payload: Any) -> Network:
@@ -273,10 +267,7 @@ class Network(Runnable):
 
         Handler errors are logged, never raised.
         """
-        message = {"payload": payload, "network": self.name, "timestamp": time.time()}
-        for handler in list(self._broadcast_handlers):
-            threading.Thread(target=_call_handler, args=(handler, message), daemon=True).start()
-        self.memory.set(BROADCAST_KEY, message)
+        self._broadcast.send(payload, self.name, self.memory)
         return self
 
     def on(self, handler: type[Hook] | Hook, context: dict[str, Any] | None = None) -> Network:
@@ -345,14 +336,6 @@ def _dependencies(depends_on: Iterable[str] | str | None, optional: bool) -> tup
     if isinstance(depends_on, str):
         return (depends_on,), optional
     return tuple(str(d) for d in depends_on), optional
-
-
-def _call_handler(handler: Callable[[dict[str, Any]], Any], message: dict[str, Any]) -> None:
-    try:
-        handler(message)
-    except Exception:
-        # Broadcast handlers are fire-and-forget (Ruby logs and goes on).
-        log.exception("broadcast handler failed in network %r", message.get("network"))
 
 
 def create_network(
