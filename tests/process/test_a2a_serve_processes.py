@@ -56,16 +56,24 @@ def a2a_http(processes: Processes, broker: str) -> Callable[..., tuple[str, Any]
     return start
 
 
+def config(streaming: bool, http: httpx.AsyncClient) -> ClientConfig:
+    """The SDK client's config with an HTTP client that waits as long as a step may take: the
+    SDK's own waits httpx's default 5 s, less than a robot's model call (a first one imports
+    litellm, seconds on two shared cores)."""
+    return ClientConfig(streaming=streaming, httpx_client=http)
+
+
 def request(text: str) -> SendMessageRequest:
     return SendMessageRequest(message=Message(role=Role.ROLE_USER, message_id=f"m-{text}", parts=[Part(text=text)]))
 
 
 async def events(url: str, text: str, streaming: bool) -> list[StreamResponse]:
     """Every response of one ``message/send`` (or ``message/stream``) to the agent at ``url``."""
-    client = await create_client(url, ClientConfig(streaming=streaming))
-    async with client:
-        with anyio.fail_after(SECONDS):
-            return [response async for response in client.send_message(request(text))]
+    async with httpx.AsyncClient(timeout=SECONDS) as http:
+        client = await create_client(url, config(streaming, http))
+        async with client:
+            with anyio.fail_after(SECONDS):
+                return [response async for response in client.send_message(request(text))]
 
 
 @pytest.mark.usefixtures("served_bob")
@@ -78,9 +86,10 @@ def test_a_live_robot_is_an_agent_whose_reply_completes_the_task(start_robotd, a
             listed = (await http.get(robots)).json()
         assert [robot["name"] for robot in listed["robots"]] == ["bob", "echo"]
         bob = f"{robots}/bob/"
-        client = await create_client(bob, ClientConfig(streaming=False))
-        async with client:
-            card = client._card  # noqa: SLF001 - what create_client resolved from the well-known path
+        async with httpx.AsyncClient(timeout=SECONDS) as http:
+            client = await create_client(bob, config(False, http))
+            async with client:
+                card = client._card  # noqa: SLF001 - what create_client resolved from the well-known path
         assert (card.name, card.capabilities.streaming, [s.id for s in card.skills]) == ("bob", True, ["ask"])
         assert card.supported_interfaces[0].url == bob
 
@@ -112,8 +121,9 @@ def test_a_robot_that_does_not_answer_fails_the_task_or_is_canceled(start_robotd
         reason = get_message_text(failed.task.status.message)
         assert reason.startswith("sloth: no reply from sloth within 2s") and "\n" not in reason, reason
 
-        client = await create_client(sloth, ClientConfig(streaming=True))
-        async with client:
+        http = httpx.AsyncClient(timeout=SECONDS)
+        client = await create_client(sloth, config(True, http))
+        async with client:  # it opens and closes the HTTP client it was given
             with anyio.fail_after(SECONDS):
                 async for response in client.send_message(request("wait for me")):
                     if response.HasField("status_update"):
