@@ -22,6 +22,7 @@ All of them or none: compiled modules call each other directly in C, so a mix is
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.machinery
 import importlib.util
@@ -66,6 +67,7 @@ MODULES = (
 
 log = logging.getLogger("robotlab.bus")
 _chosen: str | None = None
+_unannounced: list[str] = []
 
 
 def choose() -> str:
@@ -87,10 +89,31 @@ def _decide(asked_pure: bool) -> str:
         return "pure"
     stale = stale_sources(built)
     if stale:
-        log.warning("robotlab: %s changed since the bus was compiled; running the pure-Python bus "
-                    "(`make compile` builds it again)", stale[0])
+        announce(f"robotlab: {stale[0]} changed since the bus was compiled; running the pure-Python bus "
+                 "(`make compile` builds it again)")
         return "pure"
     return "compiled"
+
+
+def announce(warning: str) -> None:
+    """Log ``warning`` now if logging is set up, else once it is (:func:`announce_pending`).
+
+    The choice is made while an entry point imports its modules, before it sets logging up from
+    its options: logged then, the line would come out as plain text ahead of ``--log-format
+    json``'s objects. A process that never sets logging up gets it at exit.
+    """
+    if logging.getLogger().handlers:
+        log.warning("%s", warning)
+        return
+    if not _unannounced:
+        atexit.register(announce_pending)
+    _unannounced.append(warning)
+
+
+def announce_pending() -> None:
+    """Log the warnings held until logging was set up (``configure_logging`` calls it)."""
+    while _unannounced:
+        log.warning("%s", _unannounced.pop(0))
 
 
 def _compiled_files() -> dict[str, Path]:

@@ -73,6 +73,9 @@ def configure_logging(level: str, fmt: str = "text") -> None:
         if not any(isinstance(one, ToRootOnly) for one in logger.filters):
             logger.addFilter(ToRootOnly(logger))
     adopt_loggers(OWN_HANDLERS)
+    native = sys.modules.get("robotlab.bus.native")  # loaded by any process that uses the bus
+    if native is not None:
+        native.announce_pending()
 
 
 def logs_json() -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -65,3 +66,30 @@ def test_the_pure_source_runs_a_round_trip_when_asked() -> None:
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split() in (["pure", "42"], ["source", "42"])
+
+
+@pytest.mark.parametrize("log_format", ["json", "text"])
+def test_a_warning_given_before_logging_is_set_up_comes_out_in_its_format(log_format: str) -> None:
+    # The stale-build warning is decided while an entry point imports, before it reads
+    # --log-format: it waits for configure_logging instead of printing a plain line first.
+    script = (
+        "from robotlab.bus import native\n"
+        "from robotlab.service.logs import configure_logging\n"
+        "native.announce('robotlab: link.py changed since the bus was compiled')\n"
+        f"configure_logging('INFO', {log_format!r})\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          cwd=ROOT, env={**os.environ, "ROBOTLAB_PURE": ""})
+    lines = done.stderr.splitlines()
+    assert done.returncode == 0 and len(lines) == 1, done.stderr
+    if log_format == "json":
+        assert json.loads(lines[0])["message"] == "robotlab: link.py changed since the bus was compiled"
+    else:
+        assert lines[0].endswith("robotlab.bus WARNING robotlab: link.py changed since the bus was compiled")
+
+
+def test_a_warning_nobody_sets_logging_up_for_comes_out_at_exit() -> None:
+    script = "from robotlab.bus import native\nnative.announce('robotlab: stale build')\nprint('ran')\n"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0 and done.stdout == "ran\n"
+    assert done.stderr == "robotlab: stale build\n"
