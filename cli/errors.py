@@ -7,16 +7,14 @@ docs/errors.md gives them, and :func:`exits_on_error` turns Ctrl-C into one line
 
 from __future__ import annotations
 
-import functools
-import logging
-import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from robotlab.errors import ConfigError, ExitCode, RobotlabError
-from robotlab.service.logs import logs_json
+from robotlab.errors import ConfigError, ExitCode
+
+from .exits import ends_on_error
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -27,27 +25,7 @@ def exits_on_error(func: F) -> F:
 
     Ctrl-C prints ``<prog>: interrupted`` and exits 130 (click would print "Aborted!" and exit 1).
     """
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except RobotlabError as exc:
-            _last_line(f"{_prog()}: {exc}")
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            _last_line(f"{_prog()}: interrupted")
-            sys.exit(ExitCode.INTERRUPTED)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _last_line(line: str) -> None:
-    """The line a command ends on, on stderr: a JSON log line under ``--log-format json``."""
-    if logs_json():
-        logging.getLogger("robotlab").error("%s", line)
-    else:
-        print(line, file=sys.stderr)
+    return ends_on_error(func, _prog)
 
 
 def checked(check: Callable[[str], str]) -> Callable[[click.Context, click.Parameter, Any], Any]:

@@ -1,23 +1,20 @@
-"""``robotd``: host one robot (``--template``/``--system-prompt``) or any handler in this process."""
+"""The ``robotd`` command as click reads it: every flag, its help and usage errors, a robot or a handler hosted.
+
+A handler-only command line is read without click first (``flags.py``); this command reads the rest.
+"""
 
 from __future__ import annotations
 
-import importlib
 import sys
-from collections.abc import Callable
-from typing import Any
 
 import click
 
-from robotlab.bus.config import broker_url, check_name, keys_dir
-from robotlab.bus.config import key_file as bus_key_file
+from robotlab.bus.config import check_name
 from robotlab.cli.errors import Command, checked, exits_on_error
 from robotlab.errors import ConfigError
-from robotlab.observability import setup as setup_tracing
-from robotlab.observability import trace_settings
-from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_environment
+from robotlab.service import LOG_FORMATS
 
-from .daemon import Daemon, DaemonConfig
+from .start import prepare, serve_handler
 
 
 @click.command(cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
@@ -50,25 +47,20 @@ from .daemon import Daemon, DaemonConfig
               help="text for people, json for journald or Loki (one object a line).")
 @click.version_option(package_name="robotlab")
 @exits_on_error
-def main(name: str, url: str | None, template: str | None, system_prompt: str | None, model: str | None,
+def robotd(name: str, url: str | None, template: str | None, system_prompt: str | None, model: str | None,
          provider: str | None, api_base: str | None, max_tokens: int | None, stream: bool, prompts_dir: str | None,
          history_file: str | None, serve: bool,
          handler_path: str | None, instance: str | None, parent: str | None, keys_folder: str | None,
          key_file: str | None, connect_timeout: float, max_inflight: int, log_level: str, log_format: str) -> None:
     """Host one robot (or any callable) as its own process on the bus."""
-    configure_logging(log_level, log_format)
-    setup_tracing(trace_settings(), f"robotd-{name}")  # off unless OTEL_* names an exporter
-    notifier = Notifier(service_environment())
-    config = DaemonConfig(name=name, broker=broker_url(url), instance=instance, parent=parent,
-                          connect_timeout=connect_timeout, keys_dir=keys_dir(keys_folder),
-                          key_file=bus_key_file(key_file), max_inflight=max_inflight)
-    if config.key_file and config.keys_dir is None:
-        raise ConfigError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public key")
+    config, notifier = prepare(name=name, url=url, instance=instance, parent=parent, keys_folder=keys_folder,
+                               key_file=key_file, connect_timeout=connect_timeout, max_inflight=max_inflight,
+                               log_level=log_level, log_format=log_format)
     robot_options = (template, system_prompt, model, provider, api_base, prompts_dir, history_file)
     if handler_path is not None:
         if any(robot_options) or max_tokens is not None or serve:
             raise ConfigError("--handler hosts a function; it does not combine with the robot options")
-        sys.exit(Daemon(config, load_handler(handler_path), notifier=notifier).run())
+        sys.exit(serve_handler(config, notifier, handler_path))
     if not template and not system_prompt:
         raise ConfigError("robotd needs something to host: --template, --system-prompt or --handler")
     # Imported here, not at the top: pydantic and the robot stay out of `robotd --help`.
@@ -80,26 +72,3 @@ def main(name: str, url: str | None, template: str | None, system_prompt: str | 
     spec = RobotSpec(template=template, system_prompt=system_prompt, prompts_dir=prompts_dir, serve=serve, llm=llm,
                      history_file=history_file, stream=stream)
     sys.exit(host(config, spec, notifier))
-
-
-def load_handler(path: str) -> Callable[..., Any]:
-    """Import ``MODULE:FUNCTION``.
-
-    Raises:
-        ConfigError: the path is malformed, the module does not import, or the name is not callable.
-    """
-    module_name, _, attr = path.partition(":")
-    if not module_name or not attr:
-        raise ConfigError(f"--handler must look like MODULE:FUNCTION, got {path!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:
-        raise ConfigError(f"cannot import handler module {module_name!r}: {exc}") from exc
-    handler = getattr(module, attr, None)
-    if not callable(handler):
-        raise ConfigError(f"{module_name!r} has no callable named {attr!r}")
-    return handler
-
-
-if __name__ == "__main__":
-    main()

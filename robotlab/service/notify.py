@@ -9,10 +9,9 @@ service manager that stopped listening must not take the daemon down with it.
 from __future__ import annotations
 
 import logging
-import socket
 import time
 
-from .config import ServiceEnvironment
+from .environment import ServiceEnvironment
 
 log = logging.getLogger("robotlab.service")
 
@@ -56,6 +55,8 @@ class Notifier:
     def _send(self, message: str) -> None:
         if self.address is None:
             return
+        import socket  # only under a service manager: a member without one never loads it
+
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
                 sock.sendto(message.encode(), self.address)

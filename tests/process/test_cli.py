@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from robotlab import bus
 from robotlab.cli.robotlab_cli import main
-from robotlab.robotd.__main__ import main as robotd_main
+from robotlab.robotd.command import robotd as robotd_main
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
@@ -121,6 +121,14 @@ def test_robotd_with_a_bad_handler_exits_78(runner: CliRunner, broker: str) -> N
     result = runner.invoke(robotd_main, ["--name", "x", "--broker", broker, "--handler", "no_such_module:f"])
     assert result.exit_code == 78
     assert "cannot import handler module 'no_such_module'" in result.output
+
+
+def test_a_handler_only_robotd_that_cannot_load_its_handler_says_so_in_one_line_and_exits_78(broker: str) -> None:
+    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "x", "--broker", broker, "--handler", "no_such_module:f"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 78
+    assert done.stderr.splitlines()[-1] == ("python -m robotlab.robotd: cannot import handler module "
+                                            "'no_such_module': No module named 'no_such_module'")
 
 
 def test_robotd_given_a_connect_timeout_and_no_broker_exits_75(tmp_path) -> None:

@@ -24,6 +24,8 @@ NEVER_IN_A_HANDLER_MEMBER = [
     "hashlib",  # secrets would bring it, and OpenSSL's libcrypto with it
     "importlib.metadata",  # only an exporter named by its entry point needs it
     "zmq.auth",  # only a keyed member reads a certificate
+    "click",  # a handler-only command line is read without it
+    "socket",  # only a member run by a service manager notifies it
 ]
 
 
