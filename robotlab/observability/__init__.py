@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .config import TraceSettings, trace_settings
 from .tracing import setup
+from .tracing_settings import TraceSettings, trace_settings
 
 __all__ = ["TraceSettings", "setup", "trace_settings"]

@@ -17,7 +17,7 @@ from typing import Any
 
 from robotlab.errors import ConfigError
 
-from .config import ENV_EXIT_SECONDS, ENV_TRACES_FILE, TraceSettings
+from .tracing_settings import ENV_EXIT_SECONDS, ENV_TRACES_FILE, TraceSettings
 
 log = logging.getLogger("robotlab.observability")
 

@@ -1,6 +1,6 @@
 """Running under a service manager: sd_notify readiness and watchdog, log formats for journald."""
 
-from .config import ServiceEnvironment, service_environment
+from .environment import ServiceEnvironment, service_environment
 from .logs import LOG_FORMATS, configure_logging, logging_options
 from .notify import Notifier
 
