@@ -96,16 +96,15 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ROBOT_LAB_", env_nested_delimiter="__", extra="ignore")
     _layers: ClassVar[tuple[dict[str, Any], dict[str, Any]]] = ({}, {})
 
-    # The spec's configuration declares these three (Ruby's defaults), but robotlab itself reads
-    # none of them: they are values for loops written around robots. A robot's tool rounds are
-    # bounded by its own ``max_tool_rounds``, robot-to's iterations by its own
-    # ``max_iterations``, and a robot streams whenever it is given ``on_content``.
-    max_iterations: int = 10
-    """A bound for your own orchestration loops; robotlab never reads it."""
-    max_tool_iterations: int = 10
-    """A bound for your own tool loops; robotlab never reads it (see ``max_tool_rounds``)."""
+    max_iterations: int | None = 10
+    """The most robots one network run may start (its tasks); a network with more is refused
+    when it runs. None: no bound. robot-to's iterations have their own ``max_iterations``."""
+    max_tool_iterations: int | None = 10
+    """The most tool calls in one run of a robot that sets no ``max_tool_rounds`` of its own;
+    the next one raises ``ToolLoopError``. None: no bound."""
     streaming_enabled: bool = True
-    """A switch for your own code; robotlab never reads it (``on_content`` streams)."""
+    """Stream model calls to a robot's ``on_content``; false: each call is made whole and
+    ``on_content`` gets its text once."""
     template_path: str | list[str] | None = None
     """Where templates are found (``ROBOT_LAB_TEMPLATE_PATH``; a list or os.pathsep-joined)."""
     prompts_dir: str | None = None

@@ -53,7 +53,8 @@ class InferenceError(RobotlabError):
 
 
 class ToolLoopError(InferenceError):
-    """The circuit breaker tripped: more tool calls than ``max_tool_rounds`` allows."""
+    """The circuit breaker tripped: more tool calls than ``max_tool_rounds`` (else the global
+    ``max_tool_iterations``) allows."""
 
     exit_code: int = ExitCode.SOFTWARE
 

@@ -4,7 +4,8 @@ This is the Python counterpart of the SimpleFlow gem the Ruby network is built o
 named callables ``FlowResult -> FlowResult``. ``plan_waves`` checks the dependency graph once
 (unknown names and cycles are refused, naming the tasks) and orders the steps in waves;
 ``WaveRunner`` runs each wave's steps concurrently on threads, never more at once than the
-cap, and merges their results. Read ``robotlab/network/network.py`` for how tasks become steps.
+cap, and merges their results; it refuses more steps than the global ``max_iterations``.
+Read ``robotlab/network/network.py`` for how tasks become steps.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from robotlab.config.cascade import config as global_config
 from robotlab.errors import ConfigError
 
 __all__ = ["FlowResult", "Step", "WaveRunner", "effective_dependencies", "plan_waves"]
@@ -183,6 +185,11 @@ class WaveRunner:
         depends_on: each step's dependencies (to skip steps whose dependencies all skipped).
         optional: steps that run only once activated.
         max_concurrent: at most this many steps run at the same time (None: no cap).
+        network: the name of the network the steps are the tasks of, for errors.
+
+    Raises:
+        ConfigError: more steps than the global ``max_iterations`` robots one network run may
+            start (so a run is refused before any of them starts).
     """
 
     def __init__(
@@ -192,7 +199,14 @@ class WaveRunner:
         depends_on: Mapping[str, Sequence[str]],
         optional: Iterable[str] = (),
         max_concurrent: int | None = None,
+        network: str = "",
     ) -> None:
+        bound = global_config().max_iterations
+        if bound is not None and len(steps) > bound:
+            raise ConfigError(
+                f"network '{network}' has {len(steps)} tasks, more than the {bound} robots "
+                "max_iterations lets one network run start; raise max_iterations (null: no bound)"
+            )
         self._waves = waves
         self._steps = steps
         self._depends_on = depends_on

@@ -187,6 +187,9 @@ class Network(Runnable):
             The final :class:`FlowResult`: ``value`` is the last robot's result, ``context``
             holds each robot's result by robot name plus ``run_params``, ``errors`` the
             failures by task, ``activated_steps`` the optional tasks that were activated.
+
+        Raises:
+            ConfigError: more tasks than the global ``max_iterations`` (and nothing has run).
         """
         if self._waves is None:
             self.build()
@@ -196,7 +199,8 @@ class Network(Runnable):
         initial = FlowResult(value=params, context={"run_params": params})
         ctx = NetworkRunHookContext(network=self, context=params, memory=self.memory, config=self.config)
         scope = HookScope(global_hooks(), self.hooks, None)
-        return scope.run("network_run", ctx, lambda: self._runner().run(initial))
+        runner = self._runner()  # refuses more tasks than max_iterations before a hook or robot runs
+        return scope.run("network_run", ctx, lambda: runner.run(initial))
 
     def _step(self, task: Task) -> Callable[[FlowResult], FlowResult]:
         """The wave runner's call for one task: run it with the result so far, in this network."""
@@ -210,6 +214,7 @@ class Network(Runnable):
             self._dependencies(),
             optional=[name for name, task in tasks.items() if task.optional],
             max_concurrent=self.config.max_concurrent_robots,
+            network=self.name,
         )
 
     # -- membership ------------------------------------------------------------------------

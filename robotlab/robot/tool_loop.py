@@ -1,8 +1,8 @@
 """The tool loop of one run: ask the model, run the tools it asks for, repeat until it answers.
 
-Usage and cost are summed over every round trip. The circuit breaker (``max_tool_rounds``)
-raises ``ToolLoopError`` before the extra tool runs; doom-loop detection only warns the model
-inside the tool result. A tool failure becomes ``Error (<name>): <message>`` for the model,
+Usage and cost are summed over every round trip. The circuit breaker (``max_tool_rounds``, else
+the global ``max_tool_iterations``) raises ``ToolLoopError`` before the extra tool runs;
+doom-loop detection only warns the model inside the tool result. A tool failure becomes ``Error (<name>): <message>`` for the model,
 unless the tool has ``raise_on_error``.
 
 Every step goes into the robot's ``HistoryLog`` as it happens (the reply with its tool calls,
@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from robotlab.config.cascade import config as global_config
 from robotlab.errors import ToolError, ToolLoopError, retryable
 from robotlab.history.log import HistoryLog, ReplyEntry, TaskEntry, ToolCallEntry, ToolResultEntry
 from robotlab.hooks.hooks import HookScope, ToolCallHookContext
@@ -126,18 +127,30 @@ class ToolLoop:
     """Called with the ``max_tokens`` of a call whose reply that limit cut (None: the provider's
     own); when set, the caller reports the cut and the loop logs no warning of its own."""
     max_tool_rounds: int | None = None
+    bound_by: str = "max_tool_rounds"
+    """The setting ``max_tool_rounds`` came from, named when the circuit breaker trips."""
     doom_loop_threshold: int | None = None
     structured: StructuredOutput | None = None
+    streaming: bool = True
+    """False: each model call is made whole and ``on_chunk`` gets its text once, as one chunk."""
 
     @classmethod
     def of_robot(cls, robot: Any, params: dict[str, Any], tools: Sequence[Tool], scope: HookScope,
                  on_content: ChunkCallback | None = None, structured: StructuredOutput | None = None) -> ToolLoop:
-        """The loop of one run of ``robot``: its LLM, and the callbacks and limits of its config."""
-        config = robot.config
+        """The loop of one run of ``robot``: its LLM, and the callbacks and limits of its config.
+
+        A robot that sets no ``max_tool_rounds`` is bounded by the global ``max_tool_iterations``,
+        and the global ``streaming_enabled`` decides whether its content callbacks are streamed.
+        """
+        config, settings = robot.config, global_config()
+        rounds, bound_by = config.max_tool_rounds, "max_tool_rounds"
+        if rounds is None:
+            rounds, bound_by = settings.max_tool_iterations, "max_tool_iterations"
         return cls(robot.llm, params, tools, scope, robot, on_chunk=chain_callbacks(config.on_content, on_content),
                    on_tool_call=config.on_tool_call, on_tool_result=config.on_tool_result,
-                   on_truncated=config.on_truncated, max_tool_rounds=config.max_tool_rounds,
-                   doom_loop_threshold=config.doom_loop_threshold, structured=structured)
+                   on_truncated=config.on_truncated, max_tool_rounds=rounds, bound_by=bound_by,
+                   doom_loop_threshold=config.doom_loop_threshold, structured=structured,
+                   streaming=settings.streaming_enabled)
 
     def __post_init__(self) -> None:
         self._by_name = {tool.name: tool for tool in self.tools}
@@ -191,12 +204,15 @@ class ToolLoop:
         return True
 
     def _ask(self, messages: list[dict[str, Any]]) -> LLMReply:
+        streamed_to = self.on_chunk if self.streaming else None
         if tracing.ENABLED:
             with spans.chatting(self.params.get("model")) as span:
-                reply = self.llm.complete(messages, self._schemas, self.params, self.on_chunk)
+                reply = self.llm.complete(messages, self._schemas, self.params, streamed_to)
                 spans.used(span, reply.usage.input_tokens, reply.usage.output_tokens, self._cost(reply.cost), reply.model)
         else:
-            reply = self.llm.complete(messages, self._schemas, self.params, self.on_chunk)
+            reply = self.llm.complete(messages, self._schemas, self.params, streamed_to)
+        if not self.streaming and self.on_chunk is not None and reply.content:
+            self.on_chunk(reply.content)
         if reply.tool_calls or not self._schemas:
             return reply
         schemas = {name: tool.parameters for name, tool in self._by_name.items()}
@@ -233,7 +249,7 @@ class ToolLoop:
         if self.max_tool_rounds is not None and self._calls_made > self.max_tool_rounds:
             raise ToolLoopError(
                 f"Circuit breaker triggered: {self._calls_made} tool calls exceeded "
-                f"max_tool_rounds ({self.max_tool_rounds})"
+                f"{self.bound_by} ({self.max_tool_rounds})"
             )
         if self.on_tool_call is not None:
             self.on_tool_call(call)

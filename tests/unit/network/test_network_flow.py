@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+import robotlab
+from robotlab.errors import ConfigError
 from robotlab.hooks.hooks import Hook
 from robotlab.network.flow import FlowResult, WaveRunner, plan_waves
 from robotlab.network.network import create_network
@@ -181,6 +183,23 @@ def test_members_get_the_network_memory_and_config() -> None:
     assert kwargs["network_config"].model == "net-model"
     assert kwargs["network_config"].temperature == 0.9
     assert kwargs["task"].name == "t"
+
+
+def test_a_network_with_more_tasks_than_max_iterations_is_refused_before_any_runs() -> None:
+    members = [Member(f"m{i}") for i in range(3)]
+    with create_network(name="big") as net:
+        for member in members:
+            net.task(member.name, member)
+    robotlab.configure(max_iterations=2)
+    try:
+        refusal = r"^network 'big' has 3 tasks, more than the 2 robots max_iterations "
+        with pytest.raises(ConfigError, match=refusal):
+            net.run("x")
+        assert [member.calls for member in members] == [[], [], []]
+        robotlab.configure(max_iterations=3)
+        assert net.run("x").reply == "m2(x)"
+    finally:
+        robotlab.reload_config()
 
 
 def test_positional_and_keyword_message_are_the_same() -> None:

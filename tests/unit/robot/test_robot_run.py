@@ -100,6 +100,17 @@ def test_no_callback_means_no_streaming() -> None:
     assert not llm.requests[0].streamed
 
 
+def test_streaming_disabled_gives_the_callback_each_reply_whole() -> None:
+    robotlab.configure(streaming_enabled=False)
+    chunks: list[str] = []
+    tool = robotlab.Tool.create(name="t", handler=lambda args: "ok")
+    llm = ScriptedLLM([{"tool_calls": [{"name": "t"}]}, {"chunks": ["hel", "lo"]}])
+    robot = robotlab.build(local_tools=[tool], on_content=chunks.append, llm=llm)
+    result = robot.run("hi", tools="inherit")
+    assert [request.streamed for request in llm.requests] == [False, False]
+    assert chunks == ["hello"] and result.reply == "hello"
+
+
 def test_learn_keeps_the_broader_lesson() -> None:
     robot = robotlab.build()
     robot.learn("avoid puts").learn("avoid puts and p in prod")

@@ -137,6 +137,28 @@ def test_circuit_breaker_trips_before_the_extra_tool_runs() -> None:
     assert robot.messages == []
 
 
+def test_a_robot_without_max_tool_rounds_is_bounded_by_max_tool_iterations() -> None:
+    runs: list[int] = []
+    tool = robotlab.Tool.create(name="t", handler=lambda args: runs.append(1) or "ok")
+    robotlab.configure(max_tool_iterations=2)
+    llm = ScriptedLLM([{"tool_calls": [{"name": "t"}]}] * 3 + [{"content": "never"}])
+    with pytest.raises(ToolLoopError, match=r"3 tool calls exceeded max_tool_iterations \(2\)"):
+        robotlab.build(local_tools=[tool], llm=llm).run("go", tools="inherit")
+    assert len(runs) == 2
+
+
+def test_a_robot_s_own_max_tool_rounds_wins_and_null_means_no_bound() -> None:
+    tool = robotlab.Tool.create(name="t", handler=lambda args: "ok")
+    turns = [{"tool_calls": [{"name": "t"}]}] * 12 + [{"content": "done"}]
+    assert robotlab.build(local_tools=[tool], max_tool_rounds=12, llm=ScriptedLLM(turns)).run(
+        "go", tools="inherit").reply == "done"
+    with pytest.raises(ToolLoopError, match=r"11 tool calls exceeded max_tool_iterations \(10\)"):
+        robotlab.build(local_tools=[tool], llm=ScriptedLLM(turns)).run("go", tools="inherit")
+    robotlab.configure(max_tool_iterations=None)
+    unbounded = robotlab.build(local_tools=[tool], llm=ScriptedLLM(turns))
+    assert unbounded.run("go", tools="inherit").reply == "done"
+
+
 def test_the_robot_is_reusable_after_the_breaker_tripped() -> None:
     tool = robotlab.Tool.create(name="t", handler=lambda args: "ok")
     llm = ScriptedLLM([{"tool_calls": [{"name": "t"}, {"name": "t"}]}, {"content": "fine"}])
