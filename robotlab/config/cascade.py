@@ -10,9 +10,11 @@ hold environment sections too; a ``defaults:`` wrapper in a user file is ignored
 Of the environment, this module reads the global settings' variables above (and, for the
 model client, whether a provider's key is set). Each other setting is read from the environment
 beside its own typed config, at the edge that uses it: the bus's broker address, keys and state
-folder (``robotlab/bus/config.py``), tracing (``robotlab/observability/config.py``), systemd's
-notify socket and watchdog (``robotlab/service/config.py``), ``ROBOTLAB_PURE``
-(``robotlab/bus/native.py``) and robot-to's settings (``robotlab/to/config.py``).
+folder (``robotlab/bus/config.py``), tracing (``robotlab/observability/tracing_settings.py``),
+systemd's notify socket and watchdog (``robotlab/service/environment.py``), ``ROBOTLAB_PURE``
+(``robotlab/bus/native.py``) and robot-to's settings (``robotlab/to/config.py``). The offline
+demo also hands each member process its part in variables of its own (``DEMO_*``,
+``robotlab/demo/network.py``).
 """
 
 from __future__ import annotations
