@@ -563,6 +563,21 @@ def test_importing_the_packages_prints_and_writes_nothing(tmp_path: Path) -> Non
     assert written == {"HOME": set(), "TMPDIR": set(), "cwd": set()}, f"import wrote files: {written}"
 
 
+ENVIRONMENT_READ = re.compile(r"\bos\.(environ|getenv)\b|^from os import .*\b(environ|getenv)\b", re.M)
+
+
+def test_every_module_that_reads_the_environment_is_named_in_the_cascade() -> None:
+    """robotlab/config/cascade.py says where the environment is read; a new reader joins its list."""
+    cascade = ROOT / "robotlab" / "config" / "cascade.py"
+    named = ast.get_docstring(parse(cascade)) or ""
+    readers = [rel(path) for path, _ in source_files()
+               if path != cascade and ENVIRONMENT_READ.search(path.read_text())]
+    missing = [reader for reader in readers if f"``{reader}``" not in named]
+    assert readers and not missing, (
+        "these modules read os.environ; name each in robotlab/config/cascade.py's docstring:\n"
+        + "\n".join(missing))
+
+
 # ---------------------------------------------------------------- magic
 
 
