@@ -93,9 +93,10 @@ class FileSettings(BaseSettings, FileKeys):
         return env_settings, init_settings
 
 
-class Settings(FileKeys):
+class RobotToSettings(FileKeys):
     """Every robot-to setting, after the cascade: the file keys, then those only flags and
-    ``run()`` keywords set. Field docs are in docs/robot-to/configuration.md."""
+    ``run()`` keywords set. Field docs are in docs/robot-to/configuration.md. (The library's
+    global settings are :class:`robotlab.config.settings.Settings`.)"""
 
     model_config = ConfigDict(extra="ignore", arbitrary_types_allowed=True)
 
@@ -125,7 +126,11 @@ class Settings(FileKeys):
         return data
 
 
-def load(overrides: dict[str, Any] | None = None, base: dict[str, Any] | None = None) -> Settings:
+Settings = RobotToSettings
+"""The short name, for code that imports ``robotlab.to.config.Settings``."""
+
+
+def load(overrides: dict[str, Any] | None = None, base: dict[str, Any] | None = None) -> RobotToSettings:
     """Apply the cascade. ``base`` (a resumed run's stored settings) sits just under ``overrides``.
 
     Unknown keys are ignored; a None override means "not given". Raises ConfigError.
@@ -134,7 +139,7 @@ def load(overrides: dict[str, Any] | None = None, base: dict[str, Any] | None = 
     try:
         files = FileSettings(**layered).model_dump()
         given = {key: value for key, value in (overrides or {}).items() if value is not None}
-        settings = Settings(**{**files, **(base or {}), **given})
+        settings = RobotToSettings(**{**files, **(base or {}), **given})
     except ValidationError as exc:
         raise ConfigError(f"invalid robot-to settings: {exc}") from exc
     if settings.api_base is None and os.environ.get("OPENAI_API_BASE"):

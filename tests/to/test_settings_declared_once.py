@@ -20,4 +20,4 @@ def test_the_environment_sets_a_file_key_and_cannot_set_a_flag_only_key(monkeypa
     settings = config.load({})
     assert settings.max_retries == 7
     assert settings.verify_command is None
-    assert set(config.FileKeys.model_fields) < set(config.Settings.model_fields)
+    assert set(config.FileKeys.model_fields) < set(config.RobotToSettings.model_fields)

@@ -12,13 +12,13 @@ from typing import Any
 
 from robotlab.errors import ConfigError
 from robotlab.process_groups import Supervisor
-from robotlab.to.config import Settings
+from robotlab.to.config import RobotToSettings
 from robotlab.to.evals.code import CodeEval
 from robotlab.to.evals.null import NullEval
 from robotlab.to.evals.prose import Judge, ProseEval
 from robotlab.to.evals.score import Context, Eval, Score
 
-Factory = Callable[[Settings], Any]
+Factory = Callable[[RobotToSettings], Any]
 BUNDLED = ("code", "null", "prose")
 
 
@@ -46,7 +46,7 @@ class EvalRegistry:
         self.factories[name] = factory
 
 
-def _bundled(name: str, settings: Settings, judge: Judge, supervisor: Supervisor) -> Eval:
+def _bundled(name: str, settings: RobotToSettings, judge: Judge, supervisor: Supervisor) -> Eval:
     if name == "null":
         return NullEval()
     if name == "prose":
@@ -56,12 +56,12 @@ def _bundled(name: str, settings: Settings, judge: Judge, supervisor: Supervisor
     )
 
 
-def _default_name(settings: Settings) -> str:
+def _default_name(settings: RobotToSettings) -> str:
     verify = settings.verify_command and settings.verify_command.strip()
     return "code" if verify or settings.eval_measure or settings.eval_target is not None else "null"
 
 
-def build(settings: Settings, registry: EvalRegistry, judge: Judge, supervisor: Supervisor) -> Any:
+def build(settings: RobotToSettings, registry: EvalRegistry, judge: Judge, supervisor: Supervisor) -> Any:
     """The eval of a run, built once (a custom eval keeps its state across iterations).
 
     Raises:
@@ -81,6 +81,6 @@ def build(settings: Settings, registry: EvalRegistry, judge: Judge, supervisor: 
     raise ConfigError(f"unknown eval strategy: {name} (known: {known})")
 
 
-def is_scored(evaluator: Any, settings: Settings) -> bool:
+def is_scored(evaluator: Any, settings: RobotToSettings) -> bool:
     """Whether the prompt carries score feedback for this eval."""
     return bool(getattr(evaluator, "scored", False)) or settings.eval_spec is not None

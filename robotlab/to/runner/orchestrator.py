@@ -92,7 +92,7 @@ def _repository(work_dir: str | os.PathLike[str] | None) -> Git:
     return git
 
 
-def _prepare(settings: config.Settings, status: Status) -> None:
+def _prepare(settings: config.RobotToSettings, status: Status) -> None:
     """Load the model client and check the model before anything is created, under a spinner."""
     if settings.edit_format == "whole" and not settings.verify_command:
         raise ConfigError("--edit-format whole needs --verify-command: the verify command judges every reply")
@@ -105,7 +105,7 @@ def _prepare(settings: config.Settings, status: Status) -> None:
     warm_up()
 
 
-def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegistry, status: Status) -> Session:
+def _session(git: Git, run: Run, settings: config.RobotToSettings, registry: EvalRegistry, status: Status) -> Session:
     supervisor, watch = Supervisor(), Watch()
     model = RobotModel(model=settings.eval_judge_model or settings.model, provider=settings.provider,
                        api_base=settings.api_base, stream=False, max_tokens=settings.max_output_tokens)
@@ -133,7 +133,7 @@ def _session(git: Git, run: Run, settings: config.Settings, registry: EvalRegist
     )
 
 
-def start(objective: str, settings: config.Settings, registry: EvalRegistry, streams: Streams,
+def start(objective: str, settings: config.RobotToSettings, registry: EvalRegistry, streams: Streams,
           work_dir: str | None = None) -> Session:
     """Check the repository, create the branch and the run directory; return the session."""
     git = _repository(work_dir)
@@ -170,7 +170,7 @@ def _open_run(session: Session) -> None:
     session.save()
 
 
-def _price_unknown_unless_priced(run: Run, settings: config.Settings) -> None:
+def _price_unknown_unless_priced(run: Run, settings: config.RobotToSettings) -> None:
     """An unpriced model's spending is unknown from the start, not $0 until its first call succeeds."""
     if not is_priced(model_id(settings.model, settings.provider)):
         run.cost_usd = None

@@ -10,19 +10,19 @@ from __future__ import annotations
 from robotlab.errors import SetupError
 from robotlab.llm import is_priced, missing_credentials, model_id
 from robotlab.to.child.robot_factory import RobotModel, check_provider, ping
-from robotlab.to.config import Settings
+from robotlab.to.config import RobotToSettings
 from robotlab.to.process.failure import Cause, Failure, describe_error
 
 
-def _where(settings: Settings) -> str:
+def _where(settings: RobotToSettings) -> str:
     return settings.api_base or f"the {settings.provider or 'model'} API"
 
 
-def _key_name(settings: Settings) -> str:
+def _key_name(settings: RobotToSettings) -> str:
     return f"{(settings.provider or 'openai').upper().replace('-', '_')}_API_KEY"
 
 
-def explain(failure: Failure, settings: Settings, timeout: float | None = None) -> str:
+def explain(failure: Failure, settings: RobotToSettings, timeout: float | None = None) -> str:
     """One line: what went wrong with the model, and what to do about it."""
     where = _where(settings)
     causes = {
@@ -43,7 +43,7 @@ def explain(failure: Failure, settings: Settings, timeout: float | None = None) 
     return f"{reason} ({detail})" if reason else f"the model call failed: {detail}"
 
 
-def check_cost_limit(settings: Settings) -> None:
+def check_cost_limit(settings: RobotToSettings) -> None:
     """Refuse ``--max-cost`` for a model litellm has no price for: the limit could not hold."""
     if settings.max_cost is None:
         return
@@ -53,7 +53,7 @@ def check_cost_limit(settings: Settings) -> None:
                          "drop --max-cost (or use --max-tokens)")
 
 
-def check(settings: Settings) -> None:
+def check(settings: RobotToSettings) -> None:
     """Raise SetupError naming cause and fix unless the model has credentials and answers."""
     check_provider(settings.provider)
     model = RobotModel(model=settings.model, provider=settings.provider, api_base=settings.api_base, stream=False)

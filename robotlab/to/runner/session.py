@@ -9,7 +9,7 @@ from typing import Any
 from robotlab.process_groups import Supervisor
 from robotlab.to.child.robot_factory import RobotModel
 from robotlab.to.child.token_meter import add_cost
-from robotlab.to.config import Settings
+from robotlab.to.config import RobotToSettings
 from robotlab.to.git import Git
 from robotlab.to.process.forked import Watch
 from robotlab.to.record.decisions import DecisionStore
@@ -25,7 +25,7 @@ class Session:
     """One run's state and the objects that act on it."""
 
     run: Run
-    settings: Settings
+    settings: RobotToSettings
     root: str
     git: Git
     log: JsonlLog

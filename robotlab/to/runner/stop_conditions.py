@@ -7,18 +7,18 @@ consecutive failures is an abort: exit code 1.
 from __future__ import annotations
 
 from robotlab.errors import RunExit, StopRun
-from robotlab.to.config import Settings
+from robotlab.to.config import RobotToSettings
 from robotlab.to.runner.state import Run
 
 
-def check_target(run: Run, settings: Settings) -> None:
+def check_target(run: Run, settings: RobotToSettings) -> None:
     """Stop before any iteration when the best score (the base's, at first) meets ``--target``."""
     best, target = run.best_score_value, settings.eval_target
     if best is not None and target is not None and best >= target:
         raise StopRun(f"target met: the score {best:g} already meets the target {target:g}")
 
 
-def check_limits(run: Run, settings: Settings) -> None:
+def check_limits(run: Run, settings: RobotToSettings) -> None:
     """Max iterations, then max tokens (the pre-check of every pass)."""
     if settings.max_iterations is not None and run.iteration >= settings.max_iterations:
         raise StopRun(f"max iterations reached ({settings.max_iterations})")
@@ -28,7 +28,7 @@ def check_limits(run: Run, settings: Settings) -> None:
         raise StopRun(f"max cost reached (${settings.max_cost:g})")
 
 
-def check_after(run: Run, settings: Settings) -> None:
+def check_after(run: Run, settings: RobotToSettings) -> None:
     """Limits, then consecutive failures, then plateau (the post-check of every pass)."""
     check_limits(run, settings)
     if run.consecutive_failures >= settings.max_consecutive_failures:
@@ -37,7 +37,7 @@ def check_after(run: Run, settings: Settings) -> None:
         raise StopRun(f"plateau: {run.iterations_since_improvement} iterations without improvement")
 
 
-def budget_spent(run: Run, settings: Settings) -> bool:
+def budget_spent(run: Run, settings: RobotToSettings) -> bool:
     """True once the token or cost budget is used up (then no nudge or repair is started)."""
     if settings.max_tokens is not None and run.total_tokens >= settings.max_tokens:
         return True
