@@ -21,7 +21,6 @@ import logging
 import os
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
@@ -72,9 +71,11 @@ class BusClient:
         from .link import Link  # kept local: Link is an implementation detail of the client
 
         self.url = config.check_endpoints(url)  # ConfigError, not ZeroMQ's, for an http:// address
-        self.instance = instance or uuid.uuid4().hex[:12]
+        # 12 random hex digits from os.urandom, not uuid: importing uuid (and platform with it)
+        # would cost every handler-only member memory for nothing else.
+        self.instance = instance or os.urandom(6).hex()
         self.name = f"client-{self.instance[:6]}" if name is None else config.check_name(name)
-        self._epoch, self._ids = uuid.uuid4().hex[:6], itertools.count(1)
+        self._epoch, self._ids = os.urandom(3).hex(), itertools.count(1)
         self._lock = threading.Lock()
         self._admin = AdminCalls(self._lock)
         self.max_message_bytes = DEFAULT_MAX_BYTES

@@ -7,8 +7,8 @@ between a script and a deployed crew. The import is local to :meth:`EmbeddedBrok
 
 from __future__ import annotations
 
+import os
 import threading
-import uuid
 from dataclasses import replace
 from typing import Protocol
 
@@ -27,7 +27,7 @@ class EmbeddedBroker:
     """A Broker on a daemon thread. ``inproc://`` by default; ``ipc://`` or ``tcp://`` for children."""
 
     def __init__(self, url: str | None = None, config: BrokerConfig | None = None, context: zmq.Context | None = None) -> None:
-        bind = url or f"inproc://robotlab-{uuid.uuid4().hex[:12]}"
+        bind = url or f"inproc://robotlab-{os.urandom(6).hex()}"
         self.config = replace(config or BrokerConfig(), bind=bind)
         self.context = context or zmq.Context.instance()
         self.url = bind

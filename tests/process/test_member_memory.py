@@ -26,6 +26,7 @@ NEVER_IN_A_HANDLER_MEMBER = [
     "zmq.auth",  # only a keyed member reads a certificate
     "click",  # a handler-only command line is read without it
     "socket",  # only a member run by a service manager notifies it
+    "uuid",  # ids are random bytes; uuid would bring platform too
 ]
 
 
