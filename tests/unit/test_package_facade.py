@@ -31,18 +31,21 @@ print(json.dumps({
 
 
 def _python(code: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          check=False)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
 
 def test_importing_robotlab_loads_no_heavy_dependency() -> None:
-    loaded = _python(f"import json, sys, robotlab\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))")
+    loaded = _python(f"import json, sys, robotlab\nprint(json.dumps([m for m in {HEAVY!r} if m in "
+                     "sys.modules]))")
     assert loaded == []
 
 
 def test_a_public_name_loads_its_module_on_first_use() -> None:
-    loaded = _python("import json, sys, robotlab\nrobotlab.Robot\nprint(json.dumps('pydantic' in sys.modules))")
+    loaded = _python(
+        "import json, sys, robotlab\nrobotlab.Robot\nprint(json.dumps('pydantic' in sys.modules))")
     assert loaded is True
 
 

@@ -51,10 +51,12 @@ def test_a_bad_model_setting_is_named_under_its_section(tmp_path: Path) -> None:
 
 def test_a_bad_environment_variable_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROBOT_LAB_MAX_ITERATIONS", "lots")
-    assert refusal() == "$ROBOT_LAB_MAX_ITERATIONS: max_iterations: got 'lots'; expected a whole number"
+    assert refusal() == ("$ROBOT_LAB_MAX_ITERATIONS: max_iterations: got 'lots'; expected a whole "
+                         "number")
 
 
 def test_a_bad_value_set_in_code_is_refused_and_not_kept() -> None:
-    with pytest.raises(ConfigError, match=r"^configure\(\): max_iterations: got 'x'; expected a whole number$"):
+    with pytest.raises(ConfigError,
+                       match=r"^configure\(\): max_iterations: got 'x'; expected a whole number$"):
         robotlab.configure(max_iterations="x")
     assert robotlab.config().max_iterations == 10

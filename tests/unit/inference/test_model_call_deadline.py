@@ -41,11 +41,13 @@ def timed(call: Any) -> tuple[float, Any]:
 
 
 def test_a_streamed_reply_that_keeps_coming_is_cut_at_the_deadline_and_not_retried() -> None:
-    # 40 words, 0.25 s apart: ten seconds of a reply that never stalls long enough for a read time-out.
+    # 40 words, 0.25 s apart: ten seconds of a reply that never stalls long enough for a read
+    # time-out.
     turn = {"chunks": [f"w{i} " for i in range(40)], "chunk_delay": 0.25}
     heard: list[str] = []
     with serve_script([turn, turn]) as url:
-        took, error = timed(lambda: LiteLLM(max_retries=3, timeout=2.0).complete(MESSAGES, [], params(url), heard.append))
+        took, error = timed(lambda: LiteLLM(max_retries=3, timeout=2.0).complete(
+            MESSAGES, [], params(url), heard.append))
         seen = requests_seen(url)
     assert isinstance(error, InferenceError)
     assert error.cause == Cause.TIMEOUT and "its 2s time-out" in str(error)
@@ -56,7 +58,8 @@ def test_a_streamed_reply_that_keeps_coming_is_cut_at_the_deadline_and_not_retri
 
 def test_a_reply_that_never_starts_is_abandoned_at_the_deadline() -> None:
     with serve_script([{"content": "late", "delay": 6}]) as url:
-        took, error = timed(lambda: LiteLLM(max_retries=3, timeout=1.5).complete(MESSAGES, [], params(url)))
+        took, error = timed(lambda: LiteLLM(max_retries=3,
+                                            timeout=1.5).complete(MESSAGES, [], params(url)))
         seen = requests_seen(url)
     assert isinstance(error, InferenceError) and error.cause == Cause.TIMEOUT
     assert took < 2.5
@@ -84,7 +87,8 @@ def test_nested_deadlines_keep_the_sooner() -> None:
     (404, "The model `nope` does not exist", Cause.MODEL_NOT_FOUND),
     (400, "'temperature' must be a number", Cause.BAD_REQUEST),
 ])
-def test_permanent_failures_are_sent_once_and_retryable_agrees(status: int, message: str, cause: Cause) -> None:
+def test_permanent_failures_are_sent_once_and_retryable_agrees(
+        status: int, message: str, cause: Cause) -> None:
     retries: list[dict[str, Any]] = []
     turns = [{"error": {"status": status, "message": message}}, {"content": "should not be asked"}]
     with serve_script(turns) as url:
@@ -98,7 +102,8 @@ def test_permanent_failures_are_sent_once_and_retryable_agrees(status: int, mess
 
 def test_an_empty_stream_is_a_failed_call_that_names_the_likely_cause() -> None:
     with serve_script([{"empty_stream": True}, {"content": "should not be asked"}]) as url:
-        error = timed(lambda: LiteLLM(max_retries=3, timeout=30).complete(MESSAGES, [], params(url), lambda c: None))[1]
+        error = timed(lambda: LiteLLM(max_retries=3, timeout=30).complete(
+            MESSAGES, [], params(url), lambda c: None))[1]
         seen = requests_seen(url)
     assert isinstance(error, InferenceError)
     assert error.cause == Cause.CONTEXT_WINDOW and EMPTY_STREAM in str(error)
@@ -108,8 +113,10 @@ def test_an_empty_stream_is_a_failed_call_that_names_the_likely_cause() -> None:
 
 def test_a_transient_failure_is_retried_inside_the_deadline_and_each_retry_is_told() -> None:
     retries: list[dict[str, Any]] = []
-    with serve_script([{"error": {"status": 503, "message": "loading model"}}, {"content": "ok"}]) as url:
-        reply = LiteLLM(max_retries=2, timeout=30, on_retry=retries.append).complete(MESSAGES, [], params(url))
+    with serve_script([{"error": {"status": 503, "message": "loading model"}},
+                       {"content": "ok"}]) as url:
+        reply = LiteLLM(max_retries=2, timeout=30,
+                        on_retry=retries.append).complete(MESSAGES, [], params(url))
     assert reply.content == "ok"
     assert [(r["attempt"], r["of"], r["cause"]) for r in retries] == [(1, 2, "server")]
     assert 0 < retries[0]["deadline_left"] <= 30
@@ -141,6 +148,7 @@ def test_a_call_with_no_timeout_is_sized_from_its_output_cap_and_the_measured_ra
     model = "openai/pace-test"
     assert pace.sized_timeout(model, 4096) == pace.FIRST_CALL_SECONDS
     pace.record(model, 200, 10.0)  # 20 tokens/s
-    assert pace.sized_timeout(model, 4096) == pytest.approx(pace.PROMPT_ALLOWANCE + pace.MARGIN * 4096 / 20)
+    assert pace.sized_timeout(model, 4096) == pytest.approx(
+        pace.PROMPT_ALLOWANCE + pace.MARGIN * 4096 / 20)
     assert pace.sized_timeout(model, 64) == pace.SHORTEST
     assert pace.sized_timeout(model, None) == pace.FIRST_CALL_SECONDS

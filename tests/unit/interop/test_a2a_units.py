@@ -12,11 +12,13 @@ from robotlab.interop.a2a_serve import base_url, is_loopback_name
 
 def test_a_card_names_the_robot_its_endpoint_and_one_skill() -> None:
     card = agent_card("bob", 1, "http://127.0.0.1:8766/robots/bob/")
-    assert (card.name, [skill.id for skill in card.skills], card.capabilities.streaming) == ("bob", ["ask"], True)
+    assert (card.name, [skill.id for skill in card.skills],
+            card.capabilities.streaming) == ("bob", ["ask"], True)
     assert [(i.url, i.protocol_binding) for i in card.supported_interfaces] == [
         ("http://127.0.0.1:8766/robots/bob/", "JSONRPC")]
     assert "instances" not in card.description
-    assert "one of its 3 instances answers" in agent_card("bob", 3, "http://h/robots/bob/").description.lower()
+    assert "one of its 3 instances answers" in agent_card(
+        "bob", 3, "http://h/robots/bob/").description.lower()
 
 
 @pytest.mark.parametrize(("host", "loopback"), [

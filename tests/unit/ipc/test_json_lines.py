@@ -52,7 +52,8 @@ def test_a_closed_peer_is_end_of_file(pair: tuple[socket.socket, socket.socket])
 
 
 @pytest.mark.parametrize("line", [b"[1, 2]\n", b"not json\n", b"null\n"])
-def test_anything_but_one_object_is_refused(pair: tuple[socket.socket, socket.socket], line: bytes) -> None:
+def test_anything_but_one_object_is_refused(pair: tuple[socket.socket, socket.socket],
+                                            line: bytes) -> None:
     a, b = pair
     a.sendall(line)
     with pytest.raises(ValueError):

@@ -70,7 +70,8 @@ def test_similarity_is_zero_for_short_texts_and_one_for_identical_ones() -> None
 
 def test_detected_checks_its_threshold() -> None:
     assert detected(LONG, LONG)
-    assert not detected(LONG, "A quick brown fox jumped over a sleeping dog by the river.", threshold=0.99)
+    assert not detected(LONG, "A quick brown fox jumped over a sleeping dog by the river.",
+                        threshold=0.99)
     assert detected(LONG, "Totally other content, long enough to count here.", threshold=0.0)
     for bad in (-0.1, 1.5):
         with pytest.raises(ValueError, match="threshold must be between 0 and 1"):

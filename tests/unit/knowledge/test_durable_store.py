@@ -44,7 +44,8 @@ def test_recall_matches_words_as_substrings_best_first(store: DurableStore) -> N
         "Cache the templates", "Deploy on Tuesdays", "Always migrate before deploying"]
     assert [e.content for e in store.recall("deploy", domain="OPS")] == [
         "Deploy on Tuesdays", "Always migrate before deploying"]
-    assert [e.content for e in store.recall("perf")] == ["Cache the templates"]  # the domain counts too
+    # the domain counts too
+    assert [e.content for e in store.recall("perf")] == ["Cache the templates"]
     assert store.recall("deploy", min_confidence=0.4)[0].content == "Deploy on Tuesdays"
     assert store.recall("on to") == []  # words under three characters are ignored
     assert store.recall('"quoted" deploy')[0].content == "Deploy on Tuesdays"
@@ -67,7 +68,8 @@ def test_the_tools_through_a_robot(store: DurableStore) -> None:
     ])
     robot = robotlab.build(local_tools=[RecordKnowledge(store), RecallKnowledge(store)], llm=llm)
     robot.run("learn and recall", tools="inherit")
-    assert llm.requests[1].tool_results()[-1:] == ["Recorded [pitfall/conf:0.1] Pin the numpy version in builds."]
+    assert llm.requests[1].tool_results()[-1:] == [
+        "Recorded [pitfall/conf:0.1] Pin the numpy version in builds."]
     assert llm.requests[2].tool_results()[-1:] == [
         "Relevant past knowledge:\n[pitfall/conf:0.2] Pin the numpy version — 2.0 broke the build"]
     assert llm.requests[3].tool_results()[-1:] == [
@@ -78,7 +80,8 @@ def test_the_tools_through_a_robot(store: DurableStore) -> None:
 
 def test_without_a_store_the_tools_say_so(store: DurableStore) -> None:
     assert RecallKnowledge().execute(query="x") == NO_STORE
-    assert RecordKnowledge().execute(content="c", reasoning="r", category="c", domain="d") == NO_STORE
+    assert RecordKnowledge().execute(content="c", reasoning="r", category="c",
+                                     domain="d") == NO_STORE
     tool = RecallKnowledge()
     tool.robot = robotlab.build(llm=ScriptedLLM([]))
     tool.robot.durable_store = store

@@ -25,13 +25,15 @@ def reference_servers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str
         pytest.skip("node and npm are not installed")
     prefix = tmp_path_factory.mktemp("npm")
     try:
-        done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *PACKAGES],
+        done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix),
+                               *PACKAGES],
                               capture_output=True, text=True, timeout=300, check=False)
     except subprocess.TimeoutExpired:
-        pytest.skip("npm install of the MCP reference servers took more than 300 s (is the registry reachable?)")
+        pytest.skip("npm install of the MCP reference servers took more than 300 s (is the "
+                    "registry reachable?)")
     entries = {name: prefix / "node_modules" / name / "dist" / "index.js" for name in PACKAGES}
     if done.returncode != 0 or not all(entry.is_file() for entry in entries.values()):
-        pytest.skip(f"npm install of the MCP reference servers failed (is the registry reachable?): "
+        pytest.skip("npm install of the MCP reference servers failed (is the registry reachable?): "
                     f"{done.stderr.strip()[-300:]}")
     return {name: str(entry) for name, entry in entries.items()}
 
@@ -60,12 +62,15 @@ def _accepts(port: int) -> bool:
 
 
 @contextmanager
-def _http_server(argv: list[str], port: int, log_path: Path, env: dict[str, str] | None = None) -> Iterator[None]:
+def _http_server(argv: list[str], port: int, log_path: Path,
+                 env: dict[str, str] | None = None) -> Iterator[None]:
     """Run an HTTP server process until the block ends; it must listen on ``port`` first."""
     log = log_path.open("w")
-    server = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    server = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              start_new_session=True)
     try:
-        wait_until(lambda: _accepts(port) or server.poll() is not None, timeout=60, message="the HTTP server listens")
+        wait_until(lambda: _accepts(port) or server.poll() is not None, timeout=60,
+                   message="the HTTP server listens")
         assert server.poll() is None, log_path.read_text()
         yield
     finally:

@@ -38,7 +38,8 @@ class ApproveEverything:
         self.codes: dict[str, AuthorizationCode] = {}
         self.tokens: dict[str, AccessToken] = {}
         if static_token:
-            self.tokens[static_token] = AccessToken(token=static_token, client_id="static", scopes=["tools"])
+            self.tokens[static_token] = AccessToken(token=static_token, client_id="static",
+                                                    scopes=["tools"])
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -46,16 +47,20 @@ class ApproveEverything:
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         self.clients[str(client_info.client_id)] = client_info
 
-    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+    async def authorize(self, client: OAuthClientInformationFull,
+                        params: AuthorizationParams) -> str:
         code = secrets.token_urlsafe(24)
         self.codes[code] = AuthorizationCode(
             code=code, scopes=params.scopes or ["tools"], expires_at=time.time() + 300,
-            client_id=str(client.client_id), code_challenge=params.code_challenge, redirect_uri=params.redirect_uri,
-            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly, resource=params.resource)
+            client_id=str(client.client_id), code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource)
         query = {"code": code, **({"state": params.state} if params.state else {})}
         return f"{params.redirect_uri}?{urlencode(query)}"
 
-    async def load_authorization_code(self, client: OAuthClientInformationFull, code: str) -> AuthorizationCode | None:
+    async def load_authorization_code(self, client: OAuthClientInformationFull,
+                                      code: str) -> AuthorizationCode | None:
         return self.codes.get(code)
 
     async def exchange_authorization_code(self, client: OAuthClientInformationFull,
@@ -66,22 +71,27 @@ class ApproveEverything:
     def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
         token, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         self.tokens[token] = AccessToken(token=token, client_id=client_id, scopes=scopes,
-                                         expires_at=int(time.time()) + self.seconds, resource=resource)
-        self.refresh_tokens[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes,
-                                                    resource=resource)
-        return OAuthToken(access_token=token, expires_in=self.seconds, scope=" ".join(scopes), refresh_token=refresh)
+                                         expires_at=int(time.time()) + self.seconds,
+                                         resource=resource)
+        self.refresh_tokens[refresh] = RefreshToken(token=refresh, client_id=client_id,
+                                                    scopes=scopes, resource=resource)
+        return OAuthToken(access_token=token, expires_in=self.seconds, scope=" ".join(scopes),
+                          refresh_token=refresh)
 
-    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+    async def load_refresh_token(self, client: OAuthClientInformationFull,
+                                 refresh_token: str) -> RefreshToken | None:
         return self.refresh_tokens.get(refresh_token)
 
-    async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken,
-                                     scopes: list[str]) -> OAuthToken:
+    async def exchange_refresh_token(self, client: OAuthClientInformationFull,
+                                     refresh_token: RefreshToken, scopes: list[str]) -> OAuthToken:
         del self.refresh_tokens[refresh_token.token]
-        return self._issue(str(client.client_id), scopes or refresh_token.scopes, refresh_token.resource)
+        return self._issue(str(client.client_id), scopes or refresh_token.scopes,
+                           refresh_token.resource)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         found = self.tokens.get(token)
-        return found if found and (found.expires_at is None or found.expires_at > time.time()) else None
+        return found if found and (found.expires_at is None
+                                   or found.expires_at > time.time()) else None
 
     async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
         self.tokens.pop(token.token, None)
@@ -89,11 +99,13 @@ class ApproveEverything:
 
 def main(port: int, static_token: str | None, seconds: int) -> None:
     base = f"http://127.0.0.1:{port}"
-    auth = AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False,
-                        client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=["tools"],
-                                                                              default_scopes=["tools"]),
+    auth = AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp",
+                        validate_token_resource=False,
+                        client_registration_options=ClientRegistrationOptions(
+                            enabled=True, valid_scopes=["tools"], default_scopes=["tools"]),
                         required_scopes=["tools"])
-    server = MCPServer("guarded", auth=auth, auth_server_provider=ApproveEverything(f"{base}/mcp", static_token, seconds))
+    server = MCPServer("guarded", auth=auth,
+                       auth_server_provider=ApproveEverything(f"{base}/mcp", static_token, seconds))
 
     @server.tool()
     def whoami() -> str:
@@ -104,4 +116,5 @@ def main(port: int, static_token: str | None, seconds: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None, int(sys.argv[3]) if len(sys.argv) > 3 else 3600)
+    main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None, int(sys.argv[3])
+         if len(sys.argv) > 3 else 3600)

@@ -25,7 +25,8 @@ from tests.waiting import wait_until
 
 
 def server(url: str, **transport: Any) -> dict[str, Any]:
-    return {"name": "guarded", "transport": {"type": "streamable-http", "url": url, **transport}, "timeout": 30}
+    return {"name": "guarded", "transport": {"type": "streamable-http", "url": url, **transport},
+            "timeout": 30}
 
 
 def whoami(config: dict[str, Any]) -> tuple[list[str], str]:
@@ -50,7 +51,8 @@ class Browser:
 
 
 def test_an_unauthenticated_client_is_refused_clearly(guarded_http: str) -> None:
-    with pytest.raises(MCPError, match=r"requires authorization \(401 Unauthorized\): give its transport auth"):
+    with pytest.raises(MCPError, match=r"requires authorization \(401 Unauthorized\): give its "
+                                       r"transport auth"):
         connect_source(server(guarded_http))
     with pytest.raises(MCPError, match=r"refused the credentials \(401 Unauthorized\)"):
         connect_source(server(guarded_http, auth={"type": "bearer", "token": "wrong"}))
@@ -80,8 +82,8 @@ def test_a_bearer_token_and_an_auth_provider_get_in(guarded_http: str) -> None:
 def test_the_oauth_flow_authorizes_through_the_callback_and_keeps_its_tokens(
         guarded_http: str, callback_uri: str, tmp_path: Path) -> None:
     browser, tokens = Browser(), tmp_path / "tokens.json"
-    auth = {"type": "oauth", "redirect_uri": callback_uri, "open_url": browser, "token_path": str(tokens),
-            "client_name": "robotlab tests"}
+    auth = {"type": "oauth", "redirect_uri": callback_uri, "open_url": browser,
+            "token_path": str(tokens), "client_name": "robotlab tests"}
     assert whoami(server(guarded_http, auth=auth)) == (["whoami"], "an authenticated caller")
     [opened] = browser.opened
     assert opened.startswith(guarded_http.removesuffix("/mcp") + "/authorize?")
@@ -92,14 +94,16 @@ def test_the_oauth_flow_authorizes_through_the_callback_and_keeps_its_tokens(
     assert len(browser.opened) == 1
 
 
-def test_a_robot_calls_a_tool_of_an_oauth_server_with_its_own_callback(guarded_http: str, callback_uri: str) -> None:
+def test_a_robot_calls_a_tool_of_an_oauth_server_with_its_own_callback(
+        guarded_http: str, callback_uri: str) -> None:
     # on_callback replaces the loopback server: here the "browser" stops at the redirect and
     # hands its URL over, as a person pasting it would.
     landed: list[str] = []
 
     def open_without_following(url: str) -> None:
         class Stop(urllib.request.HTTPRedirectHandler):
-            def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
+            def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any,
+                                 newurl: str) -> None:
                 landed.append(newurl)
 
         with pytest.raises(urllib.error.HTTPError):
@@ -107,7 +111,8 @@ def test_a_robot_calls_a_tool_of_an_oauth_server_with_its_own_callback(guarded_h
 
     auth = {"type": "oauth", "redirect_uri": callback_uri, "open_url": open_without_following,
             "on_callback": lambda: landed[0]}
-    llm = ScriptedLLM([{"tool_calls": [{"name": "whoami", "arguments": {}}]}, {"content": "you are in"}])
+    llm = ScriptedLLM([{"tool_calls": [{"name": "whoami", "arguments": {}}]},
+                       {"content": "you are in"}])
     bot = robotlab.build(mcp=[server(guarded_http, auth=auth)], llm=llm)
     try:
         assert bot.run("who am I?", mcp="inherit", tools="inherit").reply == "you are in"
@@ -122,19 +127,24 @@ def test_a_robot_calls_a_tool_of_an_oauth_server_with_its_own_callback(guarded_h
 def test_a_token_file_that_cannot_be_read_says_what_to_do(tmp_path: Path) -> None:
     broken = tmp_path / "tokens.json"
     broken.write_text("{not json")
-    with pytest.raises(MCPError, match=r"token_path .*tokens.json cannot be read .*delete it to authorize again"):
-        connect_source(server("http://127.0.0.1:1/mcp", auth={"type": "oauth", "token_path": str(broken)}))
+    with pytest.raises(MCPError, match=r"token_path .*tokens.json cannot be read .*delete it to "
+                                       r"authorize again"):
+        connect_source(server("http://127.0.0.1:1/mcp",
+                              auth={"type": "oauth", "token_path": str(broken)}))
 
 
 def test_a_later_run_refreshes_an_expired_token_instead_of_asking_again(
         short_token_http: str, callback_uri: str, tmp_path: Path) -> None:
     browser, tokens = Browser(), tmp_path / "tokens.json"
-    auth = {"type": "oauth", "redirect_uri": callback_uri, "open_url": browser, "token_path": str(tokens)}
+    auth = {"type": "oauth", "redirect_uri": callback_uri, "open_url": browser,
+            "token_path": str(tokens)}
     assert whoami(server(short_token_http, auth=auth))[1] == "an authenticated caller"
     first = json.loads(tokens.read_text())
-    wait_until(lambda: time.time() > first["expires_at"], timeout=10, message="the access token expired")
+    wait_until(lambda: time.time() > first["expires_at"], timeout=10,
+               message="the access token expired")
     assert whoami(server(short_token_http, auth=auth))[1] == "an authenticated caller"
     again = json.loads(tokens.read_text())
     assert len(browser.opened) == 1  # refreshed, not authorized again
     assert again["tokens"]["access_token"] != first["tokens"]["access_token"]
-    assert again["tokens"]["refresh_token"] != first["tokens"]["refresh_token"]  # rotated by the server
+    # rotated by the server
+    assert again["tokens"]["refresh_token"] != first["tokens"]["refresh_token"]

@@ -9,16 +9,20 @@ import robotlab
 from robotlab.testing import ScriptedLLM
 
 
-def test_a_robot_reads_a_file_through_the_filesystem_server(filesystem_js: str, tmp_path: Path) -> None:
+def test_a_robot_reads_a_file_through_the_filesystem_server(filesystem_js: str,
+                                                            tmp_path: Path) -> None:
     allowed = tmp_path / "allowed"
     allowed.mkdir()
     (allowed / "notes.txt").write_text("ship on friday\n")
     (tmp_path / "secret.txt").write_text("do not read\n")
     server = {"name": "fs", "timeout": 30,
-              "transport": {"type": "stdio", "command": "node", "args": [filesystem_js, str(allowed)]}}
+              "transport": {"type": "stdio", "command": "node",
+                            "args": [filesystem_js, str(allowed)]}}
     llm = ScriptedLLM([
-        {"tool_calls": [{"name": "read_text_file", "arguments": {"path": str(allowed / "notes.txt")}}]},
-        {"tool_calls": [{"name": "read_text_file", "arguments": {"path": str(tmp_path / "secret.txt")}}]},
+        {"tool_calls": [{"name": "read_text_file",
+                         "arguments": {"path": str(allowed / "notes.txt")}}]},
+        {"tool_calls": [{"name": "read_text_file",
+                         "arguments": {"path": str(tmp_path / "secret.txt")}}]},
         {"content": "done"},
     ])
     robot = robotlab.build(mcp=[server], llm=llm)

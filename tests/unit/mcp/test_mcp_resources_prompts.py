@@ -20,7 +20,8 @@ DOC = "demo://resource/static/document/architecture.md"
 @pytest.fixture
 def stdio_client(everything_js: str) -> Iterator[MCPClient]:
     client = connect_source({"name": "everything", "timeout": 30,
-                             "transport": {"type": "stdio", "command": "node", "args": [everything_js, "stdio"]}})
+                             "transport": {"type": "stdio", "command": "node",
+                                           "args": [everything_js, "stdio"]}})
     yield client
     client.close()
 
@@ -53,7 +54,8 @@ def test_prompts_are_listed_and_rendered_by_the_server(stdio_client: MCPClient) 
         stdio_client.get_prompt("args-prompt", {})  # city is required
 
 
-def test_a_robot_uses_a_resource_as_an_attachment_and_a_prompt_as_its_message(stdio_client: MCPClient) -> None:
+def test_a_robot_uses_a_resource_as_an_attachment_and_a_prompt_as_its_message(
+        stdio_client: MCPClient) -> None:
     llm = ScriptedLLM([{"content": "summary"}, {"content": "weather"}])
     robot = robotlab.build(llm=llm).inject_mcp([stdio_client])
     robot.run("Summarise the attached document.", with_=stdio_client.resource_part(DOC))
@@ -71,6 +73,7 @@ def test_resources_and_prompts_over_streamable_http(everything_http: str) -> Non
     try:
         assert DOC in [r["uri"] for r in client.list_resources()]
         assert client.read_resource(DOC)[0]["text"].startswith("# Everything Server")
-        assert client.get_prompt("simple-prompt")[0]["content"] == "This is a simple prompt without arguments."
+        assert client.get_prompt("simple-prompt")[0]["content"] == ("This is a simple prompt "
+                                                                    "without arguments.")
     finally:
         client.close()

@@ -60,7 +60,8 @@ def test_remote_writes_carry_the_remote_writer(shared: Shared) -> None:
         shared.remote.set("k", 1)
     shared.remote.set("k", 2, writer="explicit")
     shared.memory.flush(2)
-    assert [(c.value, c.previous, c.writer) for c in changes] == [(1, None, "far-robot"), (2, 1, "explicit")]
+    assert [(c.value, c.previous, c.writer)
+            for c in changes] == [(1, None, "far-robot"), (2, 1, "explicit")]
 
 
 def test_remote_subscribers_see_changes_in_order_with_writer(shared: Shared) -> None:
@@ -168,7 +169,8 @@ def test_documents_are_stored_and_searched_in_the_served_memory(shared: Shared) 
     remote, memory = shared.remote, shared.memory
     remote.store_document("otters", "Sea otters hold hands while they sleep in kelp beds.")
     memory.store_document("volcanoes", "Basalt lava flows from shield volcanoes in Hawaii.")
-    assert sorted(remote.document_keys()) == ["otters", "volcanoes"] == sorted(memory.document_keys())
+    assert sorted(remote.document_keys()) == ["otters", "volcanoes"] == sorted(
+        memory.document_keys())
     best = remote.search_documents("sleeping otters", limit=1)
     assert [hit["key"] for hit in best] == ["otters"]
     assert best[0]["text"].startswith("Sea otters") and best[0]["score"] > 0
@@ -184,7 +186,8 @@ class _FailingEmbedder:
         raise InferenceError("the embedding service answered 503")
 
 
-def test_a_document_error_in_the_service_is_raised_remotely_as_the_same_kind(shared: Shared) -> None:
+def test_a_document_error_in_the_service_is_raised_remotely_as_the_same_kind(
+        shared: Shared) -> None:
     from robotlab.errors import InferenceError
 
     shared.memory.embedder = _FailingEmbedder()

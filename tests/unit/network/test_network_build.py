@@ -44,7 +44,8 @@ def test_a_self_dependency_is_a_cycle() -> None:
 
 def test_an_unknown_dependency_is_refused() -> None:
     net = create_network(name="n").task("b", Member("b"), depends_on=["a", "z"])
-    with pytest.raises(ConfigError, match="Task 'b' depends on unknown task 'a', 'z' in network 'n'"):
+    with pytest.raises(ConfigError,
+                       match="Task 'b' depends on unknown task 'a', 'z' in network 'n'"):
         net.build()
 
 
@@ -56,7 +57,8 @@ def test_a_duplicate_task_is_refused_at_once() -> None:
 
 def test_a_robot_name_the_network_cannot_reach_is_refused() -> None:
     net = create_network(name="n").task("t", "ghost")
-    with pytest.raises(ConfigError, match="Task 't' names robot 'ghost', which is not in network 'n'"):
+    with pytest.raises(ConfigError,
+                       match="Task 't' names robot 'ghost', which is not in network 'n'"):
         net.build()
 
 

@@ -42,12 +42,14 @@ def serve(owner: Any, robot: Robot) -> Any:
     """Put ``robot`` on the bus under its name, answering network tasks."""
     client = bus.connect(owner.url, name=robot.name)
     server = TaskServer(robot, owner.url)
-    client.on_message(lambda message: server.handle(message.content) if is_network_task(message) else None)
+    client.on_message(lambda message: server.handle(message.content) if is_network_task(message)
+                      else None)
     return client, server
 
 
 def test_a_member_named_on_the_bus_gets_the_config_tools_and_memory(owner: Any) -> None:
-    far = Robot(name="far", llm=ScriptedLLM([{"content": "far reply"}]), local_tools=[lookup], tools="inherit")
+    far = Robot(name="far", llm=ScriptedLLM([{"content": "far reply"}]), local_tools=[lookup],
+                tools="inherit")
     far.on(NotesAsItself)
     client, server = serve(owner, far)
     config = RunConfig(bus=owner, model="net-model", temperature=0.2, tools=["lookup"])
@@ -73,7 +75,8 @@ def test_a_member_named_on_the_bus_gets_the_config_tools_and_memory(owner: Any) 
 
 
 def test_a_remote_error_reads_as_if_raised_here(owner: Any) -> None:
-    broken = Robot(name="broken", llm=ScriptedLLM([{"error": {"status": 503, "message": "overloaded"}}]))
+    broken = Robot(name="broken",
+                   llm=ScriptedLLM([{"error": {"status": 503, "message": "overloaded"}}]))
     client, server = serve(owner, broken)
     net = create_network(name="err", config=RunConfig(bus=owner)).task("t", "broken")
     try:

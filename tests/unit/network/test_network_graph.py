@@ -78,7 +78,8 @@ def test_names_are_escaped_for_each_format() -> None:
     net.task("fact check", Member("f"))
     net.task("fact-check", Member("g"), depends_on=["fact check"])
     assert net.to_mermaid().splitlines()[1:] == [
-        '    fact_check["fact check"]', '    fact_check_2["fact-check"]', "    fact_check --> fact_check_2",
+        '    fact_check["fact check"]', '    fact_check_2["fact-check"]',
+        "    fact_check --> fact_check_2",
     ]
     assert net.to_dot().splitlines()[0] == 'digraph "the \\"net\\"" {'
     assert '    "fact check" -> "fact-check";' in net.to_dot().splitlines()

@@ -59,7 +59,8 @@ def test_network_config_gives_llm_defaults_for_what_a_robot_leaves_unset() -> No
     # Fix 2 at the top of the spec: the seed's behaviour, not the code's.
     plain = robot("plain", {"content": "1"})
     tuned = robot("tuned", {"content": "2"}, model="own-model", temperature=0.9)
-    net = create_network(name="cfg", config={"model": "net-model", "temperature": 0.1, "max_tokens": 64})
+    net = create_network(name="cfg",
+                         config={"model": "net-model", "temperature": 0.1, "max_tokens": 64})
     net.task("plain", plain).task("tuned", tuned, depends_on=["plain"])
     net.run("hi")
     plain_params = plain.llm.requests[0].params
@@ -86,7 +87,8 @@ def test_tools_carry_forward_and_an_empty_list_removes_them() -> None:
 
 def test_network_tools_reach_members_that_inherit() -> None:
     member = robot("member", {"content": "ok"}, local_tools=[lookup], tools="inherit")
-    net = create_network(name="inherit", config={"tools": ["lookup"]}).task("t", member, tools="inherit")
+    net = create_network(name="inherit",
+                         config={"tools": ["lookup"]}).task("t", member, tools="inherit")
     net.run("x")
     assert member.llm.requests[0].tool_names == ["lookup"]
 

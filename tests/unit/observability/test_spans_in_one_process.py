@@ -30,7 +30,8 @@ def fail(why: str) -> str:
     """
     raise RuntimeError(why)
 
-llm = ScriptedLLM([{"tool_calls": [{"name": "fail", "arguments": {"why": "disk full"}}]}, {"content": "gave up"}])
+llm = ScriptedLLM([{"tool_calls": [{"name": "fail", "arguments": {"why": "disk full"}}]},
+                   {"content": "gave up"}])
 robot = Robot(name="bob", llm=llm, model="scripted-model", local_tools=[fail])
 assert robot.run("try", tools="inherit").reply == "gave up"
 with bus.connect(None, name="alice") as alice:
@@ -45,7 +46,8 @@ def run_traced(tmp_path: Path) -> list[dict[str, Any]]:
     spans = tmp_path / "spans.jsonl"
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OTEL_TRACES_EXPORTER": "jsonl",
            "ROBOTLAB_TRACES_FILE": str(spans), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120, env=env)
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                          timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in spans.read_text().splitlines()]
 

@@ -14,7 +14,8 @@ import robotlab
 def _clean_globals(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """Each test starts from the bundled defaults, in an empty working directory, with no hooks."""
     monkeypatch.chdir(tmp_path)
-    for name in ("ROBOT_LAB_ENV", "ROBOT_LAB_TEMPLATE_PATH", "ROBOT_LAB_RUBY_LLM__MODEL", "ROBOT_LAB_LLM__MODEL"):
+    for name in ("ROBOT_LAB_ENV", "ROBOT_LAB_TEMPLATE_PATH", "ROBOT_LAB_RUBY_LLM__MODEL",
+                 "ROBOT_LAB_LLM__MODEL"):
         monkeypatch.delenv(name, raising=False)
     robotlab.reload_config()
     robotlab.clear_hooks()
@@ -34,7 +35,8 @@ def prompts(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def template(prompts: Path) -> Callable[..., Path]:
-    """Write ``<name>.md`` (YAML front matter from keyword arguments) into the template directory."""
+    """Write ``<name>.md`` (YAML front matter from keyword arguments) into the template
+    directory."""
     import yaml
 
     def write(name: str, body: str, **front_matter: object) -> Path:

@@ -1,4 +1,5 @@
-"""AskUser (spec 14): the model asks the person at the terminal, through robot.input/robot.output."""
+"""AskUser (spec 14): the model asks the person at the terminal, through
+robot.input/robot.output."""
 
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ def robot_answering(typed: str, *turns: dict[str, object]) -> tuple[Robot, Scrip
 
 
 def test_a_numbered_choice_is_shown_and_a_number_maps_to_it() -> None:
-    robot, llm = robot_answering("2\n", ask(question="Which language?", choices=["Ruby", "Python", "Go"]))
+    robot, llm = robot_answering("2\n", ask(question="Which language?",
+                                            choices=["Ruby", "Python", "Go"]))
     robot.run("set me up", tools=["robot_lab--ask_user"])
-    assert robot.output.getvalue() == "\n[onboarding] Which language?\n  1. Ruby\n  2. Python\n  3. Go\n> "
+    assert robot.output.getvalue() == ("\n[onboarding] Which language?\n  1. Ruby\n  2. Python\n  "
+                                       "3. Go\n> ")
     assert llm.requests[1].tool_results() == ["Python"]
     assert llm.requests[0].tool_names == ["robot_lab--ask_user"]
 
@@ -39,14 +42,16 @@ def test_an_empty_answer_takes_the_default_shown_in_the_prompt() -> None:
     assert llm.requests[1].tool_results() == ["yes"]
 
 
-@pytest.mark.parametrize(("typed", "answer"), [("7\n", "7"), ("Go\n", "Go"), ("0\n", "0"), ("", "")])
+@pytest.mark.parametrize(("typed", "answer"),
+                         [("7\n", "7"), ("Go\n", "Go"), ("0\n", "0"), ("", "")])
 def test_other_answers_come_back_as_typed(typed: str, answer: str) -> None:
     robot = Robot(name="r")
     robot.input, robot.output = io.StringIO(typed), io.StringIO()
     assert AskUser(robot=robot).call({"question": "Pick", "choices": ["a", "b"]}) == answer
 
 
-def test_without_a_robot_it_uses_stdin_stdout_and_the_label_robot(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_robot_it_uses_stdin_stdout_and_the_label_robot(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO("blue\n"))
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)

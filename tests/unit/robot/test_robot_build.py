@@ -56,12 +56,14 @@ def test_unknown_keyword_is_refused() -> None:
 
 def test_model_provider_and_api_base_are_readable() -> None:
     robot = robotlab.build(model="llama3.2", provider="ollama", api_base="http://127.0.0.1:11434")
-    assert (robot.model, robot.provider, robot.api_base) == ("llama3.2", "ollama", "http://127.0.0.1:11434")
+    assert (robot.model, robot.provider,
+            robot.api_base) == ("llama3.2", "ollama", "http://127.0.0.1:11434")
 
 
 def test_request_parameters_reach_the_model() -> None:
     llm = ScriptedLLM([{"content": "ok"}])
-    robot = robotlab.build(model="llama3.2", provider="ollama", temperature=0.2, top_p=0.5, stop=["END"], llm=llm)
+    robot = robotlab.build(model="llama3.2", provider="ollama", temperature=0.2, top_p=0.5,
+                           stop=["END"], llm=llm)
     robot.run("hi")
     params = llm.requests[0].params
     assert params["model"] == "ollama/llama3.2"
@@ -131,7 +133,8 @@ def test_with_methods_chain_and_take_effect() -> None:
     robot.run("hi", tools="inherit")
     request = llm.requests[0]
     assert request.system == "Be kind."
-    assert (request.params["model"], request.params["temperature"], request.params["top_k"]) == ("ollama/m2", 0.4, 3)
+    assert (request.params["model"], request.params["temperature"],
+            request.params["top_k"]) == ("ollama/m2", 0.4, 3)
     assert request.tool_names == ["calculator"]
     assert not hasattr(robot, "with_top_p")
 

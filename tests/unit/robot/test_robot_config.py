@@ -83,7 +83,8 @@ def test_environment_sections(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_bundled_defaults() -> None:
     settings = robotlab.config()
-    assert (settings.max_iterations, settings.streaming_enabled, settings.tools, settings.mcp) == (10, True, "none", "none")
+    assert (settings.max_iterations, settings.streaming_enabled, settings.tools,
+            settings.mcp) == (10, True, "none", "none")
     assert settings.sandbox.fs_read == ["."]
     assert settings.chat.with_temperature == 0.7
 
@@ -130,7 +131,8 @@ def test_async_delegation_returns_a_future_at_once() -> None:
 
 def test_async_delegation_times_out() -> None:
     release = threading.Event()
-    future = robotlab.build(name="manager").delegate(slow_robot(release), "work", async_=True, tools="inherit")
+    future = robotlab.build(name="manager").delegate(slow_robot(release), "work", async_=True,
+                                                     tools="inherit")
     with pytest.raises(DelegationTimeout, match="Delegation to 'worker' timed out after 0.1s"):
         future.value(timeout=0.1)
     release.set()
@@ -138,7 +140,8 @@ def test_async_delegation_times_out() -> None:
 
 
 def test_async_delegation_error_is_raised_on_every_wait() -> None:
-    failing = robotlab.build(name="worker", llm=ScriptedLLM([{"error": {"status": 500, "message": "broken"}}]))
+    failing = robotlab.build(name="worker",
+                             llm=ScriptedLLM([{"error": {"status": 500, "message": "broken"}}]))
     future = robotlab.build(name="manager").delegate(failing, "work", async_=True)
     for _ in range(2):
         with pytest.raises(robotlab.InferenceError, match="broken"):
@@ -148,12 +151,14 @@ def test_async_delegation_error_is_raised_on_every_wait() -> None:
 def test_chat_with_temperature_is_the_temperature_of_robots_that_set_none() -> None:
     llm = ScriptedLLM([{"content": "a"}, {"content": "b"}, {"content": "c"}])
     robotlab.build(llm=llm).run("hi")
-    assert (llm.requests[0].params["temperature"], llm.requests[0].params["drop_params"]) == (0.7, True)
+    assert (llm.requests[0].params["temperature"],
+            llm.requests[0].params["drop_params"]) == (0.7, True)
     robotlab.configure(chat={"with_temperature": 0.2})
     robotlab.build(llm=llm).run("hi")
     assert llm.requests[1].params["temperature"] == 0.2
     robotlab.build(llm=llm, temperature=0.9).run("hi")
-    assert llm.requests[2].params["temperature"] == 0.9 and "drop_params" not in llm.requests[2].params
+    assert llm.requests[2].params["temperature"] == 0.9
+    assert "drop_params" not in llm.requests[2].params
 
 
 def test_the_model_fields_are_declared_once_and_shared() -> None:

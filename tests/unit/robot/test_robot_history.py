@@ -11,20 +11,25 @@ from robotlab.testing import ScriptedLLM
 from robotlab.text.similarity import cosine, term_vector
 
 REVENUE = [
-    ("How did quarterly revenue grow this year?", "Quarterly revenue grew eight percent, revenue from services led."),
-    ("Break the revenue down by region please.", "Revenue by region: Europe revenue up, Asia revenue flat."),
-    ("Which revenue line was weakest this quarter?", "Hardware revenue was the weakest revenue line this quarter."),
+    ("How did quarterly revenue grow this year?",
+     "Quarterly revenue grew eight percent, revenue from services led."),
+    ("Break the revenue down by region please.",
+     "Revenue by region: Europe revenue up, Asia revenue flat."),
+    ("Which revenue line was weakest this quarter?",
+     "Hardware revenue was the weakest revenue line this quarter."),
 ]
 UNRELATED = [(f"Tell me a story about dragon number {i} and castles.",
               f"Dragon {i} flew over castles and mountains at night.") for i in range(6)]
 
 
 def conversation() -> list[dict[str, str]]:
-    pairs = [("What was quarterly revenue last quarter overall?", "Quarterly revenue was twelve million, revenue up.")]
+    pairs = [("What was quarterly revenue last quarter overall?",
+              "Quarterly revenue was twelve million, revenue up.")]
     pairs += UNRELATED + REVENUE
     messages = [{"role": "system", "content": "You are an analyst."}]
     for question, answer in pairs:
-        messages += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+        messages += [{"role": "user", "content": question},
+                     {"role": "assistant", "content": answer}]
     return messages
 
 
@@ -36,7 +41,8 @@ def test_thresholds_must_be_ordered() -> None:
 def test_relevant_old_turns_are_kept_and_unrelated_ones_dropped() -> None:
     messages = conversation()
     messages.insert(3, {"role": "assistant", "content": None, "tool_calls": []})
-    messages.insert(4, {"role": "tool", "tool_call_id": "c", "content": "tool output about dragons and castles"})
+    messages.insert(4, {"role": "tool", "tool_call_id": "c",
+                        "content": "tool output about dragons and castles"})
     compressed = compress_history(messages, keep_threshold=0.3, drop_threshold=0.1)
     texts = [m["content"] for m in compressed]
     assert "What was quarterly revenue last quarter overall?" in texts
@@ -91,11 +97,13 @@ def counting_hook(fired: list[str]) -> type[Hook]:
 def test_context_window_compaction_fires_once_per_run_only_above_the_threshold() -> None:
     fired: list[str] = []
     llm = ScriptedLLM([{"content": "ok"}] * 3)
-    robot = robotlab.build(config={"auto_compact": "context_window"}, llm=llm).on(counting_hook(fired))
+    robot = robotlab.build(config={"auto_compact": "context_window"},
+                           llm=llm).on(counting_hook(fired))
     robot.run("small")
     robot.run("still small")
     assert fired == []
-    robot.replace_messages([{"role": "user", "content": "x" * 700_000}, {"role": "assistant", "content": "y"}] * 2)
+    robot.replace_messages([{"role": "user", "content": "x" * 700_000},
+                            {"role": "assistant", "content": "y"}] * 2)
     robot.run("big now")
     assert fired == ["context_window"]
     assert len(llm.requests[2].messages) == 3

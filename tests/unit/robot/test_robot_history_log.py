@@ -33,14 +33,16 @@ def test_a_run_is_saved_as_typed_entries_and_rendered_as_chat_messages(tmp_path:
     add = robotlab.Tool.create(name="add", parameters={"properties": {"a": {"type": "integer"}}},
                                handler=lambda args: args["a"] + 1)
     llm = ScriptedLLM([call("add", a=1), {"content": "it is 2"}])
-    robot = Robot(name="bob", system_prompt="Be exact.", local_tools=[add], llm=llm, history_path=str(path))
+    robot = Robot(name="bob", system_prompt="Be exact.", local_tools=[add], llm=llm,
+                  history_path=str(path))
     robot.run("one plus one?", tools="inherit")
     assert kinds(path) == ["system", "task", "reply", "tool_call", "tool_result", "reply", "exit"]
     entries = saved(path)
     assert entries[3]["arguments"] == {"a": 1} and entries[4]["content"] == "2"
     assert entries[-1]["status"] == "completed" and entries[-1]["reply"] == "it is 2"
     assert {entry["run"] for entry in entries} == {1}
-    assert [m["role"] for m in robot.messages] == ["system", "user", "assistant", "tool", "assistant"]
+    assert [m["role"] for m in robot.messages] == ["system", "user", "assistant", "tool",
+                                                   "assistant"]
     assert robot.messages[2]["tool_calls"][0]["function"]["name"] == "add"
     assert robot.messages[2]["content"] is None
     assert llm.requests[1].messages == robot.messages[:4]
@@ -50,7 +52,8 @@ def test_every_step_is_on_disk_before_the_next_one_starts(tmp_path: Path) -> Non
     path = tmp_path / "h.json"
     seen: list[list[str]] = []
     peek = robotlab.Tool.create(name="peek", handler=lambda args: seen.append(kinds(path)) or "ok")
-    llm = ScriptedLLM([{"content": None, **call("peek", "c1")}, call("peek", "c2"), {"content": "done"}])
+    llm = ScriptedLLM([{"content": None, **call("peek", "c1")}, call("peek", "c2"),
+                       {"content": "done"}])
     Robot(local_tools=[peek], llm=llm, history_path=path).run("look", tools="inherit")
     assert seen == [["task", "reply", "tool_call"],
                     ["task", "reply", "tool_call", "tool_result", "reply", "tool_call"]]
@@ -69,19 +72,22 @@ def test_a_robot_built_from_a_saved_history_continues_the_conversation(tmp_path:
     assert kinds(path).count("system") == 1
 
 
-def test_an_interrupted_run_is_on_disk_up_to_its_last_step_and_closed_as_interrupted(tmp_path: Path) -> None:
+def test_an_interrupted_run_is_on_disk_up_to_its_last_step_and_closed_as_interrupted(
+        tmp_path: Path) -> None:
     path = tmp_path / "h.json"
 
     def interrupt(args: dict[str, Any]) -> str:
         raise KeyboardInterrupt
 
     stop = robotlab.Tool.create(name="stop", handler=interrupt)
-    robot = Robot(local_tools=[stop], llm=ScriptedLLM([{"content": "first"}, call("stop")]), history_path=path)
+    robot = Robot(local_tools=[stop], llm=ScriptedLLM([{"content": "first"}, call("stop")]),
+                  history_path=path)
     robot.run("one")
     with pytest.raises(KeyboardInterrupt):
         robot.run("two", tools="inherit")
     assert kinds(path) == ["task", "reply", "exit", "task", "reply", "tool_call", "exit"]
-    assert saved(path)[-1] == {**saved(path)[-1], "status": "interrupted", "run": 2, "error": "KeyboardInterrupt: "}
+    assert saved(path)[-1] == {**saved(path)[-1], "status": "interrupted", "run": 2,
+                               "error": "KeyboardInterrupt: "}
     assert [m["content"] for m in robot.messages] == ["one", "first"]
     assert Robot(llm=ScriptedLLM([]), history_path=path).messages == robot.messages
 
@@ -109,7 +115,8 @@ def test_a_failed_run_is_kept_in_the_log_but_not_in_the_messages(tmp_path: Path)
                   llm=ScriptedLLM([call("noop"), {"content": "after"}]))
     with pytest.raises(ToolLoopError):
         robot.run("loop", tools="inherit")
-    assert saved(path)[-1]["status"] == "failed" and saved(path)[-1]["error"].startswith("ToolLoopError: ")
+    assert saved(path)[-1]["status"] == "failed" and saved(path)[-1]["error"].startswith(
+        "ToolLoopError: ")
     assert robot.messages == []
     assert robot.run("fine").reply == "after"
     assert [m["content"] for m in robot.messages] == ["fine", "after"]
@@ -120,7 +127,8 @@ def test_rewrites_are_appended_and_rendering_starts_at_the_last_one(tmp_path: Pa
     robot = Robot(llm=ScriptedLLM([{"content": "a"}, {"content": "b"}]), history_path=path)
     robot.run("1")
     robot.replace_messages([{"role": "system", "content": "new"}, {"role": "user", "content": "x"}])
-    assert robot.messages == [{"role": "system", "content": "new"}, {"role": "user", "content": "x"}]
+    assert robot.messages == [{"role": "system", "content": "new"},
+                              {"role": "user", "content": "x"}]
     robot.clear_messages()
     robot.run("2")
     assert [e["reason"] for e in saved(path) if e["kind"] == "rewrite"] == ["replace", "clear"]
@@ -136,7 +144,8 @@ def test_without_a_path_nothing_is_written_and_the_log_still_renders(tmp_path: P
 
 
 def test_history_path_comes_from_run_config_too(tmp_path: Path) -> None:
-    robot = Robot(config=RunConfig(history_path=tmp_path / "c.json"), llm=ScriptedLLM([{"content": "a"}]))
+    robot = Robot(config=RunConfig(history_path=tmp_path / "c.json"),
+                  llm=ScriptedLLM([{"content": "a"}]))
     robot.run("1")
     assert robot.config.history_path == str(tmp_path / "c.json")
     assert kinds(tmp_path / "c.json") == ["task", "reply", "exit"]

@@ -1,4 +1,5 @@
-"""Hooks (spec 19): registration levels, order, around nesting, errors, tool and generation families."""
+"""Hooks (spec 19): registration levels, order, around nesting, errors, tool and generation
+families."""
 
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ def test_on_run_error_sees_the_error_and_it_still_propagates() -> None:
         def on_run_error(self, ctx) -> None:  # type: ignore[no-untyped-def]
             seen.append(ctx.error)
 
-    robot = robotlab.build(llm=ScriptedLLM([{"error": {"status": 503, "message": "down"}}])).on(Watch)
+    robot = robotlab.build(llm=ScriptedLLM([{"error": {"status": 503,
+                                                       "message": "down"}}])).on(Watch)
     with pytest.raises(robotlab.InferenceError):
         robot.run("hi")
     assert isinstance(seen[0], robotlab.InferenceError)
@@ -112,7 +114,8 @@ def test_local_store_per_namespace_with_registration_defaults() -> None:
             seen.append((ctx.local.count, ctx.ext("audit_hook").count))
 
     assert AuditHook.hook_namespace() == "audit_hook"
-    robot = robotlab.build(llm=ScriptedLLM([{"content": "ok"}])).on(AuditHook, context={"start": 41})
+    robot = robotlab.build(llm=ScriptedLLM([{"content": "ok"}])).on(
+        AuditHook, context={"start": 41})
     robot.run("hi")
     assert seen == [(42, 42)]
 

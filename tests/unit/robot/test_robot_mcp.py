@@ -34,7 +34,8 @@ app.run()
 
 
 def stdio(name: str, script: Path, timeout: float | None = None) -> dict:
-    return {"name": name, "transport": {"type": "stdio", "command": sys.executable, "args": [str(script)]},
+    return {"name": name,
+            "transport": {"type": "stdio", "command": sys.executable, "args": [str(script)]},
             "timeout": timeout}
 
 
@@ -46,7 +47,8 @@ def test_server_timeouts(given: float | None, seconds: float) -> None:
 def test_tools_of_a_stdio_server_are_offered_and_called(tmp_path: Path) -> None:
     script = tmp_path / "server.py"
     script.write_text(SERVER)
-    llm = ScriptedLLM([{"tool_calls": [{"name": "shout", "arguments": {"text": "hi"}}]}, {"content": "done"}])
+    llm = ScriptedLLM([{"tool_calls": [{"name": "shout", "arguments": {"text": "hi"}}]},
+                       {"content": "done"}])
     robot = robotlab.build(mcp=[stdio("demo", script, 30)], llm=llm)
     try:
         result = robot.run("shout hi", mcp="inherit", tools="inherit")
@@ -78,10 +80,12 @@ def test_invalid_configs_are_errors_naming_the_problem() -> None:
     with pytest.raises(MCPError, match="Invalid transport type: streamable_http"):
         connect_source({"name": "x", "transport": {"type": "streamable_http", "url": CLOSED}})
     with pytest.raises(MCPError, match="command not found"):
-        connect_source({"name": "x", "transport": {"type": "stdio", "command": "no-such-command-here"}})
+        connect_source({"name": "x",
+                        "transport": {"type": "stdio", "command": "no-such-command-here"}})
 
 
-def test_failed_servers_are_retried_on_later_runs_and_new_ones_are_not_added(tmp_path: Path) -> None:
+def test_failed_servers_are_retried_on_later_runs_and_new_ones_are_not_added(
+        tmp_path: Path) -> None:
     robot = robotlab.build(mcp=[{"name": "bad", "transport": {"type": "sse", "url": CLOSED}}],
                            llm=ScriptedLLM([{"content": "1"}, {"content": "2"}, {"content": "3"}]))
     robot.run("one")
@@ -93,8 +97,10 @@ def test_failed_servers_are_retried_on_later_runs_and_new_ones_are_not_added(tmp
 
 
 def test_discovery_connects_only_the_relevant_servers() -> None:
-    fs = {"name": "fs", "description": "read write files", "transport": {"type": "sse", "url": CLOSED}}
-    brew = {"name": "brew", "description": "install macOS packages", "transport": {"type": "sse", "url": CLOSED}}
+    fs = {"name": "fs", "description": "read write files",
+          "transport": {"type": "sse", "url": CLOSED}}
+    brew = {"name": "brew", "description": "install macOS packages",
+            "transport": {"type": "sse", "url": CLOSED}}
     robot = robotlab.build(mcp=[fs, brew], mcp_discovery=True, llm=ScriptedLLM([{"content": "ok"}]))
     robot.run("install imagemagick", mcp="inherit")
     assert robot.failed_mcp_server_names() == ["brew"]
@@ -114,7 +120,8 @@ def test_injected_sources_are_mcp_tools_after_local_ones() -> None:
 
     source = DictToolSource("kb", {"lookup": lambda args: f"found {args['q']}"})
     local = robotlab.Tool.create(name="local", handler=lambda args: "l")
-    llm = ScriptedLLM([{"tool_calls": [{"name": "lookup", "arguments": {"q": "x"}}]}, {"content": "ok"}])
+    llm = ScriptedLLM([{"tool_calls": [{"name": "lookup", "arguments": {"q": "x"}}]},
+                       {"content": "ok"}])
     robot = robotlab.build(local_tools=[local], llm=llm).inject_mcp([source])
     robot.run("find x", tools="inherit")
     assert llm.requests[0].tool_names == ["local", "lookup"]

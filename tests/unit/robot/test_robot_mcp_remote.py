@@ -66,9 +66,11 @@ class Server:
         script.write_text(SERVER)
         kind = "sse" if transport == "sse" else "streamable-http"
         with open(self.log, "wb") as out:
-            self.popen = subprocess.Popen([sys.executable, str(script), kind], stdout=out, stderr=subprocess.STDOUT)
+            self.popen = subprocess.Popen([sys.executable, str(script), kind], stdout=out,
+                                          stderr=subprocess.STDOUT)
         port = wait_until(lambda: self.log.read_text().split("\n", 1)[0].strip().isdigit()
-                          and self.log.read_text().split("\n", 1)[0].strip(), timeout=30, message="server port")
+                          and self.log.read_text().split("\n", 1)[0].strip(), timeout=30,
+                          message="server port")
         self.url = f"http://127.0.0.1:{port}{PATHS[transport]}"
 
     def stop(self) -> None:
@@ -78,7 +80,8 @@ class Server:
 
 
 @pytest.fixture(scope="module", params=["streamable-http", "sse"])
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Server]]:
+def server(request: pytest.FixtureRequest,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Server]]:
     """One server per transport for the module's tests."""
     running = Server(tmp_path_factory.mktemp(request.param), request.param)
     yield request.param, running
@@ -125,11 +128,13 @@ def test_http_is_an_alias_of_streamable_http(server: tuple[str, Server]) -> None
     assert llm.requests[1].tool_results() == ["ALIAS"]
 
 
-def test_a_call_past_the_server_timeout_is_a_retryable_error_for_the_model(server: tuple[str, Server]) -> None:
+def test_a_call_past_the_server_timeout_is_a_retryable_error_for_the_model(
+        server: tuple[str, Server]) -> None:
     kind, running = server
     llm = calling(("stall", {"seconds": 5}))
     run_with(remote(kind, running.url, 1), llm, lambda robot: None)
-    assert llm.requests[1].tool_results() == ["Error (stall): MCP server did not respond within 1s (retryable)"]
+    assert llm.requests[1].tool_results() == [
+        "Error (stall): MCP server did not respond within 1s (retryable)"]
 
 
 def test_a_server_gone_mid_session_is_a_retryable_error(tmp_path: Path) -> None:
@@ -173,7 +178,8 @@ def test_websocket_needs_a_client_the_sdk_does_not_ship(kind: str) -> None:
         pytest.skip("this mcp SDK has a websocket client")
     with pytest.raises(DependencyError, match="websockets"):
         connect_source(remote(kind, "ws://127.0.0.1:1/ws"))
-    robot = robotlab.build(mcp=[remote(kind, "ws://127.0.0.1:1/ws")], llm=ScriptedLLM([{"content": "ok"}]))
+    robot = robotlab.build(mcp=[remote(kind, "ws://127.0.0.1:1/ws")],
+                           llm=ScriptedLLM([{"content": "ok"}]))
     robot.run("hi", mcp="inherit")
     assert robot.failed_mcp_server_names() == ["remote"]
 

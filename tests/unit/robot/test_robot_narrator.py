@@ -14,7 +14,8 @@ from robotlab.testing import ScriptedLLM
 
 
 def calls(*pairs: tuple[str, dict[str, object]]) -> dict[str, object]:
-    return {"tool_calls": [{"name": n, "arguments": a, "id": f"c{i}"} for i, (n, a) in enumerate(pairs)]}
+    return {"tool_calls": [{"name": n, "arguments": a, "id": f"c{i}"}
+                           for i, (n, a) in enumerate(pairs)]}
 
 
 def failing(args: dict[str, object]) -> str:
@@ -25,13 +26,15 @@ def robot(*turns: dict[str, object]) -> Robot:
     write = robotlab.Tool.create(name="write", parameters={"properties": {"path": {}, "text": {}}},
                                  handler=lambda args: "ok")
     boom = robotlab.Tool.create(name="boom", handler=failing)
-    return Robot(name="planner", local_tools=[write, boom], llm=ScriptedLLM([*turns, {"content": "done"}]))
+    return Robot(name="planner", local_tools=[write, boom],
+                 llm=ScriptedLLM([*turns, {"content": "done"}]))
 
 
 def test_it_narrates_thinking_each_tool_call_and_each_failure() -> None:
     out = io.StringIO()
     Narrator.enable(output=out)
-    robot(calls(("write", {"path": "a.txt", "text": "hi"}), ("boom", {}))).run("go", tools="inherit")
+    robot(calls(("write", {"path": "a.txt", "text": "hi"}),
+                ("boom", {}))).run("go", tools="inherit")
     assert out.getvalue().splitlines() == [
         "  · planner: thinking…",
         '  · → write path="a.txt"',
@@ -69,7 +72,8 @@ def test_its_own_errors_never_reach_the_robot() -> None:
     assert robot(calls(("write", {"path": "a.txt"}))).run("go", tools="inherit").reply == "done"
 
 
-def test_the_default_stream_is_stderr_at_the_time_of_writing(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_stream_is_stderr_at_the_time_of_writing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     Narrator.enable()
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)

@@ -27,7 +27,8 @@ def http_robot(url: str, **opts: object) -> robotlab.Robot:
 def test_tool_loop_over_http_sums_usage_and_sends_tool_results(no_retries: None) -> None:
     add = robotlab.Tool.create(name="add", parameters={"properties": {"a": {"type": "integer"}}},
                                handler=lambda args: args["a"] + 1)
-    turns = [{"tool_calls": [{"name": "add", "arguments": {"a": 1}}], "usage": {"prompt_tokens": 11, "completion_tokens": 2}},
+    turns = [{"tool_calls": [{"name": "add", "arguments": {"a": 1}}],
+              "usage": {"prompt_tokens": 11, "completion_tokens": 2}},
              {"content": "two", "usage": {"prompt_tokens": 13, "completion_tokens": 1}}]
     with serve_script(turns) as url:
         result = http_robot(url, local_tools=[add], system_prompt="S").run("1+1?", tools="inherit")
@@ -35,7 +36,8 @@ def test_tool_loop_over_http_sums_usage_and_sends_tool_results(no_retries: None)
     assert result.reply == "two"
     assert (result.input_tokens, result.output_tokens) == (24, 3)
     assert [t["function"]["name"] for t in seen[0]["tools"]] == ["add"]
-    assert seen[1]["messages"][-1] == {"role": "tool", "tool_call_id": "call_0_0", "name": "add", "content": "2"}
+    assert seen[1]["messages"][-1] == {"role": "tool", "tool_call_id": "call_0_0", "name": "add",
+                                       "content": "2"}
     assert seen[0]["messages"][0] == {"role": "system", "content": "S"}
 
 
@@ -55,7 +57,8 @@ def test_streamed_tool_calls_over_http(no_retries: None) -> None:
     echo = robotlab.Tool.create(name="echo", handler=lambda args: args.get("text", ""))
     turns = [{"tool_calls": [{"name": "echo", "arguments": {"text": "x"}}]}, {"content": "done"}]
     with serve_script(turns) as url:
-        result = http_robot(url, local_tools=[echo]).run("go", tools="inherit", on_content=lambda c: None)
+        result = http_robot(url, local_tools=[echo]).run("go", tools="inherit",
+                                                         on_content=lambda c: None)
     assert result.reply == "done"
     assert result.tool_calls[0]["result"] == "x"
 
@@ -65,7 +68,8 @@ def test_thinking_text_fallback_over_http(no_retries: None) -> None:
         assert http_robot(url).run("hi").reply == "only thoughts"
 
 
-def test_provider_errors_become_inference_errors_with_the_providers_message(no_retries: None) -> None:
+def test_provider_errors_become_inference_errors_with_the_providers_message(
+        no_retries: None) -> None:
     with serve_script([{"error": {"status": 400, "message": "unsupported parameter"}}]) as url:
         with pytest.raises(robotlab.InferenceError, match="unsupported parameter") as caught:
             http_robot(url).run("hi")
@@ -101,7 +105,8 @@ def test_models_endpoint_and_unknown_paths() -> None:
 def test_server_command_prints_its_address_and_shares_the_script(tmp_path: Path) -> None:
     script = tmp_path / "script.yml"
     script.write_text("- content: first\n- content: second\n")
-    process = subprocess.Popen([sys.executable, "-m", "robotlab.testing.llm_server", "--script", str(script)],
+    process = subprocess.Popen([sys.executable, "-m", "robotlab.testing.llm_server", "--script",
+                                str(script)],
                                stdout=subprocess.PIPE, text=True)
     try:
         line = process.stdout.readline() if process.stdout else ""
@@ -119,7 +124,8 @@ def test_server_command_prints_its_address_and_shares_the_script(tmp_path: Path)
 
 def test_script_files_and_validation(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
-    path.write_text(json.dumps({"turns": [{"content": "a", "delay": 0.01}, {"error": {"status": 429, "message": "slow"}}]}))
+    path.write_text(json.dumps({"turns": [{"content": "a", "delay": 0.01},
+                                          {"error": {"status": 429, "message": "slow"}}]}))
     turns = load_script(path)
     assert turns[0].content == "a" and turns[0].delay == 0.01
     assert (turns[1].error_status, turns[1].error_message) == (429, "slow")
@@ -165,7 +171,8 @@ def test_delayed_turns_make_slow_models(no_retries: None) -> None:
         assert time.monotonic() - started >= 0.3
 
 
-def test_the_default_temperature_reaches_the_server_and_drop_params_does_not(no_retries: None) -> None:
+def test_the_default_temperature_reaches_the_server_and_drop_params_does_not(
+        no_retries: None) -> None:
     with serve_script([{"content": "ok"}]) as url:
         http_robot(url).run("hi")
         [body] = requests_seen(url)
@@ -174,13 +181,17 @@ def test_the_default_temperature_reaches_the_server_and_drop_params_does_not(no_
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["plain", "streamed"])
 def test_a_count_the_provider_reported_is_not_estimated(no_retries: None, streamed: bool) -> None:
-    with serve_script([{"content": "hi", "usage": {"prompt_tokens": 7, "completion_tokens": 3}}]) as url:
-        result = http_robot(url).run("hello", on_content=(lambda _chunk: None) if streamed else None)
-    assert (result.raw.usage.input_tokens, result.raw.usage.output_tokens, result.raw.usage.estimated) == (7, 3, False)
+    with serve_script([{"content": "hi",
+                        "usage": {"prompt_tokens": 7, "completion_tokens": 3}}]) as url:
+        result = http_robot(url).run("hello", on_content=(lambda _chunk: None) if streamed
+                                     else None)
+    assert (result.raw.usage.input_tokens, result.raw.usage.output_tokens,
+            result.raw.usage.estimated) == (7, 3, False)
 
 
 def test_a_plain_reply_without_usage_is_marked_estimated(no_retries: None) -> None:
-    # A local server that sends no usage: litellm reports 0 tokens, which are not the server's count.
+    # A local server that sends no usage: litellm reports 0 tokens, which are not the server's
+    # count.
     with serve_script([{"content": "hi there", "usage": None}]) as url:
         result = http_robot(url).run("hello")
     assert result.reply == "hi there" and result.raw.usage.estimated

@@ -11,7 +11,8 @@ import pytest
 import robotlab
 from robotlab.testing import ScriptedLLM, requests_seen, serve_script
 
-CUT = {"content": "The answer begins and then", "finish_reason": "length", "usage": {"completion_tokens": 50}}
+CUT = {"content": "The answer begins and then", "finish_reason": "length",
+       "usage": {"completion_tokens": 50}}
 
 
 def test_every_robot_gets_the_global_default_cap_and_its_own_wins() -> None:
@@ -44,7 +45,8 @@ def test_a_whole_reply_is_not_truncated() -> None:
     assert (result.truncated, result.stop_reason, result.stopped()) == (False, None, False)
 
 
-def test_a_cut_reply_is_reported_with_the_limit_and_how_to_raise_it(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_cut_reply_is_reported_with_the_limit_and_how_to_raise_it(
+        caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="robotlab.robot"):
         result = robotlab.build(name="bob", llm=ScriptedLLM([CUT]), max_tokens=50).run("hi")
     assert result.reply == CUT["content"]
@@ -53,7 +55,8 @@ def test_a_cut_reply_is_reported_with_the_limit_and_how_to_raise_it(caplog: pyte
     [record] = [r for r in caplog.records if r.name == "robotlab.robot"]
     assert record.levelno == logging.WARNING
     assert "robot bob: a reply was cut at max_tokens=50" in record.getMessage()
-    assert "chat.with_params.max_tokens" in record.getMessage() and "--max-tokens" in record.getMessage()
+    assert "chat.with_params.max_tokens" in record.getMessage()
+    assert "--max-tokens" in record.getMessage()
 
 
 def test_a_caller_that_handles_cut_replies_gets_the_limit_and_the_robot_logs_nothing(
@@ -61,14 +64,16 @@ def test_a_caller_that_handles_cut_replies_gets_the_limit_and_the_robot_logs_not
 ) -> None:
     cuts: list[int | None] = []
     with caplog.at_level(logging.WARNING, logger="robotlab.robot"):
-        result = robotlab.build(llm=ScriptedLLM([CUT]), max_tokens=50, on_truncated=cuts.append).run("hi")
+        result = robotlab.build(llm=ScriptedLLM([CUT]), max_tokens=50,
+                                on_truncated=cuts.append).run("hi")
     assert result.truncated and cuts == [50]
     assert [r for r in caplog.records if r.name == "robotlab.robot"] == []
 
 
 def test_a_cut_tool_call_round_marks_the_run_but_not_its_final_reply() -> None:
     echo = robotlab.Tool.create(name="echo", handler=lambda args: "ok")
-    turns = [{"tool_calls": [{"name": "echo", "arguments": {}}], "finish_reason": "length"}, {"content": "done"}]
+    turns = [{"tool_calls": [{"name": "echo", "arguments": {}}], "finish_reason": "length"},
+             {"content": "done"}]
     result = robotlab.build(llm=ScriptedLLM(turns), local_tools=[echo]).run("go", tools="inherit")
     assert (result.reply, result.truncated, result.stop_reason) == ("done", True, None)
 

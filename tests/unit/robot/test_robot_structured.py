@@ -45,7 +45,8 @@ def test_an_invalid_reply_is_retried_once_with_the_error() -> None:
 
 
 def test_a_second_invalid_reply_is_an_inference_error() -> None:
-    llm = ScriptedLLM([{"content": "not json"}, {"content": '{"reason": "no score"}'}, {"content": "unused"}])
+    llm = ScriptedLLM([{"content": "not json"}, {"content": '{"reason": "no score"}'},
+                       {"content": "unused"}])
     robot = robotlab.build(llm=llm).with_schema(Verdict)
     with pytest.raises(InferenceError, match="did not match the schema after one retry: .*score"):
         robot.run("judge it")
@@ -66,8 +67,10 @@ def test_with_schema_none_clears_it_and_bad_schemas_are_refused() -> None:
 
 def test_thinking_headers_and_context_reach_the_request() -> None:
     llm = ScriptedLLM([{"content": "a"}, {"content": "b"}])
-    robot = robotlab.build(llm=llm, model="m").with_thinking(effort="high").with_headers(X_Trace_Id="7")
-    robot.with_headers({"X-Team": "ops"}).with_context(api_base="http://127.0.0.1:9/v1", provider="openai")
+    robot = robotlab.build(llm=llm, model="m").with_thinking(effort="high").with_headers(
+        X_Trace_Id="7")
+    robot.with_headers({"X-Team": "ops"}).with_context(api_base="http://127.0.0.1:9/v1",
+                                                       provider="openai")
     robot.run("x")
     params = llm.requests[0].params
     assert params["reasoning_effort"] == "high"
@@ -91,20 +94,24 @@ def test_global_with_params_are_defaults_a_robot_can_override() -> None:
     robotlab.build(llm=llm).run("x")
     robotlab.build(llm=llm, top_p=0.9, max_tokens=10).run("y")
     first, second = (r.params for r in llm.requests)
-    assert {k: first[k] for k in ("top_p", "max_tokens", "stop", "presence_penalty", "frequency_penalty")} == {
-        "top_p": 0.5, "max_tokens": 64, "stop": ["END"], "presence_penalty": 0.1, "frequency_penalty": 0.2}
+    assert {k: first[k]
+            for k in ("top_p", "max_tokens", "stop", "presence_penalty", "frequency_penalty")} == {
+        "top_p": 0.5, "max_tokens": 64, "stop": ["END"], "presence_penalty": 0.1,
+        "frequency_penalty": 0.2}
     assert (second["top_p"], second["max_tokens"], second["stop"]) == (0.9, 10, ["END"])
     assert first["drop_params"] is True
 
 
 def test_structured_output_and_headers_over_http() -> None:
     robotlab.configure(ruby_llm={"max_retries": 0, "request_timeout": 20})
-    turns = [{"content": '{"score": "high"}'}, {"content": json.dumps({"score": 9, "reason": "clear"})}]
+    turns = [{"content": '{"score": "high"}'},
+             {"content": json.dumps({"score": 9, "reason": "clear"})}]
     with serve_script(turns) as url:
         robot = robotlab.build(model="openai/scripted", api_base=url).with_schema(Verdict)
         result = robot.with_headers(X_Trace_Id="abc").run("judge it")
         bodies, headers = requests_seen(url), requests_seen(url, "headers")
     assert result.parsed == Verdict(score=9, reason="clear")
     assert bodies[0]["response_format"]["json_schema"]["name"] == "Verdict"
-    assert bodies[1]["messages"][-1]["content"].startswith("Your reply did not match the required JSON schema")
+    assert bodies[1]["messages"][-1]["content"].startswith(
+        "Your reply did not match the required JSON schema")
     assert headers[0]["x-trace-id"] == "abc"

@@ -16,7 +16,8 @@ Write = Callable[..., Path]
 
 
 def test_render_template_substitutes_parameters(template: Write) -> None:
-    template("objective", "Work on {{ topic }} for {{ who }}.", parameters={"topic": None, "who": "us"})
+    template("objective", "Work on {{ topic }} for {{ who }}.",
+             parameters={"topic": None, "who": "us"})
     assert robotlab.render_template("objective", topic="x") == "Work on x for us."
 
 
@@ -39,7 +40,8 @@ def test_missing_template_lists_where_it_looked(prompts: Path) -> None:
     assert str(prompts) in str(caught.value)
 
 
-def test_environment_variable_template_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_environment_variable_template_path(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "env_prompts").mkdir()
     (tmp_path / "env_prompts" / "hi.md").write_text("Hi from env.")
     monkeypatch.setenv("ROBOT_LAB_TEMPLATE_PATH", str(tmp_path / "env_prompts"))
@@ -60,13 +62,15 @@ def test_front_matter_llm_fields_all_apply_and_keywords_win(template: Write) -> 
     llm = ScriptedLLM([{"content": "a"}, {"content": "b"}])
     robotlab.build(template="tuned", llm=llm).run("hi")
     params = llm.requests[0].params
-    assert (params["temperature"], params["top_p"], params["max_tokens"], params["model"]) == (0.2, 0.5, 99, "fm-model")
+    assert (params["temperature"], params["top_p"], params["max_tokens"],
+            params["model"]) == (0.2, 0.5, 99, "fm-model")
     robotlab.build(template="tuned", temperature=0.9, llm=llm).run("hi")
     assert llm.requests[1].params["temperature"] == 0.9
 
 
 def test_front_matter_provider_is_kept_on_rerender(template: Write) -> None:
-    template("local", "Talk about {{ topic }}.", model="llama3.2", provider="ollama", parameters={"topic": "x"})
+    template("local", "Talk about {{ topic }}.", model="llama3.2", provider="ollama",
+             parameters={"topic": "x"})
     llm = ScriptedLLM([{"content": "a"}])
     robotlab.build(template="local", llm=llm).run("hi", topic="boats")
     assert llm.requests[0].params["model"] == "ollama/llama3.2"
@@ -91,7 +95,8 @@ def test_front_matter_extras(template: Write) -> None:
     assert robotlab.build(name="explicit", template="named", description="mine").name == "explicit"
 
 
-def test_unknown_front_matter_tool_is_skipped_with_a_warning(template: Write, caplog: pytest.LogCaptureFixture) -> None:
+def test_unknown_front_matter_tool_is_skipped_with_a_warning(
+        template: Write, caplog: pytest.LogCaptureFixture) -> None:
     template("broken", "Body.", tools=["nowhere.module:Nothing"])
     with caplog.at_level(logging.WARNING):
         robot = robotlab.build(template="broken")
@@ -108,7 +113,8 @@ def test_skills_compose_depth_first(template: Write) -> None:
     assert robot.system_prompt == "C body\n\nA body\n\nB body\n\nM body"
 
 
-def test_skill_cycles_are_skipped_with_one_warning(template: Write, caplog: pytest.LogCaptureFixture) -> None:
+def test_skill_cycles_are_skipped_with_one_warning(template: Write,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
     template("A", "A body", skills=["B"])
     template("B", "B body", skills=["A"])
     with caplog.at_level(logging.WARNING, logger="robotlab.prompt.skills"):
@@ -125,10 +131,11 @@ def test_skill_config_cascades_under_the_main_template(template: Write) -> None:
 
 
 def test_a_broken_jinja_body_names_the_file_and_its_line(template: Write) -> None:
-    path = template("broken", "Line one.\nLine two {% if x %} never closed.\n", parameters={"x": "1"})
+    path = template("broken", "Line one.\nLine two {% if x %} never closed.\n",
+                    parameters={"x": "1"})
     with pytest.raises(ConfigError) as caught:
         robotlab.render_template("broken")
     # Lines 1-4 of the file are the front matter: the block left open is on the file's line 6.
-    assert str(caught.value) == (f"template broken: {path}, line 6: Unexpected end of template. Jinja was looking "
-                                 "for the following tags: 'elif' or 'else' or 'endif'. The innermost block that "
-                                 "needs to be closed is 'if'.")
+    assert str(caught.value) == (f"template broken: {path}, line 6: Unexpected end of template. "
+                                 "Jinja was looking for the following tags: 'elif' or 'else' or "
+                                 "'endif'. The innermost block that needs to be closed is 'if'.")

@@ -18,7 +18,8 @@ def make_tool(name: str) -> Tool:
 
 def tools_sent(robot_tools: list[Tool], **run_kwargs: object) -> list[str]:
     llm = ScriptedLLM([{"content": "ok"}])
-    robotlab.build(local_tools=robot_tools, llm=llm, **run_kwargs.pop("build", {})).run("m", **run_kwargs)
+    robotlab.build(local_tools=robot_tools, llm=llm,
+                   **run_kwargs.pop("build", {})).run("m", **run_kwargs)
     return llm.requests[0].tool_names
 
 
@@ -46,7 +47,8 @@ def test_network_config_is_the_parent_of_build_inherit() -> None:
 
 
 def test_a_run_list_replaces_the_build_allowlist() -> None:
-    assert tools_sent([make_tool("a"), make_tool("b")], tools=["b"], build={"tools": ["a"]}) == ["b"]
+    assert tools_sent([make_tool("a"), make_tool("b")], tools=["b"],
+                      build={"tools": ["a"]}) == ["b"]
 
 
 def test_tool_list_is_replaced_every_turn() -> None:
@@ -71,7 +73,8 @@ def test_cap_of_128_with_one_warning(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_decorator_builds_the_schema_from_hints_and_docstring() -> None:
     @robotlab.tool
-    def search(query: str, limit: int = 5, tags: list[str] | None = None, mode: Literal["fast", "deep"] = "fast") -> str:
+    def search(query: str, limit: int = 5, tags: list[str] | None = None,
+               mode: Literal["fast", "deep"] = "fast") -> str:
         """Search the index.
 
         Args:
@@ -107,7 +110,8 @@ def test_decorated_tool_may_receive_the_robot() -> None:
 
 
 def test_create_from_a_json_schema() -> None:
-    created = Tool.create(name="x", parameters={"properties": {"q": {"description": "query"}}, "required": ["q"]},
+    created = Tool.create(name="x", parameters={"properties": {"q": {"description": "query"}},
+                                                "required": ["q"]},
                           handler=lambda args: args["q"].upper())
     params = created.to_json_schema()["function"]["parameters"]
     assert params["required"] == ["q"]
@@ -131,7 +135,8 @@ def failing_robot(tool: Tool, llm: ScriptedLLM) -> robotlab.Robot:
     return robotlab.build(local_tools=[tool], llm=llm)
 
 
-def test_a_failing_tool_reports_to_the_model_and_the_run_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failing_tool_reports_to_the_model_and_the_run_goes_on(
+        caplog: pytest.LogCaptureFixture) -> None:
     boom = Tool.create(name="t", handler=lambda args: (_ for _ in ()).throw(RuntimeError("boom")))
     llm = ScriptedLLM([{"tool_calls": [{"name": "t"}]}, {"content": "recovered"}])
     with caplog.at_level(logging.WARNING, logger="robotlab.tool"):
@@ -163,7 +168,8 @@ def test_tool_callbacks_see_each_call_and_result() -> None:
     seen: list[object] = []
     llm = ScriptedLLM([{"tool_calls": [{"name": "a", "arguments": {"x": 1}}]}, {"content": "ok"}])
     robot = robotlab.build(local_tools=[make_tool("a")], llm=llm,
-                           on_tool_call=lambda call: seen.append(("call", call.name, call.arguments)),
+                           on_tool_call=lambda call: seen.append(
+                               ("call", call.name, call.arguments)),
                            on_tool_result=lambda result: seen.append(("result", result)))
     result = robot.run("go", tools="inherit")
     assert seen == [("call", "a", {"x": 1}), ("result", "a")]

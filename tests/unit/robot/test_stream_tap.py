@@ -10,7 +10,8 @@ from robotlab.testing import ScriptedLLM, serve_script
 
 CONTENT = "a line of the file\n" * 30
 TURN = {"content": "Writing it.", "argument_chunks": 6,
-        "tool_calls": [{"name": "write", "arguments": {"path": "big.txt", "content": CONTENT}, "id": "call_1"}]}
+        "tool_calls": [{"name": "write", "arguments": {"path": "big.txt", "content": CONTENT},
+                        "id": "call_1"}]}
 MESSAGES = [{"role": "user", "content": "write it"}]
 
 
@@ -29,7 +30,8 @@ def test_litellm_over_the_script_server_reports_each_argument_delta() -> None:
         LiteLLM().complete(MESSAGES, [], params, plain.append)
     assert "".join(text) == "Writing it." and "".join(plain) == "Writing it."
     assert len(arguments) == 6
-    assert json.loads("".join(arguments)) == reply.tool_calls[0].arguments == {"path": "big.txt", "content": CONTENT}
+    assert json.loads("".join(arguments)) == reply.tool_calls[0].arguments == {
+        "path": "big.txt", "content": CONTENT}
 
 
 def test_the_scripted_llm_streams_the_same_argument_pieces() -> None:

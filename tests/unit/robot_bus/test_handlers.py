@@ -42,7 +42,8 @@ def test_two_argument_handler_settles_by_hand(robot) -> None:
 
     robot("bob").on_message(picky)
     alice = robot("alice")
-    good, bad = alice.send_message(to="bob", content="good"), alice.send_message(to="bob", content="bad")
+    good, bad = alice.send_message(to="bob", content="good"), alice.send_message(
+        to="bob", content="bad")
     assert alice.outbox[good.key]["delivery"].wait(5).status == "delivered"
     with pytest.raises(Nacked, match="no thanks"):
         alice.outbox[bad.key]["delivery"].wait(5)
@@ -71,7 +72,8 @@ def test_replies_are_correlated_before_the_handler_sees_them(robot) -> None:
 
 def test_respond_to_tasks_without_auto_reply_sends_nothing_back(robot) -> None:
     heard: list[str] = []
-    robot("bob").respond_to_tasks(lambda message: heard.append(message.content) or "unsent", auto_reply=False)
+    robot("bob").respond_to_tasks(lambda message: heard.append(message.content) or "unsent",
+                                  auto_reply=False)
     alice = robot("alice")
     key = alice.send_message(to="bob", content="fyi").key
     alice.outbox[key]["delivery"].wait(5)

@@ -28,7 +28,8 @@ def test_served_reply_is_correlated_in_the_outbox(robot) -> None:
     alice = robot("alice")
     sent = alice.send_message(to="bob", content="ping")
     assert sent.key == "alice:1"
-    entry = wait_until(lambda: alice.outbox["alice:1"] if alice.outbox["alice:1"]["status"] == "replied" else None,
+    entry = wait_until(lambda: alice.outbox["alice:1"]
+                       if alice.outbox["alice:1"]["status"] == "replied" else None,
                        message="alice:1 replied")
     [reply] = entry["replies"]
     assert (reply.from_, reply.content, reply.in_reply_to) == ("bob", "ping", "alice:1")
@@ -44,7 +45,8 @@ def test_two_serving_robots_exchange_exactly_one_reply(robot, broker) -> None:
     # answer to the reply (a loop) would already have been sent and handled.
     with bus.connect(broker.url, name="probe", context=broker.context) as probe:
         for name in ("alice", "bob"):
-            probe.send(name, RobotMessage(1, "probe", "flush", "probe:0").to_dict(), type="robot_message").wait(5)
+            probe.send(name, RobotMessage(1, "probe", "flush", "probe:0").to_dict(),
+                       type="robot_message").wait(5)
     assert alice.llm.requests == [] and len(bob.llm.requests) == 1
     assert (alice.message_counter, bob.message_counter) == (1, 1)
 
@@ -71,7 +73,8 @@ def test_ask_a_name_nobody_has_is_undeliverable(robot) -> None:
 
 def test_send_reply_reaches_the_asker_and_skips_the_outbox(robot) -> None:
     bob = robot("bob")
-    bob.on_message(lambda message: bob.send_reply(to=message.from_, content="by hand", in_reply_to=message.key))
+    bob.on_message(lambda message: bob.send_reply(to=message.from_, content="by hand",
+                                                  in_reply_to=message.key))
     alice = robot("alice")
     assert alice.ask("bob", "hi", timeout=5).content == "by hand"
     assert list(bob.outbox) == []

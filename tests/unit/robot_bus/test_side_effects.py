@@ -1,4 +1,5 @@
-"""Tools with side effects: each call runs with an idempotency key made from what the robot works on."""
+"""Tools with side effects: each call runs with an idempotency key made from what the robot works
+on."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from robotlab.testing import ScriptedLLM
 
 
 def calls(*names: str) -> dict[str, Any]:
-    return {"tool_calls": [{"name": name, "arguments": {}, "id": f"c{i}"} for i, name in enumerate(names)]}
+    return {"tool_calls": [{"name": name, "arguments": {}, "id": f"c{i}"}
+                           for i, name in enumerate(names)]}
 
 
 def tools(seen: list[tuple[str, str | None]]) -> list[robotlab.Tool]:
@@ -24,7 +26,8 @@ def tools(seen: list[tuple[str, str | None]]) -> list[robotlab.Tool]:
 
 def test_each_side_effect_call_of_a_run_gets_its_own_key_and_a_plain_tool_none() -> None:
     seen: list[tuple[str, str | None]] = []
-    robot = Robot(name="till", llm=ScriptedLLM([calls("charge", "look"), calls("charge"), {"content": "done"}]),
+    robot = Robot(name="till",
+                  llm=ScriptedLLM([calls("charge", "look"), calls("charge"), {"content": "done"}]),
                   local_tools=tools(seen))
     robot.run("charge twice", tools="inherit")
     (first, key1), (looked, none), (second, key2) = seen
@@ -38,7 +41,8 @@ def test_a_run_for_a_bus_message_keys_its_calls_by_the_message(robot, broker) ->
     seen: list[tuple[str, str | None]] = []
     robot("bob", [calls("charge"), {"content": "charged"}], local_tools=tools(seen)).serve()
     with bus.connect(broker.url, name="carol") as carol:
-        tracker = carol.send_request("bob", {"message": "charge order 7", "kwargs": {"tools": "inherit"}},
+        tracker = carol.send_request("bob", {"message": "charge order 7",
+                                             "kwargs": {"tools": "inherit"}},
                                      type=RUN_TYPE)
         assert tracker.reply(10).content["reply"] == "charged"
     # The key is the message's sender instance and id: a redelivery of this message (same id)

@@ -43,7 +43,8 @@ def test_ready_and_status_arrive_as_datagrams(manager: socket.socket) -> None:
 
 
 def test_the_watchdog_is_fed_at_half_its_interval_not_on_every_tick(manager: socket.socket) -> None:
-    notifier = Notifier(ServiceEnvironment(notify_socket=manager.getsockname(), watchdog_seconds=0.2))
+    notifier = Notifier(ServiceEnvironment(notify_socket=manager.getsockname(),
+                                           watchdog_seconds=0.2))
     notifier.ready("up")
     received(manager)
     manager.setblocking(False)
@@ -84,16 +85,19 @@ def test_the_abstract_namespace_is_understood() -> None:
         assert sock.recv(4096) == b"READY=1\nSTATUS=up"
 
 
-def test_a_manager_that_went_away_is_warned_about_once_and_never_raised(tmp_path: Path, caplog) -> None:
+def test_a_manager_that_went_away_is_warned_about_once_and_never_raised(
+        tmp_path: Path, caplog) -> None:
     notifier = Notifier(ServiceEnvironment(notify_socket=str(tmp_path / "gone")))
     with caplog.at_level(logging.WARNING, logger="robotlab.service"):
         notifier.ready("up")
         notifier.status("still up")
-    assert [r.getMessage().split(":")[0] for r in caplog.records] == [f"cannot notify the service manager at {tmp_path / 'gone'}"]
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == [
+        f"cannot notify the service manager at {tmp_path / 'gone'}"]
 
 
 def test_the_environment_is_read_as_systemd_sets_it() -> None:
-    env = {"NOTIFY_SOCKET": "/run/systemd/notify", "WATCHDOG_USEC": "20000000", "WATCHDOG_PID": "42"}
+    env = {"NOTIFY_SOCKET": "/run/systemd/notify", "WATCHDOG_USEC": "20000000",
+           "WATCHDOG_PID": "42"}
     assert service_environment(env, pid=42) == ServiceEnvironment("/run/systemd/notify", 20.0)
     # A watchdog meant for another process (inherited from a parent) is not ours to feed.
     assert service_environment(env, pid=43).watchdog_seconds is None
@@ -101,9 +105,11 @@ def test_the_environment_is_read_as_systemd_sets_it() -> None:
 
 
 def test_json_log_lines_are_one_object_each() -> None:
-    record = logging.LogRecord("robotlab.broker", logging.INFO, __file__, 1, "peer %s joined", ("bob",), None)
+    record = logging.LogRecord("robotlab.broker", logging.INFO, __file__, 1, "peer %s joined",
+                               ("bob",), None)
     entry = json.loads(JsonFormatter().format(record))
-    assert (entry["level"], entry["logger"], entry["message"]) == ("INFO", "robotlab.broker", "peer bob joined")
+    assert (entry["level"], entry["logger"],
+            entry["message"]) == ("INFO", "robotlab.broker", "peer bob joined")
     assert entry["time"].endswith("+00:00") and entry["pid"] == os.getpid()
 
 

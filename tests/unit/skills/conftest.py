@@ -21,7 +21,8 @@ def _clean_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[N
 
 @pytest.fixture
 def bundle(tmp_path: Path) -> Callable[..., Path]:
-    """Write ``<tmp>/skills/<folder_name>/SKILL.md`` plus executable scripts; returns the SKILL.md path."""
+    """Write ``<tmp>/skills/<folder_name>/SKILL.md`` plus executable scripts; returns the SKILL.md
+    path."""
 
     def write(folder_name: str, scripts: dict[str, str] | None = None, body: str = "Use it well.",
               **front_matter: object) -> Path:

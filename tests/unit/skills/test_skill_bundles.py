@@ -17,11 +17,14 @@ from robotlab.testing import ScriptedLLM, serve_script
 
 
 def test_a_bundle_has_instructions_scripts_and_tools(bundle: Callable[..., Path]) -> None:
-    skill_md = bundle("deploy", {"check-deploy.sh": "#!/bin/bash\n# Check the deploy is healthy\necho ok\n",
-                                 "notes.txt": "not a script"}, body="\n  Check before shipping.  \n")
+    skill_md = bundle("deploy", {"check-deploy.sh": "#!/bin/bash\n# Check the deploy is healthy\n"
+                                                    "echo ok\n",
+                                 "notes.txt": "not a script"},
+                      body="\n  Check before shipping.  \n")
     (skill_md.parent / "scripts" / "notes.txt").chmod(0o644)
     skill = AgentSkill(skill_md)
-    assert (skill.name, skill.description, skill.path) == ("deploy", "the deploy skill", skill_md.parent)
+    assert (skill.name, skill.description, skill.path) == ("deploy", "the deploy skill",
+                                                           skill_md.parent)
     assert skill.instructions == "Check before shipping."
     assert [p.name for p in skill.scripts] == ["check-deploy.sh", "notes.txt"]
     [tool] = skill.script_tools
@@ -40,7 +43,8 @@ def test_a_non_executable_script_gives_no_tool_and_one_warning(
 
 
 def test_script_output_exit_status_and_arguments(bundle: Callable[..., Path]) -> None:
-    skill = AgentSkill(bundle("echo", {"say.sh": "#!/bin/bash\necho \"$1|$2\"\necho err >&2\nexit ${3:-0}\n"}))
+    skill = AgentSkill(
+        bundle("echo", {"say.sh": "#!/bin/bash\necho \"$1|$2\"\necho err >&2\nexit ${3:-0}\n"}))
     [tool] = skill.script_tools
     assert tool.description == "say"
     assert tool.execute(args="'two words' b") == "two words|b\nerr\n"
@@ -51,7 +55,8 @@ def test_script_output_exit_status_and_arguments(bundle: Callable[..., Path]) ->
     ({"name": ""}, "front matter needs name"),
     ({"description": None}, "front matter needs description"),
 ])
-def test_name_and_description_are_required(bundle: Callable[..., Path], meta: dict, error: str) -> None:
+def test_name_and_description_are_required(bundle: Callable[..., Path], meta: dict,
+                                           error: str) -> None:
     with pytest.raises(ConfigError, match=error):
         AgentSkill(bundle("x", **meta))
 
@@ -82,8 +87,10 @@ def test_the_catalog_finds_by_front_matter_name_and_skips_bad_bundles(
 
 def test_the_grant_is_the_intersection_with_the_ceiling(tmp_path: Path) -> None:
     declared = Capabilities.from_mapping(
-        {"fs_read": ["/etc", "./data"], "fs_write": ["./out", "/tmp"], "network": True, "timeout": 30})
-    grant = declared.within(Capabilities.from_mapping({"fs_read": ["."], "fs_write": ["./out"], "timeout": 60}),
+        {"fs_read": ["/etc", "./data"], "fs_write": ["./out", "/tmp"], "network": True,
+         "timeout": 30})
+    grant = declared.within(Capabilities.from_mapping({"fs_read": ["."], "fs_write": ["./out"],
+                                                       "timeout": 60}),
                             cwd=tmp_path)
     assert grant.fs_read == (str(tmp_path.resolve() / "data"),)
     assert grant.fs_write == (str(tmp_path.resolve() / "out"),)
@@ -93,15 +100,18 @@ def test_the_grant_is_the_intersection_with_the_ceiling(tmp_path: Path) -> None:
 
 
 def test_capabilities_normalise_timeout_and_trust() -> None:
-    assert Capabilities.from_mapping({"timeout": 0, "trust": "galactic"}) == Capabilities(timeout=60, trust="external")
+    assert Capabilities.from_mapping({"timeout": 0, "trust": "galactic"}) == Capabilities(
+        timeout=60, trust="external")
     assert Capabilities.from_mapping({"trust": "core"}).trust == "core"
     with pytest.raises(ConfigError, match="fs_read must be a list of paths"):
         Capabilities.from_mapping({"fs_read": [1]})
 
 
 def test_a_robot_calls_a_script_tool(bundle: Callable[..., Path]) -> None:
-    [tool] = AgentSkill(bundle("greet", {"hello.sh": "#!/bin/bash\n# Greet someone\necho \"hello $1\"\n"})).script_tools
-    llm = ScriptedLLM([{"tool_calls": [{"name": "hello", "arguments": {"args": "bob"}}]}, {"content": "done"}])
+    [tool] = AgentSkill(bundle(
+        "greet", {"hello.sh": "#!/bin/bash\n# Greet someone\necho \"hello $1\"\n"})).script_tools
+    llm = ScriptedLLM([{"tool_calls": [{"name": "hello", "arguments": {"args": "bob"}}]},
+                       {"content": "done"}])
     robotlab.build(local_tools=[tool], llm=llm).run("greet bob", tools="inherit")
     assert llm.requests[0].tool_names == ["hello"]
     assert llm.requests[1].tool_results() == ["hello bob\n"]
@@ -120,5 +130,6 @@ def test_the_catalog_matches_skills_to_a_message_at_the_threshold(
     with serve_script([]) as url:
         dead = url.replace("/v1", "/gone")
     with caplog.at_level(logging.WARNING, logger="robotlab.skills"):
-        assert catalog.matching("deploy", embedder=LiteLLMEmbedder("openai/e", api_base=dead, api_key="x")) == []
+        assert catalog.matching(
+            "deploy", embedder=LiteLLMEmbedder("openai/e", api_base=dead, api_key="x")) == []
     assert "skill matching failed" in caplog.text

@@ -25,16 +25,19 @@ ON_TOPIC = "Roll back the bad release of the web service, then deploy"
 @pytest.fixture
 def skills(bundle: Callable[..., Path], tmp_path: Path) -> Path:
     """Two bundles in the catalog ``skills_path`` names: deploy (with a script) and bake."""
-    bundle("deploy", {"check-deploy.sh": "#!/bin/bash\n# Check the release is healthy\necho healthy $1\n"},
+    bundle("deploy", {
+        "check-deploy.sh": "#!/bin/bash\n# Check the release is healthy\necho healthy $1\n"},
            body="Run check_deploy before you answer.", description=DEPLOY)
-    bundle("bake", body="Preheat the oven first.", description="Bake a chocolate cake with flour, sugar and cocoa")
+    bundle("bake", body="Preheat the oven first.",
+           description="Bake a chocolate cake with flour, sugar and cocoa")
     robotlab.configure(skills_path=str(tmp_path / "skills"))
     return tmp_path / "skills"
 
 
 def test_a_matching_skill_leads_the_system_message_and_brings_its_tools(skills: Path) -> None:
     # Given a robot with two skill bundles and a tool of its own
-    own = robotlab.Tool.create(name="status", description="service status", parameters={}, handler=lambda: "up")
+    own = robotlab.Tool.create(name="status", description="service status", parameters={},
+                               handler=lambda: "up")
     llm = ScriptedLLM([{"tool_calls": [{"name": "check_deploy", "arguments": {"args": "v2"}}]},
                        {"content": "healthy"}, {"content": "a cake"}])
     bot = robotlab.build(name="ops", system_prompt="You are ops.", skills=["deploy", "bake"],
@@ -76,7 +79,8 @@ def test_bundles_and_template_skills_mix_and_a_rerender_keeps_the_prepend(
     bot.run("Chocolate cake: how much flour, sugar and cocoa do I bake it with?", customer="Bob")
     bot.run(ON_TOPIC, customer="Ann")
     assert llm.requests[0].system == "Preheat the oven first.\n\nBe polite.\n\nHelp Bob."
-    assert llm.requests[1].system == "Run check_deploy before you answer.\n\nBe polite.\n\nHelp Ann."
+    assert llm.requests[1].system == ("Run check_deploy before you answer.\n\nBe polite.\n\nHelp "
+                                      "Ann.")
 
 
 def test_a_skill_id_that_is_neither_a_bundle_nor_a_template_is_an_error(skills: Path) -> None:
@@ -96,7 +100,8 @@ def test_matching_through_a_model_embedder_and_an_embedding_failure(
         bot.run(asked)
         assert [r["input"] for r in requests_seen(url)] == [
             ["Bake a chocolate cake with flour, sugar and cocoa"], [asked]]
-        bot.memory.embedder = LiteLLMEmbedder("openai/letters", api_base="http://127.0.0.1:1/v1", api_key="x")
+        bot.memory.embedder = LiteLLMEmbedder("openai/letters", api_base="http://127.0.0.1:1/v1",
+                                              api_key="x")
         with caplog.at_level(logging.WARNING, logger="robotlab.skills"):
             bot.run(asked)
     assert llm.requests[0].system == "Preheat the oven first.\n\nHi."
