@@ -26,6 +26,7 @@ from .keys import client_keys, key_options, keys_group
 from .mcp_serve import mcp_serve_command
 from .output import print_rows
 from .ps_view import COLUMNS, table_row, with_figures
+from .runs import runs_command
 from .wait import wait_command
 from .web import web_command
 
@@ -42,6 +43,7 @@ main.add_command(a2a_serve_command)
 main.add_command(human_command)
 main.add_command(keys_group)
 main.add_command(mcp_serve_command)
+main.add_command(runs_command)
 main.add_command(wait_command)
 main.add_command(web_command)
 

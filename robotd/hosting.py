@@ -180,8 +180,11 @@ def hosting_daemon(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | N
     Raises:
         ConfigError: see :func:`build_robot`.
     """
+    from robotlab.robot.recent_runs import RecentRuns
+
     robot = build_robot(config.name, spec)
     stats = RobotStats.of(robot)
+    RecentRuns.of(robot, priced=lambda: stats.priced)  # what `robotlab runs NAME` and the web console show
     # The LLM client (seconds, cold) loads while the robot joins, so it is on the bus at once; a
     # first task waits in its model call for the load to end (robotlab.llm), and the broker does
     # not time it out meanwhile: a live receiver keeps what it holds.

@@ -1,10 +1,11 @@
-"""The requests a robot on the bus answers besides robot messages: run, info, network task.
+"""The requests a robot on the bus answers besides robot messages: run, info, runs, network task.
 
 ``robot.run`` (``{"message", "kwargs"}``) comes from spawn handles and delegation and answers
 ``RobotResult.to_dict()``; ``network.task`` comes from a network (answered by a
 :class:`~robotlab.robot.remote_tasks.TaskServer`). Both need the robot to serve. An error raised
 by the run travels back as ``{"error": {"type", "message"}}`` and is raised again on the
-asking side as :class:`~robotlab.errors.RemoteError`. ``robot.info`` describes the robot.
+asking side as :class:`~robotlab.errors.RemoteError`. ``robot.info`` describes the robot; ``robot.runs`` lists its recent runs
+(``robotlab/robot/recent_runs.py``).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from robotlab.errors import ConfigError
+from robotlab.robot.recent_runs import RUNS_TYPE, answer_runs
 from robotlab.robot.remote_tasks import TASK_TYPE
 
 if TYPE_CHECKING:
     from robotlab.bus import Message
 
-__all__ = ["INFO_TYPE", "RUN_TYPE", "answer_request", "is_request"]
+__all__ = ["INFO_TYPE", "RUNS_TYPE", "RUN_TYPE", "answer_request", "is_request"]
 
 RUN_TYPE = "robot.run"
 """A request to run the robot: ``{"message": ..., "kwargs": {...}}``."""
@@ -65,4 +67,4 @@ def _error(error: BaseException) -> dict[str, Any]:
     return {"error": {"type": type(error).__name__, "message": str(error)}}
 
 
-_ANSWERS = {RUN_TYPE: _run, TASK_TYPE: _network_task, INFO_TYPE: _info}
+_ANSWERS = {RUN_TYPE: _run, TASK_TYPE: _network_task, INFO_TYPE: _info, RUNS_TYPE: answer_runs}

@@ -26,6 +26,9 @@ from .console import Console, changes
 
 log = logging.getLogger("robotlab.web")
 
+RUNS_SHOWN = 10
+"""Runs of a robot the page shows when it does not say how many."""
+
 
 class Watcher:
     """The latest view of the crew, and a signal each time it changes."""
@@ -84,7 +87,8 @@ async def stream(watcher: Watcher) -> AsyncIterator[ServerSentEvent]:
 
 def build_app(watcher: Watcher) -> Starlette:
     """The console's app: ``/`` the page, ``/events`` its stream, ``/api/view`` the view as JSON,
-    ``POST /api/dlq/{dlq_id}/replay`` (``?force=1`` for a letter that may have run)."""
+    ``POST /api/dlq/{dlq_id}/replay`` (``?force=1`` for a letter that may have run), and
+    ``/api/runs/{name}`` (``?last=N``) a robot's recent runs."""
     console = watcher.console
     page = resources.files(__package__).joinpath("page.html").read_text(encoding="utf-8")
 
@@ -106,6 +110,13 @@ def build_app(watcher: Watcher) -> Starlette:
         await watcher.look()
         return JSONResponse(outcome, status_code=200 if outcome["ok"] else 409)
 
+    async def runs(request: Request) -> Response:
+        last = request.query_params.get("last", "")
+        outcome = await anyio.to_thread.run_sync(console.runs, request.path_params["name"],
+                                                 int(last) if last.isdigit() and int(last) > 0 else RUNS_SHOWN)
+        return Response(json.dumps(outcome, default=str), media_type="application/json",
+                        status_code=200 if outcome["ok"] else 404)
+
     routes = [Route("/", index), Route("/events", events), Route("/api/view", view),
-              Route("/api/dlq/{dlq_id}/replay", replay, methods=["POST"])]
+              Route("/api/dlq/{dlq_id}/replay", replay, methods=["POST"]), Route("/api/runs/{name}", runs)]
     return Starlette(routes=routes)

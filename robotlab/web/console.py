@@ -1,6 +1,7 @@
 """What the web console shows, read through the admin requests the CLIs use (``ps``, ``dlq.list``,
 ``stats``) and acted on through the client's own ``replay``: one :class:`BusClient`, so the
-console is a member of the bus like ``robotlab ps`` is, with its own name and key.
+console is a member of the bus like ``robotlab ps`` is, with its own name and key. A robot's
+recent runs are asked of the robot itself (``robot.runs``), as ``robotlab runs NAME`` does.
 
 Synchronous: ``app.py`` runs these calls on worker threads. A view is plain JSON-ready data,
 split into sections so a stream can push only the sections that changed.
@@ -13,7 +14,10 @@ from typing import Any
 from robotlab.bus import BusClient
 from robotlab.bus.protocol import unpack
 from robotlab.errors import BusError
+from robotlab.robot.recent_runs import ask_runs
 
+RUNS_TIMEOUT = 10.0
+"""Seconds the console waits for a robot's runs (a robot answers between messages)."""
 SECTIONS = ("members", "dlq", "traffic")
 """The parts of a view, each pushed as its own event when it changes."""
 TRAFFIC = ("routed", "delivered", "nacked", "timeouts", "dead_lettered", "replies_dropped", "in_flight", "dlq_size")
@@ -46,6 +50,17 @@ class Console:
         except BusError as exc:
             return {"ok": False, "error": str(exc)}
         return {"ok": True, "dlq_id": dlq_id, "delivered_to": list(tracker.instances) or [tracker.to]}
+
+    def runs(self, name: str, last: int) -> dict[str, Any]:
+        """The robot ``name``'s last ``last`` runs, as ``robotlab runs NAME`` shows them.
+
+        Returns ``{"ok": True, "name": name, "runs": [...]}`` (newest first), or ``{"ok": False,
+        "error": line}`` when there is no such robot, it keeps no record, or it did not answer.
+        """
+        try:
+            return {"ok": True, "name": name, "runs": ask_runs(self.client, name, last, RUNS_TIMEOUT)}
+        except BusError as exc:
+            return {"ok": False, "name": name, "error": str(exc)}
 
 
 def member_row(row: dict[str, Any]) -> dict[str, Any]:

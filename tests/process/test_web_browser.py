@@ -12,6 +12,7 @@ from playwright import sync_api
 from robotlab import bus
 from robotlab.errors import DeliveryFailed
 from tests.process import test_web_processes as served
+from tests.process.test_runs_processes import clock  # noqa: F401 (the fixture)
 
 SECONDS = served.SECONDS
 web = served.web  # the fixture that starts `robotlab web`
@@ -47,7 +48,7 @@ def test_a_member_appears_on_the_page_when_its_robotd_starts(page, web, start_ro
     row = members.filter(has_text="late")
     expect(row).to_have_count(1)
     expect(row.locator("td").nth(3)).to_have_text("ready")
-    expect(row.locator("td").last).to_have_text(str(late.pid))
+    expect(row.locator("td").nth(9)).to_have_text(str(late.pid))
 
 
 def test_a_dead_letter_is_replayed_by_a_click(page, web, start_robotd, broker: str) -> None:
@@ -64,6 +65,24 @@ def test_a_dead_letter_is_replayed_by_a_click(page, web, start_robotd, broker: s
     letters.filter(has_text="early bird").get_by_role("button", name="Replay").click()
     expect(page.locator("#outcome")).to_contain_text("replayed: delivered to")
     expect(letters).to_have_text(["the dead-letter queue is empty"])
+
+
+def test_a_robots_runs_show_its_prompt_tool_call_and_final_words(page, web, clock) -> None:  # noqa: F811
+    expect = sync_api.expect
+    url, _ = web()
+    page.goto(url)
+    page.locator("#members tbody tr").filter(has_text="clock").get_by_role("button", name="Runs").click()
+    expect(page.locator("#runs-title")).to_have_text("Recent runs of clock")
+    expect(page.locator("#runs-note")).to_have_text("clock has not run since its robotd started")
+    clock()
+    # No click: the page reads the runs again when the robot's heartbeat counts a new one.
+    run = page.locator("#runs-list article")
+    expect(run).to_have_count(1)
+    expect(run.locator(".head")).to_contain_text(" · done · ")
+    expect(run.locator(".head")).to_contain_text("80 in / 16 out · unknown")
+    expect(run.locator(".words").first).to_have_text("What time is it in Oslo?")
+    expect(run.locator("li.tool-call")).to_have_text('clock({"city": "Oslo"}) → 12:00 in Oslo')
+    expect(run.locator(".reply .words")).to_have_text("It is 12:00 in Oslo.")
 
 
 def test_a_robot_to_run_on_the_bus_shows_its_iteration_phase_and_cost(page, web, broker: str) -> None:
