@@ -1,4 +1,5 @@
-"""The broker's instructions per request and reply, each message handled by one loop turn (callgrind).
+"""The broker's instructions per request and reply, each message handled by one loop turn
+(callgrind).
 
 ``bench/bus_instructions.py`` counts whole processes; there the broker's figure moves by 10%
 between runs of the same code, because how many messages one loop turn reads, and how often the
@@ -57,13 +58,15 @@ def _setup() -> Callable[[int], None]:
     journal = os.path.join(tempfile.mkdtemp(prefix="rl-path-"), "broker.db")
     broker = Broker(BrokerConfig(bind=url, heartbeat=LONG, journal=journal), context)
     broker.bind()
-    broker.journal.interval = LONG  # type: ignore[attr-defined]  # the file journal's: see the docstring
+    # the file journal's: see the docstring
+    broker.journal.interval = LONG  # type: ignore[attr-defined]
 
     def member(name: str) -> zmq.Socket:
         sock = context.socket(zmq.DEALER)
         sock.setsockopt(zmq.RCVTIMEO, 10_000)  # a bug here fails the run instead of hanging it
         sock.connect(url)
-        sock.send(protocol.encode(Command.HELLO, {"name": name, "instance": uuid.uuid4().hex[:12], "pid": os.getpid()})[0])
+        sock.send(protocol.encode(Command.HELLO, {"name": name, "instance": uuid.uuid4().hex[:12],
+                                                  "pid": os.getpid()})[0])
         broker.turn()
         if protocol.decode([sock.recv()]).command != Command.WELCOME:
             raise SystemExit(f"{name} was not welcomed")
@@ -81,8 +84,9 @@ def _setup() -> Callable[[int], None]:
         broker.turn()
         delivery = protocol.decode([echo.recv()])
         h = delivery.header
-        reply = {"id": f"e.{i}", "to": h["from"], "type": "reply", "untracked": True, "to_instance": h["from_instance"],
-                 "reply_to": h["id"], "ack": h["delivery"], "receipt": False}
+        reply = {"id": f"e.{i}", "to": h["from"], "type": "reply", "untracked": True,
+                 "to_instance": h["from_instance"], "reply_to": h["id"], "ack": h["delivery"],
+                 "receipt": False}
         echo.send(protocol.encode(Command.SEND, reply, delivery.body)[0])
         broker.turn()
         if protocol.decode([client.recv()]).header.get("reply_to") != request["id"]:
@@ -94,9 +98,10 @@ def _setup() -> Callable[[int], None]:
 def measure(n: int, scratch: Path) -> float:
     """Instructions per round trip of the driver, counted between two callgrind dumps."""
     out = scratch / "broker-path.out"
-    argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__, "--role", "driver",
-            "--n", str(n)]
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__,
+            "--role", "driver", "--n", str(n)]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         bus_instructions._expect(proc.stdout, "ready")
@@ -112,14 +117,16 @@ def measure(n: int, scratch: Path) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--role", choices=["driver"])
     parser.add_argument("--n", type=int, default=2000, help="round trips counted")
     args = parser.parse_args()
     if args.role == "driver":
         return driver(args.n)
     scratch = Path(tempfile.mkdtemp(prefix="rl-path-"))
-    print(f"broker path {measure(args.n, scratch) / 1000:9,.1f}k instructions per round trip", flush=True)
+    print(f"broker path {measure(args.n, scratch) / 1000:9,.1f}k instructions per round trip",
+          flush=True)
 
 
 if __name__ == "__main__":

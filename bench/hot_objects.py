@@ -1,4 +1,5 @@
-"""The objects a child's first run is expected to touch, found by profiling that run in a probe child.
+"""The objects a child's first run is expected to touch, found by profiling that run in a probe
+child.
 
 Most pages a child copies end up unchanged (a reference taken and dropped again), so the
 words that differ cannot name what touched them. A probe child (forked from the same server,
@@ -39,8 +40,9 @@ def profile(call: Callable[[], None]) -> dict[str, list[int]]:
 def label(codes: dict[CodeType, dict[str, Any]], called: dict[int, Any]) -> dict[str, list[int]]:
     gc.unfreeze()
     # In the order page_owners.EXPLANATIONS tries them: an object with two labels keeps the first.
-    found: dict[str, set[int]] = {"hot code": {id(c) for c in codes}, "hot function": set(), "hot global": set(),
-                                  "hot builtin call": set(called), "hot const": set()}
+    found: dict[str, set[int]] = {"hot code": {id(c) for c in codes}, "hot function": set(),
+                                  "hot global": set(), "hot builtin call": set(called),
+                                  "hot const": set()}
     for obj in gc.get_objects():
         if type(obj) is FunctionType and obj.__code__ in codes:
             found["hot function"].add(id(obj))

@@ -1,4 +1,5 @@
-"""The broker journal's cost for a large body: a write, and its delete once settled, per checkpoint policy.
+"""The broker journal's cost for a large body: a write, and its delete once settled, per checkpoint
+policy.
 
 A message that does not settle within its grace is written when it falls due and deleted when
 it settles, each a commit on the broker's loop. This times both with the real
@@ -55,7 +56,8 @@ def one_round(pages: int | None, body: bytes, n: int) -> tuple[list[float], list
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mib", type=float, default=4.0, help="body size in MiB")
     parser.add_argument("--n", type=int, default=20, help="messages per round")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
@@ -67,7 +69,8 @@ def main() -> None:
             writes, deletes = one_round(pages, body, args.n)
             results[name][0].extend(writes)
             results[name][1].extend(deletes)
-    print(f"| {args.mib:g} MiB body, ms per commit (median of {args.rounds * args.n}) | write | delete |")
+    print(f"| {args.mib:g} MiB body, ms per commit (median of {args.rounds * args.n}) | write | "
+          "delete |")
     print("| --- | ---: | ---: |")
     for name, (writes, deletes) in results.items():
         print(f"| {name} | {statistics.median(writes):.1f} | {statistics.median(deletes):.1f} |")

@@ -28,12 +28,14 @@ def make_keys() -> str:
     folder = tempfile.mkdtemp(prefix="rl-bench-keys-")
     cli = [sys.executable, "-m", "robotlab.cli", "keys", "new"]
     for name, options in {"broker": [], **NAMES}.items():
-        subprocess.run([*cli, name, "--dir", folder, *options], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([*cli, name, "--dir", folder, *options], check=True,
+                       stdout=subprocess.DEVNULL)
     return folder
 
 
-def main(args: argparse.Namespace, run_robotlab: Callable[..., dict[str, float]], alternate: Callable[..., Any],
-         write_section: Callable[[str, str], None], cost_report: Callable[..., str]) -> None:
+def main(args: argparse.Namespace, run_robotlab: Callable[..., dict[str, float]],
+         alternate: Callable[..., Any], write_section: Callable[[str, str], None],
+         cost_report: Callable[..., str]) -> None:
     folder = make_keys()
 
     def run(keyed: bool) -> dict[str, float]:
@@ -50,8 +52,8 @@ def main(args: argparse.Namespace, run_robotlab: Callable[..., dict[str, float]]
     print(table)
     if args.write:
         write_section("Bus: the price of CURVE keys",
-                      f"`python bench/bus.py --keys --n {args.n} --seconds {args.seconds:g} --rounds {args.rounds} "
-                      f"--write`, {time.strftime('%Y-%m-%d')}, medians of {args.rounds} interleaved rounds, "
-                      f"{os.cpu_count()} cores, on loopback TCP: the round trip of \"Bus round trip\", keyless and "
-                      "with CURVE keys for the broker, the echo and the client (see bench/keys_cost.py).\n\n"
-                      f"{table}")
+                      f"`python bench/bus.py --keys --n {args.n} --seconds {args.seconds:g} "
+                      f"--rounds {args.rounds} --write`, {time.strftime('%Y-%m-%d')}, medians of "
+                      f"{args.rounds} interleaved rounds, {os.cpu_count()} cores, on loopback TCP: "
+                      "the round trip of \"Bus round trip\", keyless and with CURVE keys for the "
+                      f"broker, the echo and the client (see bench/keys_cost.py).\n\n{table}")

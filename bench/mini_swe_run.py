@@ -29,10 +29,12 @@ def build(args: argparse.Namespace) -> DefaultAgent:
     """The agent, with mini_textbased.yaml's prompts and environment and our bounds."""
     config = yaml.safe_load((Path(builtin_config_dir) / "mini_textbased.yaml").read_text())
     model_config = {**config["model"], "model_kwargs": {**config["model"].get("model_kwargs", {}),
-                                                        "api_base": args.api_base, "api_key": "none",
+                                                        "api_base": args.api_base,
+                                                        "api_key": "none",
                                                         "timeout": args.call_timeout,
                                                         "max_tokens": args.max_tokens}}
-    model = LitellmTextbasedModel(model_name=args.model, cost_tracking="ignore_errors", **model_config)
+    model = LitellmTextbasedModel(model_name=args.model, cost_tracking="ignore_errors",
+                                  **model_config)
     env = LocalEnvironment(cwd=args.repo, env=config["environment"]["env"], timeout=60)
     agent = config["agent"]
     return DefaultAgent(model, env, system_template=agent["system_template"],
@@ -55,11 +57,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True)
     parser.add_argument("--task", required=True)
-    parser.add_argument("--model", required=True, help="litellm model name, e.g. openai/qwen2.5-coder-0.5b-instruct")
+    parser.add_argument("--model", required=True,
+                        help="litellm model name, e.g. openai/qwen2.5-coder-0.5b-instruct")
     parser.add_argument("--api-base", required=True)
     parser.add_argument("--step-limit", type=int, default=15)
-    parser.add_argument("--wall-limit", type=int, default=300, help="seconds; checked before each model call")
-    parser.add_argument("--call-timeout", type=float, default=300.0, help="seconds, as robot-to's default")
+    parser.add_argument("--wall-limit", type=int, default=300,
+                        help="seconds; checked before each model call")
+    parser.add_argument("--call-timeout", type=float, default=300.0,
+                        help="seconds, as robot-to's default")
     parser.add_argument("--max-tokens", type=int, default=512, help="longest reply")
     parser.add_argument("--trajectory", help="where to save the trajectory JSON")
     args = parser.parse_args()

@@ -44,13 +44,14 @@ def measure(calls: int, url: str) -> tuple[list[float], list[float]]:
 
     import robotlab
 
-    robot = robotlab.build(name="bench", system_prompt=SYSTEM, model="openai/scripted", api_base=url)
+    robot = robotlab.build(name="bench", system_prompt=SYSTEM, model="openai/scripted",
+                           api_base=url)
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}]
     bare, framed = [], []
     for _ in range(calls):
         started = time.perf_counter()
-        litellm.completion(model="openai/scripted", api_base=url, api_key="not-needed", messages=messages,
-                           max_retries=3, timeout=120)
+        litellm.completion(model="openai/scripted", api_base=url, api_key="not-needed",
+                           messages=messages, max_retries=3, timeout=120)
         bare.append(time.perf_counter() - started)
         robot.clear_messages()
         started = time.perf_counter()
@@ -73,8 +74,8 @@ def main() -> int:
             bare, framed = measure(args.calls, url)
             p50_bare, p50_robot = statistics.median(bare) * 1000, statistics.median(framed) * 1000
             results.append(p50_robot - p50_bare)
-            print(f"run {run + 1}: litellm p50 {p50_bare:.2f} ms, Robot.run p50 {p50_robot:.2f} ms, "
-                  f"overhead {p50_robot - p50_bare:+.2f} ms")
+            print(f"run {run + 1}: litellm p50 {p50_bare:.2f} ms, Robot.run p50 {p50_robot:.2f} "
+                  f"ms, overhead {p50_robot - p50_bare:+.2f} ms")
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -57,9 +57,11 @@ class Catalog:
         self.objects = gc.get_objects()
         self.seen: set[int] = set()
         self.pages: dict[int, Counter[str]] = defaultdict(Counter)
-        self.extents: list[tuple[int, int, int, str]] = []  # (allocation start, end, object address, kind)
+        # (allocation start, end, object address, kind)
+        self.extents: list[tuple[int, int, int, str]] = []
         self._starts: list[int] = []
-        self.module_dicts = {id(m.__dict__) for m in list(sys.modules.values()) if isinstance(m, ModuleType)}
+        self.module_dicts = {id(m.__dict__) for m in list(sys.modules.values())
+                             if isinstance(m, ModuleType)}
         self.class_dicts = {id(r) for o in self.objects if isinstance(o, type)
                             for r in gc.get_referents(o) if type(r) is dict}
 
@@ -103,8 +105,10 @@ class Catalog:
 
     @staticmethod
     def _preheader(cls: type) -> int:
-        """Bytes in front of the object's address: the GC header, and a managed dict's two pointers."""
-        return (GC_HEAD if cls.__flags__ & HAVE_GC else 0) + (16 if cls.__flags__ & MANAGED_DICT else 0)
+        """Bytes in front of the object's address: the GC header, and a managed dict's two
+        pointers."""
+        gc_head = GC_HEAD if cls.__flags__ & HAVE_GC else 0
+        return gc_head + (16 if cls.__flags__ & MANAGED_DICT else 0)
 
     def unowned(self, address: int) -> str:
         """Memory no object holds: a pymalloc pool's header, its free blocks, or the malloc heap."""
@@ -131,18 +135,22 @@ class Catalog:
     def _size(obj: Any) -> int:
         cls = type(obj)
         if isinstance(obj, INLINE) or cls.__itemsize__:
-            return max(sys.getsizeof(obj) - (GC_HEAD if gc.is_tracked(obj) else 0), cls.__basicsize__)
+            return max(sys.getsizeof(obj) - (GC_HEAD if gc.is_tracked(obj) else 0),
+                       cls.__basicsize__)
         return cls.__basicsize__
 
     @staticmethod
     def _storage(obj: Any) -> tuple[int, int] | None:
-        """A list's item array or a dict's key table: allocated apart from the object (CPython 3.11 layout)."""
+        """A list's item array or a dict's key table: allocated apart from the object (CPython 3.11
+        layout)."""
         cls = type(obj)
         if cls is list and obj:
-            return ctypes.c_void_p.from_address(id(obj) + 24).value or 0, max(1, sys.getsizeof(obj) - 56)
+            items = ctypes.c_void_p.from_address(id(obj) + 24).value or 0
+            return items, max(1, sys.getsizeof(obj) - 56)
         if cls is dict:
             size = sys.getsizeof(obj) - cls.__basicsize__ - GC_HEAD
-            return (ctypes.c_void_p.from_address(id(obj) + 32).value or 0, size) if size > 0 else None
+            keys = ctypes.c_void_p.from_address(id(obj) + 32).value or 0
+            return (keys, size) if size > 0 else None
         return None
 
     def kind(self, obj: Any) -> str:
@@ -159,7 +167,9 @@ class Catalog:
             return f"type {package(getattr(obj, '__module__', None))}"
         if cls is dict:
             oid = id(obj)
-            return "module dict" if oid in self.module_dicts else "class dict" if oid in self.class_dicts else "dict"
+            if oid in self.module_dicts:
+                return "module dict"
+            return "class dict" if oid in self.class_dicts else "dict"
         if cls.__module__ == "builtins":
             return cls.__name__
         return f"{package(cls.__module__)}.{cls.__qualname__}"
@@ -190,11 +200,14 @@ def attribute(copied: dict[str, Any], hot: dict[str, list[int]] | None = None) -
         for k, n in kinds.items():
             share[k] += n / total
     written = written_by_kind(catalog, copied["written"])
-    written["freed or reused blocks, what the fork server had there"] = freed_blocks(catalog, copied)
-    written["explained by"], written["unexplained pages holding"] = explain(catalog, copied["pages"],
-                                                                            written.pop("written pages"))
-    return {"counts": copied["counts"], "classes": dict(classes), "inherited pages holding": dict(on_inherited),
-            "inherited share": {k: round(v, 1) for k, v in share.items()}, "new kinds": dict(on_new), **written}
+    written["freed or reused blocks, what the fork server had there"] = freed_blocks(
+        catalog, copied)
+    written["explained by"], written["unexplained pages holding"] = explain(
+        catalog, copied["pages"], written.pop("written pages"))
+    return {"counts": copied["counts"], "classes": dict(classes),
+            "inherited pages holding": dict(on_inherited),
+            "inherited share": {k: round(v, 1) for k, v in share.items()},
+            "new kinds": dict(on_new), **written}
 
 
 def written_by_kind(catalog: Catalog, words: list[tuple[int, int, int]]) -> dict[str, Any]:
@@ -243,7 +256,8 @@ def freed_blocks(catalog: Catalog, copied: dict[str, Any]) -> dict[str, int]:
             blocks.add(block)
             words = array.array("Q", _read(fd, block, 48).ljust(48, b"\0"))
             cls = next((types[w] for w in (words[1], words[3], words[5]) if w in types), None)
-            found["(no object there in the server)" if cls is None else f"{cls.__module__}.{cls.__qualname__}"] += 1
+            found["(no object there in the server)" if cls is None
+                  else f"{cls.__module__}.{cls.__qualname__}"] += 1
     finally:
         os.close(fd)
     return dict(found)
@@ -259,8 +273,10 @@ def _read(fd: int, address: int, size: int) -> bytes:
 EXPLANATIONS = ("hot code", "hot function", "hot global", "hot builtin call", "hot const")
 
 
-def explain(catalog: Catalog, pages: list[int], written: set[int]) -> tuple[dict[str, int], dict[str, int]]:
-    """Each copied page's likeliest cause, first match wins: a net write, then what the probe saw touched.
+def explain(catalog: Catalog, pages: list[int],
+            written: set[int]) -> tuple[dict[str, int], dict[str, int]]:
+    """Each copied page's likeliest cause, first match wins: a net write, then what the probe saw
+    touched.
 
     Returns the count per cause, and what the pages no cause explains hold (a page once per kind).
     """
@@ -279,13 +295,16 @@ def explain(catalog: Catalog, pages: list[int], written: set[int]) -> tuple[dict
 
 
 def render(result: dict[str, Any], top: int = 30) -> str:
-    """The attribution as plain text: page classes, then the kinds that hold the most copied pages."""
+    """The attribution as plain text: page classes, then the kinds that hold the most copied
+    pages."""
     lines = [f"pagemap: {result['counts']}", "copied pages by what is on them:"]
-    lines += [f"  {name}: {n}" for name, n in sorted(result["classes"].items(), key=lambda kv: -kv[1])]
+    lines += [f"  {name}: {n}"
+              for name, n in sorted(result["classes"].items(), key=lambda kv: -kv[1])]
     lines.append(f"pages with a net write: {result['pages with a net write']}")
     for title, key in (("copied pages by likeliest cause", "explained by"),
                        ("pages no cause explains, holding", "unexplained pages holding"),
-                       ("pages with a net write, by kind written (a page once per kind)", "pages written by"),
+                       ("pages with a net write, by kind written (a page once per kind)",
+                        "pages written by"),
                        ("words written, by kind and field", "written words"),
                        ("pymalloc blocks freed or reused, what the server had there",
                         "freed or reused blocks, what the fork server had there"),

@@ -88,13 +88,16 @@ class Memory:
         return None
 
     def _refined(self, address: int, name: str) -> str:
-        code = address if name == "code" else self.word(address + FUNC_CODE) if name == "function" else 0
+        code = address if name == "code" else self.word(
+            address + FUNC_CODE) if name == "function" else 0
         return f"{name} {file_package(self.ascii(self.word(code + CO_FILENAME)))}" if code else name
 
     def ascii(self, address: int) -> str:
-        """The text of the compact ASCII str object at ``address`` (its length at +16, its data at +48)."""
+        """The text of the compact ASCII str object at ``address`` (its length at +16, its data at
+        +48)."""
         length = self.word(address + 16)
-        return self.read(address + 48, length).decode("ascii", "replace") if 0 < length < 4096 else ""
+        return self.read(address + 48,
+                         length).decode("ascii", "replace") if 0 < length < 4096 else ""
 
 
 class Layout:
@@ -107,7 +110,8 @@ class Layout:
         self._pools: dict[int, list[tuple[int, int, bool]] | None] = {}
 
     def items(self, page: int) -> list[tuple[int, int, str, int]]:
-        """(start, end, kind, object address) of everything allocated on ``page``; kind ``free`` if free."""
+        """(start, end, kind, object address) of everything allocated on ``page``; kind ``free`` if
+        free."""
         start, end = page * PAGE, (page + 1) * PAGE
         if any(a <= start < b for a, b in self.heap):
             spans = [(a, b, True) for a, b in self.chunks() if a < end and b > start]
@@ -119,11 +123,13 @@ class Layout:
         found = []
         for a, b, used in spans:
             obj = self.server.object_at(a) if used else None
-            found.append((a, b, obj[1], obj[0]) if obj else (a, b, "object of no type found" if used else "free", a))
+            found.append((a, b, obj[1], obj[0]) if obj
+                         else (a, b, "object of no type found" if used else "free", a))
         return found
 
     def pool(self, address: int) -> list[tuple[int, int, bool]] | None:
-        """The blocks of the pool at ``address`` (start, end, in use), or None if it is not a pool."""
+        """The blocks of the pool at ``address`` (start, end, in use), or None if it is not a
+        pool."""
         if address not in self._pools:
             self._pools[address] = self._read_pool(address)
         return self._pools[address]
@@ -132,7 +138,8 @@ class Layout:
         header = self.server.read(address, POOL_HEADER)
         if len(header) < POOL_HEADER:
             return None
-        count, freeblock, _, _, _, szidx, nextoffset, maxnext = struct.unpack("<IxxxxQQQIIII", header)
+        count, freeblock, _, _, _, szidx, nextoffset, maxnext = struct.unpack(
+            "<IxxxxQQQIIII", header)
         if szidx >= 32 or not POOL_HEADER <= nextoffset <= POOL or maxnext > POOL:
             return None
         size = (szidx + 1) * 16
@@ -140,7 +147,8 @@ class Layout:
         while freeblock and len(free) < POOL // 16:  # the free list: each free block's first word
             free.add(freeblock)
             freeblock = self.server.word(freeblock)
-        return [(b, b + size, b not in free) for b in range(address + POOL_HEADER, address + nextoffset, size)]
+        return [(b, b + size, b not in free)
+                for b in range(address + POOL_HEADER, address + nextoffset, size)]
 
     def chunks(self) -> list[tuple[int, int]]:
         """Each glibc chunk's user memory on the heap (start, end), walked from the heap's start."""
@@ -159,7 +167,8 @@ class Layout:
 
 
 def describe(child: int, server: int) -> dict[str, Any]:
-    """Histograms of the child's copied pages by the objects the server holds there, and by net writes."""
+    """Histograms of the child's copied pages by the objects the server holds there, and by net
+    writes."""
     copied = copied_pages(server, child, words=False)
     heap = [(a, b) for a, b, kind in private_mappings(server) if kind == "[heap]"]
     memory, mine = Memory(server), Memory(child)
@@ -181,13 +190,16 @@ def describe(child: int, server: int) -> dict[str, Any]:
         memory.close()
         mine.close()
     return {"counts": copied["counts"], "pages with no word changed": quiet,
-            "pages written, by kind written": dict(written_pages), "words written, by kind and field": dict(fields),
-            "pages with no word changed, share by object count": {k: round(v, 1) for k, v in share.items()}}
+            "pages written, by kind written": dict(written_pages),
+            "words written, by kind and field": dict(fields),
+            "pages with no word changed, share by object count": {
+                k: round(v, 1) for k, v in share.items()}}
 
 
 def _written(server: Memory, child: Memory, page: int, items: list[tuple[int, int, str, int]],
              fields: Counter[str]) -> set[str]:
-    """The kinds of object whose words differ on ``page`` between child and server; counts fields."""
+    """The kinds of object whose words differ on ``page`` between child and server; counts
+    fields."""
     address = page * PAGE
     theirs, ours = server.read(address, PAGE), child.read(address, PAGE)
     kinds = set()
@@ -198,16 +210,19 @@ def _written(server: Memory, child: Memory, page: int, items: list[tuple[int, in
         item = next((it for it in items if it[0] <= where < it[1]), None)
         kind = item[2] if item else "between allocations"
         offset = where - item[3] if item else 0
-        fields[f"{kind} {'refcount' if offset == 0 else 'header' if offset < 0 else f'+{offset}'}"] += 1
+        field = "refcount" if offset == 0 else "header" if offset < 0 else f"+{offset}"
+        fields[f"{kind} {field}"] += 1
         kinds.add(kind)
     return kinds
 
 
 def render(result: dict[str, Any], top: int = 25) -> str:
     """The description as plain text, largest first."""
-    lines = [f"pagemap: {result['counts']}", f"pages with no word changed: {result['pages with no word changed']}"]
+    lines = [f"pagemap: {result['counts']}",
+             f"pages with no word changed: {result['pages with no word changed']}"]
     for key in ("pages written, by kind written", "words written, by kind and field",
                 "pages with no word changed, share by object count"):
         lines.append(f"{key}:")
-        lines += [f"  {n:8.1f}  {kind}" for kind, n in sorted(result[key].items(), key=lambda kv: -kv[1])[:top]]
+        lines += [f"  {n:8.1f}  {kind}"
+                  for kind, n in sorted(result[key].items(), key=lambda kv: -kv[1])[:top]]
     return "\n".join(lines)

@@ -69,8 +69,8 @@ def copied_pages(parent: int, child: int | str = "self", words: bool = True) -> 
                 counts[f"{'heap' if kind == '[heap]' else 'anonymous'} copied"] += 1
                 pages.append(first + i)
     heap = [(start, end) for start, end, kind in mappings if kind == "[heap]"]
-    return {"pages": pages, "counts": counts, "written": written_words(parent, pages) if words else [],
-            "heap": heap, "parent": parent}
+    return {"pages": pages, "counts": counts, "written": written_words(parent, pages) if words
+            else [], "heap": heap, "parent": parent}
 
 
 def written_words(parent: int, pages: list[int]) -> list[tuple[int, int, int]]:

@@ -8,9 +8,9 @@ sequential round trips after 200 warm-up ones; throughput with 8 requests outsta
   worker runtime in another, and the caller in a third worker runtime (``send_message``);
 - Ray: a local Ray cluster, an echo actor and a caller actor that times its calls to it.
 
-AutoGen and Ray are installed on first use into ``.peers-venv`` (git-ignored, beside ``.venv``), never into
-the project's environment; a peer that does not install is skipped with the reason. Rounds
-are interleaved (robotlab, raw, AutoGen, Ray, robotlab, ...) and medians reported.
+AutoGen and Ray are installed on first use into ``.peers-venv`` (git-ignored, beside ``.venv``),
+never into the project's environment; a peer that does not install is skipped with the reason.
+Rounds are interleaved (robotlab, raw, AutoGen, Ray, robotlab, ...) and medians reported.
 
     python bench/peers.py [--rounds 3] [--n 2000] [--seconds 3] [--write]
 """
@@ -59,7 +59,8 @@ def install_peers() -> dict[str, str]:
     for peer, requirements in REQUIREMENTS.items():
         if _importable(peer):
             continue
-        pip = subprocess.run([str(peers_python()), "-m", "pip", "install", "--quiet", *requirements],
+        pip = subprocess.run([str(peers_python()), "-m", "pip", "install", "--quiet",
+                              *requirements],
                              capture_output=True, text=True)
         if pip.returncode != 0 or not _importable(peer):
             last = (pip.stderr.strip().splitlines() or ["no output"])[-1]
@@ -68,7 +69,8 @@ def install_peers() -> dict[str, str]:
 
 
 def _importable(peer: str) -> bool:
-    return subprocess.run([str(peers_python()), "-c", PROBES[peer]], capture_output=True).returncode == 0
+    return subprocess.run([str(peers_python()), "-c", PROBES[peer]],
+                          capture_output=True).returncode == 0
 
 
 def run_peer(peer: str, n: int, seconds: float) -> dict[str, float]:
@@ -78,14 +80,16 @@ def run_peer(peer: str, n: int, seconds: float) -> dict[str, float]:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
-        raise SystemExit(f"{peer} run failed (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
+        raise SystemExit(
+            f"{peer} run failed (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
     return json.loads(lines[-1])
 
 
 # -- shared measurement (imported in the peers' venv too: stdlib only at the top) ----------------
 
 
-async def async_numbers(call: Callable[[], Awaitable[object]], n: int, seconds: float) -> dict[str, float]:
+async def async_numbers(call: Callable[[], Awaitable[object]], n: int,
+                        seconds: float) -> dict[str, float]:
     """bench/bus.py's measures for an asyncio caller: p50/p99 after 200 warm-up round trips, and
     throughput with ``WINDOW`` outstanding."""
     for _ in range(200):
@@ -104,7 +108,8 @@ async def async_numbers(call: Callable[[], Awaitable[object]], n: int, seconds: 
         window.append(asyncio.ensure_future(call()))
     rate = done / (time.perf_counter() - start)
     await asyncio.gather(*window)
-    return {"p50": statistics.median(samples), "p99": samples[int(len(samples) * 0.99) - 1], "rate": rate}
+    return {"p50": statistics.median(samples), "p99": samples[int(len(samples) * 0.99) - 1],
+            "rate": rate}
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -113,7 +118,8 @@ async def async_numbers(call: Callable[[], Awaitable[object]], n: int, seconds: 
 COLUMNS = ("robotlab", "raw pyzmq broker", "AutoGen gRPC", "Ray actors")
 
 
-def measure(rounds: int, n: int, seconds: float, skipped: dict[str, str]) -> dict[str, dict[str, float]]:
+def measure(rounds: int, n: int, seconds: float,
+            skipped: dict[str, str]) -> dict[str, dict[str, float]]:
     """Every side ``rounds`` times, interleaved; the medians per side."""
     import bus
 
@@ -138,7 +144,8 @@ def report(results: dict[str, dict[str, float]], skipped: dict[str, str]) -> str
         cells = []
         for name in names:
             value = results[name][key] * (1000 if unit == "µs" else 1)
-            ratio = "" if name == "raw pyzmq broker" else f" ({results[name][key] / raw[key]:.2f}x raw)"
+            ratio = ("" if name == "raw pyzmq broker"
+                     else f" ({results[name][key] / raw[key]:.2f}x raw)")
             cells.append(f"{value:,.0f} {unit}{ratio}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += [f"\n{peer} skipped: {why}" for peer, why in skipped.items()]
@@ -146,11 +153,14 @@ def report(results: dict[str, dict[str, float]], skipped: dict[str, str]) -> str
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are reported")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved rounds; medians are reported")
     parser.add_argument("--n", type=int, default=2000, help="sequential round trips for p50/p99")
     parser.add_argument("--seconds", type=float, default=3.0, help="length of the throughput run")
-    parser.add_argument("--write", action="store_true", help="record the table in docs/benchmarks.md")
+    parser.add_argument("--write", action="store_true",
+                        help="record the table in docs/benchmarks.md")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     load = os.getloadavg()[0]
@@ -160,14 +170,16 @@ def main() -> None:
     if args.write:
         from bus import write_section
 
-        note = (f"`python bench/peers.py --rounds {args.rounds} --n {args.n} --seconds {args.seconds:g} --write`, "
-                f"{time.strftime('%Y-%m-%d')}, medians of {args.rounds} interleaved rounds, {os.cpu_count()} cores "
-                f"shared with other work (load average {load:.1f} at the start). An echo round trip through "
-                "each system's own routing: robotlab's broker and robotd, a raw pyzmq ROUTER forwarder and DEALER echo (bench/bus.py), AutoGen's gRPC host with "
-                "an echo agent and a caller in two worker runtimes, Ray's echo actor called by a caller actor. "
-                "AutoGen 0.7.5 (autogen-core, autogen-ext[grpc]) and Ray 2.60.0, installed by the first run into "
-                ".peers-venv (about 340 MB, git-ignored). The ratios are the measure: the absolute numbers move "
-                "with the machine's load, all four columns together.")
+        note = (f"`python bench/peers.py --rounds {args.rounds} --n {args.n} --seconds "
+                f"{args.seconds:g} --write`, {time.strftime('%Y-%m-%d')}, medians of {args.rounds} "
+                f"interleaved rounds, {os.cpu_count()} cores shared with other work (load average "
+                f"{load:.1f} at the start). An echo round trip through each system's own routing: "
+                "robotlab's broker and robotd, a raw pyzmq ROUTER forwarder and DEALER echo "
+                "(bench/bus.py), AutoGen's gRPC host with an echo agent and a caller in two worker "
+                "runtimes, Ray's echo actor called by a caller actor. AutoGen 0.7.5 (autogen-core, "
+                "autogen-ext[grpc]) and Ray 2.60.0, installed by the first run into .peers-venv "
+                "(about 340 MB, git-ignored). The ratios are the measure: the absolute numbers "
+                "move with the machine's load, all four columns together.")
         write_section("Side by side: robotlab, raw pyzmq, AutoGen, Ray", f"{note}\n\n{table}")
 
 

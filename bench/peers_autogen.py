@@ -74,7 +74,8 @@ async def measure(address: str, n: int, seconds: float) -> dict[str, float]:
             if time.monotonic() > deadline:
                 raise
             await asyncio.sleep(0.1)
-    numbers = await async_numbers(lambda: runtime.send_message(Echo(PAYLOAD_TEXT), echo), n, seconds)
+    numbers = await async_numbers(lambda: runtime.send_message(Echo(PAYLOAD_TEXT), echo), n,
+                                  seconds)
     await runtime.stop()
     return numbers
 
@@ -107,7 +108,8 @@ def main() -> None:
     procs = [subprocess.Popen([sys.executable, __file__, "--role", "host", "--address", address])]
     try:
         wait_port(port)
-        procs.append(subprocess.Popen([sys.executable, __file__, "--role", "echo", "--address", address]))
+        procs.append(subprocess.Popen([sys.executable, __file__, "--role", "echo", "--address",
+                                       address]))
         print(json.dumps(asyncio.run(measure(address, args.n, args.seconds))), flush=True)
     finally:
         for proc in procs:

@@ -21,11 +21,13 @@ from robotlab.bus import protocol  # noqa: E402
 from robotlab.bus.protocol import Command  # noqa: E402
 
 FRAMES = {
-    "SEND": protocol.encode(Command.SEND, {"id": "ab12cd.17", "to": "bob", "type": "request", "deadline": 1.8e9,
+    "SEND": protocol.encode(Command.SEND,
+                            {"id": "ab12cd.17", "to": "bob", "type": "request", "deadline": 1.8e9,
                                            "any": True}, protocol.pack({"task": "x" * 64})),
     "DELIVER": protocol.encode(Command.DELIVER, {"id": "ab12cd.17", "to": "bob", "type": "request",
-                                                 "deadline": 1.8e9, "from": "alice", "from_instance": "a1b2c3d4e5f6",
-                                                 "delivery": 123, "attempt": 1}, b""),
+                                                 "deadline": 1.8e9, "from": "alice",
+                                                 "from_instance": "a1b2c3d4e5f6", "delivery": 123,
+                                                 "attempt": 1}, b""),
 }
 
 
@@ -50,13 +52,16 @@ def measure(n: int) -> list[tuple[str, float, float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200_000)
-    parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
+    parser.add_argument("--write", action="store_true",
+                        help="record the results in docs/benchmarks.md")
     args = parser.parse_args()
     rows = measure(args.n)
     load = os.getloadavg()[0]
-    lines = ["| frame | decode with the schema (us) | without (us) | the schema costs (us) |", "| --- | ---: | ---: | ---: |"]
+    lines = ["| frame | decode with the schema (us) | without (us) | the schema costs (us) |",
+             "| --- | ---: | ---: | ---: |"]
     lines += [f"| {label} | {a:.2f} | {b:.2f} | {a - b:.2f} |" for label, a, b in rows]
     table = "\n".join(lines)
     print(table)
@@ -64,8 +69,9 @@ def main() -> None:
     if args.write:
         from bus import write_section
 
-        head = (f"`python bench/protocol.py --n {args.n} --write`, best of 5, load average {load:.1f} on 2 cores "
-                "(other work was running: compare the two columns, not the absolute numbers).")
+        head = (f"`python bench/protocol.py --n {args.n} --write`, best of 5, load average "
+                f"{load:.1f} on 2 cores (other work was running: compare the two columns, not the "
+                "absolute numbers).")
         write_section("Header schema check (protocol.decode)", head + "\n\n" + table)
 
 

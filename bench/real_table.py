@@ -48,27 +48,29 @@ class Result:
 
 def render(results: list[Result], agents: list[str]) -> str:
     """A Markdown table of every run, then one total row per agent."""
-    lines = ["| task | agent | solved | iterations / steps | model calls | tokens (in / out) | wall s | ended |",
+    lines = ["| task | agent | solved | iterations / steps | model calls | tokens (in / out) | "
+             "wall s | ended |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |"]
     for r in results:
-        lines.append(f"| {r.task} | {r.agent} | {'yes' if r.solved else 'no'} | {r.rounds} | {r.calls} | "
-                     f"{r.tokens:,} ({r.prompt_tokens:,} / {r.completion_tokens:,}) | {r.seconds:.0f} | "
-                     f"{r.ended.replace('|', '/')[:90]} |")
+        lines.append(f"| {r.task} | {r.agent} | {'yes' if r.solved else 'no'} | {r.rounds} | "
+                     f"{r.calls} | {r.tokens:,} ({r.prompt_tokens:,} / {r.completion_tokens:,}) | "
+                     f"{r.seconds:.0f} | {r.ended.replace('|', '/')[:90]} |")
     for agent in agents:
         mine = [r for r in results if r.agent == agent]
         solved = sum(r.solved for r in mine)
         tokens = sum(r.tokens for r in mine)
         per_solved = f"{tokens // solved:,}" if solved else "-"
-        lines.append(f"| **total** | **{agent}** | **{solved}/{len(mine)}** | {sum(r.rounds for r in mine)} | "
-                     f"{sum(r.calls for r in mine)} | {tokens:,} ({per_solved} per solved task) | "
-                     f"{sum(r.seconds for r in mine):.0f} | |")
+        lines.append(f"| **total** | **{agent}** | **{solved}/{len(mine)}** | "
+                     f"{sum(r.rounds for r in mine)} | {sum(r.calls for r in mine)} | {tokens:,} "
+                     f"({per_solved} per solved task) | {sum(r.seconds for r in mine):.0f} | |")
     return "\n".join(lines)
 
 
 def commit_of(root: Path) -> str:
     """The checked-out commit, short, marked when tracked files differ from it (take it when the
     run starts: the code measured is the code of that moment)."""
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                          text=True)
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                            capture_output=True, text=True)
     return head.stdout.strip() + (" with uncommitted changes" if dirty.stdout.strip() else "")
@@ -80,7 +82,8 @@ def append_section(root: Path, command: str, table: str, commit: str, load_befor
     path = root / "docs" / "benchmarks.md"
     text = path.read_text()
     block = (f"### {time.strftime('%Y-%m-%d %H:%M')}, commit {commit}\n\n"
-             f"`.venv/bin/python {command}`; {os.cpu_count()} cores shared with other work, load average "
+             f"`.venv/bin/python {command}`; {os.cpu_count()} cores shared with other work, load "
+             "average "
              f"{load_before:.1f} at the start and {load_after:.1f} at the end.\n\n{table}\n")
     start = text.find(SECTION + "\n")
     if start == -1:

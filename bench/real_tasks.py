@@ -64,7 +64,8 @@ def load_tasks(names: list[str] | None = None) -> list[Task]:
 
 def _git(repo: Path, *args: str) -> str:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env).stdout
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
+                          env=env).stdout
 
 
 def materialize(task: Task, dest: Path) -> Path:
@@ -90,14 +91,16 @@ def changed_graders(task: Task, repo: Path) -> list[str]:
     return sorted(str(original.relative_to(task.folder / "repo")) for original in
                   (task.folder / "repo").rglob(GRADER_GLOB)
                   if not (repo / original.relative_to(task.folder / "repo")).is_file()
-                  or (repo / original.relative_to(task.folder / "repo")).read_text() != original.read_text())
+                  or (repo / original.relative_to(task.folder / "repo")).read_text()
+                  != original.read_text())
 
 
 def verify(task: Task, repo: Path, env: dict[str, str] | None = None) -> Verdict:
     """Run the task's verify command in ``repo`` through the shell, as robot-to's gate does."""
     try:
-        done = subprocess.run(task.verify, shell=True, cwd=repo, capture_output=True, text=True, env=env,
-                              stdin=subprocess.DEVNULL, timeout=VERIFY_TIMEOUT, start_new_session=True)
+        done = subprocess.run(task.verify, shell=True, cwd=repo, capture_output=True, text=True,
+                              env=env, stdin=subprocess.DEVNULL, timeout=VERIFY_TIMEOUT,
+                              start_new_session=True)
     except subprocess.TimeoutExpired as exc:
         return Verdict(False, f"[{exc.cmd!r} timed out after {VERIFY_TIMEOUT:g}s]")
     return Verdict(done.returncode == 0, done.stdout + done.stderr)

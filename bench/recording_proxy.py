@@ -44,7 +44,8 @@ class InFlight:
             return self.changed.wait_for(lambda: self.count == 0, timeout)
 
 
-def _handler(upstream: str, record: Path, lock: threading.Lock, flight: InFlight) -> type[BaseHTTPRequestHandler]:
+def _handler(upstream: str, record: Path, lock: threading.Lock,
+             flight: InFlight) -> type[BaseHTTPRequestHandler]:
     class Forward(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             with flight.one():
@@ -61,7 +62,8 @@ def _handler(upstream: str, record: Path, lock: threading.Lock, flight: InFlight
                                              headers={"Content-Type": "application/json"})
             try:
                 with urllib.request.urlopen(request, timeout=900) as reply:
-                    status, kind, data = reply.status, reply.headers.get("Content-Type", ""), reply.read()
+                    status, kind, data = reply.status, reply.headers.get(
+                        "Content-Type", ""), reply.read()
             except urllib.error.HTTPError as exc:
                 status, kind, data = exc.code, exc.headers.get("Content-Type", ""), exc.read()
             try:
@@ -70,10 +72,12 @@ def _handler(upstream: str, record: Path, lock: threading.Lock, flight: InFlight
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
-            except OSError:  # the client gave up (killed at the wall limit): the server still worked
+            # the client gave up (killed at the wall limit): the server still worked
+            except OSError:
                 pass
-            entry = {"path": self.path, "status": status, "seconds": round(time.monotonic() - started, 2),
-                     "request": _json(body), "reply": _json(data)}
+            entry = {"path": self.path, "status": status,
+                     "seconds": round(time.monotonic() - started, 2), "request": _json(body),
+                     "reply": _json(data)}
             with lock, record.open("a") as out:
                 out.write(json.dumps(entry) + "\n")
 
@@ -101,7 +105,8 @@ def recording(upstream: str, record: Path, drain: float = 900.0) -> Iterator[str
     finishes a reply whose client was killed, and the next run must not queue behind it.
     """
     flight = InFlight()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(upstream.rstrip("/"), record, threading.Lock(), flight))
+    server = ThreadingHTTPServer(("127.0.0.1", 0),
+                                 _handler(upstream.rstrip("/"), record, threading.Lock(), flight))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -46,8 +46,10 @@ def script(iterations: int) -> list[dict[str, Any]]:
     turns: list[dict[str, Any]] = []
     for i in range(iterations):
         turns += [
-            {"tool_calls": [{"name": "write", "arguments": {"path": f"new/file_{i}.py", "content": f"X = {i}\n"}}]},
-            {"tool_calls": [{"name": "submit_iteration_result", "arguments": {"success": True, "summary": f"add {i}"}}]},
+            {"tool_calls": [{"name": "write",
+                             "arguments": {"path": f"new/file_{i}.py", "content": f"X = {i}\n"}}]},
+            {"tool_calls": [{"name": "submit_iteration_result",
+                             "arguments": {"success": True, "summary": f"add {i}"}}]},
             {"content": "done"},
         ]
     return turns
@@ -82,8 +84,9 @@ def one_run(files: int, iterations: int) -> list[float]:
         with serve_script(script(iterations)) as url:
             report = robotlab.to.run(
                 "benchmark the loop", work_dir=str(repo), model="openai/scripted", api_base=url,
-                max_iterations=iterations, local_guards=True, streams=Streams(io.StringIO(), io.StringIO(), False),
-                preflight=False,  # the script holds no answer for it, and it is start-up, not per iteration
+                max_iterations=iterations, local_guards=True,
+                streams=Streams(io.StringIO(), io.StringIO(), False), preflight=False,
+                # the script holds no answer for it, and it is start-up, not per iteration
             )
         assert report.run is not None and report.run.commits == iterations, report.summary
         log = repo / report.run.run_dir / "run.log"
@@ -104,9 +107,11 @@ def main() -> None:
         times = sorted(one_run(args.files, args.iterations))
         medians.append(statistics.median(times))
         p90 = times[int(len(times) * 0.9) - 1]
-        print(f"| {run} | {len(times)} | {statistics.median(times):.0f} | {p90:.0f} | {times[-1]:.0f} |")
+        print(f"| {run} | {len(times)} | {statistics.median(times):.0f} | {p90:.0f} | "
+              f"{times[-1]:.0f} |")
     verdict = "meets" if statistics.median(medians) < 300 else "misses"
-    print(f"\nmedian of run medians: {statistics.median(medians):.0f} ms ({verdict} the 300 ms target)")
+    print(f"\nmedian of run medians: {statistics.median(medians):.0f} ms ({verdict} the 300 ms "
+          "target)")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ from robotlab.skills import AgentSkill
 
 STRATEGIES = {"unconfined": {"enabled": False},
               "bubblewrap, network off": {"enabled": True, "strategy": "bubblewrap"},
-              "bubblewrap, network on": {"enabled": True, "strategy": "bubblewrap", "network": True},
+              "bubblewrap, network on": {"enabled": True, "strategy": "bubblewrap",
+                                         "network": True},
               "landlock, network off": {"enabled": True, "strategy": "landlock"},
               "landlock, network on": {"enabled": True, "strategy": "landlock", "network": True}}
 """The skill declares the network; the ceiling decides, so "off" runs under the socket filter."""
@@ -30,7 +31,8 @@ STRATEGIES = {"unconfined": {"enabled": False},
 
 def bundle(folder: Path) -> Path:
     (folder / "scripts").mkdir(parents=True)
-    (folder / "SKILL.md").write_text("---\nname: bench\ndescription: say ok\nnetwork: true\n---\nSay ok.\n")
+    (folder / "SKILL.md").write_text(
+        "---\nname: bench\ndescription: say ok\nnetwork: true\n---\nSay ok.\n")
     script = folder / "scripts" / "ok.sh"
     script.write_text("#!/bin/bash\necho ok\n")
     script.chmod(0o755)
@@ -59,7 +61,8 @@ def main() -> None:
     print("| strategy | p50 | p90 |\n| --- | --- | --- |")
     for name, samples in times.items():
         deciles = statistics.quantiles(samples, n=10)
-        print(f"| {name} | {statistics.median(samples) * 1000:.1f} ms | {deciles[8] * 1000:.1f} ms |")
+        print(f"| {name} | {statistics.median(samples) * 1000:.1f} ms | {deciles[8] * 1000:.1f} ms "
+              "|")
 
 
 if __name__ == "__main__":

@@ -54,7 +54,8 @@ def dirty_by_mapping(pid: int) -> Counter[str]:
         fields = line.split()
         if fields[0].startswith("Private_Dirty:"):
             dirty[name] += int(fields[1])
-        elif not fields[0].endswith(":"):  # a mapping's header line: address range, perms, ..., path
+        # a mapping's header line: address range, perms, ..., path
+        elif not fields[0].endswith(":"):
             path = fields[5] if len(fields) > 5 else ""
             name = ANONYMOUS if not path else path if path.startswith("[") else Path(path).name
     return dirty
@@ -105,8 +106,9 @@ def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
     times, memory = [], []
     for i in range(rounds):
         name = f"cold{i}"
-        argv = [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", url, "--system-prompt", "You help.",
-                "--model", parent.model, "--api-base", api, "--serve"]
+        argv = [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", url,
+                "--system-prompt", "You help.", "--model", parent.model, "--api-base", api,
+                "--serve"]
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while not any(row["name"] == name for row in parent.bus.admin("ps")):
@@ -119,7 +121,8 @@ def measure_cold(url: str, api: str, parent, rounds: int) -> dict[str, float]:
     return {"p50": statistics.median(times), "uss": statistics.median(memory)}
 
 
-def run(children: int, cold: int, model: str, pages: bool = False) -> tuple[dict[str, float], dict[str, Any],
+def run(children: int, cold: int, model: str,
+        pages: bool = False) -> tuple[dict[str, float], dict[str, Any],
                                                                           dict[str, float]]:
     from robotlab import Robot
     from robotlab.robot.spawn import start_fork_server
@@ -129,7 +132,8 @@ def run(children: int, cold: int, model: str, pages: bool = False) -> tuple[dict
     from bus import free_port
 
     url = f"tcp://127.0.0.1:{free_port()}"
-    broker = subprocess.Popen([sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level", "WARNING", "--no-journal"],
+    broker = subprocess.Popen([sys.executable, "-m", "robotlab.cli", "broker", "--bind", url,
+                               "--log-level", "WARNING", "--no-journal"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     turns = [{"content": "hi"}] * (children + cold + 5)
     try:
@@ -138,7 +142,8 @@ def run(children: int, cold: int, model: str, pages: bool = False) -> tuple[dict
             parent = Robot(name="bench", bus=url, model=model, api_base=api)
             start = time.perf_counter()
             server = start_fork_server(warm=True)
-            warm_pid = server.warm_pid or server.process.pid  # the first server's, if the warm-up died
+            # the first server's, if the warm-up died
+            warm_pid = server.warm_pid or server.process.pid
             warm = {"seconds": time.perf_counter() - start, "uss": uss_mb(warm_pid)}
             spawned = measure_spawns(parent, children, warm_pid if pages else None)
             started = measure_cold(url, api, parent, cold)
@@ -149,15 +154,18 @@ def run(children: int, cold: int, model: str, pages: bool = False) -> tuple[dict
     return warm, spawned, started
 
 
-def report(warm: dict[str, float], spawned: dict[str, Any], cold: dict[str, float], children: int) -> str:
+def report(warm: dict[str, float], spawned: dict[str, Any], cold: dict[str, float],
+           children: int) -> str:
     rows = [
         ("spawn to first reply, p50", f"{spawned['p50']:.1f} ms", "under 50 ms"),
         ("spawn to first reply, p99", f"{spawned['p99']:.1f} ms", ""),
         ("cold `robotd --serve` to first reply, p50", f"{cold['p50']:.0f} ms", "for comparison"),
-        ("unique memory per child, idle (USS, median)", f"{spawned['uss_idle']:.2f} MB", "under 15 MB"),
-        ("unique memory per child after one run (USS, median)", f"{spawned['uss_working']:.2f} MB", "under 15 MB"),
-        ("private dirty memory per child after one run (smaps_rollup, median)", f"{spawned['dirty_working']:.2f} MB",
+        ("unique memory per child, idle (USS, median)", f"{spawned['uss_idle']:.2f} MB",
          "under 15 MB"),
+        ("unique memory per child after one run (USS, median)", f"{spawned['uss_working']:.2f} MB",
+         "under 15 MB"),
+        ("private dirty memory per child after one run (smaps_rollup, median)",
+         f"{spawned['dirty_working']:.2f} MB", "under 15 MB"),
         ("unique memory of a cold robotd (USS)", f"{cold['uss']:.1f} MB", "for comparison"),
         ("fork server warm-up (once per process)", f"{warm['seconds']:.1f} s", ""),
         ("fork server unique memory", f"{warm['uss']:.1f} MB", "shared by its children"),
@@ -165,21 +173,26 @@ def report(warm: dict[str, float], spawned: dict[str, Any], cold: dict[str, floa
     lines = [f"{children} children spawned one after another.", "",
              "| measure | result | target |", "| --- | ---: | --- |"]
     lines += [f"| {name} | {value} | {target} |" for name, value, target in rows]
-    lines += ["", "Where the first child's first run wrote (Private_Dirty growth per mapping, /proc/PID/smaps):", "",
+    lines += ["", "Where the first child's first run wrote (Private_Dirty growth per mapping, "
+                  "/proc/PID/smaps):", "",
               "| mapping | grew by |", "| --- | ---: |"]
     lines += [f"| {name} | {kb:,} kB |" for name, kb in spawned["grown"].items()]
     return "\n".join(lines)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--children", type=int, default=30)
     parser.add_argument("--cold", type=int, default=3, help="cold robotd starts to time")
     parser.add_argument("--model", default="openai/scripted",
-                        help="the children's model name (the stub answers any; litellm prices some, not this one)")
-    parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
+                        help="the children's model name (the stub answers any; litellm prices "
+                             "some, not this one)")
+    parser.add_argument("--write", action="store_true",
+                        help="record the results in docs/benchmarks.md")
     parser.add_argument("--pages", action="store_true",
-                        help="describe the first child's copied pages by the objects on them (bench/page_types.py; root)")
+                        help="describe the first child's copied pages by the objects on them "
+                             "(bench/page_types.py; root)")
     args = parser.parse_args()
     warm, spawned, cold = run(args.children, args.cold, args.model, args.pages)
     table = report(warm, spawned, cold, args.children)
@@ -191,13 +204,13 @@ def main() -> None:
     if args.write:
         from bus import write_section
 
-        note = (f"`python bench/spawn.py --children {args.children} --cold {args.cold} --model {args.model} --write`, "
-                f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared with other work "
-                f"(load average {os.getloadavg()[0]:.1f} at the end). "
-                "Targets from DESIGN.md section 7. A child's unique memory is the pages of the fork server it "
-                "has written to since the fork (CPython writes a reference count into every object it touches), "
-                "so the figures that matter are after its first model call; the steps that brought them down "
-                "are in the next section.")
+        note = (f"`python bench/spawn.py --children {args.children} --cold {args.cold} --model "
+                f"{args.model} --write`, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores "
+                f"shared with other work (load average {os.getloadavg()[0]:.1f} at the end). "
+                "Targets from DESIGN.md section 7. A child's unique memory is the pages of the "
+                "fork server it has written to since the fork (CPython writes a reference count "
+                "into every object it touches), so the figures that matter are after its first "
+                "model call; the steps that brought them down are in the next section.")
         write_section("Spawn (fork server) vs a cold robotd", f"{note}\n\n{table}")
 
 

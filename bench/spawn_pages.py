@@ -41,7 +41,8 @@ def start_stub(turns: int, folder: Path) -> tuple[subprocess.Popen[str], str]:
     """The script server in its own process; returns it and its URL."""
     script = folder / "script.json"
     script.write_text(json.dumps([{"content": "hi"}] * turns))
-    proc = subprocess.Popen([sys.executable, "-m", "robotlab.testing.llm_server", "--script", str(script)],
+    proc = subprocess.Popen([sys.executable, "-m", "robotlab.testing.llm_server", "--script",
+                             str(script)],
                             stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert proc.stdout is not None
     line = proc.stdout.readline().split()
@@ -58,7 +59,8 @@ def uss() -> float:
 
 
 def child(api: str, model: str, report: Path, hot: Path | None) -> None:
-    """In a forked child: build a robot, run it once, report USS (and the attribution); never returns."""
+    """In a forked child: build a robot, run it once, report USS (and the attribution); never
+    returns."""
     code = 0
     try:
         from robotlab.robot.robot import Robot
@@ -68,7 +70,8 @@ def child(api: str, model: str, report: Path, hot: Path | None) -> None:
         built = uss()
         robot.run("hello")
         ran = uss()
-        result: dict[str, Any] = {"built": built - start, "run": ran - built, "total": ran - start, "uss": ran}
+        result: dict[str, Any] = {"built": built - start, "run": ran - built, "total": ran - start,
+                                  "uss": ran}
         if hot:
             pages = copied_pages(os.getppid())
             result["attribution"] = attribute(pages, json.loads(hot.read_text()))
@@ -79,7 +82,8 @@ def child(api: str, model: str, report: Path, hot: Path | None) -> None:
     os._exit(code)
 
 
-def fork_children(api: str, model: str, count: int, folder: Path, attributed: bool) -> Iterator[dict[str, Any]]:
+def fork_children(api: str, model: str, count: int, folder: Path,
+                  attributed: bool) -> Iterator[dict[str, Any]]:
     hot = folder / "hot.json"
     if attributed:
         run_in_child(partial(probe, api, model, hot))
@@ -104,7 +108,8 @@ def probe(api: str, model: str, out: Path) -> None:
     from robotlab.robot.robot import Robot
 
     def construct_and_run() -> None:
-        Robot(name="kid", system_prompt="You help.", model=model, api_base=api, api_key="k").run("hello")
+        Robot(name="kid", system_prompt="You help.", model=model, api_base=api,
+              api_key="k").run("hello")
 
     out.write_text(json.dumps(profile(construct_and_run)))
 
@@ -116,23 +121,27 @@ def summary(results: list[dict[str, Any]]) -> str:
     cols = ("built", "run", "total", "uss")
     rows = [" ".join(f"{r[c]:6.2f}" for c in cols) for r in results]
     medians = " ".join(f"{statistics.median(r[c] for r in results):6.2f}" for c in cols)
-    return "\n".join(["MB grown:  built    run  total  (USS)", *(f"  child   {row}" for row in rows),
-                      f"  median  {medians}"])
+    return "\n".join(["MB grown:  built    run  total  (USS)",
+                      *(f"  child   {row}" for row in rows), f"  median  {medians}"])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--children", type=int, default=5)
     parser.add_argument("--model", default="openai/scripted")
-    parser.add_argument("--attribute", action="store_true", help="histogram the first child's copied pages")
+    parser.add_argument("--attribute", action="store_true",
+                        help="histogram the first child's copied pages")
     parser.add_argument("--json", type=Path, help="write the first child's attribution here")
-    parser.add_argument("--rounds", type=int, help="the warm-up's rounds of model calls after the code is moved "
+    parser.add_argument("--rounds", type=int,
+                        help="the warm-up's rounds of model calls after the code is moved "
                         "(default: robotd.warmup.AFTER_RELOCATION_ROUNDS)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         stub, api = start_stub(args.children + 2, Path(tmp))
         try:
-            import psutil  # noqa: F401  (here, not in each child: its import would count as the child's)
+            # here, not in each child: its import would count as the child's
+            import psutil  # noqa: F401
 
             from robotd import warmup
 

@@ -17,7 +17,8 @@ With ``--robot-runs N`` (default 3; 0 skips them), against a broker process of i
 - the same after ``start_fork_server(warm=True)`` (the fork server's warm-up waited for first,
   as every first spawn did before the fork server served during its warm-up).
 
-    .venv/bin/python bench/startup.py [--runs 15] [--robot-runs 3] [--bin DIR] [--before DIR] [--write]
+    .venv/bin/python bench/startup.py [--runs 15] [--robot-runs 3] [--bin DIR] [--before DIR]
+    [--write]
 
 ``--bin`` names the folder of console scripts to measure (default this interpreter's);
 ``--before`` another one (an older checkout's ``.venv/bin``), measured in the same run.
@@ -48,7 +49,8 @@ def _first_output(argv: list[str], cwd: str, *, terminal: bool) -> float:
         master, slave = pty.openpty()
     started = time.perf_counter()
     process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=slave if terminal else subprocess.PIPE, start_new_session=True)
+                               stderr=slave if terminal else subprocess.PIPE,
+                               start_new_session=True)
     fd = master if master is not None else process.stderr.fileno()  # type: ignore[union-attr]
     seen = b""
     try:
@@ -73,15 +75,16 @@ def _first_output(argv: list[str], cwd: str, *, terminal: bool) -> float:
 
 def _to_exit(argv: list[str], cwd: str) -> float:
     started = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=True)
+    subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)
     return time.perf_counter() - started
 
 
 def import_offenders(python: str, cwd: str, most: int = 8) -> list[tuple[str, float, float]]:
     """(module, self ms, cumulative ms) of the robot-to command's imports, largest self time first.
 
-    Run outside any checkout, so ``-c`` cannot pick up a ``robotlab/`` folder in the working directory.
+    Run outside any checkout, so ``-c`` cannot pick up a ``robotlab/`` folder in the working
+    directory.
     """
     done = subprocess.run([python, "-X", "importtime", "-c", "import robotlab.cli.robot_to"],
                           cwd=cwd, capture_output=True, text=True, check=True)
@@ -99,9 +102,12 @@ def probes(bin_dir: Path, cwd: str) -> list[tuple[str, Callable[[], float]]]:
     python, robot_to = str(bin_dir / "python"), [str(bin_dir / "robot-to"), OBJECTIVE]
     return [
         ("`python -c pass` (baseline, to exit)", lambda: _to_exit([python, "-c", "pass"], cwd)),
-        ("`robot-to ...` first line, stderr a pipe", lambda: _first_output(robot_to, cwd, terminal=False)),
-        ("`robot-to ...` first output, stderr a terminal", lambda: _first_output(robot_to, cwd, terminal=True)),
-        ("`robotlab --help` (to exit)", lambda: _to_exit([str(bin_dir / "robotlab"), "--help"], cwd)),
+        ("`robot-to ...` first line, stderr a pipe",
+         lambda: _first_output(robot_to, cwd, terminal=False)),
+        ("`robot-to ...` first output, stderr a terminal",
+         lambda: _first_output(robot_to, cwd, terminal=True)),
+        ("`robotlab --help` (to exit)",
+         lambda: _to_exit([str(bin_dir / "robotlab"), "--help"], cwd)),
         ("`robotd --help` (to exit)", lambda: _to_exit([str(bin_dir / "robotd"), "--help"], cwd)),
     ]
 
@@ -134,8 +140,8 @@ with serve_script([{"content": "hello"}]) as api:
 
 def _robotd_ready(bin_dir: Path, broker: str, cwd: str) -> float:
     """Seconds from the exec of ``robotd --serve`` to its ``ready`` line."""
-    argv = [str(bin_dir / "robotd"), "--name", "bench-robot", "--broker", broker, "--system-prompt", "Answer.",
-            "--model", "openai/scripted", "--api-base", API, "--serve"]
+    argv = [str(bin_dir / "robotd"), "--name", "bench-robot", "--broker", broker, "--system-prompt",
+            "Answer.", "--model", "openai/scripted", "--api-base", API, "--serve"]
     started = time.perf_counter()
     process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -151,13 +157,15 @@ def _robotd_ready(bin_dir: Path, broker: str, cwd: str) -> float:
 
 
 def _first_spawn(bin_dir: Path, broker: str, cwd: str, how: str) -> list[float]:
-    """Seconds a fresh process's first ``spawn`` takes until the child answers, and until its first reply."""
+    """Seconds a fresh process's first ``spawn`` takes until the child answers, and until its first
+    reply."""
     done = subprocess.run([str(bin_dir / "python"), "-c", FIRST_SPAWN, broker, how], cwd=cwd,
                           capture_output=True, text=True, timeout=300, check=True)
     return [float(word) for word in done.stdout.split()[-2:]]
 
 
-def robot_probes(bin_dir: Path, broker: str, cwd: str) -> list[tuple[list[str], Callable[[], list[float]]]]:
+def robot_probes(bin_dir: Path, broker: str,
+                 cwd: str) -> list[tuple[list[str], Callable[[], list[float]]]]:
     """The slow probes, which need a broker: a robotd's ready line, and a process's first spawn.
 
     Each probe is one fresh process that gives one figure per name.
@@ -166,16 +174,19 @@ def robot_probes(bin_dir: Path, broker: str, cwd: str) -> list[tuple[list[str], 
         (["`robotd --serve` to its ready line"], lambda: [_robotd_ready(bin_dir, broker, cwd)]),
         (["a process's first `spawn` until the child answers", "... until the child's first reply"],
          lambda: _first_spawn(bin_dir, broker, cwd, "now")),
-        (["a first `spawn` after `start_fork_server(warm=True)`, until the child answers", "... until its first reply"],
+        (["a first `spawn` after `start_fork_server(warm=True)`, until the child answers",
+          "... until its first reply"],
          lambda: _first_spawn(bin_dir, broker, cwd, "warm")),
     ]
 
 
 def measure_robots(runs: int, bin_dirs: list[Path]) -> list[list[tuple[str, float]]]:
-    """p50 of the robot probes for each folder of ``bin_dirs``, taking turns, on one broker process."""
+    """p50 of the robot probes for each folder of ``bin_dirs``, taking turns, on one broker
+    process."""
     with tempfile.TemporaryDirectory(prefix="rl-bench-") as cwd:
         broker = f"ipc://{cwd}/broker.sock"
-        process = subprocess.Popen([str(bin_dirs[0] / "robotlab"), "broker", "--bind", broker, "--journal",
+        process = subprocess.Popen([str(bin_dirs[0] / "robotlab"), "broker", "--bind", broker,
+                                    "--journal",
                                     f"{cwd}/journal.db"], cwd=cwd, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, start_new_session=True)
         try:
@@ -201,13 +212,16 @@ def measure_robots(runs: int, bin_dirs: list[Path]) -> list[list[tuple[str, floa
 
 def robot_report(rows: list[tuple[str, float]], before: list[tuple[str, float]] | None) -> str:
     """The robot probes as a markdown table, beside the "before" folder's if measured."""
-    lines = ["| what | p50 |" + (" before: p50 |" if before else ""), "| --- | --- |" + (" --- |" if before else "")]
+    lines = ["| what | p50 |" + (" before: p50 |" if before else ""),
+             "| --- | --- |" + (" --- |" if before else "")]
     for index, (name, seconds) in enumerate(rows):
-        lines.append(f"| {name} | {seconds:.2f} s |" + (f" {before[index][1]:.2f} s |" if before else ""))
+        lines.append(f"| {name} | {seconds:.2f} s |" + (f" {before[index][1]:.2f} s |" if before
+                                                        else ""))
     return "\n".join(lines)
 
 
-def measure(runs: int, bin_dirs: list[Path]) -> tuple[list[list[tuple[str, float]]], list[tuple[str, float, float]]]:
+def measure(runs: int, bin_dirs: list[Path]) -> tuple[list[list[tuple[str, float]]],
+                                                      list[tuple[str, float, float]]]:
     """p50 per probe for each folder of ``bin_dirs``, and the first one's import offenders.
 
     The folders take turns process by process, so a change in the machine's load hits all alike;
@@ -222,7 +236,8 @@ def measure(runs: int, bin_dirs: list[Path]) -> tuple[list[list[tuple[str, float
                     seconds = table[index][1]()
                     if round_number:
                         times[folder][index].append(seconds)
-        results = [[(name, statistics.median(times[folder][index])) for index, (name, _) in enumerate(table)]
+        results = [[(name, statistics.median(times[folder][index]))
+                    for index, (name, _) in enumerate(table)]
                    for folder, table in enumerate(tables)]
         return results, import_offenders(str(bin_dirs[0] / "python"), cwd)
 
@@ -240,19 +255,25 @@ def report(rows: list[tuple[str, float]], offenders: list[tuple[str, float, floa
         if before:
             line += f" {before[index][1] * 1000:.0f} ms | {before[index][1] / before[0][1]:.1f} |"
         lines.append(line)
-    lines += ["", "| module imported before the first line | self ms | cumulative ms |", "| --- | --- | --- |"]
+    lines += ["", "| module imported before the first line | self ms | cumulative ms |",
+              "| --- | --- | --- |"]
     lines += [f"| `{name}` | {own:.1f} | {total:.1f} |" for name, own, total in offenders]
     return "\n".join(lines)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=15, help="runs of the quick probes (0 skips them)")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15,
+                        help="runs of the quick probes (0 skips them)")
     parser.add_argument("--bin", type=Path, default=Path(sys.executable).parent,
                         help="the folder of the python and console scripts to measure")
-    parser.add_argument("--before", type=Path, help="another such folder (an older checkout's), measured too")
-    parser.add_argument("--robot-runs", type=int, default=3, help="runs of the robotd and first-spawn probes")
-    parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
+    parser.add_argument("--before", type=Path,
+                        help="another such folder (an older checkout's), measured too")
+    parser.add_argument("--robot-runs", type=int, default=3,
+                        help="runs of the robotd and first-spawn probes")
+    parser.add_argument("--write", action="store_true",
+                        help="record the results in docs/benchmarks.md")
     args = parser.parse_args()
     bin_dirs = [args.bin, *([args.before] if args.before else [])]
     compared = " --before OLD/.venv/bin" if args.before else ""
@@ -271,25 +292,29 @@ def main() -> None:
         robots_table = robot_report(robots[0], robots[1] if args.before else None)
         print(f"\n{robots_table}")
         if args.write:
-            write(ROBOT_TITLE, "--robot-runs", args.robot_runs, compared, ROBOT_NOTE.format(load=load), robots_table)
+            write(ROBOT_TITLE, "--robot-runs", args.robot_runs, compared,
+                  ROBOT_NOTE.format(load=load), robots_table)
 
 
 QUICK_TITLE = "Start-up: robot-to's first line, and --help"
-QUICK_NOTE = (" (after one warm-up), 2 cores shared with other work ({load}). \"before\" is the same measurement, in "
-              "the same run and taking turns process by process, of a checkout without the lazy `import robotlab`. "
-              "Target: robot-to's first line under 0.5 s.")
+QUICK_NOTE = (" (after one warm-up), 2 cores shared with other work ({load}). \"before\" is the "
+              "same measurement, in the same run and taking turns process by process, of a "
+              "checkout without the lazy `import robotlab`. Target: robot-to's first line under "
+              "0.5 s.")
 ROBOT_TITLE = "Start-up: a robotd's ready line, and a process's first spawn"
-ROBOT_NOTE = (", taking turns, on one broker process, 2 cores shared with other work ({load}). The robotd hosts a robot "
-              "with `--serve` and a model on a local server; the first spawn is timed inside a fresh process, from "
-              "`spawn()` to the child's answer to `info` (the fork server's start included) and to its first reply "
-              "from a scripted model; then again after waiting for the fork server's warm twin.")
+ROBOT_NOTE = (", taking turns, on one broker process, 2 cores shared with other work ({load}). The "
+              "robotd hosts a robot with `--serve` and a model on a local server; the first spawn "
+              "is timed inside a fresh process, from `spawn()` to the child's answer to `info` "
+              "(the fork server's start included) and to its first reply from a scripted model; "
+              "then again after waiting for the fork server's warm twin.")
 
 
 def write(title: str, option: str, runs: int, compared: str, note: str, table: str) -> None:
     """Record one table in its section of docs/benchmarks.md, after the command that made it."""
     from bus import write_section
 
-    command = f"`python bench/startup.py {option} {runs}{compared} --write`: p50 of {runs} fresh processes each"
+    command = (f"`python bench/startup.py {option} {runs}{compared} --write`: p50 of {runs} fresh "
+               "processes each")
     write_section(title, f"{command}{note}\n\n{table}")
 
 

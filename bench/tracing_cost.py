@@ -30,16 +30,19 @@ def off_path_ns() -> dict[str, float]:
     from robotlab.observability import tracing
 
     header = {"id": "abc123.42", "to": "echo", "type": "request", "deadline": time.time() + 10}
-    deliver = {**header, "delivery": 7, "from": "bench", "from_instance": "0123456789ab", "attempt": 1}
+    deliver = {**header, "delivery": 7, "from": "bench", "from_instance": "0123456789ab",
+               "attempt": 1}
     message = Message("abc123.42", "bench", "0123456789ab", "echo", "request", None)
 
     def handler(m: Message) -> None:
         return None
 
     pairs: dict[str, tuple[Callable[[], Any], Callable[[], Any], int]] = {
-        "stamp (x2)": (lambda: traced.stamp(header), lambda: protocol.check_header(Command.SEND, header), 2),
+        "stamp (x2)": (lambda: traced.stamp(header),
+                       lambda: protocol.check_header(Command.SEND, header), 2),
         "carried (x2)": (lambda: traced.carried(deliver), lambda: {}, 2),
-        "handle (x1)": (lambda: traced.handle("echo", message, handler), lambda: handler(message), 1),
+        "handle (x1)": (lambda: traced.handle("echo", message, handler), lambda: handler(message),
+                        1),
         "route check (x2)": (lambda: tracing.ENABLED and "traceparent" in header, lambda: None, 2),
     }
     extra = {}
@@ -58,11 +61,12 @@ def bare_span_us() -> float:
     from opentelemetry.sdk.trace import TracerProvider
 
     tracer = TracerProvider().get_tracer("bench")
-    return min(timeit.repeat(lambda: tracer.start_span("x").end(), number=2_000, repeat=5)) / 2_000 * 1e6
+    return min(timeit.repeat(lambda: tracer.start_span("x").end(), number=2_000,
+                             repeat=5)) / 2_000 * 1e6
 
 
-def main(args: argparse.Namespace, run_robotlab: Callable[..., dict[str, float]], alternate: Callable[..., Any],
-         write_section: Callable[[str, str], None]) -> None:
+def main(args: argparse.Namespace, run_robotlab: Callable[..., dict[str, float]],
+         alternate: Callable[..., Any], write_section: Callable[[str, str], None]) -> None:
     from robotlab.observability import setup, trace_settings, tracing
 
     spans = os.path.join(tempfile.mkdtemp(prefix="rl-bench-"), "spans.jsonl")
@@ -76,7 +80,8 @@ def main(args: argparse.Namespace, run_robotlab: Callable[..., dict[str, float]]
         finally:
             tracing.ENABLED = False
 
-    off, again, on = alternate(args.rounds, lambda: run(False), lambda: run(False), lambda: run(True))
+    off, again, on = alternate(args.rounds, lambda: run(False), lambda: run(False),
+                               lambda: run(True))
     extra = off_path_ns()
     bare = bare_span_us()
     table = _table(off, again, on)
@@ -85,26 +90,32 @@ def main(args: argparse.Namespace, run_robotlab: Callable[..., dict[str, float]]
              + "".join(f"| {name} | {ns:,.0f} |\n" for name, ns in extra.items())
              + f"| total | {added:,.0f} ({added / (off['p50'] * 1e6):.3%} of the p50 above) |")
     load = os.getloadavg()[0]
-    floor = (f"When on, a round trip makes five spans (send, route, process, the reply's send and route) in "
-             f"three processes; one bare SDK span, started and ended with no exporter, took {bare:,.0f} us here "
-             f"(load average {load:.1f} on {os.cpu_count()} cores), and exporting each adds its encoding.")
+    floor = ("When on, a round trip makes five spans (send, route, process, the reply's send and "
+             "route) in three processes; one bare SDK span, started and ended with no exporter, "
+             f"took {bare:,.0f} us here (load average {load:.1f} on {os.cpu_count()} cores), and "
+             "exporting each adds its encoding.")
     print(table, micro, floor, sep="\n\n")
     if args.write:
-        note = (f"`python bench/bus.py --tracing --n {args.n} --seconds {args.seconds:g} --rounds {args.rounds} --write`, "
-                f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, medians of {args.rounds} interleaved rounds: "
-                "robotlab request/reply (broker, echo robotd, client) with no exporter configured, the same again "
-                "(the gap between the two is this run's noise), and with all three processes exporting spans "
+        note = (f"`python bench/bus.py --tracing --n {args.n} --seconds {args.seconds:g} --rounds "
+                f"{args.rounds} --write`, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, "
+                f"medians of {args.rounds} interleaved rounds: robotlab request/reply (broker, "
+                "echo robotd, client) with no exporter configured, the same again (the gap between "
+                "the two is this run's noise), and with all three processes exporting spans "
                 "(`OTEL_TRACES_EXPORTER=jsonl`). Target: with no exporter, no measurable cost.")
-        write_section("Tracing cost", f"{note}\n\n{table}\n\nWhat tracing adds to a round trip's path while it is "
-                      f"off, each operation timed alone against what the path did without it (timeit, best of 15 interleaved):\n\n{micro}\n\n{floor}")
+        write_section("Tracing cost",
+                      f"{note}\n\n{table}\n\nWhat tracing adds to a round trip's path while it is "
+                      "off, each operation timed alone against what the path did without it "
+                      f"(timeit, best of 15 interleaved):\n\n{micro}\n\n{floor}")
 
 
 def _table(off: dict[str, float], again: dict[str, float], on: dict[str, float]) -> str:
     rows = [("round trip p50 (ms)", "p50", 1), ("round trip p99 (ms)", "p99", 1),
             ("throughput, 8 outstanding (req/s)", "rate", -1)]
-    lines = ["| measure | off | off again | noise | on (jsonl) | cost when on |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| measure | off | off again | noise | on (jsonl) | cost when on |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for name, key, sign in rows:
         noise = again[key] / off[key] - 1
         cost = (on[key] / off[key] - 1) * sign
-        lines.append(f"| {name} | {off[key]:,.3f} | {again[key]:,.3f} | {noise:+.1%} | {on[key]:,.3f} | {cost:+.1%} |")
+        lines.append(f"| {name} | {off[key]:,.3f} | {again[key]:,.3f} | {noise:+.1%} | "
+                     f"{on[key]:,.3f} | {cost:+.1%} |")
     return "\n".join(lines)
