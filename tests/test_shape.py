@@ -690,6 +690,17 @@ def test_relative_links_in_the_docs_resolve() -> None:
     assert not bad, "broken links:\n" + "\n".join(bad)
 
 
+def test_the_layout_and_the_architecture_name_every_folder_of_the_library() -> None:
+    """CONTRIBUTING.md's tree and docs/architecture.md's table of concepts show every package."""
+    folders = sorted(path.parent.name for path in (ROOT / "robotlab").glob("*/__init__.py"))
+    layout = (ROOT / "CONTRIBUTING.md").read_text()
+    concepts = (ROOT / "docs" / "architecture.md").read_text()
+    bad = [f"CONTRIBUTING.md's layout does not show {name}/" for name in folders if f"\n  {name}/ " not in layout]
+    bad += [f"docs/architecture.md does not name robotlab/{name}/" for name in folders
+            if f"`robotlab/{name}/`" not in concepts]
+    assert not bad, "\n".join(bad)
+
+
 def test_every_docs_page_is_in_the_index_and_the_nav() -> None:
     docs = ROOT / "docs"
     pages = {path.relative_to(docs).as_posix() for path in docs.rglob("*.md")}
