@@ -99,7 +99,8 @@ def test_a_robot_to_run_on_the_bus_shows_its_iteration_phase_and_cost(page, web,
         client.stats.source = lambda: figures
         row = runs.filter(has_text="run-7f3a")
         expect(row).to_have_count(1)
-        expect(row.locator("td")).to_have_text(["run-7f3a", "2/5", "verify", "1", "1,234", "$0.0421", "0"])
+        expect(row.locator("td")).to_have_text(["run-7f3a", "2/5", "verify", "1", "1,234", "$0.0421", "0",
+                                               "none"])
         figures = {**figures, "iteration": "3/5", "phase": "think"}
         expect(row.locator("td").nth(1)).to_have_text("3/5")
     expect(runs).to_have_text(["no robot-to run on the bus"])

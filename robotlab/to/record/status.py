@@ -29,6 +29,9 @@ class LiveState:
     """True while a reply streams: tokens and dollars count its chunks, until the provider's usage."""
     wait_until: float | None = None
     """While the run waits (a retry's backoff): the ``time.monotonic()`` it ends, shown as a countdown."""
+    decision_until: float | None = None
+    """While the run waits for a blocking decision with ``--decision-timeout``: the Unix time it
+    gives up (a wall clock, since people on the bus read it)."""
 
     def line(self, elapsed: int, now: float | None = None) -> str:
         """The status line as text (an estimate starts with ``~``; a wait counts down to ``wait_until``)."""

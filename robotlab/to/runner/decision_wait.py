@@ -30,6 +30,14 @@ def wait_for_decisions(session: Session) -> None:
 def _poll(session: Session) -> None:
     timeout = session.settings.decision_timeout
     deadline = time.monotonic() + timeout if timeout is not None else None
+    session.status.update(decision_until=None if timeout is None else round(time.time() + timeout, 3))
+    try:
+        _wait(session, timeout, deadline)
+    finally:
+        session.status.update(decision_until=None)
+
+
+def _wait(session: Session, timeout: float | None, deadline: float | None) -> None:
     while True:
         if not session.backoff.sleep_seconds(session.settings.decision_wait_poll) or session.stopping:
             return

@@ -104,19 +104,41 @@ class RunOnBus:
         return {"error": f"unknown request {content!r}: {USAGE}"}
 
     def stats(self) -> dict[str, Any]:
-        """The stats map ``ps`` shows: iteration n/N, phase, tokens and dollars ("unknown": unpriced)."""
+        """The stats map ``ps`` shows: iteration n/N, phase, tokens and dollars ("unknown": unpriced),
+        and the pending decisions: how many, the oldest as a line, and until when it is waited for.
+
+        A heartbeat carries only short scalars (``robotlab.broker.stats``), so the oldest decision
+        stands for them all; ``status`` lists every one."""
         live, run = self.session.status.state, self.session.run
         of = f"/{live.max_iterations}" if live.max_iterations else ""
         cost: float | str = "unknown" if live.cost is None else live.cost
+        pending = self.pending()
+        oldest = pending[0] if pending else {}
         return {"iteration": f"{live.iteration}{of}", "phase": live.phase, "tokens": live.tokens, "cost": cost,
-                "commits": run.commits, "status": f"iteration {live.iteration}{of} · {live.phase}"}
+                "commits": run.commits, "status": f"iteration {live.iteration}{of} · {live.phase}",
+                "decisions": len(pending), "decision": _decision_line(oldest) if oldest else None,
+                "decision_until": oldest.get("until")}
+
+    def pending(self) -> list[dict[str, Any]]:
+        """The pending decisions, oldest first: id, question, whether it blocks, whom it was sent to
+        (``person``, with ``--ask``) and ``until`` when it is waited for (the earlier of her time to
+        answer and the run's ``--decision-timeout`` wait), each only when there is one."""
+        waits = self.session.status.state.decision_until
+        rows = []
+        for decision in self.session.decisions.all():
+            if decision.status != "pending":
+                continue
+            asked = self.asked.get(decision.id, {})
+            ends = [t for t in (asked.get("until"), waits if decision.blocking else None) if t is not None]
+            rows.append({"id": decision.id, "question": decision.question, "blocking": decision.blocking, **asked,
+                         **({"until": min(ends)} if ends else {})})
+        return rows
 
     def state(self) -> dict[str, Any]:
         """The live state: iteration, phase, activity, tokens, dollars and pending decisions."""
         session, run = self.session, self.session.run
         live = dataclasses.asdict(session.status.state)
-        pending = [{"id": d.id, "question": d.question, "blocking": d.blocking, **self.asked.get(d.id, {})}
-                   for d in session.decisions.all() if d.status == "pending"]
+        pending = self.pending()
         return {**live, "run_id": run.run_id, "objective": run.objective, "branch": run.branch,
                 "commits": run.commits, "cost": "unknown" if run.cost_usd is None else round(run.cost_usd, 6),
                 "pending_decisions": pending}
@@ -128,6 +150,13 @@ class RunOnBus:
             return {"error": f"no pending decision {decision_id!r}: send `status` to list them"}
         self.session.log.event("decision:answered", id=decision_id, via=via, resolution=answer)
         return {"id": decision_id, "status": decision.status, "resolution": decision.resolution}
+
+
+def _decision_line(decision: dict[str, Any]) -> str:
+    """A pending decision in a few words: its id, whether it blocks, whom it went to, its question."""
+    blocking = " (blocking)" if decision["blocking"] else ""
+    person = f" to {decision['person']}" if decision.get("person") else ""
+    return f"{decision['id']}{blocking}{person}: {decision['question']}"
 
 
 def _question(decision_id: str, request: dict[str, Any]) -> str:
