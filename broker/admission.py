@@ -42,8 +42,8 @@ class Hall(Protocol):
 
 
 def admit(hall: Hall, identity: bytes, peer: Peer | None, frame: Frame) -> None:
-    """HELLO {name, instance, token?, role, pid, parent?, max_inflight?} -> WELCOME, or an ERROR
-    (``forbidden``, ``passive`` or ``conflict``); see ``Broker.on_hello``."""
+    """HELLO {name, instance, token?, role, pid, parent?, max_inflight?} + claims -> WELCOME, or
+    an ERROR (``forbidden``, ``passive`` or ``conflict``); see ``Broker.on_hello``."""
     h, guard = frame.header, hall.guard
     refusal = guard.refusal(hall.user_id, h["name"]) if guard is not None else None
     if refusal is not None and guard is not None:
@@ -72,6 +72,9 @@ def admit(hall: Hall, identity: bytes, peer: Peer | None, frame: Frame) -> None:
     welcome = {"broker": hall.id, "heartbeat": config.heartbeat, "liveness": config.liveness,
                "ack_timeout": config.ack_timeout, "max_message_bytes": config.max_message_bytes,
                "version": protocol.VERSION}
+    claims = hall.deliveries.claims
+    if claims is not None:  # after a takeover: what it holds, from its dedupe memory (claims.py)
+        claims.joined(new.name, new.instance, frame.body)
     hall._transmit(new, Command.WELCOME, welcome, b"")
     log.info("peer %s (%s) %s as %s%s", new.name, new.instance, "rejoined" if old is not None else "joined",
              new.role, f" with {guard.owner(hall.user_id)}'s key" if guard is not None else "")

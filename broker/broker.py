@@ -121,7 +121,8 @@ class Broker:
         self.serving = True
         if self.replica is not None:
             self.replica.active = True
-        restore(self.journal.restore(), self.dlq, self.holds, self.deliveries, self.journal.path)
+        members = self.replica.members if self.replica is not None else None  # a takeover's (claims.py)
+        restore(self.journal.restore(), self.dlq, self.holds, self.deliveries, self.journal.path, members)
 
     def reload_keys(self) -> None:
         """Read the authorized keys again (SIGHUP); a folder that does not read keeps the keys in force."""
@@ -370,6 +371,8 @@ class Broker:
 
     def _forget(self, peer: Peer, why: str, gone: bool = False) -> None:
         self.registry.remove(peer)
+        if gone and self.replica is not None:  # the peer need not wait for it at a takeover
+            self.replica.left(peer.instance)
         log.info("peer %s (%s) %s", peer.name, peer.instance, self.absences.left(peer, why, gone))
 
     def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: Body) -> bool:

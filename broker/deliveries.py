@@ -29,6 +29,7 @@ from typing import Any, Final
 from robotlab.bus.protocol import Body, Command, Status
 from robotlab.observability import spans, tracing
 
+from .claims import Claims
 from .dlq import DeadLetterQueue
 from .holds import Holds
 from .journal import ROW_BYTES, NoJournal
@@ -73,6 +74,8 @@ class Deliveries:
         self._deadlines: list[tuple[float, int]] = []
         self.answered_by: dict[tuple[str, str], str] = {}
         """The instance that answered each recent ``any`` message before a restart (the journal's)."""
+        self.claims: Claims | None = None
+        """After a standby takeover, what the members say they hold (:mod:`robotlab.broker.claims`)."""
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -98,6 +101,9 @@ class Deliveries:
         record = Record(header, body, notify, key, receipt_id, span=span)
         if self.answered_by and key in self.answered_by:  # answered before a restart: back to the one with its reply
             record.owner = self.answered_by.pop(key)
+        if self.claims is not None and header.get("any") and not self.claims.decide(record):
+            targets = []  # a member not back yet may have it: held until it is, or says it has not
+        elif record.owner is not None:
             owner = self.registry.by_instance.get(record.owner)
             targets = [owner] if owner is not None else []
         if not self.journal.room_for(len(body) + ROW_BYTES):
@@ -146,7 +152,11 @@ class Deliveries:
         waits for that instance, within its hold; the ``any`` messages nobody owned are shared
         (:meth:`_share`)."""
         unowned: list[tuple[float, Record]] = []
+        claims = self.claims
         for until, record in self.holds.release(name):
+            if claims is not None and record.header.get("any") and not claims.decide(record):
+                self.holds.keep(name, record.key, record, until)
+                continue
             if record.owner is None:
                 if record.header.get("any"):
                     unowned.append((until, record))
@@ -176,7 +186,12 @@ class Deliveries:
 
     def expire_holds(self, now: float) -> None:
         """Held records whose hold ran out: one whose owner did not come back goes to another
-        instance (attempt 2: a robot can see it was redelivered); the rest are dead-lettered."""
+        instance (attempt 2: a robot can see it was redelivered); the rest are dead-lettered.
+        A takeover's window that ran out lets go of what waited in it."""
+        if self.claims is not None and now >= self.claims.until:
+            waiting, self.claims = list(self.claims.waiting), None
+            for name in waiting:
+                self.release(name, now)
         for record in self.holds.expired(now):
             owned, record.owner = record.owner is not None, None
             targets = self.registry.targets(record.header) if record.header.get("any") else []

@@ -3,8 +3,11 @@
 A turn's receipts and admin replies, and the DELIVERs of ``any`` messages (the commit writes
 who has each), are held here until the journal has committed the turn
 (see :mod:`robotlab.broker.journal`), so nothing a sender is told can be lost with the broker.
-One of a standby pair holds them further, until its peer holds the commit too
-(:meth:`robotlab.broker.replica.Replica.holds`), so nothing is lost with the broker's host.
+One of a standby pair holds receipts and replies further, until its peer holds the commit too
+(:meth:`robotlab.broker.replica.Replica.holds`), so nothing is lost with the broker's host. A
+DELIVER waits for its peer only the first time its member is handed an ``any`` message, for
+the record of that member: at a takeover the members say what they hold
+(:mod:`robotlab.broker.claims`), so the owner itself need not be on the peer first.
 :func:`receipt` says what a RECEIPT carries, from the compact outcome a settled record leaves.
 """
 
@@ -35,7 +38,9 @@ class Outbox:
         self._held: list[tuple[Peer, Command, dict[str, Any], Body]] = []
         self.replica: Replica | None = None
         self._waiting: deque[tuple[int, list[tuple[Peer, Command, dict[str, Any], Body]]]] = deque()
-        """Committed turns' sends, each with the commit the standby peer must hold first."""
+        """Committed turns' receipts and replies, each with the commit the standby peer must hold first."""
+        self._handouts: deque[tuple[int, tuple[Peer, Command, dict[str, Any], Body]]] = deque()
+        """Committed DELIVERs, each with the commit that streamed its member."""
 
     def add(self, peer: Peer, command: Command, header: dict[str, Any], body: Body = b"") -> None:
         """Send ``header`` (and ``body``) to ``peer`` once the turn is committed."""
@@ -64,10 +69,22 @@ class Outbox:
                 self._send(held)
                 return
             if held:
-                self._waiting.append((self.replica.seq, held))
-        waiting, replica = self._waiting, self.replica
+                self._queue(held, self.replica)
+        waiting, handouts, replica = self._waiting, self._handouts, self.replica
         while waiting and replica is not None and replica.holds(waiting[0][0], now):
             self._send(waiting.popleft()[1])
+        while handouts and replica is not None and replica.holds(handouts[0][0], now):
+            self._send([handouts.popleft()[1]])
+
+    def _queue(self, held: list[tuple[Peer, Command, dict[str, Any], Body]], replica: Replica) -> None:
+        """Queue a committed turn's sends for the peer: receipts and replies wait for this
+        turn's commit, DELIVERs for the record of their member (streamed the first time)."""
+        told = [each for each in held if each[1] != Command.DELIVER]
+        if told:
+            self._waiting.append((replica.seq, told))
+        for each in held:
+            if each[1] == Command.DELIVER:
+                self._handouts.append((replica.member(each[0].instance, each[0].name), each))
 
     def _send(self, held: list[tuple[Peer, Command, dict[str, Any], Body]]) -> None:
         for peer, command, header, body in held:

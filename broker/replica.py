@@ -14,6 +14,12 @@ one-frame states:
 outbox (:mod:`robotlab.broker.outbox`) sends what waits on a commit only once the passive
 broker acked it, or once the passive broker is counted gone (two heartbeats without a word):
 the active broker then goes on unreplicated, and says so in one line, until the peer is back.
+
+Beside the journal's changes, a commit may name members: ``joined`` (instance, name) of an
+instance handed its first ``any`` message, ``left`` (instance,) of one gone for good, and a
+snapshot's ``members``, all of them. The passive broker keeps them in memory: at a takeover
+they are the members asked what they hold (:mod:`robotlab.broker.claims`). An ``any``
+message's DELIVER waits for the peer's ack of its member only, not of its owner.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import sqlite3
 from robotlab.bus.protocol import pack, unpack
 
 from .journal import Journal
-from .journal_changes import Changes
+from .journal_changes import Changes, empty
 from .standby import Standby
 
 log = logging.getLogger("robotlab.broker")
@@ -50,6 +56,10 @@ class Replica:
         """The active peer's (epoch, seq) this broker's journal holds (passive)."""
         self.alone = False
         """The peer was counted gone while commits waited for it (logged once)."""
+        self.members: dict[str, str] = {}
+        """Instances handed ``any`` work (instance -> name): streamed (active), or as streamed (passive)."""
+        self.covered: dict[str, int] = {}
+        """The commit that streamed each member (active)."""
         self._asked = float("-inf")
         self._next_position = 0.0
         standby.on_stream = self.receive
@@ -60,8 +70,31 @@ class Replica:
     def committed(self, changes: Changes) -> None:
         """The journal wrote a commit: stream it (active only; a passive broker writes nothing of its own)."""
         if self.active:
-            self.seq += 1
-            self.standby.send([COMMIT, self.epoch, b"%d" % self.seq, pack(changes)])
+            self._stream(changes)
+
+    def member(self, instance: str, name: str) -> int:
+        """The commit the peer must hold before ``instance`` is handed an ``any`` message: the
+        one that streams it, sent now the first time (after that, nothing to wait for)."""
+        seq = self.covered.get(instance)
+        if seq is None and self.active:
+            changes = empty()
+            changes["joined"] = [(instance, name)]
+            self.members[instance] = name
+            seq = self.covered[instance] = self._stream(changes)
+        return seq or 0
+
+    def left(self, instance: str) -> None:
+        """``instance`` is gone for good: the peer need not wait for it at a takeover."""
+        if self.members.pop(instance, None) is not None and self.active:
+            self.covered.pop(instance, None)
+            changes = empty()
+            changes["left"] = [(instance,)]
+            self._stream(changes)
+
+    def _stream(self, changes: Changes) -> int:
+        self.seq += 1
+        self.standby.send([COMMIT, self.epoch, b"%d" % self.seq, pack(changes)])
+        return self.seq
 
     def holds(self, seq: int, now: float) -> bool:
         """May what waited on commit ``seq`` go out? Yes once the peer holds it, or without
@@ -105,6 +138,8 @@ class Replica:
 
     def _send_snapshot(self) -> None:
         changes = self.journal.snapshot()  # its commit streams as J first: the S that follows covers it
+        changes["members"] = list(self.members.items())
+        self.covered = dict.fromkeys(self.members, self.seq)
         self.standby.send([SNAPSHOT, self.epoch, b"%d" % self.seq, pack(changes)])
         log.info("standby: sent the peer the whole journal (%d unsettled messages, %d dead letters)",
                  len(changes["puts"]), len(changes["letters"]))
@@ -112,18 +147,27 @@ class Replica:
     def _follow(self, frames: list[bytes], seq: int, now: float) -> None:
         tag, epoch = frames[0], frames[1]
         if tag == SNAPSHOT or tag == COMMIT and self.source == (epoch, seq - 1):
+            changes = unpack(frames[3])
             try:
-                self.journal.apply(unpack(frames[3]))
+                self.journal.apply(changes)
             except sqlite3.Error as exc:
                 log.error("standby: could not write the peer's journal here (%s); asking for all of it again", exc)
                 self._ask(now)
                 return
             if tag == SNAPSHOT:
                 log.info("standby: took the active peer's whole journal in place of this one's")
+                self.members = {}
+            self._follow_members(changes)
             self.source = (epoch, seq)
             self.standby.send([ACK, epoch, b"%d" % seq])
         elif self.source != (epoch, seq):
             self._ask(now)
+
+    def _follow_members(self, changes: Changes) -> None:
+        for instance, name in [*changes.get("members", ()), *changes.get("joined", ())]:
+            self.members[str(instance)] = str(name)
+        for (instance,) in changes.get("left", ()):
+            self.members.pop(str(instance), None)
 
     def _ask(self, now: float) -> None:
         if now >= self._asked + self.standby.heartbeat:  # one request a heartbeat: the answer is the whole journal

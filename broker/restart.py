@@ -9,6 +9,7 @@ from typing import Any
 
 from robotlab.bus.protocol import Body
 
+from .claims import Claims
 from .deliveries import Deliveries
 from .dlq import DeadLetterQueue
 from .holds import Holds
@@ -18,12 +19,18 @@ from .records import Record
 log = logging.getLogger("robotlab.broker")
 
 
-def restore(restored: Restored, dlq: DeadLetterQueue, holds: Holds, deliveries: Deliveries, path: str | None) -> None:
-    """Load what the journal at ``path`` kept; every unsettled message is held for its robot."""
+def restore(restored: Restored, dlq: DeadLetterQueue, holds: Holds, deliveries: Deliveries, path: str | None,
+            members: dict[str, str] | None = None) -> None:
+    """Load what the journal at ``path`` kept; every unsettled message is held for its robot.
+    ``members``: at a standby takeover, the instances the old active broker handed ``any``
+    work to (:mod:`robotlab.broker.claims`), whose names' messages wait for them."""
     dlq.load(restored.letters)
     holds.known |= restored.names
     deliveries.answered_by = restored.answered
     now = time.monotonic()
+    if members:
+        holds.known |= set(members.values())
+        deliveries.claims = Claims.of(members, holds.seconds, now)
     for header, body, notify, key, receipt_id, owner in restored.messages:
         take_back(deliveries, header, body, notify, key, receipt_id, now, owner)
         holds.know(header.get("from", ""))  # its sender is expected back for the receipt or reply

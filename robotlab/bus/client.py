@@ -94,6 +94,7 @@ class BusClient:
             keys = client_keys(self.name)
         self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome, keys or None)
         self._link.holding = self.dispatcher.holding
+        self._link.claims = self.dispatcher.claims
         self._outstanding = Outstanding(self._lock, self._link)
         self.stats = self._link.stats  # what ps shows of this member: robotlab.bus.stats
         self._embedded: Any = None

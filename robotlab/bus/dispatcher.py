@@ -20,7 +20,7 @@ from typing import Any, Final, Protocol
 
 from robotlab.observability.logfields import HANDLING
 
-from . import traced
+from . import protocol, traced
 from .message import Delivery, Message
 from .protocol import Body
 
@@ -177,6 +177,14 @@ class Dispatcher:
         """
         with self._lock:
             return list(self._working & self._unacked)
+
+    def claims(self) -> Body:
+        """The keys (sender instance, id) of every message this member still remembers having
+        had, working on it or done, packed: a HELLO's body, for a broker that took over from
+        another and asks who holds what (the broker's ``claims.py``); empty when there are none."""
+        with self._lock:
+            seen = list(self._seen)
+        return protocol.pack(seen) if seen else b""
 
     def claim_ack(self, message: Message) -> int | None:
         """Take over acking ``message`` (a reply carries the ack); None if already acked."""

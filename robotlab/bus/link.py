@@ -79,6 +79,8 @@ class Link(Dialer):
         self._running = True
         self.holding: Callable[[], list[int]] = list
         """Deliveries this member holds unacked (queued or running); touched while held."""
+        self.claims: Callable[[], Body] = bytes
+        """The HELLO's body: the messages this member had (its dispatcher's ``claims``)."""
         self.ack_timeout = 30.0
         self._last_touch = 0.0
         self._socket: zmq.Socket | None = None
@@ -377,7 +379,7 @@ class Link(Dialer):
 
     def _send_hello(self) -> bool:
         self._last_recv = time.monotonic()
-        return self._send(protocol.encode(Command.HELLO, self.hello))
+        return self._send(protocol.encode(Command.HELLO, self.hello, self.claims()))
 
     def _send(self, frames: list[Body]) -> bool:
         self._quiet = False  # a send processes the socket's commands: it may take the fd's edge

@@ -11,11 +11,13 @@ Every message is one ZeroMQ frame (a ROUTER prepends the peer's identity on the 
 
 A body of ``LARGE_BODY`` bytes or more travels as a second frame instead of the rest of the
 first one, so that neither end copies it: the broker forwards that frame's buffer as it came.
-The broker reads only the header; it never decodes a body.
+The broker reads only the header; it never decodes a body, but a HELLO's right after a standby
+takeover (its claims, below).
 
 Peer -> broker:
 
     HELLO      {name, instance, token?, role, pid, parent?, max_inflight?}   must come first
+                                                          body = claims (may be empty)
     SEND       {id, to, type, to_instance?, reply_to?, ack?, deadline?, max_handling?,
                 any?, idempotent?, receipt?, untracked?, hold?, traceparent?, tracestate?}
                                                                       body = payload
@@ -48,7 +50,10 @@ the ack timeout catches silent receivers, not long tasks; ``max_handling`` (seco
 the broker's own maximum) bounds how long any delivery may stay in flight, touched or not.
 ``HEARTBEAT.seen`` counts the frames the broker has handled from this connection (its HELLO is
 1): a member keeps each reply, ack and nack it sent until ``seen`` covers it, and sends what it
-still keeps after a WELCOME. ``HEARTBEAT.stats`` (tokens, dollars, a short status) is what a
+still keeps after a WELCOME. A HELLO's body, when not empty, is a msgpack list of the
+[sender instance, id] of the messages the member remembers having had (working on them, or
+done); a broker that has just taken over from its standby peer reads it to learn who holds
+which ``any`` message (``robotlab.broker.claims``), every other broker ignores it. ``HEARTBEAT.stats`` (tokens, dollars, a short status) is what a
 member reports of itself for ``ps``; it is sent when it changes, at most once a heartbeat.
 
 Every header field's type and bound is in :data:`SCHEMA`; :func:`decode` enforces it.

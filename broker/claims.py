@@ -1,0 +1,108 @@
+"""After a standby takeover: which member holds each ``any`` message, as the members say.
+
+The active broker of a pair hands out an ``any`` message once its own journal holds the owner;
+the owner reaches the passive broker a moment later, in the stream (:mod:`robotlab.broker.replica`),
+and nothing waits for it. A takeover may therefore find a message whose owner the old active
+broker knew and this one does not (its owner unknown, or the message not journaled here at
+all and sent again by its sender). What the passive broker does hold, before any hand-out to
+a member, is that member (its instance id and name): the active broker streams each instance
+the first time it hands it an ``any`` message, and waits for the peer's ack of that one record.
+
+So at a takeover the new active broker knows every instance that may hold work of an ``any``
+message, and asks them: a member says HELLO with the keys (sender instance, message id) its
+dedupe memory holds in the HELLO's body (the messages it is working on, and the ones it
+finished, whose replies it keeps or acked). Until every such instance of a name has said HELLO
+again, or the hold (``--hold``) since the takeover ran out, no ``any`` message for that name
+is handed to anyone but the member that claims it; then the ones nobody claimed go out as
+usual, since no member that was live had them. A claim counts only from an instance the peer
+streamed, for a message addressed to that instance's name.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+
+from robotlab.bus.protocol import ID_MAX, Body, unpack
+
+from .journal_contract import Key
+
+log = logging.getLogger("robotlab.broker")
+
+CLAIMS_MAX: Final = 16_384
+"""Keys read from one HELLO at most: above a member's dedupe memory (10,000 keys)."""
+
+
+class Claims:
+    """The takeover's window: instances expected back, by name, and who claimed which key."""
+
+    def __init__(self, members: dict[str, str], until: float) -> None:
+        self.members = dict(members)
+        """Every instance the old active broker handed ``any`` work to: instance -> name."""
+        self.waiting: dict[str, set[str]] = {}
+        """Names whose ``any`` messages wait, with the instances still expected to say HELLO."""
+        for instance, name in members.items():
+            self.waiting.setdefault(name, set()).add(instance)
+        self.claimed: dict[Key, str] = {}
+        self.until = until
+        """When the window closes whoever is still away (the hold after the takeover)."""
+
+    @classmethod
+    def of(cls, members: dict[str, str], hold: float, now: float) -> Claims | None:
+        """The window of a takeover that found ``members``; None when nobody is expected, or
+        with no hold (nothing is held then, for the members or anyone else)."""
+        if not members or hold <= 0:
+            return None
+        log.info("standby: %d members of %d names had `any` work; their messages wait for them (at most %gs)",
+                 len(members), len({*members.values()}), hold)
+        return cls(members, now + hold)
+
+    def open(self, name: str) -> bool:
+        """True while instances of ``name`` that may hold its work are still away."""
+        return name in self.waiting
+
+    def joined(self, name: str, instance: str, body: Body) -> bool:
+        """``instance`` said HELLO as ``name`` with ``body`` (its claims); True when it was the
+        last one ``name`` waited for. Claims from an instance not streamed, or as another name,
+        or malformed, count for nothing."""
+        if self.members.get(instance) != name:
+            return False
+        for key in keys(body):
+            self.claimed.setdefault(key, instance)
+        waiting = self.waiting.get(name)
+        if waiting is None:
+            return False
+        waiting.discard(instance)
+        if waiting:
+            return False
+        del self.waiting[name]
+        return True
+
+    def decide(self, record: Any) -> bool:
+        """May ``record`` (an ``any`` message) go out now? Its claimant becomes its owner (True);
+        unclaimed, it waits while its name's window is open (False)."""
+        to = record.header["to"]
+        claimant = self.claimed.get(record.key)
+        if claimant is not None and self.members.get(claimant) == to:
+            record.owner = claimant
+            return True
+        return not self.open(to)
+
+
+def keys(body: Body) -> list[Key]:
+    """The claimed keys of a HELLO's body: a msgpack list of [sender instance, id] pairs of
+    strings; anything else (a peer's garbage) is no claim at all."""
+    if not body or len(body) > CLAIMS_MAX * 2 * (ID_MAX + 4):
+        return []
+    try:
+        pairs = unpack(body)
+    except Exception:  # msgpack raises several unrelated types on garbage
+        return []
+    if not isinstance(pairs, list) or len(pairs) > CLAIMS_MAX:
+        return []
+    out: list[Key] = []
+    for pair in pairs:
+        if (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], str)
+                and 0 < len(pair[0]) <= ID_MAX and 0 < len(pair[1]) <= ID_MAX):
+            out.append((pair[0], pair[1]))
+    return out
