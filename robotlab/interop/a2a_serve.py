@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from robotlab.errors import RobotlabError
 
 from .a2a_agent import RobotExecutor, agent_card
+from .a2a_asks import Asks
 from .crew import Crew, one_line
 from .uvicorn_run import serve_app
 
@@ -87,6 +88,7 @@ class Agents:
     def __init__(self, crew: Crew, base: str) -> None:
         self.crew = crew
         self.base = base
+        self.asks = Asks(crew.client, crew.timeout)
         self._apps: dict[str, ASGIApp] = {}
 
     async def live(self) -> dict[str, int]:
@@ -100,7 +102,7 @@ class Agents:
 
     def _agent(self, robot: str, instances: int) -> ASGIApp:
         card = agent_card(robot, instances, self.url(robot))
-        handler = DefaultRequestHandler(RobotExecutor(self.crew, robot), InMemoryTaskStore(), card)
+        handler = DefaultRequestHandler(RobotExecutor(self.asks, robot), InMemoryTaskStore(), card)
         app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")])
         log.info("agent %s at %s", robot, self.url(robot))
         return app
