@@ -67,7 +67,8 @@ class Raw:
 
 def wrong_values() -> list[Any]:
     """Values of every wrong kind, size and sign for some header field."""
-    return [{"a": 1}, [1, [2]], "x" * (protocol.TEXT_MAX + 1), -1, 2**64 - 1, float("nan"), True, b"\x00", 1.5, "s"]
+    return [{"a": 1}, [1, [2]], "x" * (protocol.TEXT_MAX + 1), -1, 2**64 - 1, float("nan"), True,
+            b"\x00", 1.5, "s"]
 
 
 PEER_COMMANDS = {
@@ -79,7 +80,8 @@ PEER_COMMANDS = {
 }
 """A valid header of each command a peer sends that has fields."""
 BROKER_COMMANDS = {
-    Command.DELIVER: {"delivery": 7, "id": "m.1", "from": "alice", "from_instance": "a-1", "to": "bob"},
+    Command.DELIVER: {"delivery": 7, "id": "m.1", "from": "alice", "from_instance": "a-1",
+                      "to": "bob"},
     Command.RECEIPT: {"id": "m.1", "status": "delivered", "to": "bob", "instances": ["b-1"]},
     Command.REPLY: {"id": "r.1", "ok": True, "result": []},
     Command.ERROR: {"code": "malformed", "detail": "x"},
@@ -88,8 +90,13 @@ BROKER_COMMANDS = {
 """A valid header of each command the broker sends that has fields."""
 
 
-def malformed_headers(valid: dict[Command, dict[str, Any]] = PEER_COMMANDS) -> list[tuple[Command, dict[str, Any]]]:
-    """For every command in ``valid`` and every field of its schema, the header with each wrong value."""
+Headers = dict[Command, dict[str, Any]]
+"""A valid header by command, as in PEER_COMMANDS and BROKER_COMMANDS."""
+
+
+def malformed_headers(valid: Headers = PEER_COMMANDS) -> list[tuple[Command, dict[str, Any]]]:
+    """For every command in ``valid`` and every field of its schema, the header with each wrong
+    value."""
     shapes = []
     for command, base in valid.items():
         for name, spec in protocol.SCHEMA[command].items():

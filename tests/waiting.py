@@ -19,5 +19,6 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, message: str 
         if value:
             return value
         if time.monotonic() >= deadline:
-            raise AssertionError(f"{message or 'condition'} not met in {timeout}s; last value: {value!r}")
+            raise AssertionError(
+                f"{message or 'condition'} not met in {timeout}s; last value: {value!r}")
         time.sleep(0.01)

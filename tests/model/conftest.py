@@ -40,7 +40,8 @@ SERVER_READY = 180
 
 @dataclass(frozen=True)
 class ModelServer:
-    """A running model server: its OpenAI-compatible base URL and the litellm settings to reach it."""
+    """A running model server: its OpenAI-compatible base URL and the litellm settings to reach
+    it."""
 
     url: str
     log: Path
@@ -73,16 +74,19 @@ def _answers(url: str) -> bool:
 @pytest.fixture(scope="session")
 def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
     """One llama.cpp server for the whole tier, stopped (its process group) at the end."""
-    python, model = os.environ.get("ROBOTLAB_MODEL_SERVER_PYTHON"), os.environ.get("ROBOTLAB_MODEL_FILE")
+    python = os.environ.get("ROBOTLAB_MODEL_SERVER_PYTHON")
+    model = os.environ.get("ROBOTLAB_MODEL_FILE")
     if not python or not model:
-        pytest.skip("the real-model tier needs its server: run `make test-model`, which installs it")
+        pytest.skip("the real-model tier needs its server: "
+                    "run `make test-model`, which installs it")
     port = _free_port()
     log = tmp_path_factory.mktemp("model-server") / "server.log"
     argv = [python, "-m", "llama_cpp.server", "--model", model, "--model_alias", MODEL_ALIAS,
             "--n_ctx", str(CONTEXT), "--n_threads", str(min(os.cpu_count() or 2, 4)),
             "--host", "127.0.0.1", "--port", str(port)]
     with open(log, "wb") as out:
-        server = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
     url = f"http://127.0.0.1:{port}/v1"
     try:
         wait_until(lambda: server.poll() is not None or _answers(url), timeout=SERVER_READY,
@@ -109,7 +113,8 @@ def generation_rate(model_server: ModelServer) -> float:
     a reply longer than a deadline size it from this, so a faster CI machine does not finish early.
     The measure includes reading the prompt, so it errs low, and the tests size with a margin."""
     tokens = 32
-    body = json.dumps({"model": MODEL_ALIAS, "messages": [{"role": "user", "content": "Count to fifty."}],
+    body = json.dumps({"model": MODEL_ALIAS,
+                       "messages": [{"role": "user", "content": "Count to fifty."}],
                        "max_tokens": tokens, "logit_bias": END_OF_TEXT}).encode()
     request = urllib.request.Request(f"{model_server.url}/chat/completions", body,
                                      {"Content-Type": "application/json"})
@@ -124,7 +129,8 @@ def wait_idle(server: ModelServer, timeout: float = 60) -> float:
     earlier work (llama.cpp's server generates one request at a time)."""
     body = json.dumps({"model": MODEL_ALIAS, "messages": [{"role": "user", "content": "Say OK."}],
                        "max_tokens": 1}).encode()
-    request = urllib.request.Request(f"{server.url}/chat/completions", body, {"Content-Type": "application/json"})
+    request = urllib.request.Request(f"{server.url}/chat/completions", body,
+                                     {"Content-Type": "application/json"})
     started = time.monotonic()
     with urllib.request.urlopen(request, timeout=timeout) as response:
         response.read()

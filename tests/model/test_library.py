@@ -23,7 +23,8 @@ def robot(server: ModelServer, **options: Any) -> robotlab.Robot:
     return robotlab.build(name="real", **server.robot_settings(), temperature=0, **options)
 
 
-def test_a_plain_run_returns_the_models_words_and_counts_its_tokens(model_server: ModelServer) -> None:
+def test_a_plain_run_returns_the_models_words_and_counts_its_tokens(
+        model_server: ModelServer) -> None:
     result = robot(model_server, max_tokens=24).run("Reply with one word: hello.")
     assert isinstance(result.reply, str) and result.reply.strip()
     assert result.input_tokens > 0 and result.output_tokens > 0
@@ -31,7 +32,8 @@ def test_a_plain_run_returns_the_models_words_and_counts_its_tokens(model_server
 
 def test_a_streamed_run_hears_every_chunk_of_its_reply(model_server: ModelServer) -> None:
     chunks: list[str] = []
-    result = robot(model_server, max_tokens=24, on_content=chunks.append).run("Count from one to five.")
+    result = robot(model_server, max_tokens=24,
+                   on_content=chunks.append).run("Count from one to five.")
     assert len(chunks) > 1
     assert "".join(chunks).strip() == (result.reply or "").strip()
 
@@ -44,7 +46,8 @@ def test_a_tool_using_run_goes_through_the_tool_loop(model_server: ModelServer) 
         return int(arguments.get("a", 0)) + int(arguments.get("b", 0))
 
     tool = robotlab.Tool.create(name="add", description="Add two integers a and b.",
-                                parameters={"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                                parameters={"properties": {"a": {"type": "integer"},
+                                                           "b": {"type": "integer"}},
                                             "required": ["a", "b"]}, handler=add)
     try:
         result = robot(model_server, max_tokens=128, local_tools=[tool], max_tool_rounds=3).run(
@@ -52,11 +55,14 @@ def test_a_tool_using_run_goes_through_the_tool_loop(model_server: ModelServer) 
         recorded = result.tool_calls
     except ToolLoopError:  # a small model may call the tool again and again: the breaker ends it
         recorded = None
-    # This model writes its calls as bare JSON text: they were parsed, and run with the arguments it gave.
+    # This model writes its calls as bare JSON text: they were parsed, and run with the arguments it
+    # gave.
     assert calls, "the model's tool call was not parsed"
-    assert all(isinstance(arguments.get("a"), int) and isinstance(arguments.get("b"), int) for arguments in calls)
+    assert all(isinstance(arguments.get("a"), int) and isinstance(arguments.get("b"), int)
+               for arguments in calls)
     if recorded is not None:
-        assert [call["result"] for call in recorded] == [arguments["a"] + arguments["b"] for arguments in calls]
+        assert [call["result"] for call in recorded] == [arguments["a"] + arguments["b"]
+                                                         for arguments in calls]
     else:
         assert len(calls) == 3
 
@@ -65,7 +71,8 @@ DEADLINE = 3.0
 
 
 @pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
-def test_a_long_reply_ends_at_its_deadline_and_the_server_is_let_go(model_server: ModelServer, generation_rate: float,
+def test_a_long_reply_ends_at_its_deadline_and_the_server_is_let_go(model_server: ModelServer,
+                                                                    generation_rate: float,
                                                                     streamed: bool) -> None:
     llm = LiteLLM(max_retries=3, timeout=DEADLINE)
     # Deadlines of work at the measured rate, its end-of-text banned: the reply cannot end on its
@@ -76,7 +83,8 @@ def test_a_long_reply_ends_at_its_deadline_and_the_server_is_let_go(model_server
     reply_tokens = min(CONTEXT - 256, max(64, math.ceil(generation_rate * DEADLINE * deadlines)))
     params = {"model": model_server.model, "api_base": model_server.url, "api_key": "x",
               "max_tokens": reply_tokens, "logit_bias": END_OF_TEXT}
-    messages = [{"role": "user", "content": "Write the numbers from 1 to 5000, separated by commas."}]
+    messages = [{"role": "user",
+                 "content": "Write the numbers from 1 to 5000, separated by commas."}]
     import litellm  # noqa: F401  (a cold import takes seconds, and the deadline starts after it)
 
     started = time.monotonic()
@@ -99,12 +107,15 @@ def _overflowing_messages() -> list[dict[str, str]]:
 
 
 @pytest.mark.parametrize("streamed", [True, False], ids=["streamed", "whole"])
-def test_a_context_overflow_is_named_and_sent_once(model_server: ModelServer, streamed: bool) -> None:
+def test_a_context_overflow_is_named_and_sent_once(model_server: ModelServer,
+                                                   streamed: bool) -> None:
     retries: list[dict[str, Any]] = []
     llm = LiteLLM(max_retries=3, timeout=60, on_retry=retries.append)
-    params = {"model": model_server.model, "api_base": model_server.url, "api_key": "x", "max_tokens": 16}
+    params = {"model": model_server.model, "api_base": model_server.url, "api_key": "x",
+              "max_tokens": 16}
     with pytest.raises(InferenceError) as caught:
-        llm.complete(_overflowing_messages(), [], params, (lambda _chunk: None) if streamed else None)
+        llm.complete(_overflowing_messages(), [], params, (lambda _chunk: None) if streamed
+                     else None)
     assert caught.value.cause == Cause.CONTEXT_WINDOW
     assert not robotlab.retryable(caught.value)
     assert retries == []

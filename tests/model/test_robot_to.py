@@ -21,13 +21,15 @@ reading a prompt of about 1,400 tokens), on a CPU shared with the rest of CI."""
 
 
 def git(repo: Path, *argv: str) -> str:
-    return subprocess.run(["git", *argv], cwd=repo, check=True, capture_output=True, text=True).stdout
+    return subprocess.run(["git", *argv], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout
 
 
 def small_repo(path: Path) -> Path:
     path.mkdir()
     (path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    (path / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    (path / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
     git(path, "init", "-q", "-b", "main")
     git(path, "config", "user.email", "robot@example.com")
     git(path, "config", "user.name", "Robot")
@@ -36,17 +38,21 @@ def small_repo(path: Path) -> Path:
     return path
 
 
-def test_robot_to_runs_bounded_and_leaves_an_honest_record(tmp_path: Path, model_server: ModelServer) -> None:
+def test_robot_to_runs_bounded_and_leaves_an_honest_record(tmp_path: Path,
+                                                           model_server: ModelServer) -> None:
     repo = small_repo(tmp_path / "repo")
     robot_to = str(Path(sys.executable).with_name("robot-to"))
     argv = [robot_to, "Fix add in calc.py so that test_calc.py passes.", "--provider", "openai",
             "--model", "qwen2.5-coder-0.5b-instruct", "--api-base", model_server.url,
             "--verify", f"{sys.executable} -m pytest -q test_calc.py", "--max-iterations", "1",
-            "--max-output-tokens", "384", "--call-timeout", "150", "--iteration-timeout", "420", "--local-guards"]
+            "--max-output-tokens", "384", "--call-timeout", "150", "--iteration-timeout", "420",
+            "--local-guards"]
     started = time.monotonic()
     done = subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=BUDGET,
-                          # No backoff-and-retry of a failed iteration: this test is about one iteration's record.
-                          env={**os.environ, "OPENAI_API_KEY": "not-needed", "ROBOT_LAB_TO_MAX_RETRIES": "0"})
+                          # No backoff-and-retry of a failed iteration: this test is about one
+                          # iteration's record.
+                          env={**os.environ, "OPENAI_API_KEY": "not-needed",
+                               "ROBOT_LAB_TO_MAX_RETRIES": "0"})
     took = time.monotonic() - started
     assert done.returncode in (0, 1), (done.returncode, done.stdout, done.stderr)
     (run_dir,) = (repo / ".robot_lab_to" / "runs").iterdir()
@@ -57,6 +63,7 @@ def test_robot_to_runs_bounded_and_leaves_an_honest_record(tmp_path: Path, model
     # Every commit robot-to made passed the verify command; nothing uncommitted is left behind.
     for commit in git(repo, "log", "--format=%H", "main..HEAD").split():
         git(repo, "checkout", "-q", commit)
-        assert subprocess.run([sys.executable, "-m", "pytest", "-q", "test_calc.py"], cwd=repo).returncode == 0
+        assert subprocess.run([sys.executable, "-m", "pytest", "-q", "test_calc.py"],
+                              cwd=repo).returncode == 0
     assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
     assert took < BUDGET

@@ -1,4 +1,5 @@
-"""A served robotd on a real model: `robotlab send --wait`, and a sender's time-out that bounds the work."""
+"""A served robotd on a real model: `robotlab send --wait`, and a sender's time-out that bounds the
+work."""
 
 from __future__ import annotations
 
@@ -18,21 +19,24 @@ ROBOT_READY = 90
 
 def serve_bob(processes: Processes, broker: str, server: ModelServer, *extra: str) -> None:
     prompt = [] if "--template" in extra else ["--system-prompt", "You are a helpful assistant."]
-    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", broker, "--serve", *prompt,
-            "--model", server.model, "--api-base", server.url, *extra]
-    processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob", timeout=ROBOT_READY)
+    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", broker, "--serve",
+            *prompt, "--model", server.model, "--api-base", server.url, *extra]
+    processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob",
+                   timeout=ROBOT_READY)
 
 
-def send(broker: str, *argv: str, timeout: float = 300) -> tuple[subprocess.CompletedProcess[str], float]:
+def send(broker: str, *argv: str,
+         timeout: float = 300) -> tuple[subprocess.CompletedProcess[str], float]:
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--broker", broker, "--to", "bob", *argv],
+    done = subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--broker", broker, "--to",
+                           "bob", *argv],
                           capture_output=True, text=True, timeout=timeout)
     return done, time.monotonic() - started
 
 
 def background_send(broker: str, timeout: str, text: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "robotlab.cli", "send", "--broker", broker, "--to", "bob",
-                             "--wait", "--timeout", timeout, "--", text],
+    return subprocess.Popen([sys.executable, "-m", "robotlab.cli", "send", "--broker", broker,
+                             "--to", "bob", "--wait", "--timeout", timeout, "--", text],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -41,15 +45,17 @@ def dead_letters(broker: str) -> str:
                           capture_output=True, text=True, timeout=30).stdout
 
 
-def test_a_served_robot_answers_send_wait(processes: Processes, broker: str, model_server: ModelServer) -> None:
+def test_a_served_robot_answers_send_wait(processes: Processes, broker: str,
+                                          model_server: ModelServer) -> None:
     serve_bob(processes, broker, model_server, "--max-tokens", "32")
     done, _ = send(broker, "--wait", "--timeout", "120", "Reply with one word: hello.")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
 
 
-def test_the_senders_time_out_bounds_the_robots_work(processes: Processes, start_broker: Any, endpoint: str,
-                                                     model_server: ModelServer, tmp_path: Path) -> None:
+def test_the_senders_time_out_bounds_the_robots_work(processes: Processes, start_broker: Any,
+                                                     endpoint: str, model_server: ModelServer,
+                                                     tmp_path: Path) -> None:
     # The broker's own ack time-out (30 s), not the process tests' 3 s: a message queued behind
     # a long one is then still bob's to refuse when its sender's deadline passes.
     start_broker(endpoint)
@@ -62,15 +68,18 @@ def test_the_senders_time_out_bounds_the_robots_work(processes: Processes, start
     serve_bob(processes, broker, model_server, "--template", str(template))
     started = time.monotonic()
     story = background_send(broker, "8", "Write a 300-word story about a lighthouse.")
-    wait_until(lambda: live(broker, "bob")[0]["in_flight"] >= 1, timeout=10, message="bob working on the story")
+    wait_until(lambda: live(broker, "bob")[0]["in_flight"] >= 1, timeout=10,
+               message="bob working on the story")
     behind = background_send(broker, "3", "Queued behind the story.")
     assert story.wait(60) == 75, story.communicate()
     took = time.monotonic() - started
     assert behind.wait(30) == 75
     assert took < 8 + 5, f"send --timeout 8 returned after {took:.1f}s"
     # The message whose sender gave up while it waited in bob's queue was never started.
-    wait_until(lambda: "not run" in dead_letters(broker), timeout=30, message="the queued message's dead letter")
+    wait_until(lambda: "not run" in dead_letters(broker), timeout=30,
+               message="the queued message's dead letter")
     # bob stopped its model call at the deadline (the stream closed, so the server stopped too):
     # the server is free again at once, not minutes later, and bob is live with nothing in hand.
     assert wait_idle(model_server) < 20
-    wait_until(lambda: live(broker, "bob")[0]["in_flight"] == 0, timeout=20, message="bob idle again")
+    wait_until(lambda: live(broker, "bob")[0]["in_flight"] == 0, timeout=20,
+               message="bob idle again")

@@ -43,10 +43,12 @@ class Crew:
 
 
 def make_keys(folder: Path, crew: Crew) -> Path:
-    """Keys made with ``robotlab keys new``: the broker's, one per robot, and the test's admin key."""
+    """Keys made with ``robotlab keys new``: the broker's, one per robot, and the test's admin
+    key."""
     runner = CliRunner()
     asks = [["broker"], ["robotlab", "--robot", "*", "--role", "admin"]]
-    asks += [[name, *(option for alias in crew.key_names[name] for option in ("--robot", alias))] for name in crew.robots]
+    asks += [[name, *(option for alias in crew.key_names[name] for option in ("--robot", alias))]
+             for name in crew.robots]
     for argv in asks:
         result = runner.invoke(robotlab_main, ["keys", "new", *argv, "--dir", str(folder)])
         assert result.exit_code == 0, result.output
@@ -86,20 +88,24 @@ def settings(folder: Path, crew: Crew) -> None:
 
 def drop_in(watchdog: bool) -> str:
     """The one drop-in a test adds to a deploy unit; everything else is the unit as shipped."""
-    lines = ["[Service]", "# The handlers the test's robots host.", f"Environment=PYTHONPATH={HANDLERS}",
-             "# Litellm must not fetch its price table from the network.", "Environment=LITELLM_LOCAL_MODEL_COST_MAP=True",
+    lines = ["[Service]", "# The handlers the test's robots host.",
+             f"Environment=PYTHONPATH={HANDLERS}",
+             "# Litellm must not fetch its price table from the network.",
+             "Environment=LITELLM_LOCAL_MODEL_COST_MAP=True",
              "# How the main process ended, into the journal: a stopped unit is unloaded, and its",
              "# ExecMain* properties with it.", f"ExecStopPost=/bin/echo {EXIT_LINE}"]
     if watchdog:
         lines += ["# Short, so the test sees the watchdog fed past its deadline in seconds.",
                   f"WatchdogSec={WATCHDOG_SEC}"]
-    private = sorted(str(path) for path in needed_paths() if f"{path}/".startswith(HIDDEN_BY_PRIVATE_TMP))
+    private = sorted(str(path) for path in needed_paths()
+                     if f"{path}/".startswith(HIDDEN_BY_PRIVATE_TMP))
     if private:
         lines += ["# Under /tmp, which PrivateTmp=yes replaces: an installed crew lives in /opt.",
                   f"BindReadOnlyPaths={' '.join(private)}"]
     hidden = [str(path) for path in needed_paths() if str(path).startswith(HIDDEN_BY_PROTECT_HOME)]
     if hidden:
-        lines += ["# Under a home folder, which ProtectHome=yes hides; an installed crew lives in /opt.",
+        lines += ["# Under a home folder, which ProtectHome=yes hides; an installed crew lives in "
+                  "/opt.",
                   "# An empty home instead, with only what the test runs from, read-only.",
                   "ProtectHome=tmpfs", f"BindReadOnlyPaths={' '.join(hidden)}"]
     return "\n".join(lines) + "\n"
@@ -107,7 +113,8 @@ def drop_in(watchdog: bool) -> str:
 
 def shown_paths() -> list[str]:
     """What the units run from that the machine's fresh folders would hide."""
-    return sorted(str(path) for path in needed_paths() if f"{path}/".startswith(FRESH_IN_THE_MACHINE))
+    return sorted(str(path) for path in needed_paths()
+                  if f"{path}/".startswith(FRESH_IN_THE_MACHINE))
 
 
 def needed_paths() -> set[Path]:

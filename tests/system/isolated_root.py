@@ -1,4 +1,5 @@
-"""PID 1 of fresh namespaces: build a root no write can take back to the host, prove it, boot systemd.
+"""PID 1 of fresh namespaces: build a root no write can take back to the host, prove it, boot
+systemd.
 
 Run by :mod:`tests.system.machine` as ``unshare --mount --pid --cgroup --uts --ipc --fork
 python -I isolated_root.py ...``, so this process is PID 1 of a new PID namespace, alone in a
@@ -56,9 +57,10 @@ SYSTEMD = "/lib/systemd/systemd"
 # starts, so neither it nor any service can use them. CAP_SYS_ADMIN and CAP_MKNOD stay: the
 # units' sandboxing (private /dev, /tmp, mount namespaces) needs them.
 DROPPED_CAPABILITIES = {
-    "CAP_NET_ADMIN": 12, "CAP_SYS_MODULE": 16, "CAP_SYS_RAWIO": 17, "CAP_SYS_PACCT": 20, "CAP_SYS_BOOT": 22,
-    "CAP_SYS_TIME": 25, "CAP_SYS_TTY_CONFIG": 26, "CAP_AUDIT_CONTROL": 30, "CAP_MAC_OVERRIDE": 32,
-    "CAP_MAC_ADMIN": 33, "CAP_SYSLOG": 34, "CAP_WAKE_ALARM": 35, "CAP_BLOCK_SUSPEND": 36, "CAP_AUDIT_READ": 37,
+    "CAP_NET_ADMIN": 12, "CAP_SYS_MODULE": 16, "CAP_SYS_RAWIO": 17, "CAP_SYS_PACCT": 20,
+    "CAP_SYS_BOOT": 22, "CAP_SYS_TIME": 25, "CAP_SYS_TTY_CONFIG": 26, "CAP_AUDIT_CONTROL": 30,
+    "CAP_MAC_OVERRIDE": 32, "CAP_MAC_ADMIN": 33, "CAP_SYSLOG": 34, "CAP_WAKE_ALARM": 35,
+    "CAP_BLOCK_SUSPEND": 36, "CAP_AUDIT_READ": 37,
 }
 PR_CAPBSET_DROP = 24
 PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
@@ -86,37 +88,43 @@ def mount(*args: str) -> None:
 
 def make_private() -> None:
     mount("--make-rprivate", "/")
-    shared = [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if " shared:" in line]
+    shared = [line for line in Path("/proc/self/mountinfo").read_text().splitlines()
+              if " shared:" in line]
     if shared:
         raise Unsafe(f"a mount still propagates to the host after --make-rprivate: {shared[0]}")
 
 
 def overlay_root(stage: Path) -> Path:
-    """Mount a tmpfs on ``stage`` and the overlay (lower ``/``, upper on that tmpfs) at stage/root."""
+    """Mount a tmpfs on ``stage`` and the overlay (lower ``/``, upper on that tmpfs) at
+    stage/root."""
     mount("-t", "tmpfs", "-o", "mode=0700", "robotlab-stage", str(stage))
     for part in ("upper", "work", "root"):
         (stage / part).mkdir()
-    mount("-t", "overlay", "-o", f"lowerdir=/,upperdir={stage}/upper,workdir={stage}/work", "robotlab-root",
-          str(stage / "root"))
+    mount("-t", "overlay", "-o", f"lowerdir=/,upperdir={stage}/upper,workdir={stage}/work",
+          "robotlab-root", str(stage / "root"))
     return stage / "root"
 
 
 def delete_canaries(root: Path, canaries: list[str]) -> None:
-    """``rm -rf`` each canary's folder through the overlay; each must have been there, and be gone."""
+    """``rm -rf`` each canary's folder through the overlay; each must have been there, and be
+    gone."""
     for canary in canaries:
         seen = root / canary.lstrip("/")
         if not seen.is_file():
-            raise Unsafe(f"the canary {canary} is not visible through the overlay: it does not show the host's /")
-        done = subprocess.run(["rm", "-rf", str(seen.parent)], capture_output=True, text=True, timeout=30)
+            raise Unsafe(f"the canary {canary} is not visible through the overlay: it does not "
+                         "show the host's /")
+        done = subprocess.run(["rm", "-rf", str(seen.parent)], capture_output=True, text=True,
+                              timeout=30)
         if done.returncode != 0 or seen.parent.exists():
-            raise Unsafe(f"rm -rf of {seen.parent} failed inside the overlay: {done.stderr.strip()}")
+            raise Unsafe(f"rm -rf of {seen.parent} failed inside the overlay: "
+                         f"{done.stderr.strip()}")
 
 
 def api_filesystems(root: Path, console: str, shown: list[str]) -> None:
     for folder in FRESH_TMPFS:
         (root / folder).mkdir(parents=True, exist_ok=True)
-        mount("-t", "tmpfs", "-o", "mode=1777" if "tmp" in folder else "mode=0755", "robotlab-" + folder.replace("/", "-"),
-              str(root / folder))
+        mount("-t", "tmpfs", "-o", "mode=1777" if "tmp" in folder else "mode=0755",
+              "robotlab-" + folder.replace("/", "-"), str(root / folder))
     # The host's /tmp holds everyone's work: the fresh one must show none of it.
     if any((root / "tmp").iterdir()):
         raise Unsafe("the fresh /tmp is not empty")
@@ -156,8 +164,8 @@ def devices(dev: Path, console: str) -> None:
     mount("-t", "devpts", "-o", "newinstance,ptmxmode=0666,mode=0620", "devpts", str(dev / "pts"))
     mount("-t", "tmpfs", "-o", "mode=1777,nosuid,nodev", "robotlab-shm", str(dev / "shm"))
     (dev / "ptmx").symlink_to("pts/ptmx")
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
-                         ("stderr", "/proc/self/fd/2")):
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         (dev / name).symlink_to(target)
 
 
@@ -165,7 +173,8 @@ def drop_capabilities() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     for name, number in DROPPED_CAPABILITIES.items():
         if libc.prctl(PR_CAPBSET_DROP, number, 0, 0, 0) != 0:
-            raise Refused(f"cannot drop {name} from the bounding set: {os.strerror(ctypes.get_errno())}")
+            raise Refused(
+                f"cannot drop {name} from the bounding set: {os.strerror(ctypes.get_errno())}")
 
 
 def enter(root: Path) -> None:
@@ -209,12 +218,16 @@ def prepare(args: argparse.Namespace) -> Path:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stage", required=True, help="an empty folder of the test's: the tmpfs goes there")
-    parser.add_argument("--install", required=True, help="a tree copied over the root (units, settings, keys)")
-    parser.add_argument("--canary", action="append", default=[], help="a host file that must survive")
+    parser.add_argument("--stage", required=True,
+                        help="an empty folder of the test's: the tmpfs goes there")
+    parser.add_argument("--install", required=True,
+                        help="a tree copied over the root (units, settings, keys)")
+    parser.add_argument("--canary", action="append", default=[],
+                        help="a host file that must survive")
     parser.add_argument("--console", required=True, help="a pty bound on /dev/console")
     parser.add_argument("--show", action="append", default=[],
-                        help="a host folder under /tmp, /run, /var/tmp or /var/log to show read-only")
+                        help="a host folder under /tmp, /run, /var/tmp or /var/log to show "
+                             "read-only")
     parser.add_argument("--report", type=int, required=True)
     parser.add_argument("--go", type=int, required=True)
     parser.add_argument("systemd_args", nargs="*")
@@ -239,7 +252,8 @@ def main() -> int:
         print(f"isolated_root: {exc}", file=sys.stderr)
         return 1
     os.closerange(3, 1024)
-    environment = {"container": "robotlab-test", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
+    environment = {"container": "robotlab-test", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+                   "LANG": "C.UTF-8"}
     os.execve(SYSTEMD, [SYSTEMD, *args.systemd_args], environment)
     return 1  # not reached: execve replaces this process or raises
 

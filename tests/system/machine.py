@@ -38,7 +38,8 @@ PREPARE_TIMEOUT = 60.0
 BOOT_TIMEOUT = 60.0
 CANARY_TEXT = "must survive\n"
 TOOLS = ("unshare", "nsenter", "setpriv", "mount")
-ENVIRONMENT = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": "", "SYSTEMD_COLORS": "0"}
+ENVIRONMENT = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": "",
+               "SYSTEMD_COLORS": "0"}
 
 
 @dataclass
@@ -49,13 +50,16 @@ class Machine:
     console: Path
     """What systemd and its services wrote on /dev/console (a pty read by the test)."""
 
-    def run(self, *argv: str, timeout: float = 30.0, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def run(self, *argv: str, timeout: float = 30.0,
+            check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run ``argv`` inside: every namespace of PID 1 but the network's, and its root."""
-        command = ["nsenter", "--target", str(self.pid), "--mount", "--uts", "--ipc", "--cgroup", "--pid",
-                   "--root", "--wd", "--", *argv]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=ENVIRONMENT)
+        command = ["nsenter", "--target", str(self.pid), "--mount", "--uts", "--ipc", "--cgroup",
+                   "--pid", "--root", "--wd", "--", *argv]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                              env=ENVIRONMENT)
         if check and done.returncode != 0:
-            raise AssertionError(f"{' '.join(argv)} exited {done.returncode} inside: {done.stdout}{done.stderr}")
+            raise AssertionError(
+                f"{' '.join(argv)} exited {done.returncode} inside: {done.stdout}{done.stderr}")
         return done
 
     def show(self, unit: str, *properties: str) -> dict[str, str]:
@@ -65,7 +69,8 @@ class Machine:
 
     def journal(self, unit: str) -> str:
         """Everything the journal holds from ``unit`` (the message only)."""
-        return self.run("journalctl", "--no-pager", "--output=cat", "--unit", unit, check=False).stdout
+        return self.run("journalctl", "--no-pager", "--output=cat", "--unit", unit,
+                        check=False).stdout
 
 
 def missing_prerequisite() -> str | None:
@@ -76,16 +81,19 @@ def missing_prerequisite() -> str | None:
     if absent:
         return f"{', '.join(absent)} not installed (util-linux and mount; .ci/run installs them)"
     if not Path("/lib/systemd/systemd").exists():
-        return "/lib/systemd/systemd is not installed (Debian's systemd package; .ci/run installs it)"
+        return ("/lib/systemd/systemd is not installed (Debian's systemd package; .ci/run installs "
+                "it)")
     if "\toverlay\n" not in Path("/proc/filesystems").read_text():
-        return "the kernel has no overlayfs (modprobe overlay), so no root can keep the host's disk read-only"
+        return ("the kernel has no overlayfs (modprobe overlay), so no root can keep the host's "
+                "disk read-only")
     if cgroup2_mount() is None:
         return "no cgroup2 mounted (systemd needs a cgroup2 it may write)"
     return None
 
 
 def cgroup2_mount() -> Path | None:
-    """Where the host's cgroup2 hierarchy is mounted (/sys/fs/cgroup, or .../unified on a hybrid host)."""
+    """Where the host's cgroup2 hierarchy is mounted (/sys/fs/cgroup, or .../unified on a hybrid
+    host)."""
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         fields = line.split(" - ")
         if len(fields) == 2 and fields[1].split()[0] == "cgroup2":
@@ -98,7 +106,8 @@ def own_cgroup() -> Iterator[Path]:
     """A fresh cgroup2 below this process's: the booted systemd's cgroup namespace root."""
     mounted = cgroup2_mount()
     assert mounted is not None
-    mine = next(line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::"))
+    mine = next(line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines()
+                if line.startswith("0::"))
     cgroup = mounted / mine.lstrip("/") / f"robotlab-boot-{uuid.uuid4().hex[:8]}"
     try:
         cgroup.mkdir()
@@ -118,7 +127,8 @@ def remove_cgroup(cgroup: Path) -> None:
         (cgroup / "cgroup.kill").write_text("1")
     wait_until(lambda: "populated 0" in (cgroup / "cgroup.events").read_text(), timeout=30,
                message=f"every process of {cgroup} gone")
-    for folder in sorted((p for p in cgroup.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+    for folder in sorted((p for p in cgroup.rglob("*") if p.is_dir()), key=lambda p: len(p.parts),
+                         reverse=True):
         folder.rmdir()
     cgroup.rmdir()
 
@@ -185,25 +195,28 @@ def read_line(fd: int, timeout: float) -> str:
 # root they could only touch the overlay and tmpfs; masked all the same, so the boot does
 # only what the test needs. journald stays: the units' logs are part of what is checked.
 MASKED = (
-    "systemd-tmpfiles-setup.service", "systemd-tmpfiles-setup-dev.service", "systemd-tmpfiles-clean.service",
-    "systemd-tmpfiles-clean.timer", "systemd-udevd.service", "systemd-udevd-control.socket",
-    "systemd-udevd-kernel.socket", "systemd-udev-trigger.service", "systemd-udev-settle.service",
-    "systemd-remount-fs.service", "systemd-fsck-root.service", "systemd-journald-audit.socket",
-    "systemd-journal-flush.service", "systemd-networkd.service", "systemd-networkd.socket",
-    "systemd-resolved.service", "systemd-timesyncd.service", "systemd-logind.service", "systemd-pstore.service",
-    "getty.target", "console-getty.service", "dbus.service", "dbus.socket", "systemd-initctl.socket",
-    "swap.target", "timers.target", "cryptsetup.target", "veritysetup.target", "integritysetup.target",
+    "systemd-tmpfiles-setup.service", "systemd-tmpfiles-setup-dev.service",
+    "systemd-tmpfiles-clean.service", "systemd-tmpfiles-clean.timer", "systemd-udevd.service",
+    "systemd-udevd-control.socket", "systemd-udevd-kernel.socket", "systemd-udev-trigger.service",
+    "systemd-udev-settle.service", "systemd-remount-fs.service", "systemd-fsck-root.service",
+    "systemd-journald-audit.socket", "systemd-journal-flush.service", "systemd-networkd.service",
+    "systemd-networkd.socket", "systemd-resolved.service", "systemd-timesyncd.service",
+    "systemd-logind.service", "systemd-pstore.service", "getty.target", "console-getty.service",
+    "dbus.service", "dbus.socket", "systemd-initctl.socket", "swap.target", "timers.target",
+    "cryptsetup.target", "veritysetup.target", "integritysetup.target",
 )
 KEPT = ("systemd-journald.service",)
 UNIT_FOLDERS = (Path("/lib/systemd/system"), Path("/etc/systemd/system"))
-GENERATOR_FOLDERS = (Path("/lib/systemd/system-generators"), Path("/usr/lib/systemd/system-generators"))
+GENERATOR_FOLDERS = (Path("/lib/systemd/system-generators"),
+                     Path("/usr/lib/systemd/system-generators"))
 
 
 def base_tree(tree: Path) -> None:
     """What every boot copies over the root: the masks, no generators, an empty /etc/fstab."""
     system = tree / "etc" / "systemd" / "system"
     system.mkdir(parents=True, exist_ok=True)
-    wanted = {unit.name for folder in UNIT_FOLDERS for unit in folder.glob("sysinit.target.wants/*")}
+    wanted = {unit.name for folder in UNIT_FOLDERS
+              for unit in folder.glob("sysinit.target.wants/*")}
     for name in sorted((set(MASKED) | wanted) - set(KEPT)):
         (system / name).symlink_to("/dev/null")
     # Generators turn /etc/fstab, /etc/init.d and the kernel command line into units; masked
@@ -230,12 +243,13 @@ def boot(tmp_path: Path, tree: Path, unit: str, planted: list[Path],
         pytest.skip(reason)
     stage = tmp_path / "stage"
     stage.mkdir()
-    master, slave = os.openpty()  # the host keeps the slave open, so the pty outlives systemd's reopening
+    # the host keeps the slave open, so the pty outlives systemd's reopening
+    master, slave = os.openpty()
     report_r, report_w = os.pipe()
     go_r, go_w = os.pipe()
     arguments = ["--stage", str(stage), "--install", str(tree), "--console", os.ttyname(slave),
-                 "--report", str(report_w), "--go", str(go_r), *(f"--canary={path}" for path in planted),
-                 *(f"--show={path}" for path in shown),
+                 "--report", str(report_w), "--go", str(go_r),
+                 *(f"--canary={path}" for path in planted), *(f"--show={path}" for path in shown),
                  "--", f"--unit={unit}", "--show-status=no", "--log-target=journal-or-kmsg"]
     # (The namespace's /dev has no kmsg: systemd's own lines go to its journal or nowhere,
     # never to the host's kernel log.)
@@ -244,10 +258,11 @@ def boot(tmp_path: Path, tree: Path, unit: str, planted: list[Path],
         # link dies with its parent: the test (setpriv), then unshare (--kill-child).
         command = ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(cgroup),
                    "setpriv", "--pdeathsig", "KILL", "--",
-                   "unshare", "--mount", "--pid", "--cgroup", "--uts", "--ipc", "--fork", "--kill-child", "--",
-                   sys.executable, "-I", str(ISOLATED_ROOT), *arguments]
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                   pass_fds=(report_w, go_r), env=ENVIRONMENT)
+                   "unshare", "--mount", "--pid", "--cgroup", "--uts", "--ipc", "--fork",
+                   "--kill-child", "--", sys.executable, "-I", str(ISOLATED_ROOT), *arguments]
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+                                   stderr=subprocess.STDOUT, pass_fds=(report_w, go_r),
+                                   env=ENVIRONMENT)
         os.close(report_w)
         os.close(go_r)
         pump = copy_console(master, tmp_path / "console.log")
@@ -264,7 +279,8 @@ def boot(tmp_path: Path, tree: Path, unit: str, planted: list[Path],
             pump.join(timeout=5)
 
 
-def handshake(report: int, go: int, planted: list[Path], process: subprocess.Popen[bytes], log: Path) -> int:
+def handshake(report: int, go: int, planted: list[Path], process: subprocess.Popen[bytes],
+              log: Path) -> int:
     """Wait for the prepared root, check the canaries on the host, then say go; PID 1's host pid."""
     line = read_line(report, PREPARE_TIMEOUT)
     kind, _, detail = line.partition(" ")
@@ -279,11 +295,13 @@ def handshake(report: int, go: int, planted: list[Path], process: subprocess.Pop
             pytest.skip(f"cannot make the namespaces here: {output.splitlines()[-1]}")
         if "cgroup.procs" in output:
             pytest.skip(f"cannot move into the cgroup made for systemd: {output.splitlines()[-1]}")
-        pytest.fail(f"the namespace's PID 1 said {line!r} and exited {process.returncode}: {output}")
+        pytest.fail(f"the namespace's PID 1 said {line!r} and exited {process.returncode}: "
+                    f"{output}")
     gone = lost(planted)
     if gone:
         os.write(go, b"stop\n")
-        pytest.fail(f"rm -rf inside the overlay reached the host ({', '.join(gone)}): systemd not started")
+        pytest.fail(f"rm -rf inside the overlay reached the host ({', '.join(gone)}): systemd not "
+                    "started")
     os.write(go, b"go\n")
     return int(detail)
 
@@ -291,14 +309,16 @@ def handshake(report: int, go: int, planted: list[Path], process: subprocess.Pop
 def booted(machine: Machine) -> bool:
     """True once systemd answers and its start-up jobs are done."""
     try:
-        state = machine.run("systemctl", "is-system-running", check=False, timeout=10).stdout.strip()
+        state = machine.run("systemctl", "is-system-running", check=False,
+                            timeout=10).stdout.strip()
     except subprocess.TimeoutExpired:
         return False
     return state in ("running", "degraded")
 
 
 def shut_down(process: subprocess.Popen[bytes], pid: int | None) -> None:
-    """SIGKILL the namespace's PID 1 (the kernel then kills every process in it), never a poweroff."""
+    """SIGKILL the namespace's PID 1 (the kernel then kills every process in it), never a
+    poweroff."""
     victim = pid if pid is not None else process.pid
     try:
         os.kill(victim, signal.SIGKILL)

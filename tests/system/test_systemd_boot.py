@@ -1,4 +1,5 @@
-"""deploy/'s units under a real systemd: PID 1 of fresh namespaces, on a root isolated from the host.
+"""deploy/'s units under a real systemd: PID 1 of fresh namespaces, on a root isolated from the
+host.
 
 One boot, one story (each step needs the one before): the crew target starts a broker and two
 robotds with their keys as credentials and their own dynamic users; both are welcomed; the
@@ -75,12 +76,14 @@ def started(machine: Machine, crew: Crew) -> Machine:
 @pytest.fixture
 def admin(started: Machine, crew: Crew, keys: Path) -> Iterator[bus.BusClient]:
     """The test's own connection with the admin key (``robotlab ps`` makes the same call)."""
-    client = bus.BusClient(crew.url, name="robotlab", role="client", keys=bus.KeyConfig.load(keys, "robotlab"))
+    client = bus.BusClient(crew.url, name="robotlab", role="client",
+                           keys=bus.KeyConfig.load(keys, "robotlab"))
     yield client.start(timeout=30)
     client.close()
 
 
-def test_the_crew_target_boots_restarts_spawns_and_drains(started: Machine, admin: bus.BusClient, crew: Crew) -> None:
+def test_the_crew_target_boots_restarts_spawns_and_drains(started: Machine, admin: bus.BusClient,
+                                                          crew: Crew) -> None:
     machine = started
     # Given the crew target started, each robot welcomed by the broker as the unit's main process
     assert welcomed(admin, machine, "bob") and welcomed(admin, machine, "alice")
@@ -88,8 +91,8 @@ def test_the_crew_target_boots_restarts_spawns_and_drains(started: Machine, admi
     with serve_script([{"content": "drained", "delay": 2}]) as api:
         # alice (a hardened unit: seccomp filter, no namespaces) spawns a child through her fork
         # server, which imports the model client meanwhile
-        spawning = admin.send_request("alice", {"broker": crew.url, "parent": "alice-boss", "child": "alice-kid",
-                                                "api_base": api})
+        spawning = admin.send_request("alice", {"broker": crew.url, "parent": "alice-boss",
+                                                "child": "alice-kid", "api_base": api})
 
         # Then bob's watchdog is fed past its deadline, and bob lives on
         watched_past_deadline(machine, "robotd@bob.service")
@@ -104,13 +107,15 @@ def test_the_crew_target_boots_restarts_spawns_and_drains(started: Machine, admi
 
         # And the child is on the bus, its parent named
         child = answer(spawning, machine, "robotd@alice", timeout=START)
-        kids = [(row["parent"], row["pid"]) for row in admin.admin("ps") if row["name"] == "alice-kid"]
+        kids = [(row["parent"], row["pid"]) for row in admin.admin("ps")
+                if row["name"] == "alice-kid"]
         assert kids == [("alice-boss", child["pid"])], (kids, child)
 
         # When the target stops while bob and the child each have work in hand
         bob_work = admin.send_request("bob", "2:started")
         kid_work = admin.send_request("alice-kid", {"message": "go", "kwargs": {}}, type=RUN_TYPE)
-        wait_until(lambda: machine.run("test", "-e", "/var/lib/robotlab/bob/started", check=False).returncode == 0,
+        wait_until(lambda: machine.run("test", "-e", "/var/lib/robotlab/bob/started",
+                                       check=False).returncode == 0,
                    timeout=30, message="bob's handler started")
         wait_until(lambda: requests_seen(api), timeout=30, message="the child's model call started")
         machine.run("systemctl", "stop", "robotlab-crew.target", timeout=120)
@@ -119,12 +124,15 @@ def test_the_crew_target_boots_restarts_spawns_and_drains(started: Machine, admi
         assert answer(bob_work, machine, "robotd@bob") == "slept 2"
         assert answer(kid_work, machine, "robotd@alice")["reply"] == "drained"
     for unit in ("robotd@bob", "robotd@alice", "robotlab-broker"):
-        assert last_exit(machine, unit) == "main process: code=exited status=0 result=success", machine.journal(unit)
+        assert last_exit(machine, unit) == ("main process: code=exited status=0 "
+                                            "result=success"), machine.journal(unit)
         assert "Killing process" not in machine.journal(unit)
-    assert "robotd bob stopped" in machine.journal("robotd@bob")  # its drain line, just before exit 0
+    # its drain line, just before exit 0
+    assert "robotd bob stopped" in machine.journal("robotd@bob")
 
 
-def test_systemd_is_not_started_when_a_canary_is_not_behind_the_overlay(tmp_path: Path, planted: list[Path]) -> None:
+def test_systemd_is_not_started_when_a_canary_is_not_behind_the_overlay(
+        tmp_path: Path, planted: list[Path]) -> None:
     # Given a canary on another of the host's file systems, which an overlay of / cannot show
     shm = Path("/dev/shm")
     if not os.path.ismount(shm):
@@ -135,7 +143,8 @@ def test_systemd_is_not_started_when_a_canary_is_not_behind_the_overlay(tmp_path
     base_tree(tree)
     try:
         # Then the preparer refuses before systemd exists, and the canary is untouched
-        with pytest.raises(pytest.fail.Exception, match="not isolated from the host, systemd not started"):
+        with pytest.raises(pytest.fail.Exception,
+                           match="not isolated from the host, systemd not started"):
             with boot(tmp_path, tree, BOOT_TARGET, [*planted, outside], shown_paths()):
                 pass
         assert not lost([outside])
@@ -178,16 +187,20 @@ def watched_past_deadline(machine: Machine, unit: str) -> None:
     deadline = int(start["ExecMainStartTimestampMonotonic"]) + WATCHDOG_SEC * 1_000_000
 
     def fed_late() -> bool:
-        now = machine.show(unit, "WatchdogTimestampMonotonic", "MainPID", "NRestarts", "ActiveState")
-        assert (now["MainPID"], now["NRestarts"], now["ActiveState"]) == (start["MainPID"], start["NRestarts"], "active")
+        now = machine.show(unit, "WatchdogTimestampMonotonic", "MainPID", "NRestarts",
+                           "ActiveState")
+        assert (now["MainPID"], now["NRestarts"],
+                now["ActiveState"]) == (start["MainPID"], start["NRestarts"], "active")
         return int(now["WatchdogTimestampMonotonic"]) > deadline
 
-    wait_until(fed_late, timeout=WATCHDOG_SEC * 5, message=f"{unit} fed its watchdog after {WATCHDOG_SEC}s")
+    wait_until(fed_late, timeout=WATCHDOG_SEC * 5,
+               message=f"{unit} fed its watchdog after {WATCHDOG_SEC}s")
 
 
 def restarted(machine: Machine, unit: str, old_pid: str) -> bool:
     now = machine.show(unit, "MainPID", "ActiveState", "NRestarts")
-    return now["ActiveState"] == "active" and now["MainPID"] not in (old_pid, "0") and now["NRestarts"] == "1"
+    return (now["ActiveState"] == "active" and now["MainPID"] not in (old_pid, "0")
+            and now["NRestarts"] == "1")
 
 
 def answer(tracker: bus.Tracker, machine: Machine, unit: str, timeout: float = 30) -> Any:
@@ -201,11 +214,14 @@ def answer(tracker: bus.Tracker, machine: Machine, unit: str, timeout: float = 3
 
 
 def last_exit(machine: Machine, unit: str) -> str:
-    """The unit's last ExecStopPost line (crew.EXIT_LINE), once it is inactive: how its main process ended."""
+    """The unit's last ExecStopPost line (crew.EXIT_LINE), once it is inactive: how its main process
+    ended."""
     def ended() -> str | None:
-        if machine.show(f"{unit}.service", "ActiveState")["ActiveState"] not in ("inactive", "failed"):
+        if machine.show(f"{unit}.service",
+                        "ActiveState")["ActiveState"] not in ("inactive", "failed"):
             return None  # `systemctl stop` of the target does not wait for its parts
-        lines = [line for line in machine.journal(unit).splitlines() if line.startswith("main process: ")]
+        lines = [line for line in machine.journal(unit).splitlines()
+                 if line.startswith("main process: ")]
         return lines[-1] if lines else None
 
     return wait_until(ended, timeout=60, message=f"{unit} stopped")

@@ -21,7 +21,8 @@ from robotlab.to.runner.orchestrator import RunReport, Streams
 
 def git(repo: Path, *args: str) -> str:
     """Run git in ``repo`` and return its stdout."""
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout
 
 
 @pytest.fixture
@@ -58,7 +59,8 @@ def submit(success: bool = True, summary: str = "did it", **extra: Any) -> dict[
 DONE = {"content": "done"}
 
 
-def write_and_submit(path: str, content: str, summary: str = "did it", **extra: Any) -> list[dict[str, Any]]:
+def write_and_submit(path: str, content: str, summary: str = "did it",
+                     **extra: Any) -> list[dict[str, Any]]:
     """One robot run: write a file, submit success, end."""
     return [call("write", path=path, content=content), submit(True, summary, **extra), DONE]
 
@@ -87,11 +89,14 @@ class Runner:
         if turns is not None:
             with self.serving(turns):
                 return self.run(None, objective, **settings)
-        base = {"model": "openai/scripted", "api_base": self.url, "backoff_base": 0.01, "decision_wait_poll": 0.05}
-        return robotlab.to.run(objective, work_dir=str(self.repo), streams=self._streams(), **{**base, **settings})
+        base = {"model": "openai/scripted", "api_base": self.url, "backoff_base": 0.01,
+                "decision_wait_poll": 0.05}
+        return robotlab.to.run(objective, work_dir=str(self.repo), streams=self._streams(),
+                               **{**base, **settings})
 
     def resume(self, run_id: str, **settings: Any) -> RunReport:
-        return robotlab.to.resume(run_id, work_dir=str(self.repo), streams=self._streams(), **settings)
+        return robotlab.to.resume(run_id, work_dir=str(self.repo), streams=self._streams(),
+                                  **settings)
 
     def run_dir(self, report: RunReport) -> Path:
         assert report.run is not None
@@ -127,8 +132,8 @@ def script_server_process(tmp_path: Path, turns: list[dict[str, Any]]) -> Iterat
     """A script server in its own process (a signal sent to robot-to must not reach it)."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps(turns))
-    server = subprocess.Popen([sys.executable, "-m", "robotlab.testing.llm_server", "--script", str(script),
-                               "--port", "0"], stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen([sys.executable, "-m", "robotlab.testing.llm_server", "--script",
+                               str(script), "--port", "0"], stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
         line = server.stdout.readline()
@@ -139,11 +144,13 @@ def script_server_process(tmp_path: Path, turns: list[dict[str, Any]]) -> Iterat
         server.wait(timeout=10)
 
 
-def robot_to_process(repo: Path, url: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def robot_to_process(repo: Path, url: str, *args: str,
+                     env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """``robot-to work --model openai/scripted --api-base URL ARGS`` as a child process in ``repo``
     (``env``: variables added to this process's environment)."""
     return subprocess.Popen(
         [sys.executable, "-c", "from robotlab.cli.robot_to import main; main()", "work",
          "--model", "openai/scripted", "--api-base", url, *args],
-        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **(env or {})},
     )

@@ -18,7 +18,8 @@ TASKS = load_tasks()
 def _env() -> dict[str, str]:
     """This interpreter's folder first on PATH, so a verify command's ``python`` has pytest; the
     project's pytest plugins left unloaded (the tasks need none, and loading them takes seconds)."""
-    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    return {**os.environ,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
             "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 

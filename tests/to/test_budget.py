@@ -8,7 +8,8 @@ from robotlab.testing import requests_seen
 from tests.to.conftest import DONE, Runner, call, names, write_and_submit
 
 # Every scripted turn costs 10 + 5 tokens.
-LONG_RUN = [call("write", path="a.txt", content="a\n"), *[call("read", path=f"f{i}.txt") for i in range(8)], DONE]
+LONG_RUN = [call("write", path="a.txt", content="a\n"),
+            *[call("read", path=f"f{i}.txt") for i in range(8)], DONE]
 
 
 def test_a_long_run_is_stopped_mid_run_by_the_token_budget(runner: Runner, repo: Path) -> None:
@@ -27,7 +28,8 @@ def test_a_long_run_is_stopped_mid_run_by_the_token_budget(runner: Runner, repo:
     assert "[BUDGET]" in runner.notes(report)
 
 
-def test_a_run_whose_last_call_crosses_the_budget_is_a_budget_stop(runner: Runner, repo: Path) -> None:
+def test_a_run_whose_last_call_crosses_the_budget_is_a_budget_stop(
+        runner: Runner, repo: Path) -> None:
     turns = [call("write", path="a.txt", content="a\n"), DONE, *write_and_submit("b.txt", "b\n")]
     with runner.serving(turns) as url:
         report = runner.run(max_tokens=20, local_guards=True)
@@ -40,7 +42,8 @@ def test_a_run_whose_last_call_crosses_the_budget_is_a_budget_stop(runner: Runne
 
 
 def test_a_result_submitted_before_the_budget_ran_out_is_still_committed(runner: Runner) -> None:
-    with runner.serving([*write_and_submit("a.txt", "x\n"), *write_and_submit("b.txt", "y\n")]) as url:
+    with runner.serving([*write_and_submit("a.txt", "x\n"),
+                         *write_and_submit("b.txt", "y\n")]) as url:
         report = runner.run(max_tokens=20, local_guards=True)
         assert len(requests_seen(url)) == 2, "the closing model call was refused"
 

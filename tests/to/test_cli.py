@@ -33,8 +33,9 @@ def test_version_and_help() -> None:
     result = CliRunner().invoke(robot_to, ["--version"])
     assert result.exit_code == 0 and result.output.startswith("robot-to ")
     help_text = CliRunner().invoke(robot_to, ["-h"]).output
-    for flag in ("--verify-command", "--verify", "--measure", "--protect-path", "--resume", "--api-base",
-                 "--iteration-timeout", "--decision-mode", "--no-stream", "--local-guards"):
+    for flag in ("--verify-command", "--verify", "--measure", "--protect-path", "--resume",
+                 "--api-base", "--iteration-timeout", "--decision-mode", "--no-stream",
+                 "--local-guards"):
         assert flag in help_text
 
 
@@ -53,8 +54,9 @@ def test_flags_reach_the_run_and_are_stored(repo: Path) -> None:
     with serve_script(write_and_submit("a.txt", "x\n")) as url:
         result = CliRunner().invoke(robot_to, [
             "do work", "--model", "openai/scripted", "--api-base", url, "--max-iterations", "1",
-            "--protect-path", "a.md", "--protect-path", "b.md", "--no-require-improvement", "--target", "90",
-            "--local-guards", "--verify", "true", "--commit-format", "conventional",
+            "--protect-path", "a.md", "--protect-path", "b.md", "--no-require-improvement",
+            "--target", "90", "--local-guards", "--verify", "true", "--commit-format",
+            "conventional",
         ])
     assert result.exit_code == 0, result.output
     settings = _state(repo)["settings"]
@@ -67,7 +69,8 @@ def test_flags_reach_the_run_and_are_stored(repo: Path) -> None:
 def test_the_objective_can_come_from_stdin(repo: Path) -> None:
     with serve_script([submit(False, "no"), DONE]) as url:
         result = CliRunner().invoke(robot_to, ["--model", "openai/scripted", "--api-base", url,
-                                               "--max-iterations", "1"], input="Objective from stdin\n")
+                                               "--max-iterations", "1"],
+                                    input="Objective from stdin\n")
     assert result.exit_code == 0
     assert _state(repo)["objective"] == "Objective from stdin"
 
@@ -75,7 +78,8 @@ def test_the_objective_can_come_from_stdin(repo: Path) -> None:
 def test_the_config_cascade(repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     xdg = tmp_path / "xdg"
     (xdg / "robot_lab").mkdir(parents=True)
-    (xdg / "robot_lab" / "to.yml").write_text("model: from-file\nmax_consecutive_failures: 5\nmax_retries: 9\n")
+    (xdg / "robot_lab" / "to.yml").write_text(
+        "model: from-file\nmax_consecutive_failures: 5\nmax_retries: 9\n")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
     monkeypatch.setenv("ROBOT_LAB_TO_MAX_CONSECUTIVE_FAILURES", "4")
     monkeypatch.setenv("ROBOT_LAB_TO_MAX_ITERATIONS", "5")
@@ -84,7 +88,8 @@ def test_the_config_cascade(repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert (settings.model, settings.max_retries) == ("from-file", 9)
     assert settings.max_consecutive_failures == 4
     assert settings.max_iterations is None
-    assert config.load({"max_consecutive_failures": 7, "nonexistent_key": 1}).max_consecutive_failures == 7
+    assert config.load({"max_consecutive_failures": 7,
+                        "nonexistent_key": 1}).max_consecutive_failures == 7
     assert config.load().max_verify_repairs == 2
 
 
@@ -94,22 +99,25 @@ def test_openai_api_base_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
     assert config.load({"api_base": "http://other/v1"}).api_base == "http://other/v1"
 
 
-def test_a_bad_setting_in_the_environment_exits_2(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_setting_in_the_environment_exits_2(repo: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROBOT_LAB_TO_DECISION_MODE", "sometimes")
     result = CliRunner().invoke(robot_to, ["x"])
     assert result.exit_code == 2 and "decision_mode" in result.output
 
 
 def test_resume_needs_no_flags(repo: Path) -> None:
-    turns = [call("request_decision", question="go?", blocking=True), *write_and_submit("a.txt", "1\n"),
-             *write_and_submit("b.txt", "2\n")]
+    turns = [call("request_decision", question="go?", blocking=True),
+             *write_and_submit("a.txt", "1\n"), *write_and_submit("b.txt", "2\n")]
     with serve_script(turns) as url:
-        first = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base", url,
-                                              "--max-iterations", "2", "--local-guards", "--decision-mode", "exit"])
+        first = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base",
+                                              url, "--max-iterations", "2", "--local-guards",
+                                              "--decision-mode", "exit"])
         assert first.exit_code == 0 and "awaiting human decision" in first.output
         run_id = _state(repo)["run_id"]
         listing = CliRunner().invoke(decisions, [])
-        assert "Pending (awaiting your answer):" in listing.output and "go? [BLOCKING]" in listing.output
+        assert "Pending (awaiting your answer):" in listing.output
+        assert "go? [BLOCKING]" in listing.output
         (decision,) = (repo / ".robot_lab_to" / "runs" / run_id / "decisions").glob("d-*.md")
         decision.write_text(decision.read_text().replace("status: pending", "status: resolved"))
         second = CliRunner().invoke(robot_to, ["--resume", run_id])
@@ -133,10 +141,12 @@ def test_main_routes_the_decisions_word(repo: Path, capsys: pytest.CaptureFixtur
 def test_a_signal_mid_iteration_rolls_back_prints_the_summary_and_exits_130(
     repo: Path, tmp_path: Path, signum: signal.Signals
 ) -> None:
-    turns = [call("write", path="half.txt", content="half done\n"), {"content": "slow", "delay": 60}]
+    turns = [call("write", path="half.txt", content="half done\n"),
+             {"content": "slow", "delay": 60}]
     with script_server_process(tmp_path, turns) as url:
         proc = robot_to_process(repo, url, "--local-guards")
-        wait_until(lambda: (repo / "half.txt").exists(), timeout=60, message="the robot wrote half.txt")
+        wait_until(lambda: (repo / "half.txt").exists(), timeout=60,
+                   message="the robot wrote half.txt")
         proc.send_signal(signum)
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err

@@ -30,7 +30,8 @@ def writes(count: int) -> list[dict[str, Any]]:
 
 
 def run_cli(url: str, model: str, *args: str) -> Result:
-    return CliRunner().invoke(robot_to, ["Do work", "--model", model, "--api-base", url, "--local-guards", *args])
+    return CliRunner().invoke(robot_to, ["Do work", "--model", model, "--api-base", url,
+                                         "--local-guards", *args])
 
 
 def state(repo: Path) -> dict[str, Any]:
@@ -67,7 +68,8 @@ def test_an_unpriced_model_costs_unknown_never_zero(repo: Path) -> None:
 
 def test_max_cost_stops_inside_an_iteration_before_the_next_call(repo: Path) -> None:
     with serve_script([*writes(6), turn(**submit(True)), turn(**DONE)]) as url:
-        result = run_cli(url, PRICED, "--max-cost", f"{2.5 * CALL_COST:.6f}", "--max-iterations", "3")
+        result = run_cli(url, PRICED, "--max-cost", f"{2.5 * CALL_COST:.6f}", "--max-iterations",
+                         "3")
         seen = requests_seen(url)
 
     assert result.exit_code == 0, result.output
@@ -81,10 +83,12 @@ def test_max_cost_needs_a_priced_model(repo: Path) -> None:
     result = run_cli("http://127.0.0.1:9/v1", "openai/scripted", "--max-cost", "1")
 
     assert result.exit_code == 2
-    assert "--max-cost needs a price, and litellm's price table has none for openai/scripted" in result.output
+    assert ("--max-cost needs a price, and litellm's price table has none for "
+            "openai/scripted") in result.output
 
 
-def test_max_cost_from_the_environment_and_the_user_file(repo: Path, monkeypatch: pytest.MonkeyPatch,
+def test_max_cost_from_the_environment_and_the_user_file(repo: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
                                                          tmp_path: Path) -> None:
     (tmp_path / "xdg" / "robot_lab").mkdir(parents=True)
     (tmp_path / "xdg" / "robot_lab" / "to.yml").write_text("max_cost: 2.5\n")

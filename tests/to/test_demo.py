@@ -18,5 +18,6 @@ def test_the_demo_fixes_the_test(tmp_path: Path, capsys: pytest.CaptureFixture[s
     repo = tmp_path / "robot-to-demo"
     assert "return a + b" in (repo / "calc.py").read_text()
     assert "== 5" in (repo / "test_calc.py").read_text()
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
+                            text=True).stdout
     assert status == ""

@@ -38,7 +38,8 @@ def _guide(repo: Path) -> None:
 
 
 def _edit_and_submit() -> list[dict]:
-    return [call("read", path="guide.md"), call("edit", path="guide.md", old_text="draft", new_text="better"),
+    return [call("read", path="guide.md"),
+            call("edit", path="guide.md", old_text="draft", new_text="better"),
             submit(True, "improve the guide"), DONE]
 
 
@@ -64,9 +65,11 @@ def no_new_children():
 
 def test_a_judge_call_returns_its_reply_and_tokens_from_the_child() -> None:
     supervisor = Supervisor()
-    turns = [{"content": '{"verdict": "same", "reason": "r"}', "usage": {"prompt_tokens": 40, "completion_tokens": 3}}]
+    turns = [{"content": '{"verdict": "same", "reason": "r"}',
+              "usage": {"prompt_tokens": 40, "completion_tokens": 3}}]
     with serve_script(turns) as url:
-        ask = SupervisedJudge(judge(RobotModel(model="openai/scripted", api_base=url)), supervisor, Watch())
+        ask = SupervisedJudge(judge(RobotModel(model="openai/scripted", api_base=url)), supervisor,
+                              Watch())
         reply = ask("system", "compare")
     assert reply == JudgeReply('{"verdict": "same", "reason": "r"}', 40, 3)
 
@@ -74,7 +77,8 @@ def test_a_judge_call_returns_its_reply_and_tokens_from_the_child() -> None:
 def test_a_judge_past_the_deadline_is_killed_and_named(no_new_children) -> None:
     watch = Watch(deadline=time.monotonic() + 1.5)
     with serve_script([SLOW_VERDICT]) as url:
-        ask = SupervisedJudge(judge(RobotModel(model="openai/scripted", api_base=url)), Supervisor(), watch)
+        ask = SupervisedJudge(judge(RobotModel(model="openai/scripted", api_base=url)),
+                              Supervisor(), watch)
         started = time.monotonic()
         with pytest.raises(RemoteError) as raised:
             ask("system", "compare")
@@ -87,13 +91,15 @@ def test_a_stopped_watch_ends_the_judge_as_interrupted(no_new_children) -> None:
     watch = Watch()
     watch.stop.set()
     with serve_script([SLOW_VERDICT]) as url:
-        ask = SupervisedJudge(judge(RobotModel(model="openai/scripted", api_base=url)), Supervisor(), watch)
+        ask = SupervisedJudge(judge(RobotModel(model="openai/scripted", api_base=url)),
+                              Supervisor(), watch)
         with pytest.raises(RemoteError) as raised:
             ask("system", "compare")
     assert raised.value.type_name == "Interrupted"
 
 
-def test_the_iteration_timeout_kills_a_slow_judge_and_rolls_back(runner: Runner, repo: Path) -> None:
+def test_the_iteration_timeout_kills_a_slow_judge_and_rolls_back(
+        runner: Runner, repo: Path) -> None:
     _guide(repo)
     report = runner.run([*_edit_and_submit(), SLOW_VERDICT], eval="prose", local_guards=True,
                         iteration_timeout=3, max_retries=0)
@@ -104,7 +110,8 @@ def test_the_iteration_timeout_kills_a_slow_judge_and_rolls_back(runner: Runner,
     notes = runner.notes(report)
     assert "[ERROR]" in notes and "IterationTimeout" in notes
     events = names(runner.events(report))
-    assert "agent:run:end" in events and "eval" not in events  # the robot finished; the judge was cut off
+    # the robot finished; the judge was cut off
+    assert "agent:run:end" in events and "eval" not in events
     assert report.run is not None and report.run.commits == 0
 
 

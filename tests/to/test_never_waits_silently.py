@@ -36,13 +36,15 @@ def _closed_port_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-def _robot_to(repo: Path, url: str, stderr: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def _robot_to(repo: Path, url: str, stderr: Path, *args: str,
+              env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """The real ``robot-to`` in ``repo``, its progress lines written to ``stderr``, with Ctrl-C's
     default action as in a terminal (a test worker may ignore SIGINT, and a child inherits that)."""
     return subprocess.Popen(
         [sys.executable, "-c", "from robotlab.cli.robot_to import main; main()",
          "--model", "openai/scripted", "--api-base", url, *args, "Improve the project"],
-        cwd=repo, stdout=subprocess.PIPE, stderr=stderr.open("w"), text=True, env={**os.environ, **(env or {})},
+        cwd=repo, stdout=subprocess.PIPE, stderr=stderr.open("w"), text=True,
+        env={**os.environ, **(env or {})},
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
@@ -50,7 +52,8 @@ def _robot_to(repo: Path, url: str, stderr: Path, *args: str, env: dict[str, str
 def test_the_live_line_counts_a_wait_down_and_says_how_to_stop_it() -> None:
     state = LiveState(iteration=3, max_iterations=10, phase="retry 1/2", wait_until=100.0)
 
-    assert state.line(65, now=57.6).startswith("iteration 3/10 · retry 1/2 in 43s (Ctrl-C stops the run) · ")
+    assert state.line(65, now=57.6).startswith(
+        "iteration 3/10 · retry 1/2 in 43s (Ctrl-C stops the run) · ")
     assert "in 0s" in state.line(65, now=120.0)
     assert "Ctrl-C" not in LiveState(phase="robot").line(0)
 
@@ -71,7 +74,8 @@ def test_a_used_up_script_is_not_waited_on(runner: Runner) -> None:
     assert "backoff:start" not in names(runner.events(report))
 
 
-def test_off_a_terminal_a_long_wait_repeats_that_it_is_waiting(runner: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_off_a_terminal_a_long_wait_repeats_that_it_is_waiting(
+        runner: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loop, "WAIT_REMINDER_SECONDS", 0.2)
     # The provider client tries a 503 four times before robot-to sees the error.
     turns = [SERVER_ERROR] * 4 + write_and_submit("a.txt", "x\n")
@@ -87,9 +91,10 @@ def test_off_a_terminal_a_long_wait_repeats_that_it_is_waiting(runner: Runner, m
 def test_ctrl_c_ends_a_backoff_at_once(repo: Path, tmp_path: Path) -> None:
     stderr = tmp_path / "stderr"
     with script_server_process(tmp_path, [SERVER_ERROR] * 4) as url:
-        robot_to = _robot_to(repo, url, stderr, env={"ROBOT_LAB_TO_BACKOFF_BASE": "3600", "ROBOT_LAB_TO_MAX_RETRIES": "3"})
-        wait_until(lambda: "retry 1/3 in 3600s (Ctrl-C stops the run)" in stderr.read_text(), timeout=60,
-                   message="robot-to starts its backoff")
+        robot_to = _robot_to(repo, url, stderr, env={"ROBOT_LAB_TO_BACKOFF_BASE": "3600",
+                                                     "ROBOT_LAB_TO_MAX_RETRIES": "3"})
+        wait_until(lambda: "retry 1/3 in 3600s (Ctrl-C stops the run)" in stderr.read_text(),
+                   timeout=60, message="robot-to starts its backoff")
         robot_to.send_signal(signal.SIGINT)
         out, _ = robot_to.communicate(timeout=30)
 
@@ -102,21 +107,25 @@ def test_ctrl_c_during_the_preflight_leaves_no_branch(repo: Path, tmp_path: Path
     stderr = tmp_path / "stderr"
     with script_server_process(tmp_path, [{"content": "slow", "delay": 60}]) as url:
         robot_to = _robot_to(repo, url, stderr, env={"ROBOT_LAB_TO_PREFLIGHT": "true"})
-        wait_until(lambda: "preflight" in stderr.read_text(), timeout=60, message="the preflight call is on its way")
+        wait_until(lambda: "preflight" in stderr.read_text(), timeout=60,
+                   message="the preflight call is on its way")
         robot_to.send_signal(signal.SIGINT)
         robot_to.communicate(timeout=30)
 
     assert robot_to.returncode == 130
     assert stderr.read_text().splitlines()[-1] == (
         "robot-to: interrupted before the first iteration began: nothing was committed")
-    assert git(repo, "branch", "--format=%(refname:short)").split() == [git(repo, "branch", "--show-current").strip()]
+    assert git(repo, "branch", "--format=%(refname:short)").split() == [
+        git(repo, "branch", "--show-current").strip()]
     assert "Traceback" not in stderr.read_text()
 
 
 def test_should_fully_stop_without_stop_when_goes_on_and_says_so(runner: Runner) -> None:
-    turns = [*write_and_submit("a.txt", "x\n", should_fully_stop=True), submit(False, "nothing left"), DONE]
+    turns = [*write_and_submit("a.txt", "x\n", should_fully_stop=True),
+             submit(False, "nothing left"), DONE]
     report = runner.run(turns, max_iterations=2, local_guards=True)
 
     assert report.reason == "max iterations reached (2)"
-    assert "the robot asked to stop; the run goes on (only --stop-when lets the robot end it)" in runner.err.getvalue()
+    assert ("the robot asked to stop; the run goes on (only --stop-when lets the "
+            "robot end it)") in runner.err.getvalue()
     assert "stop:ignored" in names(runner.events(report))

@@ -21,13 +21,16 @@ def test_an_edit_without_a_submit_commits_when_verify_passes(runner: Runner, rep
     events = runner.events(report)
     assert "agent:nudge" in names(events)
     no_submit = [e for e in events if e["event"] == "iteration:no_submit"]
-    assert no_submit == [{**no_submit[0], "detail": "no submit; verify passed", "files": ["ok.txt"]}]
+    assert no_submit == [{**no_submit[0], "detail": "no submit; verify passed",
+                          "files": ["ok.txt"]}]
     assert "no submit; verify passed" in runner.notes(report)
 
 
-def test_an_edit_without_a_submit_is_rolled_back_when_verify_fails(runner: Runner, repo: Path) -> None:
+def test_an_edit_without_a_submit_is_rolled_back_when_verify_fails(
+        runner: Runner, repo: Path) -> None:
     turns = [call("write", path="wrong.txt", content="x\n"), {"content": "done?"}, DONE]
-    report = runner.run(turns, max_iterations=1, local_guards=True, verify_command=CHECK, max_verify_repairs=0)
+    report = runner.run(turns, max_iterations=1, local_guards=True, verify_command=CHECK,
+                        max_verify_repairs=0)
 
     assert runner.subjects() == ["initial"] and not (repo / "wrong.txt").exists()
     assert "iteration:gate_failure" in names(runner.events(report))

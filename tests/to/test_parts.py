@@ -1,4 +1,5 @@
-"""The parts of robot-to on their own: verifier, tools, guards, notes, decisions, prompt, summary."""
+"""The parts of robot-to on their own: verifier, tools, guards, notes, decisions, prompt,
+summary."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def test_verifier_kills_the_whole_group_on_timeout(tmp_path: Path) -> None:
     result = run_command(f"sh -c '{marker} & wait'", tmp_path, timeout=0.3)
     assert not result.passed and result.timed_out and "timed out" in result.output
     assert time.monotonic() - started < 3
-    wait_until(lambda: marker not in subprocess.run(["ps", "-eo", "cmd"], capture_output=True, text=True).stdout,
+    wait_until(lambda: marker not in subprocess.run(["ps", "-eo", "cmd"], capture_output=True,
+                                                    text=True).stdout,
                timeout=3, message="no surviving sleep")
 
 
@@ -54,35 +56,42 @@ def test_read_tool_pages_and_reports_empty(tmp_path: Path) -> None:
 def test_edit_tool_refuses_ambiguous_text_and_replaces_literally(tmp_path: Path) -> None:
     target = tmp_path / "f.txt"
     target.write_text("x x")
-    assert files.edit(str(target), {"old_text": "x", "new_text": "y"}).startswith("Error: old_text is not unique (2")
+    assert files.edit(str(target), {"old_text": "x",
+                                    "new_text": "y"}).startswith("Error: old_text is not unique (2")
     assert target.read_text() == "x x"
     target.write_text("a b")
-    assert files.edit(str(target), {"path": "f.txt", "old_text": "a", "new_text": r"\1"}) == "Edited f.txt"
+    assert files.edit(str(target),
+                      {"path": "f.txt", "old_text": "a", "new_text": r"\1"}) == "Edited f.txt"
     assert target.read_text() == r"\1 b"
 
 
 def test_bash_tool_reports_status_and_times_out(tmp_path: Path) -> None:
     assert bash.run_bash(str(tmp_path), {"command": "exit 3"}).startswith("[exit 3]")
     started = time.monotonic()
-    assert bash.run_bash(str(tmp_path), {"command": "sleep 5", "timeout": 0.5}).startswith("[exit timeout]")
+    assert bash.run_bash(str(tmp_path),
+                         {"command": "sleep 5", "timeout": 0.5}).startswith("[exit timeout]")
     assert time.monotonic() - started < 3
 
 
 def _chain(root: Path, lock: list[str] | None = None, **settings: object) -> GuardChain:
-    guard = GuardSettings(str(root), local_guards=True, checkpoint_dir=str(root / ".cp"), **settings)  # type: ignore[arg-type]
+    guard = GuardSettings(str(root), local_guards=True,  # type: ignore[arg-type]
+                          checkpoint_dir=str(root / ".cp"), **settings)
     return GuardChain(guard, GraderLock(root, lock or []))
 
 
 def test_write_guard_read_before_edit_and_opt_out(tmp_path: Path) -> None:
     (tmp_path / "f.py").write_text("old = 1\n")
     chain = _chain(tmp_path)
-    write, edit, read = chain.wrap("write", files.write), chain.wrap("edit", files.edit), chain.wrap("read", files.read)
+    write, edit = chain.wrap("write", files.write), chain.wrap("edit", files.edit)
+    read = chain.wrap("read", files.read)
     assert "already exists and you have not read it" in write({"path": "f.py", "content": "new"})
     assert (tmp_path / "f.py").read_text() == "old = 1\n"
-    assert "must be read before edit" in edit({"path": "f.py", "old_text": "old", "new_text": "new"})
+    assert "must be read before edit" in edit({"path": "f.py", "old_text": "old",
+                                               "new_text": "new"})
     read({"path": "f.py"})
     assert edit({"path": "f.py", "old_text": "old", "new_text": "new"}) == "Edited f.py"
-    assert write({"path": "f.py", "content": "new = 2\n"}).startswith("Wrote 1 lines")  # read: it may be rewritten
+    # read: it may be rewritten
+    assert write({"path": "f.py", "content": "new = 2\n"}).startswith("Wrote 1 lines")
     assert (tmp_path / ".cp" / notes_flat(tmp_path / "f.py")).read_text() == "old = 1\n"
     free = _chain(tmp_path, write_guard=False).wrap("write", files.write)
     assert free({"path": "f.py", "content": "whole\n"}).startswith("Wrote 1 lines")
@@ -107,7 +116,8 @@ def test_grader_lock_allows_reading_and_running_but_not_changing(tmp_path: Path)
     (tmp_path / "outline.md").write_text("spec\n")
     chain = _chain(tmp_path, ["outline.md", "future.md"])
     write, run = chain.wrap("write", files.write), chain.wrap("bash", lambda args: "ran")
-    assert write({"path": "outline.md", "content": "x"}).startswith("Refused -- outline.md is a locked grader")
+    assert write({"path": "outline.md",
+                  "content": "x"}).startswith("Refused -- outline.md is a locked grader")
     assert write({"path": "future.md", "content": "x"}).startswith("Refused -- future.md")
     assert chain.wrap("read", files.read)({"path": str(tmp_path / "outline.md")}) == "spec"
     assert run({"command": "cat outline.md"}) == "ran"
@@ -151,7 +161,8 @@ def test_notes_markers_and_bounded_view(tmp_path: Path) -> None:
     book.failure(1, "no", ["x"])
     book.error(2, "RuntimeError", "boom")
     text = book.read()
-    assert text.index("### Iteration 1 [FAIL]") < text.index("- x") < text.index("### Iteration 2 [ERROR]")
+    assert text.index("### Iteration 1 [FAIL]") < text.index("- x") < text.index(
+        "### Iteration 2 [ERROR]")
     assert "RuntimeError: boom" in text
     for i in range(3, 40):
         book.verify_failed(i, "s", "out " * 200)
@@ -162,7 +173,8 @@ def test_notes_markers_and_bounded_view(tmp_path: Path) -> None:
 
 def test_decision_files_round_trip_and_tolerate_bad_yaml(tmp_path: Path) -> None:
     store = DecisionStore(tmp_path)
-    decision = store.write({"question": "404 or 410?", "blocking": True, "options": ["404", "410"]}, 1)
+    decision = store.write({"question": "404 or 410?", "blocking": True, "options": ["404", "410"]},
+                           1)
     assert decision.status == "pending" and decision.blocking and store.blocking()
     broken = decision.path.read_text().replace("resolution: null", "resolution: a: b")
     decision.path.write_text(broken)
@@ -175,8 +187,10 @@ def test_decision_files_round_trip_and_tolerate_bad_yaml(tmp_path: Path) -> None
 def test_prompt_sections() -> None:
     base = prompt.PromptInputs(objective="obj", iteration=1, notes_path="n.md", notes="")
     text = prompt.system_prompt(base)
-    assert "(no iterations yet)" in text and "## Your Task" in text and "## When to Ask for a Human Decision" in text
-    assert "## Verification" not in text and "## Score Feedback" not in text and "Stop Condition" not in text
+    assert "(no iterations yet)" in text and "## Your Task" in text
+    assert "## When to Ask for a Human Decision" in text
+    assert "## Verification" not in text and "## Score Feedback" not in text
+    assert "Stop Condition" not in text
     scored = prompt.PromptInputs(objective="o", iteration=3, notes_path="n", notes="", scored=True,
                                  last_score_value=84.0, target=90)
     assert "Best score committed so far: 84.0 (target: 90.0)." in prompt.system_prompt(scored)
@@ -184,10 +198,12 @@ def test_prompt_sections() -> None:
 
 
 def test_summary_format_and_slug() -> None:
-    facts = summary.SummaryFacts("m", 252, "max iterations reached (8)", "robot-to/x-1", "id", ".robot_lab_to/runs/id",
-                                 "362b8d9abc", 8, 6, 2, 0, 1204883, 38902, 312, 47, 14)
+    facts = summary.SummaryFacts("m", 252, "max iterations reached (8)", "robot-to/x-1", "id",
+                                 ".robot_lab_to/runs/id", "362b8d9abc", 8, 6, 2, 0, 1204883, 38902,
+                                 312, 47, 14)
     text = summary.render(facts)
-    assert "robot-to stopped — m — 4m 12s\nReason: max iterations reached (8)\nBranch: robot-to/x-1" in text
+    assert ("robot-to stopped — m — 4m 12s\nReason: max iterations reached (8)\n"
+            "Branch: robot-to/x-1") in text
     assert "(6 committed, 2 rolled back)" in text and "+312 / -47 across 14 files" in text
     assert "1,204,883 in / 38,902 out" in text and "git diff 362b8d9..HEAD" in text
     assert slugify("Fix the Parser!! now") == "fix-the-parser-now" and slugify("***") == "takeover"

@@ -27,7 +27,8 @@ def branches(repo: Path) -> list[str]:
 
 
 def robot_to_cli(*args: str) -> Result:
-    return CliRunner().invoke(robot_to, ["Improve the project", "--model", "openai/scripted", *args])
+    return CliRunner().invoke(robot_to, ["Improve the project", "--model", "openai/scripted",
+                                         *args])
 
 
 def closed_port() -> int:
@@ -41,7 +42,8 @@ def test_a_missing_key_exits_2_naming_the_variable_and_makes_no_branch(
 ) -> None:
     env = {key: value for key, value in __import__("os").environ.items() if key != "OPENAI_API_KEY"}
     proc = subprocess.run(
-        [sys.executable, "-c", "from robotlab.cli.robot_to import main; main()", "work", "--model", "gpt-4o-mini"],
+        [sys.executable, "-c", "from robotlab.cli.robot_to import main; main()", "work", "--model",
+         "gpt-4o-mini"],
         cwd=repo, capture_output=True, text=True, env=env, timeout=120,
     )
 
@@ -53,21 +55,25 @@ def test_a_missing_key_exits_2_naming_the_variable_and_makes_no_branch(
 
 
 def test_a_refused_key_exits_2_with_the_fix_after_one_call(repo: Path, preflight_on: None) -> None:
-    with serve_script([{"error": {"status": 401, "message": "Incorrect API key provided"}}] * 3) as url:
+    with serve_script([{"error": {"status": 401,
+                                  "message": "Incorrect API key provided"}}] * 3) as url:
         result = robot_to_cli("--api-base", url)
         seen = requests_seen(url)
 
     assert result.exit_code == 2
-    assert "robot-to: preflight: the provider refused the API key (OPENAI_API_KEY): check it" in result.output
+    assert ("robot-to: preflight: the provider refused the API key "
+            "(OPENAI_API_KEY): check it") in result.output
     assert len(seen) == 1 and branches(repo) == ["main"]
 
 
 def test_an_unknown_model_exits_2(repo: Path, preflight_on: None) -> None:
-    with serve_script([{"error": {"status": 404, "message": "The model `nope` does not exist"}}]) as url:
+    with serve_script([{"error": {"status": 404,
+                                  "message": "The model `nope` does not exist"}}]) as url:
         result = robot_to_cli("--api-base", url)
 
     assert result.exit_code == 2
-    assert "model 'openai/scripted' was not found at" in result.output and "check --model" in result.output
+    assert "model 'openai/scripted' was not found at" in result.output
+    assert "check --model" in result.output
     assert branches(repo) == ["main"]
 
 
@@ -76,7 +82,8 @@ def test_an_unreachable_server_exits_2(repo: Path, preflight_on: None) -> None:
     result = robot_to_cli("--api-base", url)
 
     assert result.exit_code == 2
-    assert f"robot-to: preflight: cannot reach {url}: start the server or check --api-base" in result.output
+    assert (f"robot-to: preflight: cannot reach {url}: start the server or "
+            "check --api-base") in result.output
     assert branches(repo) == ["main"]
 
 
@@ -100,7 +107,8 @@ def test_a_permanent_error_mid_run_ends_it_at_once(repo: Path) -> None:
     assert len(seen) == 1 and "retrying" not in result.output
 
 
-def test_a_transient_error_is_retried_and_the_wait_is_shown(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_transient_error_is_retried_and_the_wait_is_shown(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROBOT_LAB_TO_BACKOFF_BASE", "0.01")
     # The provider client's own retries (three by default) take the first 503s.
     overloaded = [{"error": {"status": 503, "message": "overloaded"}}] * 4
@@ -133,7 +141,8 @@ def test_resume_recreates_a_deleted_empty_branch(repo: Path) -> None:
 
     assert second.exit_code == 0, second.output
     assert git(repo, "log", "--format=%s").splitlines() == ["robot-to 2: did it", "initial"]
-    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip().startswith("robot-to/improve-the-project-")
+    assert git(repo, "rev-parse", "--abbrev-ref",
+               "HEAD").strip().startswith("robot-to/improve-the-project-")
 
 
 def test_the_first_lines_say_what_the_start_up_waits_for(repo: Path, preflight_on: None) -> None:

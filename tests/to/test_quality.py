@@ -55,7 +55,8 @@ def test_repeats_are_counted_per_identical_call() -> None:
 
 
 def test_correction_messages() -> None:
-    assert correction_message("unknown_tool:zap") == "Tool 'zap' does not exist. Use only your registered tools."
+    assert correction_message("unknown_tool:zap") == ("Tool 'zap' does not exist. Use only your "
+                                                      "registered tools.")
     assert correction_message("empty_response").startswith("Your response was empty.")
     assert "repeated the previous tool call" in correction_message("repeated_tool_call")
     assert correction_message("odd") == "Response quality issue (odd). Please correct and continue."

@@ -23,19 +23,23 @@ from tests.to.test_live_view import events, run_cli
 
 
 def test_a_cut_reply_is_a_run_log_event_and_a_progress_line(repo: Path) -> None:
-    cut = {**call("write", path="a.txt", content="x\n"), "content": "Writing a.txt and then", "finish_reason": "length"}
+    cut = {**call("write", path="a.txt", content="x\n"), "content": "Writing a.txt and then",
+           "finish_reason": "length"}
     result = run_cli([cut, submit(True), DONE], "--max-output-tokens", "300")
 
     assert result.exit_code == 0, result.output
     assert [e["max_tokens"] for e in events(repo, "model:truncated")] == [300]
-    line = "robot-to: iteration 1: a model reply was cut at 300 output tokens (--max-output-tokens); raise it"
+    line = ("robot-to: iteration 1: a model reply was cut at 300 output tokens "
+            "(--max-output-tokens); raise it")
     assert line in result.stderr
 
 
 def test_a_cut_reply_names_only_robot_to_s_flag(repo: Path, tmp_path: Path) -> None:
-    turns = [{**call("write", path="a.txt", content="x\n"), "finish_reason": "length"}, submit(True), DONE]
+    turns = [{**call("write", path="a.txt", content="x\n"), "finish_reason": "length"},
+             submit(True), DONE]
     with script_server_process(tmp_path, turns) as url:
-        process = robot_to_process(repo, url, "--local-guards", "--max-iterations", "1", "--max-output-tokens", "300")
+        process = robot_to_process(repo, url, "--local-guards", "--max-iterations", "1",
+                                   "--max-output-tokens", "300")
         _out, err = process.communicate(timeout=120)
 
     assert process.returncode == 0, err
@@ -46,7 +50,8 @@ def test_a_cut_reply_names_only_robot_to_s_flag(repo: Path, tmp_path: Path) -> N
 
 def cut(path: str) -> dict[str, Any]:
     """A write call whose reply the output-token limit cut."""
-    return {**call("write", path=path, content="x\n"), "content": "Writing and then", "finish_reason": "length"}
+    return {**call("write", path=path, content="x\n"), "content": "Writing and then",
+            "finish_reason": "length"}
 
 
 def test_cut_replies_are_counted_per_iteration_in_run_json_and_the_summary(repo: Path) -> None:
@@ -55,7 +60,8 @@ def test_cut_replies_are_counted_per_iteration_in_run_json_and_the_summary(repo:
     assert result.exit_code == 0, result.output
     state = json.loads(next((repo / ".robot_lab_to" / "runs").glob("*/run.json")).read_text())
     assert (state["truncated"], state["cut_at"]) == ({"1": 2}, 300)
-    assert "  Cut:          2 replies were cut at 300 tokens: raise --max-output-tokens (0: no cap)" in result.stdout
+    assert ("  Cut:          2 replies were cut at 300 tokens: raise --max-output-tokens (0: no "
+            "cap)") in result.stdout
 
 
 def test_the_json_summary_counts_cut_replies_and_a_run_without_any_says_nothing(repo: Path) -> None:
@@ -71,8 +77,9 @@ def test_the_json_summary_counts_cut_replies_and_a_run_without_any_says_nothing(
 
 def test_zero_sends_no_cap(repo: Path) -> None:
     with serve_script(write_and_submit("a.txt", "x\n")) as url:
-        result = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base", url,
-                                               "--max-iterations", "1", "--local-guards", "--max-output-tokens", "0"])
+        result = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base",
+                                               url, "--max-iterations", "1", "--local-guards",
+                                               "--max-output-tokens", "0"])
         seen = requests_seen(url)
     assert result.exit_code == 0, result.output
     assert ["max_tokens" in body for body in seen] == [False, False, False]
@@ -88,20 +95,23 @@ def test_a_streaming_reply_reports_growing_token_counts_before_its_call_ends(rep
     streaming = events(repo, "model:streaming")
     assert len(streaming) >= 2, streaming
     counts = [e["chunks"] for e in streaming]
-    assert counts == sorted(counts) and counts[0] < counts[-1] <= 13  # the 12 words, then the submit's arguments
+    # the 12 words, then the submit's arguments
+    assert counts == sorted(counts) and counts[0] < counts[-1] <= 13
     # The first call's usage (10 in, 5 out by default) is in; the streaming call's is an estimate.
     assert streaming[-1]["output_tokens"] == 5 + counts[-1]
     assert all(e["input_tokens"] == 10 for e in streaming)
     run_log = next((repo / ".robot_lab_to" / "runs").glob("*/run.log")).read_text().splitlines()
     order = [json.loads(line)["event"] for line in run_log]
     second_call = order.index("tool:call", order.index("tool:call") + 1)
-    assert order.index("model:streaming") < second_call, "the counts came before the streamed call ended"
+    assert order.index("model:streaming") < second_call, (
+        "the counts came before the streamed call ended")
 
 
 def test_a_long_write_moves_the_count_while_its_arguments_stream(repo: Path) -> None:
-    # No text at all: the call's JSON arguments (the file's content) stream in 12 pieces 0.2 s apart.
-    long_write = {**call("write", path="big.txt", content="line of the file\n" * 200), "argument_chunks": 12,
-                  "chunk_delay": 0.2}
+    # No text at all: the call's JSON arguments (the file's content) stream in 12 pieces 0.2 s
+    # apart.
+    long_write = {**call("write", path="big.txt", content="line of the file\n" * 200),
+                  "argument_chunks": 12, "chunk_delay": 0.2}
     result = run_cli([long_write, submit(True), DONE])
 
     assert result.exit_code == 0, result.output
@@ -110,10 +120,12 @@ def test_a_long_write_moves_the_count_while_its_arguments_stream(repo: Path) -> 
     assert len(streaming) >= 2, streaming
     counts = [e["chunks"] for e in streaming]
     assert counts == sorted(counts) and counts[0] < counts[-1] <= 12
-    assert streaming[-1]["output_tokens"] == counts[-1]  # nothing was counted before this first call
+    # nothing was counted before this first call
+    assert streaming[-1]["output_tokens"] == counts[-1]
     run_log = next((repo / ".robot_lab_to" / "runs").glob("*/run.log")).read_text().splitlines()
     order = [json.loads(line)["event"] for line in run_log]
-    assert order.index("model:streaming") < order.index("tool:call"), "the counts came before the write ran"
+    assert order.index("model:streaming") < order.index("tool:call"), (
+        "the counts came before the write ran")
 
 
 def test_the_live_line_marks_a_streaming_estimate() -> None:
@@ -121,5 +133,6 @@ def test_the_live_line_marks_a_streaming_estimate() -> None:
 
     streaming = LiveState(iteration=1, phase="robot", tokens=12_401, cost=0.0125, estimated=True)
     assert streaming.line(5) == "iteration 1 · robot · ~12,401 tokens · ~$0.0125 · 0m 05s"
-    assert LiveState(tokens=5, cost=None, estimated=True).line(0).endswith("~5 tokens · unknown · 0m 00s")
+    assert LiveState(tokens=5, cost=None,
+                     estimated=True).line(0).endswith("~5 tokens · unknown · 0m 00s")
     assert "~" not in LiveState(tokens=5).line(0)

@@ -8,9 +8,10 @@ from pathlib import Path
 from tests.to.conftest import DONE, Runner, call, git, names, submit, write_and_submit
 
 
-def test_a_committed_success_creates_the_branch_commit_notes_and_events(runner: Runner, repo: Path) -> None:
-    report = runner.run(write_and_submit("a.txt", "hello\n", "add a.txt"), "Add a file", max_iterations=1,
-                        local_guards=True)
+def test_a_committed_success_creates_the_branch_commit_notes_and_events(
+        runner: Runner, repo: Path) -> None:
+    report = runner.run(write_and_submit("a.txt", "hello\n", "add a.txt"), "Add a file",
+                        max_iterations=1, local_guards=True)
 
     assert report.exit_code == 0
     assert report.reason == "max iterations reached (1)"
@@ -21,7 +22,8 @@ def test_a_committed_success_creates_the_branch_commit_notes_and_events(runner: 
     assert names(runner.events(report)) == [
         "orchestrator:start", "iteration:start", "agent:run:start",
         "tool:call", "tool:result", "tool:call", "tool:result",  # write a.txt, submit
-        "agent:run:end", "eval", "commit:success", "iteration:end", "orchestrator:abort", "orchestrator:end",
+        "agent:run:end", "eval", "commit:success", "iteration:end", "orchestrator:abort",
+        "orchestrator:end",
     ]
     assert "Reason: max iterations reached (1)" in report.summary
     assert f"Branch: {branch}" in report.summary
@@ -37,11 +39,13 @@ def test_every_event_has_its_fields(runner: Runner) -> None:
     by_name = {e["event"]: e for e in events}
     assert {"run_id", "objective", "branch", "model"} <= set(by_name["orchestrator:start"])
     evaluation = by_name["eval"]
-    assert (evaluation["gate"], evaluation["improved"], evaluation["met_target"]) == (True, True, False)
+    assert (evaluation["gate"], evaluation["improved"],
+            evaluation["met_target"]) == (True, True, False)
     assert evaluation["detail"] == "no eval configured" and "value" not in evaluation
     assert by_name["commit:success"]["message"] == "robot-to 1: did it"
     end = by_name["orchestrator:end"]
-    assert {"iterations", "commits", "input_tokens", "output_tokens", "abort_reason", "elapsed"} <= set(end)
+    assert {"iterations", "commits", "input_tokens", "output_tokens", "abort_reason",
+            "elapsed"} <= set(end)
     assert end["input_tokens"] > 0 and end["commits"] == 1
     assert events[0]["ts"][10] == "T" and events[0]["ts"][-6] in "+-"
 
@@ -70,7 +74,8 @@ def test_conventional_commits_use_the_submitted_type_and_scope(runner: Runner) -
 
 
 def test_a_failure_is_rolled_back_with_a_fail_note(runner: Runner, repo: Path) -> None:
-    turns = [call("write", path="junk.txt", content="x"), submit(False, "could not", key_learnings=["x"]), DONE]
+    turns = [call("write", path="junk.txt", content="x"),
+             submit(False, "could not", key_learnings=["x"]), DONE]
     report = runner.run(turns, max_iterations=1, local_guards=True)
 
     assert not (repo / "junk.txt").exists()
@@ -99,7 +104,8 @@ def test_consecutive_failures_abort_with_exit_1(runner: Runner) -> None:
 
 
 def test_max_iterations_counts_every_iteration(runner: Runner) -> None:
-    turns = write_and_submit("a.txt", "1\n") + [submit(False, "nope"), DONE] + write_and_submit("b.txt", "2\n")
+    turns = write_and_submit("a.txt", "1\n") + [submit(False, "nope"),
+                                                DONE] + write_and_submit("b.txt", "2\n")
     report = runner.run(turns, max_iterations=3, local_guards=True)
 
     assert report.reason == "max iterations reached (3)"
@@ -136,7 +142,8 @@ def test_the_run_dir_is_excluded_once_and_survives_rollback(runner: Runner, repo
     assert len(list((repo / ".robot_lab_to" / "runs").iterdir())) == 2
 
 
-def test_a_commit_a_hook_refuses_is_kept_for_repair_not_rolled_back(runner: Runner, repo: Path) -> None:
+def test_a_commit_a_hook_refuses_is_kept_for_repair_not_rolled_back(
+        runner: Runner, repo: Path) -> None:
     hook = repo / ".git" / "hooks" / "pre-commit"
     hook.write_text("#!/bin/sh\necho refused by the hook\nexit 1\n")
     hook.chmod(0o755)
@@ -155,6 +162,7 @@ def test_tokens_a_model_server_did_not_report_are_marked_estimated(runner: Runne
 
     state = json.loads((runner.run_dir(report) / "run.json").read_text())
     assert state["tokens_estimated"] is True
-    assert "Tokens:       ~0 in / ~0 out (estimated: the model server reported no usage" in report.summary
+    assert ("Tokens:       ~0 in / ~0 out (estimated: the model server "
+            "reported no usage") in report.summary
     [end] = [event for event in runner.events(report) if event["event"] == "orchestrator:end"]
     assert end["tokens_estimated"] is True

@@ -24,13 +24,14 @@ def test_errors_are_retried_then_fatal(runner: Runner, repo: Path) -> None:
     assert names(events).count("iteration:start") == 1
     assert names(events).count("backoff:start") == 2
     notes = runner.notes(report)
-    assert notes.count("### Iteration 1") == 1 and notes.count("[ERROR]") == 1  # one entry, its retries inside
+    # one entry, its retries inside
+    assert notes.count("### Iteration 1") == 1 and notes.count("[ERROR]") == 1
     assert "**Retried after 2 error(s):**" in notes
 
 
 def test_an_error_then_success_commits_in_the_same_iteration(runner: Runner) -> None:
-    report = runner.run([FLAKY] * CLIENT_ATTEMPTS + write_and_submit("a.txt", "x\n"), max_iterations=1,
-                        local_guards=True)
+    report = runner.run([FLAKY] * CLIENT_ATTEMPTS + write_and_submit("a.txt", "x\n"),
+                        max_iterations=1, local_guards=True)
 
     assert report.exit_code == 0 and runner.subjects()[0] == "robot-to 1: did it"
     notes = runner.notes(report)
@@ -84,13 +85,14 @@ def test_a_decision_is_recorded_and_the_work_committed(runner: Runner) -> None:
 
 def test_exit_mode_pauses_and_resume_continues_with_no_flags(runner: Runner) -> None:
     turns = [
-        call("request_decision", question="404 or 410?", blocking=True), *write_and_submit("a.txt", "x\n"),
-        *write_and_submit("b.txt", "y\n"),
+        call("request_decision", question="404 or 410?", blocking=True),
+        *write_and_submit("a.txt", "x\n"), *write_and_submit("b.txt", "y\n"),
     ]
     with runner.serving(turns):
         first = runner.run(max_iterations=2, local_guards=True, decision_mode="exit")
         assert first.exit_code == 0 and first.run is not None
-        assert "awaiting human decision" in (first.reason or "") and f"--resume {first.run.run_id}" in first.reason
+        assert "awaiting human decision" in (first.reason or "")
+        assert f"--resume {first.run.run_id}" in first.reason
         decision = next((runner.run_dir(first) / "decisions").glob("d-*.md"))
         text = decision.read_text().replace("status: pending", "status: resolved")
         decision.write_text(re.sub(r"resolution: null", "resolution: go with 410", text))
@@ -103,7 +105,8 @@ def test_exit_mode_pauses_and_resume_continues_with_no_flags(runner: Runner) -> 
 
 
 def test_wait_mode_times_out(runner: Runner) -> None:
-    turns = [call("request_decision", question="which?", blocking=True), *write_and_submit("a.txt", "x\n")]
+    turns = [call("request_decision", question="which?", blocking=True),
+             *write_and_submit("a.txt", "x\n")]
     report = runner.run(turns, local_guards=True, decision_mode="wait", decision_timeout=0.1)
 
     assert "timed out" in (report.reason or "")
@@ -133,7 +136,8 @@ def test_a_custom_eval_object_and_a_registered_name(runner: Runner) -> None:
     class Judge:
         def score(self, context):
             seen.append(context.iteration)
-            return Score(gate_ok=True, improved=True, met_target=True, value=7.0, detail="custom ok")
+            return Score(gate_ok=True, improved=True, met_target=True, value=7.0,
+                         detail="custom ok")
 
     registry = robotlab.to.EvalRegistry()
     registry.register("mine", lambda settings: Judge())
@@ -160,8 +164,8 @@ def test_a_callable_eval_and_a_custom_run_dir(runner: Runner, repo: Path) -> Non
         calls.append(context.previous_ref)
         return Score(gate_ok=False, improved=False, detail="callable says no", output="nope")
 
-    report = runner.run(write_and_submit("a.txt", "x\n"), max_iterations=1, local_guards=True, eval=gate,
-                        max_verify_repairs=0, run_dir="state/robot")
+    report = runner.run(write_and_submit("a.txt", "x\n"), max_iterations=1, local_guards=True,
+                        eval=gate, max_verify_repairs=0, run_dir="state/robot")
     assert len(calls) == 1 and "[VERIFY FAILED]" in runner.notes(report)
     assert (repo / "state" / "robot" / "runs").is_dir()
     assert "state/robot" in (repo / ".git" / "info" / "exclude").read_text()
@@ -185,13 +189,14 @@ def test_a_runaway_tool_is_killed_with_its_process_group(runner: Runner) -> None
     assert "IterationTimeout" in runner.notes(report)
     from tests.waiting import wait_until
 
-    wait_until(lambda: marker not in subprocess.run(["ps", "-eo", "cmd"], capture_output=True, text=True).stdout,
+    wait_until(lambda: marker not in subprocess.run(["ps", "-eo", "cmd"], capture_output=True,
+                                                    text=True).stdout,
                timeout=5, message="no surviving sleep")
 
 
 def test_the_run_directory_keeps_no_lock_files(runner: Runner) -> None:
-    report = runner.run(write_and_submit("a.txt", "x\n") + [submit(False, "no"), DONE], max_iterations=2,
-                        local_guards=True)
+    report = runner.run(write_and_submit("a.txt", "x\n") + [submit(False, "no"), DONE],
+                        max_iterations=2, local_guards=True)
 
     assert report.exit_code == 0
     left = [p.name for p in runner.run_dir(report).rglob("*") if p.name.endswith((".lock", ".tmp"))]
@@ -199,20 +204,24 @@ def test_the_run_directory_keeps_no_lock_files(runner: Runner) -> None:
 
 
 def test_a_context_window_overflow_is_compacted_and_the_attempt_continues(runner: Runner) -> None:
-    overflow = {"error": {"status": 400, "message": "This model's maximum context length is 8192 tokens"}}
-    report = runner.run([call("read", path="README.md"), overflow, *write_and_submit("a.txt", "x\n")],
+    overflow = {"error": {"status": 400,
+                          "message": "This model's maximum context length is 8192 tokens"}}
+    report = runner.run([call("read", path="README.md"), overflow,
+                         *write_and_submit("a.txt", "x\n")],
                         max_iterations=1, local_guards=True)
 
     assert report.exit_code == 0, report.summary
     assert runner.subjects()[0] == "robot-to 1: did it"
     events = runner.events(report)
     (compacted,) = [e for e in events if e["event"] == "context:compacted"]
-    assert compacted["messages_before"] >= compacted["messages_after"] and compacted["retried"] is True
+    assert compacted["messages_before"] >= compacted["messages_after"]
+    assert compacted["retried"] is True
     assert names(events).count("agent:run:start") == 1 and "agent:run:error" not in names(events)
 
 
 def test_a_context_window_overflow_that_still_does_not_fit_ends_the_attempt(runner: Runner) -> None:
-    overflow = {"error": {"status": 400, "message": "This model's maximum context length is 8192 tokens"}}
+    overflow = {"error": {"status": 400,
+                          "message": "This model's maximum context length is 8192 tokens"}}
     with runner.serving([overflow, overflow]) as url:
         report = runner.run(None, max_iterations=1, max_retries=0)
         seen = requests_seen(url)
@@ -220,7 +229,8 @@ def test_a_context_window_overflow_that_still_does_not_fit_ends_the_attempt(runn
     assert report.exit_code == 1
     (error,) = [e for e in runner.events(report) if e["event"] == "agent:run:error"]
     assert error["cause"] == "context_window" and error["permanent"] is True
-    # The attempt's first request overflowed: nothing can shrink, so it is not sent again, and the run says why.
+    # The attempt's first request overflowed: nothing can shrink, so it is not sent again, and the
+    # run says why.
     (compacted,) = [e for e in runner.events(report) if e["event"] == "context:compacted"]
     assert compacted["retried"] is False
     assert len(seen) == 1
@@ -228,7 +238,8 @@ def test_a_context_window_overflow_that_still_does_not_fit_ends_the_attempt(runn
 
 
 def test_model_retries_are_shown_with_their_wait_and_the_deadline_left(runner: Runner) -> None:
-    report = runner.run([FLAKY, FLAKY, *write_and_submit("a.txt", "x\n")], max_iterations=1, local_guards=True)
+    report = runner.run([FLAKY, FLAKY, *write_and_submit("a.txt", "x\n")], max_iterations=1,
+                        local_guards=True)
 
     assert report.exit_code == 0, report.summary
     err = runner.err.getvalue()
@@ -263,7 +274,8 @@ def test_the_call_deadline_bounds_a_streamed_reply_that_keeps_coming(runner: Run
 
 def test_an_iteration_retried_after_errors_counts_as_one_failure(runner: Runner) -> None:
     # Iteration 1 errs twice, is retried twice, then fails; iteration 2 fails.
-    turns = [FLAKY] * (2 * CLIENT_ATTEMPTS) + [submit(False, "no"), DONE, submit(False, "still no"), DONE]
+    turns = [FLAKY] * (2 * CLIENT_ATTEMPTS) + [submit(False, "no"), DONE, submit(False, "still no"),
+                                               DONE]
     report = runner.run(turns, max_iterations=2, max_retries=2, max_consecutive_failures=3)
 
     assert report.reason == "max iterations reached (2)" and report.exit_code == 0

@@ -23,9 +23,12 @@ def test_a_verify_failure_is_repaired_in_place(runner: Runner, repo: Path) -> No
     assert (repo / "ok.txt").exists() and (repo / "draft.txt").exists()
 
 
-def test_three_verify_failures_roll_back_with_the_output_in_the_notes(runner: Runner, repo: Path) -> None:
-    turns = [*write_and_submit("a.txt", "x\n"), submit(True, "again"), DONE, submit(True, "again"), DONE]
-    report = runner.run(turns, max_iterations=1, local_guards=True, verify_command="echo boom-output; exit 1")
+def test_three_verify_failures_roll_back_with_the_output_in_the_notes(
+        runner: Runner, repo: Path) -> None:
+    turns = [*write_and_submit("a.txt", "x\n"), submit(True, "again"), DONE, submit(True, "again"),
+             DONE]
+    report = runner.run(turns, max_iterations=1, local_guards=True,
+                        verify_command="echo boom-output; exit 1")
 
     assert not (repo / "a.txt").exists()
     assert runner.subjects() == ["initial"]
@@ -53,8 +56,8 @@ def test_a_measured_run_stops_on_its_target(runner: Runner, repo: Path) -> None:
     measure = "cat score.txt 2>/dev/null || echo 10"
     turns = [*write_and_submit("score.txt", "50\n"), *write_and_submit("score.txt.new", "x")]
     (repo / "README.md").write_text("hello\n")
-    report = runner.run(turns, max_iterations=5, local_guards=True, write_guard=False, eval_measure=measure,
-                        eval_target=40)
+    report = runner.run(turns, max_iterations=5, local_guards=True, write_guard=False,
+                        eval_measure=measure, eval_target=40)
 
     assert report.exit_code == 0
     assert report.reason == "target met: verify=true measure=50.0"
@@ -70,14 +73,16 @@ def test_a_change_that_does_not_beat_the_base_is_rolled_back(runner: Runner, rep
                         max_consecutive_failures=1)
 
     assert runner.subjects() == ["initial"]
-    assert report.reason == "plateau: 2 iterations without improvement" or report.reason == "max iterations reached (2)"
+    assert report.reason in ("plateau: 2 iterations without improvement",
+                             "max iterations reached (2)")
     assert runner.notes(report).count("[NO IMPROVEMENT]") == 2
     assert report.run is not None and report.run.consecutive_failures == 0
 
 
 def test_no_require_improvement_commits_gate_passing_changes(runner: Runner) -> None:
     turns = write_and_submit("a.txt", "x\n") + write_and_submit("b.txt", "y\n")
-    runner.run(turns, max_iterations=2, local_guards=True, eval_measure="echo 50", require_improvement=False)
+    runner.run(turns, max_iterations=2, local_guards=True, eval_measure="echo 50",
+               require_improvement=False)
 
     assert len(runner.subjects()) == 3
 

@@ -33,11 +33,12 @@ def test_decisions_for_an_unknown_run_exits_1_and_names_the_newest(repo: Path) -
 
 def test_branch_names_are_cut_at_a_word_boundary(repo: Path) -> None:
     with serve_script(write_and_submit("a.txt", "x\n")) as url:
-        result = CliRunner().invoke(robot_to, [LONG, "--model", "openai/scripted", "--api-base", url,
-                                               "--max-iterations", "1", "--local-guards"])
+        result = CliRunner().invoke(robot_to, [LONG, "--model", "openai/scripted", "--api-base",
+                                               url, "--max-iterations", "1", "--local-guards"])
 
     assert result.exit_code == 0, result.output
-    (branch,) = [b for b in git(repo, "branch", "--format=%(refname:short)").split() if b.startswith("robot-to/")]
+    (branch,) = [b for b in git(repo, "branch", "--format=%(refname:short)").split()
+                 if b.startswith("robot-to/")]
     assert branch.startswith("robot-to/fix-the-failing-parser-tests-and-then-")
     assert slugify(LONG) == "fix-the-failing-parser-tests-and-then"
     assert slugify("x" * 50) == "x" * 40
@@ -45,8 +46,9 @@ def test_branch_names_are_cut_at_a_word_boundary(repo: Path) -> None:
 
 def test_json_prints_the_summary_as_one_object(repo: Path) -> None:
     with serve_script(write_and_submit("a.txt", "x\n")) as url:
-        result = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base", url,
-                                               "--max-iterations", "1", "--local-guards", "--json"])
+        result = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base",
+                                               url, "--max-iterations", "1", "--local-guards",
+                                               "--json"])
 
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
@@ -59,8 +61,8 @@ def test_json_prints_the_summary_as_one_object(repo: Path) -> None:
 
 def test_the_summary_says_how_to_continue_and_where_the_log_is(repo: Path) -> None:
     with serve_script([submit(False, "stuck"), DONE]) as url:
-        result = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base", url,
-                                               "--max-iterations", "1"])
+        result = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base",
+                                               url, "--max-iterations", "1"])
 
     assert result.exit_code == 0, result.output
     run_id = next((repo / ".robot_lab_to" / "runs").iterdir()).name
@@ -70,8 +72,9 @@ def test_the_summary_says_how_to_continue_and_where_the_log_is(repo: Path) -> No
 
 def test_quiet_prints_only_the_summary(repo: Path) -> None:
     with serve_script(write_and_submit("a.txt", "x\n")) as url:
-        result = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base", url,
-                                               "--max-iterations", "1", "--local-guards", "--quiet"])
+        result = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base",
+                                               url, "--max-iterations", "1", "--local-guards",
+                                               "--quiet"])
 
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
@@ -79,17 +82,20 @@ def test_quiet_prints_only_the_summary(repo: Path) -> None:
 
 
 def test_the_live_line_shows_n_of_N_activity_tokens_and_dollars() -> None:
-    state = LiveState(iteration=2, max_iterations=15, phase="robot", activity="edit parser.py", tokens=12_345,
-                      cost=0.0123)
-    assert state.line(68) == "iteration 2/15 · robot · edit parser.py · 12,345 tokens · $0.0123 · 1m 08s"
-    assert LiveState(iteration=1, cost=None).line(0) == "iteration 1 · starting · 0 tokens · unknown · 0m 00s"
+    state = LiveState(iteration=2, max_iterations=15, phase="robot", activity="edit parser.py",
+                      tokens=12_345, cost=0.0123)
+    assert state.line(68) == ("iteration 2/15 · robot · edit parser.py · 12,345 tokens · $0.0123 · "
+                              "1m 08s")
+    assert LiveState(iteration=1,
+                     cost=None).line(0) == "iteration 1 · starting · 0 tokens · unknown · 0m 00s"
 
 
 def test_every_model_call_is_bounded_by_max_output_tokens(repo: Path) -> None:
     for args, expected in (([], 8192), (["--max-output-tokens", "300"], 300)):
         with serve_script(write_and_submit("a.txt", "x\n")) as url:
-            result = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted", "--api-base", url,
-                                                   "--max-iterations", "1", "--local-guards", *args])
+            result = CliRunner().invoke(robot_to, ["work", "--model", "openai/scripted",
+                                                   "--api-base", url, "--max-iterations", "1",
+                                                   "--local-guards", *args])
             seen = requests_seen(url)
         assert result.exit_code == 0, result.output
         assert [body["max_tokens"] for body in seen] == [expected] * 3

@@ -45,13 +45,15 @@ def test_a_decision_resolved_while_waiting_is_injected_and_the_run_goes_on(runne
     ]
     answering = _answer_when_waiting(runner.repo, "go with 410")
     with runner.serving(turns) as url:
-        report = runner.run(max_iterations=2, local_guards=True, decision_mode="wait", decision_timeout=60)
+        report = runner.run(max_iterations=2, local_guards=True, decision_mode="wait",
+                            decision_timeout=60)
         second_iteration = requests_seen(url)[4]
     answering.join(timeout=10)
 
     events = names(runner.events(report))
     assert report.exit_code == 0 and report.reason == "max iterations reached (2)"
-    assert events.index("decision:wait:start") < events.index("decision:wait:resolved") < events.index("iteration:start", events.index("decision:wait:start"))
+    waited = events.index("decision:wait:start")
+    assert waited < events.index("decision:wait:resolved") < events.index("iteration:start", waited)
     system = second_iteration["messages"][0]["content"]
     assert "## Answered Decisions" in system and "→ Human decision: go with 410" in system
     assert runner.subjects()[:2] == ["robot-to 2: did it", "robot-to 1: did it"]
@@ -60,15 +62,18 @@ def test_a_decision_resolved_while_waiting_is_injected_and_the_run_goes_on(runne
 
 
 def _left_behind(repo: Path) -> list[int]:
-    """Processes other than this test still running in ``repo`` (an orphaned robot child would be one)."""
+    """Processes other than this test still running in ``repo`` (an orphaned robot child would be
+    one)."""
     pids = []
     for proc in psutil.process_iter(["cwd", "status"]):
-        if proc.pid != os.getpid() and proc.info["cwd"] == str(repo) and proc.info["status"] != psutil.STATUS_ZOMBIE:
+        if (proc.pid != os.getpid() and proc.info["cwd"] == str(repo)
+                and proc.info["status"] != psutil.STATUS_ZOMBIE):
             pids.append(proc.pid)
     return pids
 
 
-def test_a_child_whose_robot_cannot_be_built_fails_the_iteration_cleanly(repo: Path, tmp_path: Path) -> None:
+def test_a_child_whose_robot_cannot_be_built_fails_the_iteration_cleanly(
+        repo: Path, tmp_path: Path) -> None:
     config_home = tmp_path / "xdg"
     (config_home / "robot_lab").mkdir(parents=True)
     (config_home / "robot_lab" / "robot_lab.yml").write_text("model: [unclosed\n")
@@ -88,9 +93,11 @@ def test_a_child_whose_robot_cannot_be_built_fails_the_iteration_cleanly(repo: P
     errors = [e for e in events if e["event"] == "agent:run:error"]
     assert [e["error"] for e in errors] == ["ConfigError", "ConfigError"]
     notes = (run_dir / "notes.md").read_text()
-    assert notes.count("### Iteration 1") == 1 and notes.count("[ERROR]") == 1  # one entry, its retry inside
+    # one entry, its retry inside
+    assert notes.count("### Iteration 1") == 1 and notes.count("[ERROR]") == 1
     assert "**Retried after 1 error(s):**\n- ConfigError:" in notes
     state = json.loads((run_dir / "run.json").read_text())
     # One iteration failed, after two errors: one failure, rolled back once.
-    assert (state["consecutive_failures"], state["consecutive_errors"], state["rolled_back"]) == (1, 2, 1)
+    assert (state["consecutive_failures"], state["consecutive_errors"],
+            state["rolled_back"]) == (1, 2, 1)
     assert _left_behind(repo) == []

@@ -48,7 +48,8 @@ def test_attempts_build_on_each_other_until_verify_passes(runner: Runner, projec
 def test_a_reply_that_writes_no_file_is_asked_again(runner: Runner, project: Path) -> None:
     turns = [{"content": "You should change value.txt to say fixed."}, reply("fixed")]
 
-    runner.run(turns, "Make value.txt say fixed", max_iterations=1, edit_format="whole", verify_command=CHECK)
+    runner.run(turns, "Make value.txt say fixed", max_iterations=1, edit_format="whole",
+               verify_command=CHECK)
 
     assert runner.subjects()[0] == "robot-to 1: whole-file reply; verify passed"
     assert "the reply wrote no file (1/3)" in runner.err.getvalue()
@@ -66,7 +67,8 @@ def test_a_locked_grader_file_is_refused_and_nothing_passes(runner: Runner, proj
         first, second, _ = (request["messages"][-1]["content"] for request in requests_seen(url))
 
     # The model was shown the locked file first, marked as not to be written
-    assert first.index("check.sh (locked: it checks your change; do not write it)\n```") < first.index("value.txt\n```")
+    locked = first.index("check.sh (locked: it checks your change; do not write it)\n```")
+    assert locked < first.index("value.txt\n```")
 
     # And the next attempt is told its reply was refused
     assert "Your last reply tried to write a locked file, which is refused." in second
@@ -84,8 +86,8 @@ def test_the_whole_file_format_needs_a_verify_command(runner: Runner, project: P
     assert "--edit-format whole needs --verify-command" in runner.err.getvalue()
 
 
-def test_a_reply_that_changed_nothing_is_named_and_the_next_attempt_samples_hotter(runner: Runner,
-                                                                                   project: Path) -> None:
+def test_a_reply_that_changed_nothing_is_named_and_the_next_attempt_samples_hotter(
+        runner: Runner, project: Path) -> None:
     # Given a model that first repeats the file unchanged, then writes a wrong change, then the fix
     turns = [reply("broken"), reply("still broken"), reply("fixed")]
     with runner.serving(turns) as url:
@@ -104,12 +106,16 @@ def test_a_reply_that_changed_nothing_is_named_and_the_next_attempt_samples_hott
     assert unchanged == [["value.txt"], [], []]
 
 
-def test_a_reply_pasting_the_verify_output_under_a_files_name_writes_nothing(runner: Runner, project: Path) -> None:
-    # Given a verify command that says why it fails, and a model that pastes that under value.txt's name
-    check = "grep -q fixed value.txt || { echo 'value.txt says broken where the check wants fixed'; exit 1; }"
+def test_a_reply_pasting_the_verify_output_under_a_files_name_writes_nothing(
+        runner: Runner, project: Path) -> None:
+    # Given a verify command that says why it fails, and a model that pastes that under value.txt's
+    # name
+    check = ("grep -q fixed value.txt || { echo 'value.txt says broken where the check wants "
+             "fixed'; exit 1; }")
     turns = [reply("value.txt says broken where the check wants fixed"), reply("fixed")]
 
-    report = runner.run(turns, "Make value.txt say fixed", max_iterations=1, edit_format="whole", verify_command=check)
+    report = runner.run(turns, "Make value.txt say fixed", max_iterations=1, edit_format="whole",
+                        verify_command=check)
 
     # Then the pasted output is no file: value.txt keeps its text until the real fix
     replies = [e for e in runner.events(report) if e["event"] == "whole_file:reply"]
