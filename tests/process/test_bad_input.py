@@ -59,21 +59,27 @@ def test_an_unknown_option_exits_64_as_the_docs_say() -> None:
     assert "--nope" in line, line
 
 
+# Seconds sloth takes to reply: the Ctrl-C must reach `send` before the reply does, and on a
+# loaded machine the signal can take over a second to be sent and handled.
+REPLY_AFTER = 6
+
+
 def test_ctrl_c_on_send_wait_exits_130_and_the_late_reply_is_no_dead_letter(
         broker: str, start_robotd, processes: Processes, tmp_path: Path) -> None:
     start_robotd("sloth", "handlers:slow")
     started = tmp_path / "started"
-    send = processes.start([sys.executable, "-m", "robotlab.cli", "send", "--to", "sloth", "--broker", broker,
-                            "--wait", f"1.5:{started}"], name="send")
+    send = processes.start([sys.executable, "-m", "robotlab.cli", "send", "--to", "sloth",
+                            "--broker", broker, "--wait", f"{REPLY_AFTER}:{started}"], name="send")
     wait_until(started.exists, timeout=30, message="the robot has the request")
     send.popen.send_signal(signal.SIGINT)
     assert send.popen.wait(30) == INTERRUPTED, send.output()
     (line,) = send.output().strip().splitlines()
     assert line.startswith("robotlab: interrupted; message ") and "to sloth was sent" in line, line
     assert "the broker drops it (no dead letter)" in line, line
-    # The reply comes 1.5 s after the request reached sloth; held, it would be a dead letter
-    # once the broker's hold (1 s here) ran out.
-    wait_until(lambda: stats(broker)["replies_dropped"] == 1, timeout=15, message="the reply dropped")
+    # The reply comes REPLY_AFTER s after the request reached sloth; held, it would be a dead
+    # letter once the broker's hold (1 s here) ran out.
+    wait_until(lambda: stats(broker)["replies_dropped"] == 1, timeout=15,
+               message="the reply dropped")
     with bus.connect(broker, name="test-dlq", timeout=2) as client:
         assert client.admin("dlq.list") == []
 
@@ -105,17 +111,21 @@ def test_a_broken_template_is_one_line_naming_its_file_and_line(tmp_path: Path) 
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 78, done.stderr
     (line,) = [line for line in done.stderr.splitlines() if str(template) in line]
-    assert line.startswith(f"robotd: template {template}: {template}, line 4: unexpected '}}'"), line
+    assert line.startswith(
+        f"robotd: template {template}: {template}, line 4: unexpected '}}'"), line
 
 
 def test_robot_to_with_an_unknown_provider_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    for argv in (["init", "-q"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
+    for argv in (["init", "-q"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
                                   "-m", "start"]):
         subprocess.run(["git", *argv], cwd=tmp_path, check=True)
-    done = subprocess.run([str(Path(sys.executable).with_name("robot-to")), "--provider", "nope", "do a thing"],
+    done = subprocess.run([str(Path(sys.executable).with_name("robot-to")), "--provider", "nope",
+                           "do a thing"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Provider List" not in done.stdout + done.stderr and "\x1b[1;31m" not in done.stdout
     told = [line for line in (done.stdout + done.stderr).splitlines() if "nope" in line]
-    assert told == ["robot-to: unknown provider 'nope': known ones include anthropic, gemini, groq, ollama, openai, "
-                    "openrouter (all of them: https://docs.litellm.ai/docs/providers)"], done.stdout + done.stderr
+    assert told == ["robot-to: unknown provider 'nope': known ones include anthropic, gemini, "
+                    "groq, ollama, openai, openrouter (all of them: "
+                    "https://docs.litellm.ai/docs/providers)"], done.stdout + done.stderr
