@@ -73,7 +73,8 @@ test: lint $(COMPILED)
 # processes, which inherit the variable. tests/unit/bus/conftest.py checks the source runs.
 PURE_TESTS := tests/unit/bus tests/process/test_bus_processes.py tests/process/test_durability_processes.py \
 	tests/process/test_reply_limit_processes.py tests/process/test_pool_processes.py \
-	tests/process/test_standby_failover_processes.py tests/process/test_hostile_bus.py
+	tests/process/test_standby_failover_processes.py tests/process/test_standby_claims_processes.py \
+	tests/process/test_hostile_bus.py
 test-pure: $(STAMP)
 	ROBOTLAB_PURE=1 $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(PURE_TESTS)
 

@@ -5,7 +5,8 @@ receipt goes out (``--standby-sync on``) or not (``off``), interleaved in one ru
 Each side runs a broker (or two), an echo robotd and this client on tcp loopback, as
 ``bench/bus.py`` does, and measures p50/p99 of sequential round trips and throughput with 8
 outstanding, twice: plain requests (the reply is not held for any commit) and ``any`` requests,
-whose DELIVER waits for the commit that writes its owner, and on a pair for the backup's ack.
+whose DELIVER waits for the local commit that writes its owner (on a pair, not for the backup's
+ack of it: only a member's first one waits, for the record of that member).
 
     python bench/bus_standby.py [--n 2000] [--seconds 2] [--rounds 3] [--write]
 """

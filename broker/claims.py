@@ -53,8 +53,8 @@ class Claims:
         with no hold (nothing is held then, for the members or anyone else)."""
         if not members or hold <= 0:
             return None
-        log.info("standby: %d members of %d names had `any` work; their messages wait for them (at most %gs)",
-                 len(members), len({*members.values()}), hold)
+        log.info("standby: %d members (%d names) may hold messages sent to any instance; those wait for them "
+                 "(at most %gs)", len(members), len({*members.values()}), hold)
         return cls(members, now + hold)
 
     def open(self, name: str) -> bool:
