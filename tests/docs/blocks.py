@@ -43,7 +43,8 @@ class Block:
 
     @property
     def label(self) -> str:
-        return f"{self.page.relative_to(ROOT) if self.page.is_relative_to(ROOT) else self.page}:{self.line}"
+        page = self.page.relative_to(ROOT) if self.page.is_relative_to(ROOT) else self.page
+        return f"{page}:{self.line}"
 
 
 @dataclass
@@ -79,9 +80,11 @@ def read_page(path: Path) -> Page:
             language = LANGUAGES.get(fence.group(2))
             if language:
                 source = "\n".join(line[len(fence.group(1)):] for line in lines[i + 1:end])
-                page.blocks.append(Block(path, i + 2, language, source, pending[1] if pending else None))
+                page.blocks.append(Block(path, i + 2, language, source, pending[1] if pending
+                                         else None))
             elif pending:
-                page.problems.append(f"{path.name}:{pending[0]}: not-run mark before a {fence.group(2) or 'plain'} block")
+                page.problems.append(f"{path.name}:{pending[0]}: not-run mark before a "
+                                     f"{fence.group(2) or 'plain'} block")
             pending = None
             i = end + 1
             continue
@@ -99,12 +102,14 @@ def _closing(lines: list[str], start: int) -> int:
     raise ValueError(f"unclosed code block at line {start + 1}")
 
 
-def _read_mark(page: Page, line: str, number: int, pending: tuple[int, str] | None) -> tuple[int, str] | None:
+def _read_mark(page: Page, line: str, number: int,
+               pending: tuple[int, str] | None) -> tuple[int, str] | None:
     """Record a page mark; return the not-run mark still waiting for its block."""
     mark = _MARK.match(line)
     if not mark:
         if _ANY_MARK.search(line):
-            page.problems.append(f"{page.path.name}:{number}: unknown or malformed mark: {line.strip()}")
+            page.problems.append(
+                f"{page.path.name}:{number}: unknown or malformed mark: {line.strip()}")
         return pending if not line.strip() else None
     kind, value = mark.group(1), mark.group(2).strip()
     if kind == "not-run":
@@ -113,7 +118,8 @@ def _read_mark(page: Page, line: str, number: int, pending: tuple[int, str] | No
         return (number, value)
     if kind == "doc-setup":
         unknown = {v.strip() for v in value.split(",")} - SETUPS
-        page.problems += [f"{page.path.name}:{number}: unknown setup {u!r}" for u in sorted(unknown)]
+        page.problems += [f"{page.path.name}:{number}: unknown setup {u!r}"
+                          for u in sorted(unknown)]
         page.setups |= {v.strip() for v in value.split(",")} & SETUPS
     else:
         try:

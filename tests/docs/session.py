@@ -53,7 +53,8 @@ def main(blocks_file: str) -> int:
     namespace: dict = {"__name__": "__main__"}
     for block in blocks:
         print(f"--- {block['page']}:{block['line']} ({block['language']})", flush=True)
-        ok = run_python(block, namespace) if block["language"] == "python" else run_shell(block, scripts)
+        python = block["language"] == "python"
+        ok = run_python(block, namespace) if python else run_shell(block, scripts)
         sys.stdout.flush()
         sys.stderr.flush()
         if not ok:

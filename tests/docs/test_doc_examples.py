@@ -43,7 +43,8 @@ def test_a_mark_without_a_reason_or_a_block_is_reported(tmp_path: Path) -> None:
                     "<!-- doc-setup: nothing -->\n<!-- not-run: why -->\n")
     problems = read_page(page).problems
     assert [p.split(": ", 1)[1] for p in problems] == [
-        "a not-run mark needs its reason", "unknown setup 'nothing'", "not-run mark with no block after it"]
+        "a not-run mark needs its reason", "unknown setup 'nothing'",
+        "not-run mark with no block after it"]
     # the mark before prose is dropped by the prose: the block after it would run
     assert read_page(page).blocks[0].not_run == ""
 
@@ -85,16 +86,18 @@ def run_page(page: Page, folder: Path, broker: str) -> subprocess.CompletedProce
         shutil.rmtree(private_tmp, ignore_errors=True)
 
 
-def _run_session(page: Page, blocks: list[dict], folder: Path, broker: str) -> subprocess.CompletedProcess[str]:
+def _run_session(page: Page, blocks: list[dict], folder: Path,
+                 broker: str) -> subprocess.CompletedProcess[str]:
     (folder / "blocks.json").write_text(json.dumps(blocks))
     script = [*page.model_turns, *[{"content": "ok"}] * FILLER_TURNS]
     log = folder / "session.log"
     with serve_script(script) as url, open(log, "wb") as out:
         # output to a file, not a pipe: what a block leaves running would hold a pipe open
         session = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("session.py")), str(folder / "blocks.json")],
-            cwd=folder / "work", env=_environment(folder, broker, url), stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True)
+            [sys.executable, str(Path(__file__).with_name("session.py")),
+             str(folder / "blocks.json")],
+            cwd=folder / "work", env=_environment(folder, broker, url), stdout=out,
+            stderr=subprocess.STDOUT, start_new_session=True)
         try:
             session.wait(PAGE_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -107,7 +110,8 @@ def _run_session(page: Page, blocks: list[dict], folder: Path, broker: str) -> s
 
 def _as_json(block: Block, broker: str, private_tmp: str) -> dict:
     source = block.source.replace("/tmp/", f"{private_tmp}/").replace(DEFAULT_BROKER, broker)
-    return {"page": str(block.page), "line": block.line, "language": block.language, "source": source}
+    return {"page": str(block.page), "line": block.line, "language": block.language,
+            "source": source}
 
 
 def _environment(folder: Path, broker: str, model_url: str) -> dict[str, str]:
@@ -118,7 +122,8 @@ def _environment(folder: Path, broker: str, model_url: str) -> dict[str, str]:
            and key != "STATE_DIRECTORY"}
     venv_bin = str(Path(sys.executable).parent)
     return {**env, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_STATE_HOME": str(home / ".local" / "state"), "DOC_STATE": str(folder / "shell-state.sh"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "DOC_STATE": str(folder / "shell-state.sh"),
             "PATH": os.pathsep.join([venv_bin, env.get("PATH", "")]), "ROBOTLAB_BROKER": broker,
             "OPENAI_API_BASE": model_url, "OPENAI_API_KEY": "sk-scripted",
             # a robot that names no model gets the default one, made an OpenAI model here
