@@ -40,7 +40,8 @@ ROBOT_READY = 60
 
 
 @pytest.fixture(scope="session")
-def xprocess(request: pytest.FixtureRequest, tmpdir_factory: pytest.TempdirFactory) -> Iterator[XProcess]:
+def xprocess(request: pytest.FixtureRequest,
+             tmpdir_factory: pytest.TempdirFactory) -> Iterator[XProcess]:
     """pytest-xprocess's helper, rooted in this session's temporary folder instead of the cache.
 
     The plugin's own fixture keeps its records in ``.pytest_cache``, which every xdist worker
@@ -99,7 +100,8 @@ class Processes:
         log = self.tmp / f"{name}-{len(self.started)}.log"
         full_env = _environment(env)
         with open(log, "wb") as out:
-            popen = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=full_env, start_new_session=True)
+            popen = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=full_env,
+                                     start_new_session=True)
         proc = Proc(argv, full_env, popen, log)
         self.started.append(proc)
         return proc
@@ -118,22 +120,25 @@ class Processes:
         def check(starter: ProcessStarter) -> bool:
             if not started:  # xprocess has just made the Popen; its resources are the last ones
                 popen = starter.process.resources[-1].popen
-                started.append(Proc(argv, full_env, popen, Path(str(self.xprocess.getinfo(key).logpath))))
+                started.append(Proc(argv, full_env, popen,
+                                    Path(str(self.xprocess.getinfo(key).logpath))))
             return bool(ready(started[0])) or started[0].popen.poll() is not None
 
         # xprocess names a process's control folder by its key, and takes a running process of that
         # key for this one: keys must be unique in the session. A counter in this module was not:
         # test modules that import these fixtures load a second copy of it, with a second counter.
         key = f"{name}-{uuid.uuid4().hex[:12]}"
-        starter = type("Starter", (ProcessStarter,), {"args": argv, "env": full_env, "timeout": timeout,
-                                                        "terminate_on_interrupt": True, "startup_check": check})
+        starter = type("Starter", (ProcessStarter,),
+                       {"args": argv, "env": full_env, "timeout": timeout,
+                        "terminate_on_interrupt": True, "startup_check": check})
         try:
             self.xprocess.ensure(key, starter, persist_logs=False)
         except TimeoutError as exc:
             raise AssertionError(f"{name} not ready in {timeout:g}s; its output:\n"
                                  f"{started[0].output() if started else ''}") from exc
         finally:
-            self.kept[key] = self.xprocess.resources[-1]  # ensure made it first; stopped at teardown
+            # ensure made it first; stopped at teardown
+            self.kept[key] = self.xprocess.resources[-1]
         proc = started[0]
         assert proc.popen.poll() is None, proc.output()
         return proc
@@ -197,8 +202,8 @@ def broker_argv(url: str, *extra: str) -> list[str]:
         journal = ["--no-journal"]
     # Liveness 10, not the default 3: with xdist two workers share two cores, and a robotd
     # making its first litellm call under that load has gone unheard for over a second.
-    return [sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--heartbeat", "0.2", "--liveness", "10",
-            "--hold", "1", *journal, *extra]
+    return [sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--heartbeat", "0.2",
+            "--liveness", "10", "--hold", "1", *journal, *extra]
 
 
 def ping(url: str) -> bool:
@@ -244,9 +249,11 @@ def start_robotd(processes: Processes, broker: str):
 
     def start(name: str, handler: str = "handlers:echo", *extra: str, wait: bool = True,
               env: dict[str, str] | None = None) -> Proc:
-        argv = [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", broker, "--handler", handler, *extra]
+        argv = [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", broker,
+                "--handler", handler, *extra]
         if not wait:
             return processes.start(argv, env=env, name=f"robotd-{name}")
-        return processes.keep(argv, lambda proc: is_live(broker, name, proc), env=env, name=f"robotd-{name}")
+        return processes.keep(argv, lambda proc: is_live(broker, name, proc), env=env,
+                              name=f"robotd-{name}")
 
     return start

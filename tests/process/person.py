@@ -1,4 +1,5 @@
-"""A person at ``robotlab human``, driven by a test: it types into her stdin and reads her screen."""
+"""A person at ``robotlab human``, driven by a test: it types into her stdin and reads her
+screen."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ class Person:
     def __init__(self, broker: str, name: str, log: Path) -> None:
         self.log = log
         with open(log, "ab") as out:
-            argv = [sys.executable, "-m", "robotlab.cli", "human", "--name", name, "--broker", broker]
-            self.popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, text=True)
+            argv = [sys.executable, "-m", "robotlab.cli", "human", "--name", name, "--broker",
+                    broker]
+            self.popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=out,
+                                          stderr=subprocess.STDOUT, text=True)
         self.sees("is on the bus")
 
     def output(self) -> str:
@@ -26,7 +29,8 @@ class Person:
         """The first line of her screen holding ``text``, once it is there."""
         def line() -> str | None:
             return next((shown for shown in self.output().splitlines() if text in shown), None)
-        return str(wait_until(line, timeout=timeout, message=f"{text!r} on her screen:\n{self.output()}"))
+        return str(wait_until(line, timeout=timeout,
+                              message=f"{text!r} on her screen:\n{self.output()}"))
 
     def types(self, line: str) -> None:
         assert self.popen.stdin is not None

@@ -44,11 +44,13 @@ def a2a_serve_argv(broker: str, *extra: str) -> list[str]:
 
 @pytest.fixture
 def a2a_http(processes: Processes, broker: str) -> Callable[..., tuple[str, Any]]:
-    """Start ``a2a-serve --http 127.0.0.1:0``; return its ``/robots`` URL (from its log) and its process."""
+    """Start ``a2a-serve --http 127.0.0.1:0``; return its ``/robots`` URL (from its log) and its
+    process."""
 
     def start(*extra: str) -> tuple[str, Any]:
         proc = processes.keep(a2a_serve_argv(broker, "--http", "127.0.0.1:0", *extra),
-                              lambda proc: "serving A2A agents at" in proc.output(), name="a2a-serve")
+                              lambda proc: "serving A2A agents at" in proc.output(),
+                              name="a2a-serve")
         found = re.search(r"serving A2A agents at (http://\S+)", proc.output())
         assert found, proc.output()
         return found.group(1), proc
@@ -64,7 +66,8 @@ def config(streaming: bool, http: httpx.AsyncClient) -> ClientConfig:
 
 
 def request(text: str) -> SendMessageRequest:
-    return SendMessageRequest(message=Message(role=Role.ROLE_USER, message_id=f"m-{text}", parts=[Part(text=text)]))
+    return SendMessageRequest(message=Message(role=Role.ROLE_USER, message_id=f"m-{text}",
+                                              parts=[Part(text=text)]))
 
 
 async def events(url: str, text: str, streaming: bool) -> list[StreamResponse]:
@@ -90,7 +93,8 @@ def test_a_live_robot_is_an_agent_whose_reply_completes_the_task(start_robotd, a
             client = await create_client(bob, config(False, http))
             async with client:
                 card = client._card  # noqa: SLF001 - what create_client resolved from the well-known path
-        assert (card.name, card.capabilities.streaming, [s.id for s in card.skills]) == ("bob", True, ["ask"])
+        assert (card.name, card.capabilities.streaming,
+                [s.id for s in card.skills]) == ("bob", True, ["ask"])
         assert card.supported_interfaces[0].url == bob
 
         [sent] = await events(bob, "ping", streaming=False)
@@ -119,7 +123,8 @@ def test_a_robot_that_does_not_answer_fails_the_task_or_is_canceled(start_robotd
         [failed] = await events(sloth, "anything", streaming=False)
         assert failed.task.status.state == TaskState.TASK_STATE_FAILED
         reason = get_message_text(failed.task.status.message)
-        assert reason.startswith("sloth: no reply from sloth within 2s") and "\n" not in reason, reason
+        assert reason.startswith("sloth: no reply from sloth within 2s"), reason
+        assert "\n" not in reason, reason
 
         http = httpx.AsyncClient(timeout=SECONDS)
         client = await create_client(sloth, config(True, http))
@@ -140,7 +145,8 @@ def test_a_robot_that_does_not_answer_fails_the_task_or_is_canceled(start_robotd
     assert "Traceback" not in server.output()
 
 
-def test_an_unknown_robot_is_a_clear_404_and_a_foreign_host_is_refused(start_robotd, a2a_http) -> None:
+def test_an_unknown_robot_is_a_clear_404_and_a_foreign_host_is_refused(
+        start_robotd, a2a_http) -> None:
     start_robotd("echo", "handlers:echo")
     robots, _ = a2a_http()
 
@@ -149,34 +155,44 @@ def test_an_unknown_robot_is_a_clear_404_and_a_foreign_host_is_refused(start_rob
             await create_client(f"{robots}/nobody/")
         assert "404" in str(raised.value)
         async with httpx.AsyncClient() as http:
-            answer = await http.post(f"{robots}/nobody/", json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage"})
-            rebound = await http.get(f"{robots}/echo/.well-known/agent-card.json", headers={"Host": "evil.example"})
+            answer = await http.post(f"{robots}/nobody/",
+                                     json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage"})
+            rebound = await http.get(f"{robots}/echo/.well-known/agent-card.json",
+                                     headers={"Host": "evil.example"})
             from_page = await http.get(robots, headers={"Origin": "http://evil.example"})
         assert answer.status_code == 404
-        assert answer.json() == {"error": "no live robot named 'nobody' on the bus: GET /robots lists the agents"}
+        assert answer.json() == {
+            "error": "no live robot named 'nobody' on the bus: GET /robots lists the agents"}
         assert (rebound.status_code, from_page.status_code) == (403, 403)
-        assert rebound.json()["error"].startswith("Host 'evil.example' is not loopback: this server answers only")
+        assert rebound.json()["error"].startswith(
+            "Host 'evil.example' is not loopback: this server answers only")
         assert from_page.json()["error"].startswith("Origin 'http://evil.example' is not loopback")
 
     anyio.run(scenario)
 
 
 @pytest.mark.parametrize(("argv", "code", "line"), [
-    (["--http", "0.0.0.0:0"], 78, "refusing to serve A2A on 0.0.0.0:0: it is reachable beyond this machine"),
+    (["--http", "0.0.0.0:0"], 78,
+     "refusing to serve A2A on 0.0.0.0:0: it is reachable beyond this machine"),
     (["--http", "8766"], 64, "'8766' is not HOST:PORT"),
     (["--timeout", "0"], 64, "--timeout"),
 ])
-def test_an_unsafe_or_bad_option_is_refused_with_one_line(processes: Processes, broker: str, argv: list[str],
-                                                          code: int, line: str) -> None:
+def test_an_unsafe_or_bad_option_is_refused_with_one_line(processes: Processes, broker: str,
+                                                          argv: list[str], code: int,
+                                                          line: str) -> None:
     proc = processes.start(a2a_serve_argv(broker, *argv), name="a2a-serve")
     assert proc.popen.wait(SECONDS) == code
     assert line in proc.output() and "Traceback" not in proc.output()
 
 
-def test_without_the_a2a_extra_it_says_what_to_install(processes: Processes, broker: str, tmp_path: Path) -> None:
+def test_without_the_a2a_extra_it_says_what_to_install(processes: Processes, broker: str,
+                                                       tmp_path: Path) -> None:
     # the SDK is installed here: a module first on the path stands for an environment without it
-    (tmp_path / "a2a.py").write_text("raise ModuleNotFoundError(\"No module named 'a2a'\", name='a2a')\n")
-    proc = processes.start(a2a_serve_argv(broker), env={"PYTHONPATH": str(tmp_path)}, name="a2a-serve")
+    (tmp_path / "a2a.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'a2a'\", name='a2a')\n")
+    proc = processes.start(a2a_serve_argv(broker), env={"PYTHONPATH": str(tmp_path)},
+                           name="a2a-serve")
     assert proc.popen.wait(SECONDS) == 78
-    assert "robotlab a2a-serve needs the a2a extra (a2a is missing): pip install 'robotlab[a2a]'" in proc.output()
+    assert ("robotlab a2a-serve needs the a2a extra (a2a is missing): pip install "
+            "'robotlab[a2a]'") in proc.output()
     assert "Traceback" not in proc.output()

@@ -118,7 +118,7 @@ def test_a_broken_template_is_one_line_naming_its_file_and_line(tmp_path: Path) 
 def test_robot_to_with_an_unknown_provider_is_one_line_and_exit_2(tmp_path: Path) -> None:
     for argv in (["init", "-q"],
                  ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
-                                  "-m", "start"]):
+                  "-m", "start"]):
         subprocess.run(["git", *argv], cwd=tmp_path, check=True)
     done = subprocess.run([str(Path(sys.executable).with_name("robot-to")), "--provider", "nope",
                            "do a thing"],

@@ -38,11 +38,13 @@ def test_a_parents_token_budget_caps_its_spawned_robots(broker: str, api: str) -
         with pytest.raises(RemoteError) as crossed:
             sibling.run("second")  # spends 60 more: 120 > 100, after the call
         assert crossed.value.type_name == "InferenceError"
-        assert "Token budget of robot 'boss' exceeded: 120 tokens used by it and the robots it spawned" in str(crossed.value)
+        assert ("Token budget of robot 'boss' exceeded: 120 tokens used by it and the robots it "
+                "spawned") in str(crossed.value)
         with pytest.raises(RemoteError) as refused:
             kid.run("third")
         assert refused.value.type_name == "BudgetExceeded"
-        assert "budget exceeded for tokens: 120 > 100 (the budget of robot 'boss'" in str(refused.value)
+        assert ("budget exceeded for tokens: 120 > 100 (the budget of "
+                "robot 'boss'") in str(refused.value)
         with pytest.raises(BudgetExceeded, match="budget exceeded for tokens: 120 > 100"):
             boss.run("the parent is capped too")
         assert len(requests_seen(api)) == 2  # nothing was spent after the cap
@@ -56,7 +58,8 @@ def test_a_child_with_its_own_budget_is_capped_by_the_smaller(broker: str, api: 
     boss = Robot(name="boss", bus=broker, model="openai/scripted", api_base=api, token_budget=1000)
     try:
         kid = boss.spawn(name="kid", token_budget=50)
-        with pytest.raises(RemoteError, match="Token budget exceeded: 60 tokens used, budget is 50"):
+        with pytest.raises(RemoteError,
+                           match="Token budget exceeded: 60 tokens used, budget is 50"):
             kid.run("first")
         assert boss.budget_ledger.consumed("tokens") == 60  # the parent's ledger saw it too
         with pytest.raises(RemoteError, match="budget exceeded for tokens: 60 > 50"):
@@ -80,22 +83,25 @@ def test_a_parent_without_a_budget_serves_no_ledger(broker: str, api: str) -> No
 PARENT = textwrap.dedent("""
     import sys
     from robotlab import Robot
-    parent = Robot(name="mortal", bus=sys.argv[1], model="openai/scripted", api_base=sys.argv[2], token_budget=500)
+    parent = Robot(name="mortal", bus=sys.argv[1], model="openai/scripted", api_base=sys.argv[2],
+                   token_budget=500)
     kid = parent.spawn(name="orphan", detach=True)
     print(kid.pid, flush=True)
 """)
 
 
-def test_a_child_whose_parent_is_gone_cannot_reserve(processes: Processes, broker: str, api: str) -> None:
+def test_a_child_whose_parent_is_gone_cannot_reserve(processes: Processes, broker: str,
+                                                     api: str) -> None:
     # The parent exits on its own; its detached child (which holds the log open) stays.
     parent = processes.start([sys.executable, "-c", PARENT, broker, api], name="parent")
-    wait_until(lambda: parent.popen.poll() is not None, timeout=120, message="the parent spawned and exited")
+    wait_until(lambda: parent.popen.poll() is not None, timeout=120,
+               message="the parent spawned and exited")
     assert parent.popen.returncode == 0, parent.output()
     orphan = int(parent.output().split()[-1])
     tester = Robot(name="tester", bus=broker)
     try:
-        wait_until(lambda: not [n for n in _names(broker) if n.startswith("budget/mortal/")], timeout=15,
-                   message="the parent's ledger left the bus")
+        wait_until(lambda: not [n for n in _names(broker) if n.startswith("budget/mortal/")],
+                   timeout=15, message="the parent's ledger left the bus")
         with pytest.raises(RemoteError) as refused:
             RemoteRobot("orphan", tester, timeout=30).run("spend anyway")
         assert refused.value.type_name == "BudgetExceeded"

@@ -53,7 +53,8 @@ def test_kill_9_mid_delivery_redelivers_an_idempotent_message(broker: str, start
     assert reply.content == f"job (from {healthy.pid})"
 
 
-def test_broker_restart_clients_and_robotds_reconnect(endpoint: str, start_broker, processes) -> None:
+def test_broker_restart_clients_and_robotds_reconnect(endpoint: str, start_broker,
+                                                      processes) -> None:
     first = start_broker(endpoint)
     from tests.process.conftest import broker_argv  # same command line for the second broker
 
@@ -62,7 +63,8 @@ def test_broker_restart_clients_and_robotds_reconnect(endpoint: str, start_broke
     with bus.connect(endpoint, name="alice") as alice:
         assert "before" in alice.request("bob", "before", timeout=5).content
         assert stop(first) == 0
-        wait_until(lambda: not alice.connected, timeout=10, message="alice notices the broker is gone")
+        wait_until(lambda: not alice.connected, timeout=10,
+                   message="alice notices the broker is gone")
         processes.start(broker_argv(endpoint), name="broker-again")
         wait_until(lambda: alice.connected, timeout=15, message="alice reconnected")
         wait_until(lambda: live(endpoint, "bob"), timeout=15, message="bob reconnected")
@@ -72,7 +74,8 @@ def test_broker_restart_clients_and_robotds_reconnect(endpoint: str, start_broke
 def _robotd_argv(url: str, name: str) -> list[str]:
     import sys
 
-    return [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", url, "--handler", "handlers:echo"]
+    return [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", url, "--handler",
+            "handlers:echo"]
 
 
 def test_a_handler_that_raises_comes_back_nacked(broker: str, start_robotd) -> None:
@@ -82,7 +85,8 @@ def test_a_handler_that_raises_comes_back_nacked(broker: str, start_robotd) -> N
             alice.send("grumpy", "x").wait(5)
 
 
-def test_sigterm_finishes_the_delivery_in_hand_then_exits_0(broker: str, start_robotd, tmp_path) -> None:
+def test_sigterm_finishes_the_delivery_in_hand_then_exits_0(broker: str, start_robotd,
+                                                            tmp_path) -> None:
     bob = start_robotd("bob", "handlers:slow")
     started = tmp_path / "started"
     with bus.connect(broker, name="alice") as alice:
@@ -110,7 +114,8 @@ def test_fuzzed_frames_never_stop_the_broker(broker: str) -> None:
 
     with bus.connect(broker, name="alice") as alice:
         # Every fuzzed message is refused with an error reply or counted as dropped.
-        wait_until(lambda: rejected(alice.admin("stats")) >= sent, timeout=30, message="all fuzz frames refused")
+        wait_until(lambda: rejected(alice.admin("stats")) >= sent, timeout=30,
+                   message="all fuzz frames refused")
         stats = alice.admin("stats")
         assert alice.admin("ping")["peers"] >= 1
     assert stats.get("internal_errors", 0) == 0
@@ -123,8 +128,10 @@ def _random_frames(rng: random.Random) -> list[bytes]:
     shapes = [
         lambda: [blob() for _ in range(rng.randint(1, 6))],
         lambda: [protocol.SIGNATURE + bytes([rng.randint(0, 20)]) + blob(), blob()],
-        lambda: [protocol.SIGNATURE + bytes([rng.randint(0, 20)]) + rng.getrandbits(32).to_bytes(4, "big") + blob()],
-        lambda: [protocol.encode(rng.choice(list(protocol.Command)), rng.choice([1, "x", [], {"id": 3}, {"to": None}]), blob())[0]],
+        lambda: [protocol.SIGNATURE + bytes([rng.randint(0, 20)])
+                 + rng.getrandbits(32).to_bytes(4, "big") + blob()],
+        lambda: [protocol.encode(rng.choice(list(protocol.Command)),
+                                 rng.choice([1, "x", [], {"id": 3}, {"to": None}]), blob())[0]],
         lambda: [b"RLB" + bytes([rng.randint(0, 5)]), b"\x01", protocol.pack({"name": 1}), b""],
     ]
     return rng.choice(shapes)()
@@ -146,8 +153,8 @@ def test_a_fan_out_never_waits_out_a_poll_timeout(endpoint: str, start_broker, p
     # unread (found by bench/bus_growth.py: fan-out at 0.05x raw on a quiet machine). With a
     # 60 s heartbeat that timeout is 20 s, past each wait below: a message held up by one fails.
     start_broker(endpoint, "--heartbeat", "60", "--liveness", "3", "--ack-timeout", "60")
-    processes.keep([sys.executable, "-c", FAN_MEMBERS, endpoint], lambda proc: len(live(endpoint, "fan")) == 16,
-                   name="fan-members", timeout=120)
+    processes.keep([sys.executable, "-c", FAN_MEMBERS, endpoint],
+                   lambda proc: len(live(endpoint, "fan")) == 16, name="fan-members", timeout=120)
     with bus.connect(endpoint, name="fan-sender", timeout=10) as sender:
         for i in range(300):
             assert len(sender.send("fan", i).wait(15).instances) == 16  # a few ms each

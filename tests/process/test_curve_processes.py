@@ -22,7 +22,8 @@ def keys_dir(tmp_path: Path) -> Path:
     boss's (boss and the children it spawns, boss-*)."""
     folder = tmp_path / "keys"
     runner = CliRunner()
-    for argv in (["broker"], ["bob", "--robot", "bob"], ["robotlab", "--robot", "*", "--role", "admin"],
+    for argv in (["broker"], ["bob", "--robot", "bob"],
+                 ["robotlab", "--robot", "*", "--role", "admin"],
                  ["boss", "--robot", "boss", "--robot", "boss-*"]):
         result = runner.invoke(main, ["keys", "new", *argv, "--dir", str(folder)])
         assert result.exit_code == 0, result.output
@@ -33,13 +34,14 @@ def keys_dir(tmp_path: Path) -> Path:
 def keyed_broker(processes: Processes, keys_dir: Path) -> str:
     """A broker process run with --keys on loopback TCP; its URL."""
     url = free_tcp_url()
-    processes.keep(broker_argv(url, "--keys", str(keys_dir)), lambda proc: "listening on" in proc.output(),
-                   name="broker")
+    processes.keep(broker_argv(url, "--keys", str(keys_dir)),
+                   lambda proc: "listening on" in proc.output(), name="broker")
     return url
 
 
 def robotd_argv(url: str, name: str, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", url, "--handler", "handlers:echo", *extra]
+    return [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", url, "--handler",
+            "handlers:echo", *extra]
 
 
 def test_keys_cli_lists_what_it_made(keys_dir: Path) -> None:
@@ -52,11 +54,13 @@ def test_keys_cli_lists_what_it_made(keys_dir: Path) -> None:
     assert refused.exit_code == 64 and "--robot" in refused.output
 
 
-def test_an_authorized_client_talks_to_a_keyed_robotd(processes: Processes, keyed_broker: str, keys_dir: Path) -> None:
-    bob = processes.keep(robotd_argv(keyed_broker, "bob", "--keys", str(keys_dir)), lambda proc: "ready" in proc.output(),
-                         name="robotd-bob")
+def test_an_authorized_client_talks_to_a_keyed_robotd(processes: Processes, keyed_broker: str,
+                                                      keys_dir: Path) -> None:
+    bob = processes.keep(robotd_argv(keyed_broker, "bob", "--keys", str(keys_dir)),
+                         lambda proc: "ready" in proc.output(), name="robotd-bob")
     runner = CliRunner(env={"ROBOTLAB_KEYS": str(keys_dir)})
-    result = runner.invoke(main, ["send", "--to", "bob", "--broker", keyed_broker, "--wait", "hello"])
+    result = runner.invoke(main, ["send", "--to", "bob", "--broker", keyed_broker, "--wait",
+                                  "hello"])
     assert result.exit_code == 0, result.output
     assert result.output.strip() == f"hello (from {bob.pid})"
     ps = runner.invoke(main, ["ps", "--broker", keyed_broker, "--json"])
@@ -68,17 +72,21 @@ def test_a_robotd_with_an_unknown_key_exits_75_saying_its_key_was_not_accepted(
     # 75, not 78: authorizing the key on the broker's host (and a SIGHUP) fixes it without
     # touching this robot, so a service manager should keep trying.
     stranger = tmp_path / "stranger"
-    assert CliRunner().invoke(main, ["keys", "new", "bob", "--dir", str(stranger), "--robot", "bob"]).exit_code == 0
+    assert CliRunner().invoke(main, ["keys", "new", "bob", "--dir", str(stranger), "--robot",
+                                     "bob"]).exit_code == 0
     (stranger / "broker.key").write_bytes((keys_dir / "broker.key").read_bytes())
-    proc = processes.start(robotd_argv(keyed_broker, "bob", "--keys", str(stranger), "--connect-timeout", "1"))
+    proc = processes.start(robotd_argv(keyed_broker, "bob", "--keys", str(stranger),
+                                       "--connect-timeout", "1"))
     assert proc.popen.wait(15) == 75
     assert "the broker refused this client's CURVE key" in proc.output()
 
 
-def test_a_key_for_bob_cannot_hello_as_alice(processes: Processes, keyed_broker: str, keys_dir: Path) -> None:
+def test_a_key_for_bob_cannot_hello_as_alice(processes: Processes, keyed_broker: str,
+                                             keys_dir: Path) -> None:
     started = time.monotonic()
     proc = processes.start(robotd_argv(keyed_broker, "alice", "--keys", str(keys_dir),
-                                       "--key", str(keys_dir / "bob.key_secret"), "--connect-timeout", "10"))
+                                       "--key", str(keys_dir / "bob.key_secret"),
+                                       "--connect-timeout", "10"))
     assert proc.popen.wait(15) == 78
     assert time.monotonic() - started < 8  # refused at once, not after 10 s of retried HELLOs
     assert "refused 'alice' (forbidden)" in proc.output() and "may use: bob" in proc.output()
@@ -89,7 +97,8 @@ def test_a_robot_key_cannot_list_ps_or_read_the_dlq(keyed_broker: str, keys_dir:
     from robotlab.errors import BusError
 
     runner = CliRunner(env={"ROBOTLAB_KEYS": str(keys_dir)})
-    assert runner.invoke(main, ["send", "--to", "nobody", "--broker", keyed_broker, "secret"]).exit_code == 69
+    assert runner.invoke(main, ["send", "--to", "nobody", "--broker", keyed_broker,
+                                "secret"]).exit_code == 69
     # Given bob's key, joined as bob (the only name it may use)
     with bus.connect(keyed_broker, name="bob", keys=bus.KeyConfig.load(keys_dir, "bob")) as bob:
         for op in ("ps", "stats", "dlq.list", "dlq.purge", "dlq.replay"):
@@ -100,7 +109,8 @@ def test_a_robot_key_cannot_list_ps_or_read_the_dlq(keyed_broker: str, keys_dir:
     assert [row["content"] for row in json.loads(listed.output)] == ["secret"]
 
 
-def test_keys_go_all_the_way_down_to_spawned_children(keyed_broker: str, keys_dir: Path, monkeypatch) -> None:
+def test_keys_go_all_the_way_down_to_spawned_children(keyed_broker: str, keys_dir: Path,
+                                                      monkeypatch) -> None:
     from robotlab import ConfigError, Robot
     from robotlab.robot.spawn import stop_fork_server
     from robotlab.testing import serve_script

@@ -1,4 +1,5 @@
-"""A crew that rides through a broker killed with -9: the journal and the holds, with real processes.
+"""A crew that rides through a broker killed with -9: the journal and the holds, with real
+processes.
 
 The broker keeps what it accepted in its journal and holds messages for robots it knows while
 they are away, so a restart costs latency, never work: nothing is dead-lettered undeliverable,
@@ -30,7 +31,8 @@ def lines(path: Path) -> list[str]:
 
 
 def kill_9_and_restart(broker, trackers: list, restart) -> None:
-    """Kill the broker with -9 while over 100 of ``trackers`` wait for their reply, then restart it."""
+    """Kill the broker with -9 while over 100 of ``trackers`` wait for their reply, then restart
+    it."""
     os.kill(broker.pid, signal.SIGKILL)
     broker.popen.wait(5)
     unanswered = sum(1 for t in trackers if not t._replied.is_set())
@@ -43,15 +45,17 @@ def test_kill_9_of_the_broker_with_500_unsettled_messages_loses_and_repeats_none
     options = ("--hold", "30", "--max-inflight", "1000", "--ack-timeout", "30")
     broker = start_broker(endpoint, *options)
     runs = tmp_path / "runs"
-    bob = processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", endpoint,
-                           "--handler", "handlers:counted", "--max-inflight", "1000"], env={"RUNS": str(runs)}, name="bob")
+    bob = processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker",
+                           endpoint, "--handler", "handlers:counted", "--max-inflight",
+                           "1000"], env={"RUNS": str(runs)}, name="bob")
     wait_until(lambda: live(endpoint, "bob"), timeout=15, message="bob live")
     with bus.connect(endpoint, name="alice") as alice:
         # Given a dead letter from before the restart, and 500 requests of which bob has done some
         with pytest.raises(Undeliverable) as letter:
             alice.send("nobody", "lost").wait(5)
         trackers = [alice.send_request("bob", i) for i in range(MESSAGES)]
-        wait_until(lambda: len(lines(runs)) >= 50, timeout=30, message="bob has worked through some")
+        wait_until(lambda: len(lines(runs)) >= 50, timeout=30,
+                   message="bob has worked through some")
 
         # When the broker is killed -9 and started again on the same journal
         kill_9_and_restart(broker, trackers, lambda: start_broker(endpoint, *options))
@@ -62,7 +66,8 @@ def test_kill_9_of_the_broker_with_500_unsettled_messages_loses_and_repeats_none
     assert [r.content for r in replies] == [f"{i} (from {bob.pid})" for i in range(MESSAGES)]
     ran = Counter(lines(runs))
     assert len(ran) == MESSAGES and set(ran.values()) == {1}, ran.most_common(3)
-    assert [(d["dlq_id"], d["reason"], d["to"]) for d in letters] == [(letter.value.dlq_id, "undeliverable", "nobody")]
+    assert [(d["dlq_id"], d["reason"],
+             d["to"]) for d in letters] == [(letter.value.dlq_id, "undeliverable", "nobody")]
 
 
 def test_kill_9_of_the_broker_under_a_pool_of_two_runs_each_message_once(
@@ -70,22 +75,27 @@ def test_kill_9_of_the_broker_under_a_pool_of_two_runs_each_message_once(
     options = ("--hold", "30", "--max-inflight", "1000", "--ack-timeout", "30")
     broker = start_broker(endpoint, *options)
     runs = tmp_path / "runs"
-    pool = [processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", endpoint,
-                             "--handler", "handlers:counted", "--max-inflight", "1000"], env={"RUNS": str(runs)},
+    pool = [processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker",
+                             endpoint, "--handler", "handlers:counted", "--max-inflight",
+                             "1000"], env={"RUNS": str(runs)},
                             name=f"bob-{n}") for n in (1, 2)]
-    wait_until(lambda: len(live(endpoint, "bob")) == 2, timeout=15, message="two instances of bob live")
+    wait_until(lambda: len(live(endpoint, "bob")) == 2, timeout=15,
+               message="two instances of bob live")
     with bus.connect(endpoint, name="alice") as alice:
         # Given 500 requests, each for any one instance, of which the pool has done some
         trackers = [alice.send_request("bob", i, any=True) for i in range(MESSAGES)]
-        wait_until(lambda: len(lines(runs)) >= 50, timeout=30, message="the pool has worked through some")
+        wait_until(lambda: len(lines(runs)) >= 50, timeout=30,
+                   message="the pool has worked through some")
 
         # When the broker is killed -9 and started again on the same journal
         kill_9_and_restart(broker, trackers, lambda: start_broker(endpoint, *options))
 
         # Then every request is answered, and each ran exactly once, on whichever instance had it
         replies = [t.reply(90) for t in trackers]
-    assert [str(r.content).split(" (from ")[0] for r in replies] == [str(i) for i in range(MESSAGES)]
-    assert {str(r.content).split(" (from ")[1].rstrip(")") for r in replies} <= {str(p.pid) for p in pool}
+    assert [str(r.content).split(" (from ")[0] for r in replies] == [
+        str(i) for i in range(MESSAGES)]
+    assert {str(r.content).split(" (from ")[1].rstrip(")")
+            for r in replies} <= {str(p.pid) for p in pool}
     ran = Counter(lines(runs))
     assert len(ran) == MESSAGES and set(ran.values()) == {1}, ran.most_common(3)
 
@@ -94,12 +104,14 @@ def test_work_held_through_a_cut_is_shared_by_the_workers_as_they_come_back(
         endpoint: str, start_broker, processes, tmp_path: Path) -> None:
     start_broker(endpoint, "--hold", "60", "--ack-timeout", "60")
     runs = tmp_path / "runs"
-    workers = [processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "w", "--broker", endpoint,
-                                "--handler", "handlers:counted_slow"], env={"RUNS": str(runs)}, name=f"w-{n}")
+    workers = [processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "w", "--broker",
+                                endpoint, "--handler",
+                                "handlers:counted_slow"], env={"RUNS": str(runs)}, name=f"w-{n}")
                for n in range(4)]
     wait_until(lambda: len(live(endpoint, "w")) == 4, timeout=30, message="four workers live")
     with bus.connect(endpoint, name="alice") as alice:
-        # Given four workers, each busy with a task, cut off (SIGSTOP: silent, their work kept for them)
+        # Given four workers, each busy with a task, cut off (SIGSTOP: silent, their work kept for
+        # them)
         busy = [alice.send_request("w", f"5:busy-{n}", any=True) for n in range(4)]
         wait_until(lambda: len(lines(runs)) == 4, timeout=30, message="each worker busy")
         for worker in workers:

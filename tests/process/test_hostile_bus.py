@@ -26,7 +26,8 @@ def stats(url: str) -> dict:
         return client.admin("stats")
 
 
-def test_1_a_replay_cannot_choose_the_id_a_senders_next_message_will_carry(broker: str, start_robotd) -> None:
+def test_1_a_replay_cannot_choose_the_id_a_senders_next_message_will_carry(
+        broker: str, start_robotd) -> None:
     # Given alice's message to a missing robot in the DLQ, and bob live
     bob = start_robotd("bob")
     with bus.connect(broker, name="alice") as alice, bus.connect(broker, name="mallory") as mallory:
@@ -44,14 +45,16 @@ def test_1_a_replay_cannot_choose_the_id_a_senders_next_message_will_carry(broke
     assert reply.content == f"real (from {bob.pid})"
 
 
-def test_2_every_malformed_header_is_refused_and_the_robotd_still_answers(broker: str, start_robotd) -> None:
+def test_2_every_malformed_header_is_refused_and_the_robotd_still_answers(
+        broker: str, start_robotd) -> None:
     bob = start_robotd("bob")
     raw = Raw(broker)
     try:
         assert raw.hello("mallory", "m-1").command == Command.WELCOME
         shapes = malformed_headers()
         # reply_to as a dict or a list once killed the robotd's bus thread
-        assert (Command.SEND, {"id": "m.1", "to": "bob", "type": "message", "reply_to": {"a": 1}}) in shapes
+        assert (Command.SEND,
+                {"id": "m.1", "to": "bob", "type": "message", "reply_to": {"a": 1}}) in shapes
         for command, header in shapes:
             raw.send(command, header, "poison")
             error = raw.expect(Command.ERROR)
@@ -62,7 +65,8 @@ def test_2_every_malformed_header_is_refused_and_the_robotd_still_answers(broker
     finally:
         raw.close()
     with bus.connect(broker, name="alice") as alice:
-        assert alice.request("bob", "still there?", timeout=5).content == f"still there? (from {bob.pid})"
+        assert alice.request("bob", "still there?",
+                             timeout=5).content == f"still there? (from {bob.pid})"
     counters = stats(broker)
     assert counters.get("internal_errors", 0) == 0
     assert counters["error_bad_header"] == len(shapes)
@@ -77,7 +81,8 @@ def test_3_a_second_hello_on_one_connection_replaces_the_first(broker: str, star
         assert raw.hello("carol", "carol-1").command == Command.WELCOME
         with bus.connect(broker, name="alice") as alice:
             rows = alice.admin("ps", all=True)
-            assert [r["instance"] for r in rows if r["name"] == "bob"] == [live(broker, "bob")[0]["instance"]]
+            assert [r["instance"] for r in rows if r["name"] == "bob"] == [
+                live(broker, "bob")[0]["instance"]]
             assert alice.admin("ping")["peers"] == 3  # bob, carol's connection, alice
             tracker = alice.send("bob", "fan out").wait(5)
         assert tracker.status == "delivered" and len(tracker.instances) == 1
@@ -86,7 +91,8 @@ def test_3_a_second_hello_on_one_connection_replaces_the_first(broker: str, star
     assert bob.popen.poll() is None
 
 
-def test_4_a_live_instance_id_cannot_be_claimed_by_another_connection(broker: str, start_robotd) -> None:
+def test_4_a_live_instance_id_cannot_be_claimed_by_another_connection(
+        broker: str, start_robotd) -> None:
     bob = start_robotd("bob", "handlers:slow")
     instance = live(broker, "bob")[0]["instance"]
     raw = Raw(broker)
@@ -104,12 +110,15 @@ def test_4_a_live_instance_id_cannot_be_claimed_by_another_connection(broker: st
 
 def test_6_a_reply_that_cannot_cross_is_nacked_with_the_reason(broker: str, start_robotd) -> None:
     start_robotd("bob", "handlers:unsendable")
-    result = CliRunner().invoke(main, ["send", "--to", "bob", "--broker", broker, "--wait", "--timeout", "10", "x"])
+    result = CliRunner().invoke(main, ["send", "--to", "bob", "--broker", broker, "--wait",
+                                       "--timeout", "10", "x"])
     assert result.exit_code == 69, result.output
-    assert "nacked" in result.output and "BoundaryError" in result.output and "function" in result.output
+    assert "nacked" in result.output and "BoundaryError" in result.output
+    assert "function" in result.output
 
 
-def test_7_a_malformed_to_instance_is_refused_not_an_internal_error(broker: str, start_robotd) -> None:
+def test_7_a_malformed_to_instance_is_refused_not_an_internal_error(
+        broker: str, start_robotd) -> None:
     start_robotd("bob")
     raw = Raw(broker)
     try:
@@ -123,16 +132,19 @@ def test_7_a_malformed_to_instance_is_refused_not_an_internal_error(broker: str,
     assert stats(broker).get("internal_errors", 0) == 0
 
 
-def test_8_a_hung_handler_is_timed_out_past_the_maximum_handling_time(start_broker, endpoint: str, processes) -> None:
+def test_8_a_hung_handler_is_timed_out_past_the_maximum_handling_time(
+        start_broker, endpoint: str, processes) -> None:
     import sys
 
     start_broker(endpoint, "--max-handling", "2")
-    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "sloth", "--broker", endpoint, "--handler", "handlers:hang"]
+    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "sloth", "--broker", endpoint,
+            "--handler", "handlers:hang"]
     processes.start(argv, name="robotd-sloth")
     wait_until(lambda: live(endpoint, "sloth"), timeout=15, message="sloth is live")
     with bus.connect(endpoint, name="alice") as alice:
         tracker = alice.send("sloth", "forever")  # no deadline: only the broker's maximum bounds it
-        oldest = wait_until(lambda: live(endpoint, "sloth")[0]["oldest"], message="ps shows the delivery's age")
+        oldest = wait_until(lambda: live(endpoint, "sloth")[0]["oldest"],
+                            message="ps shows the delivery's age")
         assert oldest > 0
         with pytest.raises(DeliveryTimeout, match="maximum handling time of 2s"):
             tracker.wait(10)

@@ -1,4 +1,5 @@
-"""``robotlab human``: a person on the bus, driven through the terminal's stdin, asked by a real client."""
+"""``robotlab human``: a person on the bus, driven through the terminal's stdin, asked by a real
+client."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def ops(broker: str) -> Iterator[bus.BusClient]:
         yield client
 
 
-def test_a_question_reaches_her_and_her_typed_answer_is_the_reply(person, ops: bus.BusClient) -> None:
+def test_a_question_reaches_her_and_her_typed_answer_is_the_reply(
+        person, ops: bus.BusClient) -> None:
     # Given alice at her terminal
     alice = person()
     # When ops asks her, and she types a line
@@ -50,12 +52,14 @@ def test_a_question_reaches_her_and_her_typed_answer_is_the_reply(person, ops: b
     shown = alice.sees("ops asks")
     alice.types("yes, go ahead")
     # Then she saw the question, numbered, with its default, and her line is the answer
-    assert shown.startswith("[1] ops asks (id ops:") and shown.endswith("default: no): Deploy the release now?")
+    assert shown.startswith("[1] ops asks (id ops:") and shown.endswith(
+        "default: no): Deploy the release now?")
     assert answer.result(30) == "yes, go ahead"
     alice.sees("answered [1] to ops")
 
 
-def test_reply_n_answers_an_older_question_and_a_plain_line_the_newest(person, ops: bus.BusClient) -> None:
+def test_reply_n_answers_an_older_question_and_a_plain_line_the_newest(
+        person, ops: bus.BusClient) -> None:
     alice = person()
     first = ask_human(ops, "alice", "Which branch?", timeout=60)
     alice.sees("[1] ops asks")
@@ -67,8 +71,8 @@ def test_reply_n_answers_an_older_question_and_a_plain_line_the_newest(person, o
     assert first.result(30) == "main"
 
 
-def test_unanswered_in_time_the_asker_gets_the_default_and_her_late_answer_is_not_sent(person,
-                                                                                      ops: bus.BusClient) -> None:
+def test_unanswered_in_time_the_asker_gets_the_default_and_her_late_answer_is_not_sent(
+        person, ops: bus.BusClient) -> None:
     alice = person()
     answer = ask_human(ops, "alice", "Restart the broker?", timeout=1, default="not now")
     alice.sees("[1] ops asks")
@@ -77,7 +81,8 @@ def test_unanswered_in_time_the_asker_gets_the_default_and_her_late_answer_is_no
     assert "ops stopped waiting for [1]" in alice.sees("stopped waiting")
 
 
-def test_what_arrives_while_she_is_away_is_shown_when_she_comes_back(person, ops: bus.BusClient) -> None:
+def test_what_arrives_while_she_is_away_is_shown_when_she_comes_back(
+        person, ops: bus.BusClient) -> None:
     # Given alice has been on the bus once and left
     assert person().leaves() == 0
     wait_until(lambda: not on_the_bus(ops, "alice"), timeout=30, message="alice gone from ps --all")
@@ -109,7 +114,8 @@ def test_a_question_to_a_name_never_seen_fails_at_once(ops: bus.BusClient) -> No
 
 def test_a_name_no_member_may_have_is_a_usage_error(broker: str) -> None:
     argv = [sys.executable, "-m", "robotlab.cli", "human", "--name", "a b", "--broker", broker]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
     assert done.returncode == 64, done.stderr
     assert "Traceback" not in done.stderr
 
@@ -118,7 +124,8 @@ def test_a_robot_asks_her_with_ask_human_and_with_its_blocking_ask(person, broke
     alice = person()
     robot = Robot(name="planner", bus=broker, model="openai/scripted")
     try:
-        answer = robot.ask_human("alice", "Which of the two plans?", timeout=60, default="the first")
+        answer = robot.ask_human("alice", "Which of the two plans?", timeout=60,
+                                 default="the first")
         alice.sees("[1] planner asks")
         alice.types("the second")
         assert answer.result(30) == "the second"

@@ -36,7 +36,8 @@ SECONDS = 60  # how long a step may take on two shared cores
 
 
 def mcp_serve_argv(broker: str, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "robotlab.cli", "mcp-serve", "--broker", broker, "--interval", "0.2", *extra]
+    return [sys.executable, "-m", "robotlab.cli", "mcp-serve", "--broker", broker, "--interval",
+            "0.2", *extra]
 
 
 def tool_names(listed: types.ListToolsResult) -> list[str]:
@@ -54,14 +55,17 @@ def served_bob(processes: Processes, broker: str) -> Iterator[None]:
     """``robotd --serve`` as bob, a model robot whose model answers "pong" (once)."""
     with ExitStack() as stack:
         api = stack.enter_context(serve_script([{"content": "pong"}]))
-        argv = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", broker, "--system-prompt",
-                "You answer briefly.", "--model", "openai/scripted", "--api-base", api, "--serve"]
-        processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob", timeout=ROBOT_READY)
+        argv = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", broker,
+                "--system-prompt", "You answer briefly.", "--model", "openai/scripted",
+                "--api-base", api, "--serve"]
+        processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob",
+                       timeout=ROBOT_READY)
         yield
 
 
 def over_stdio(argv: list[str], log: Path, session: Callable[[Client], Awaitable[None]]) -> None:
-    """Start ``argv`` as the SDK's stdio client does (its stderr into ``log``) and run ``session`` on it."""
+    """Start ``argv`` as the SDK's stdio client does (its stderr into ``log``) and run ``session``
+    on it."""
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
 
     async def scenario() -> None:
@@ -76,8 +80,8 @@ def over_stdio(argv: list[str], log: Path, session: Callable[[Client], Awaitable
         raise
 
 
-def test_over_stdio_the_crew_is_listed_asked_and_followed(served_bob: None, broker: str, start_robotd,
-                                                          tmp_path: Path) -> None:
+def test_over_stdio_the_crew_is_listed_asked_and_followed(served_bob: None, broker: str,
+                                                          start_robotd, tmp_path: Path) -> None:
     async def session(client: Client) -> None:
         assert tool_names(await client.list_tools()) == ["ask_bob"]
         answered = await client.call_tool("ask_bob", {"message": "ping"})
@@ -93,7 +97,8 @@ def test_over_stdio_the_crew_is_listed_asked_and_followed(served_bob: None, brok
             assert tool_names(await client.list_tools()) == ["ask_bob"]
         gone = await client.call_tool("ask_carol", {"message": "still there?"})
         assert gone.is_error
-        assert text_of(gone).startswith("ask_carol: ") and "no live robot named 'carol'" in text_of(gone)
+        assert text_of(gone).startswith("ask_carol: ")
+        assert "no live robot named 'carol'" in text_of(gone)
         assert "\n" not in text_of(gone)
 
     over_stdio(mcp_serve_argv(broker), tmp_path / "mcp-serve.log", session)
@@ -103,7 +108,8 @@ def test_with_json_logs_every_stderr_line_is_one_object_and_stdout_stays_the_pro
         start_robotd, broker: str, tmp_path: Path) -> None:
     # Given mcp-serve over stdio logging JSON at DEBUG (the MCP SDK's lines included)
     start_robotd("echo", "handlers:echo")
-    argv, log = mcp_serve_argv(broker, "--log-format", "json", "--log-level", "DEBUG"), tmp_path / "mcp-serve.log"
+    argv = mcp_serve_argv(broker, "--log-format", "json", "--log-level", "DEBUG")
+    log = tmp_path / "mcp-serve.log"
 
     async def session(client: Client) -> None:
         assert tool_names(await client.list_tools()) == ["ask_echo"]
@@ -156,12 +162,14 @@ def test_over_http_a_robot_joining_or_leaving_is_announced_and_failures_are_tool
                 changed.set()
 
         async with Client(url, mode="legacy", message_handler=on_message) as client:
-            assert client.server_capabilities.tools is not None and client.server_capabilities.tools.list_changed
+            tools = client.server_capabilities.tools
+            assert tools is not None and tools.list_changed
             assert tool_names(await client.list_tools()) == ["ask_echo", "ask_sloth"]
             answered = await client.call_tool("ask_echo", {"message": "hi"})
             assert not answered.is_error and text_of(answered).startswith("hi (from ")
             slow = await client.call_tool("ask_sloth", {"message": "anything"})
-            assert slow.is_error and text_of(slow).startswith("ask_sloth: no reply from sloth within 2s")
+            assert slow.is_error and text_of(slow).startswith(
+                "ask_sloth: no reply from sloth within 2s")
 
             await anyio.to_thread.run_sync(start_robotd, "late")
             with anyio.fail_after(SECONDS):
@@ -185,18 +193,21 @@ def test_over_http_a_robot_joining_or_leaving_is_announced_and_failures_are_tool
 
 
 @pytest.mark.parametrize(("argv", "code", "line"), [
-    (["--http", "0.0.0.0:0"], 78, "refusing to serve MCP on 0.0.0.0:0: it is reachable beyond this machine"),
+    (["--http", "0.0.0.0:0"], 78,
+     "refusing to serve MCP on 0.0.0.0:0: it is reachable beyond this machine"),
     (["--http", "8765"], 64, "'8765' is not HOST:PORT"),
     (["--insecure"], 64, "--insecure is for --http HOST:PORT"),
 ])
-def test_an_unsafe_or_bad_bind_is_refused_with_one_line(processes: Processes, broker: str, argv: list[str],
-                                                         code: int, line: str) -> None:
+def test_an_unsafe_or_bad_bind_is_refused_with_one_line(processes: Processes, broker: str,
+                                                        argv: list[str], code: int,
+                                                        line: str) -> None:
     proc = processes.start(mcp_serve_argv(broker, *argv), name="mcp-serve")
     assert proc.popen.wait(SECONDS) == code
     assert line in proc.output() and "Traceback" not in proc.output()
 
 
-def test_a_bind_in_use_is_refused_with_one_line(mcp_http, processes: Processes, broker: str) -> None:
+def test_a_bind_in_use_is_refused_with_one_line(mcp_http, processes: Processes,
+                                                broker: str) -> None:
     url, _ = mcp_http()
     taken = url.removeprefix("http://").removesuffix("/mcp")
     proc = processes.start(mcp_serve_argv(broker, "--http", taken), name="mcp-serve")
@@ -216,11 +227,13 @@ def inspector() -> list[str]:
     if npx is None:
         pytest.skip("npx is not installed: the MCP inspector runs on Node")
     try:
-        probe = subprocess.run([npx, "-y", INSPECTOR, "--help"], capture_output=True, text=True, timeout=300)
+        probe = subprocess.run([npx, "-y", INSPECTOR, "--help"], capture_output=True, text=True,
+                               timeout=300)
     except subprocess.TimeoutExpired:
         pytest.skip(f"npx could not fetch {INSPECTOR} in 300s")
     if probe.returncode != 0:
-        pytest.skip(f"npx could not run {INSPECTOR}: {(probe.stderr or probe.stdout).strip()[-300:]}")
+        pytest.skip(f"npx could not run {INSPECTOR}: "
+                    f"{(probe.stderr or probe.stdout).strip()[-300:]}")
     return [npx, "-y", INSPECTOR, "--cli"]
 
 
@@ -237,11 +250,12 @@ def test_the_mcp_inspector_lists_and_calls_the_crew(inspector: list[str], mcp_ht
     listed = inspect(inspector, *stdio, "--method", "tools/list")
     assert [tool["name"] for tool in listed["tools"]] == ["ask_echo"]
     assert listed["tools"][0]["inputSchema"]["required"] == ["message"]
-    called = inspect(inspector, *stdio, "--method", "tools/call", "--tool-name", "ask_echo", "--tool-arg", "message=hi")
+    called = inspect(inspector, *stdio, "--method", "tools/call", "--tool-name", "ask_echo",
+                     "--tool-arg", "message=hi")
     assert called["isError"] is False and called["content"][0]["text"].startswith("hi (from ")
     url, _ = mcp_http()
-    failed = inspect(inspector, url, "--transport", "http", "--method", "tools/call", "--tool-name", "ask_nobody",
-                     "--tool-arg", "message=hi")
+    failed = inspect(inspector, url, "--transport", "http", "--method", "tools/call", "--tool-name",
+                     "ask_nobody", "--tool-arg", "message=hi")
     assert failed["isError"] is True
-    assert failed["content"][0]["text"].startswith("ask_nobody: ") and "no live robot named 'nobody'" in \
-        failed["content"][0]["text"]
+    assert failed["content"][0]["text"].startswith("ask_nobody: ")
+    assert "no live robot named 'nobody'" in failed["content"][0]["text"]

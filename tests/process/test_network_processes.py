@@ -36,8 +36,8 @@ class WaitsForPlan(Hook):
 
     def before_run(self, ctx: Any) -> None:
         memory = ctx.memory
-        memory.subscribe("plan", callback=lambda change: memory.set("heard", {"writer": change.writer,
-                                                                              "value": change.value}))
+        memory.subscribe("plan", callback=lambda change: memory.set(
+            "heard", {"writer": change.writer, "value": change.value}))
         memory.set("watching", True)
         memory.set("seen", memory.get("plan", wait=10))
 
@@ -63,7 +63,8 @@ HOOKS = {"waits_for_plan": WaitsForPlan, "writes_plan": WritesPlan, "waits_forev
 
 @cache
 def _server() -> TaskServer:
-    robot = Robot(name=os.environ["MEMBER_NAME"], llm=ScriptedLLM(json.loads(os.environ["MEMBER_SCRIPT"])))
+    robot = Robot(name=os.environ["MEMBER_NAME"],
+                  llm=ScriptedLLM(json.loads(os.environ["MEMBER_SCRIPT"])))
     if os.environ.get("MEMBER_HOOK"):
         robot.on(HOOKS[os.environ["MEMBER_HOOK"]])
     return TaskServer(robot, os.environ["MEMBER_BROKER"])
@@ -92,7 +93,8 @@ def start_member(processes, broker: str):
                 "--handler", "tests.process.test_network_processes:member"]
         env = {"MEMBER_NAME": name, "MEMBER_SCRIPT": json.dumps(turns), "MEMBER_BROKER": broker,
                "MEMBER_HOOK": hook, "PYTHONPATH": os.getcwd()}
-        return processes.keep(argv, lambda proc: live(broker, name), env=env, name=f"member-{name}", timeout=20)
+        return processes.keep(argv, lambda proc: live(broker, name), env=env, name=f"member-{name}",
+                              timeout=20)
 
     return start
 
@@ -103,14 +105,17 @@ def client(broker: str):
         yield owner
 
 
-def test_two_slow_members_in_other_processes_run_together_or_one_by_one(start_member, client) -> None:
+def test_two_slow_members_in_other_processes_run_together_or_one_by_one(
+        start_member, client) -> None:
     slow = [{"content": "done", "delay": 0.5}] * 2
     start_member("slow-a", slow)
     start_member("slow-b", slow)
 
     def timed(cap: int | None) -> tuple[float, Any]:
-        net = create_network(name=f"slow-{cap}", config=RunConfig(bus=client, max_concurrent_robots=cap))
-        net.task("a", "slow-a").task("b", "slow-b").build()  # serves the memory: setup, not task time
+        net = create_network(name=f"slow-{cap}",
+                             config=RunConfig(bus=client, max_concurrent_robots=cap))
+        # serves the memory: setup, not task time
+        net.task("a", "slow-a").task("b", "slow-b").build()
         started = time.monotonic()
         result = net.run("go")
         net.close()
@@ -125,7 +130,8 @@ def test_two_slow_members_in_other_processes_run_together_or_one_by_one(start_me
     assert one_by_one >= 1.0, one_by_one
 
 
-def test_members_in_other_processes_share_memory_wait_and_hear_changes(start_member, client) -> None:
+def test_members_in_other_processes_share_memory_wait_and_hear_changes(
+        start_member, client) -> None:
     start_member("watcher", [{"content": "watched"}], hook="waits_for_plan")
     start_member("planner", [{"content": "planned"}], hook="writes_plan")
     net = create_network(name="crew", config=RunConfig(bus=client))
@@ -139,7 +145,8 @@ def test_members_in_other_processes_share_memory_wait_and_hear_changes(start_mem
         heard = net.memory.get("heard", wait=5)
         assert heard == {"writer": "planner", "value": "ship it"}
         net.memory.flush(2)
-        assert [(c.value, c.writer, c.network_name) for c in changes] == [("ship it", "planner", "crew")]
+        assert [(c.value, c.writer, c.network_name)
+                for c in changes] == [("ship it", "planner", "crew")]
     finally:
         net.close()
 
@@ -173,7 +180,8 @@ def test_losing_the_memory_holder_is_an_error_the_member_sees(start_member, clie
     # the broker (undeliverable), with the call in flight (timeout: it left holding it), or
     # after the broker handed it over and before a reply (no reply in time).
     failure = reply.split(":", 2)[:2]
-    assert failure[0] == "Error" and failure[1].strip() in {"Undeliverable", "DeliveryTimeout", "ReplyTimeout"}, reply
+    assert failure[0] == "Error" and failure[1].strip() in {"Undeliverable", "DeliveryTimeout",
+                                                            "ReplyTimeout"}, reply
 
 
 def test_an_unreachable_member_name_fails_the_step_not_the_run(client) -> None:
@@ -194,7 +202,8 @@ def test_the_demo_pipeline_runs_across_processes(broker: str) -> None:
     assert any("(written by reviewer)" in line for line in lines), lines
 
 
-def test_a_cyclic_network_of_remote_members_is_refused_before_anything_is_sent(start_member, client) -> None:
+def test_a_cyclic_network_of_remote_members_is_refused_before_anything_is_sent(
+        start_member, client) -> None:
     start_member("cyclist", [{"content": "never asked"}])
     net = create_network(name="loop", config=RunConfig(bus=client))
     net.task("a", "cyclist", depends_on=["b"]).task("b", "cyclist", depends_on=["a"])

@@ -29,10 +29,10 @@ def start_robot(processes: Processes, broker: str) -> Callable[..., Proc]:
 
     def start(name: str, api: str, *extra: str, env: dict[str, str] | None = None) -> Proc:
         argv = [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", broker,
-                "--system-prompt", "You answer briefly.", "--model", "openai/scripted", "--api-base", api, "--serve",
-                *extra]
-        return processes.keep(argv, lambda proc: is_live(broker, name, proc), env=env, name=f"robotd-{name}",
-                              timeout=ROBOT_READY)
+                "--system-prompt", "You answer briefly.", "--model", "openai/scripted",
+                "--api-base", api, "--serve", *extra]
+        return processes.keep(argv, lambda proc: is_live(broker, name, proc), env=env,
+                              name=f"robotd-{name}", timeout=ROBOT_READY)
 
     return start
 
@@ -52,11 +52,13 @@ def script() -> Iterator[Callable[[list[dict[str, Any]]], str]]:
 
 def ask(alice: Robot, to: str) -> str:
     sent = alice.send_message(to=to, content="tell me everything")
-    wait_until(lambda: alice.outbox[sent.key]["status"] == "replied", timeout=30, message=f"{to} replied")
+    wait_until(lambda: alice.outbox[sent.key]["status"] == "replied", timeout=30,
+               message=f"{to} replied")
     return str(alice.outbox[sent.key]["replies"][0].content)
 
 
-def test_max_tokens_bounds_the_call_and_a_cut_reply_is_logged(start_robot, alice: Robot, script) -> None:
+def test_max_tokens_bounds_the_call_and_a_cut_reply_is_logged(
+        start_robot, alice: Robot, script) -> None:
     api = script([CUT])
     bob = start_robot("bob", api, "--max-tokens", "7")
     assert ask(alice, "bob") == CUT["content"]

@@ -25,8 +25,8 @@ pytestmark = pytest.mark.process
 
 def start_robot(processes: Processes, broker: str, api: str, history: Path) -> Proc:
     argv = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", broker,
-            "--system-prompt", "You answer briefly.", "--model", "openai/scripted", "--api-base", api,
-            "--serve", "--history-file", str(history)]
+            "--system-prompt", "You answer briefly.", "--model", "openai/scripted", "--api-base",
+            api, "--serve", "--history-file", str(history)]
     return processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob",
                           timeout=ROBOT_READY)
 
@@ -50,7 +50,8 @@ def test_kill_9_mid_run_leaves_a_readable_history_that_reloads(processes: Proces
         with bus.connect(broker, name="alice") as alice:
             assert alice.request("bob", "one", timeout=30).content == "first"
             alice.send_request("bob", "two")
-            wait_until(lambda: task_started(history, "two"), timeout=15, message="run two is on disk")
+            wait_until(lambda: task_started(history, "two"), timeout=15,
+                       message="run two is on disk")
             bob.popen.send_signal(signal.SIGKILL)
             assert bob.popen.wait(10) == -signal.SIGKILL
     saved = entries(history)
@@ -60,18 +61,21 @@ def test_kill_9_mid_run_leaves_a_readable_history_that_reloads(processes: Proces
     assert reloaded.entries[-1].status == "interrupted"  # type: ignore[attr-defined]
     robot = Robot(llm=ScriptedLLM([]), history_path=history)
     assert robot.messages == [{"role": "system", "content": "You answer briefly."},
-                              {"role": "user", "content": "one"}, {"role": "assistant", "content": "first"}]
+                              {"role": "user", "content": "one"},
+                              {"role": "assistant", "content": "first"}]
 
 
 def test_sigterm_finishes_the_run_and_the_history_holds_its_exit(processes: Processes, broker: str,
                                                                   tmp_path: Path) -> None:
     history = tmp_path / "bob.json"
-    Robot(llm=ScriptedLLM([{"content": "earlier answer"}]), history_path=history).run("earlier question")
+    Robot(llm=ScriptedLLM([{"content": "earlier answer"}]),
+          history_path=history).run("earlier question")
     with serve_script([{"content": "slow answer", "delay": 1.5}]) as api:
         bob = start_robot(processes, broker, api, history)
         with bus.connect(broker, name="alice") as alice:
             tracker = alice.send_request("bob", "two")
-            wait_until(lambda: task_started(history, "two"), timeout=15, message="run two is on disk")
+            wait_until(lambda: task_started(history, "two"), timeout=15,
+                       message="run two is on disk")
             bob.popen.send_signal(signal.SIGTERM)
             assert tracker.reply(30).content == "slow answer"
         assert bob.popen.wait(15) == 0
@@ -79,4 +83,5 @@ def test_sigterm_finishes_the_run_and_the_history_holds_its_exit(processes: Proc
     assert [m["content"] for m in request["messages"]] == [
         "You answer briefly.", "earlier question", "earlier answer", "two"]
     last = entries(history)[-1]
-    assert (last["kind"], last["status"], last["reply"], last["run"]) == ("exit", "completed", "slow answer", 2)
+    assert (last["kind"], last["status"], last["reply"],
+            last["run"]) == ("exit", "completed", "slow answer", 2)

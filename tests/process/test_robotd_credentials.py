@@ -55,11 +55,13 @@ def alice(broker: str) -> Iterator[Robot]:
 
 
 @pytest.mark.usefixtures("keyless")
-def test_a_missing_key_is_named_at_start_and_in_each_nack(processes: Processes, broker: str, alice: Robot) -> None:
+def test_a_missing_key_is_named_at_start_and_in_each_nack(processes: Processes, broker: str,
+                                                          alice: Robot) -> None:
     _, stderr = start_served(processes, broker, "bob", "--model", "openai/gpt-4o-mini")
 
     def warnings() -> list[str]:
-        return [line for line in stderr.read_text().splitlines() if "WARNING" in line and WARNING in line]
+        return [line for line in stderr.read_text().splitlines() if "WARNING" in line
+                and WARNING in line]
 
     # The warning comes once the model client has loaded, which goes on after the robot joined.
     wait_until(warnings, timeout=ROBOT_READY, message="the warning naming OPENAI_API_KEY")
@@ -71,9 +73,11 @@ def test_a_missing_key_is_named_at_start_and_in_each_nack(processes: Processes, 
 
 
 @pytest.mark.usefixtures("keyless")
-def test_a_model_on_a_local_server_needs_no_key_and_gets_no_warning(processes: Processes, broker: str,
+def test_a_model_on_a_local_server_needs_no_key_and_gets_no_warning(processes: Processes,
+                                                                    broker: str,
                                                                      alice: Robot) -> None:
     with serve_script([{"content": "pong"}]) as api:
-        _, stderr = start_served(processes, broker, "bob", "--model", "openai/scripted", "--api-base", api)
+        _, stderr = start_served(processes, broker, "bob", "--model", "openai/scripted",
+                                 "--api-base", api)
         assert alice.ask("bob", "ping", timeout=30).content == "pong"
     assert "API_KEY" not in stderr.read_text()

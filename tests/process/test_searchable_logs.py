@@ -53,19 +53,21 @@ def test_a_json_robotd_writes_only_json_lines_naming_the_robot_and_the_message(
     stderr, spans = tmp_path / "robotd.stderr", tmp_path / "spans.jsonl"
     traced = {**os.environ, "OTEL_TRACES_EXPORTER": "jsonl", "ROBOTLAB_TRACES_FILE": str(spans)}
     with serve_script([{"content": "hello back"}]) as api:
-        argv = [sys.executable, "-m", "robotlab.robotd", "--name", "sage", "--broker", endpoint, "--system-prompt",
-                "You help.", "--model", "openai/gpt-4o-mini", "--api-base", api, "--serve", "--log-format", "json",
-                "--log-level", "DEBUG"]
+        argv = [sys.executable, "-m", "robotlab.robotd", "--name", "sage", "--broker", endpoint,
+                "--system-prompt", "You help.", "--model", "openai/gpt-4o-mini", "--api-base", api,
+                "--serve", "--log-format", "json", "--log-level", "DEBUG"]
         with open(stderr, "wb") as err:
             robotd = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, env=traced)
         try:
-            wait_until(lambda: is_live(endpoint, "sage", robotd) or robotd.poll() is not None, timeout=ROBOT_READY,
-                       message="sage on the bus")
+            wait_until(lambda: is_live(endpoint, "sage", robotd) or robotd.poll() is not None,
+                       timeout=ROBOT_READY, message="sage on the bus")
             # When a message is sent to it and answered
-            sent = subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--broker", endpoint, "--to", "sage",
-                                   "--wait", "--timeout", "60", "hi"], capture_output=True, text=True, timeout=120)
+            sent = subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--broker",
+                                   endpoint, "--to", "sage", "--wait", "--timeout", "60",
+                                   "hi"], capture_output=True, text=True, timeout=120)
             assert sent.returncode == 0 and sent.stdout.strip() == "hello back", sent.stderr
-            wait_until(lambda: "done with message" in stderr.read_text(), timeout=10, message="the done line")
+            wait_until(lambda: "done with message" in stderr.read_text(), timeout=10,
+                       message="the done line")
         finally:
             robotd.terminate()
             out, _ = robotd.communicate(timeout=30)
@@ -75,13 +77,17 @@ def test_a_json_robotd_writes_only_json_lines_naming_the_robot_and_the_message(
     logged = entries(stderr.read_text())
     assert out == b"", out.decode()
     assert all({"time", "level", "logger", "pid", "message"} <= set(e) for e in logged)
-    assert any(e["logger"] == "robotlab.robotd" and "robotd sage ready" in e["message"] for e in logged)
-    assert any(e["logger"].startswith("LiteLLM") for e in logged), "litellm logs at DEBUG: its lines are JSON too"
+    assert any(e["logger"] == "robotlab.robotd" and "robotd sage ready" in e["message"]
+               for e in logged)
+    assert any(e["logger"].startswith("LiteLLM") for e in logged), ("litellm logs at DEBUG: its "
+                                                                    "lines are JSON too")
     # ... and the line about the message names the robot, its instance and the message's id
     (taken,) = [e for e in logged if "robotd sage: message" in e["message"]]
-    assert taken["robot"] == "sage" and taken["instance"] and taken["message_id"] in taken["message"]
+    assert taken["robot"] == "sage" and taken["instance"]
+    assert taken["message_id"] in taken["message"]
     # ... and the trace its handling belongs to: the one of the robotd's "process sage" span
-    (process,) = [span for span in map(json.loads, spans.read_text().splitlines()) if span["name"] == "process sage"]
+    (process,) = [span for span in map(json.loads, spans.read_text().splitlines())
+                  if span["name"] == "process sage"]
     assert process["context"]["trace_id"] == f"0x{taken['trace_id']}"
 
 
@@ -89,7 +95,8 @@ def retry_lines(proc: Proc) -> list[str]:
     return [line for line in proc.output().splitlines() if "trying again in" in line]
 
 
-def test_retry_lines_name_what_the_socket_saw_not_the_keys(processes: Processes, keys_dir: Path) -> None:  # noqa: F811
+def test_retry_lines_name_what_the_socket_saw_not_the_keys(
+        processes: Processes, keys_dir: Path) -> None:  # noqa: F811
     # Given bob, with an authorized key, started before any broker: nothing listens yet
     url = free_tcp_url()
     bob = processes.start(robotd_argv(url, "bob", "--keys", str(keys_dir)), name="robotd-bob")
@@ -102,25 +109,30 @@ def test_retry_lines_name_what_the_socket_saw_not_the_keys(processes: Processes,
     broker.popen.send_signal(signal.SIGSTOP)
     try:
         # Then bob's retry lines say the broker is there but does not answer
-        wait_until(lambda: len(retry_lines(bob)) > seen, timeout=30, message="a retry line while the broker is stopped")
+        wait_until(lambda: len(retry_lines(bob)) > seen, timeout=30,
+                   message="a retry line while the broker is stopped")
         assert "connected, but no answer" in retry_lines(bob)[-1], bob.output()
     finally:
         broker.popen.kill()
         broker.popen.send_signal(signal.SIGCONT)
     # And, the broker gone, that nothing listens; never once asking about keys
     seen = len(retry_lines(bob))
-    wait_until(lambda: len(retry_lines(bob)) > seen, timeout=40, message="a retry line once the broker is gone")
+    wait_until(lambda: len(retry_lines(bob)) > seen, timeout=40,
+               message="a retry line once the broker is gone")
     assert "could not connect" in retry_lines(bob)[-1]
     assert not any("authorized" in line for line in retry_lines(bob)), bob.output()
 
 
-def test_refused_keys_are_named_on_both_sides(processes: Processes, keys_dir: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_refused_keys_are_named_on_both_sides(
+        processes: Processes, keys_dir: Path, tmp_path: Path) -> None:  # noqa: F811
     url = free_tcp_url()
     broker = processes.start(broker_argv(url, "--keys", str(keys_dir)), name="broker")
-    wait_until(lambda: "listening on" in broker.output(), timeout=15, message="keyed broker listens")
+    wait_until(lambda: "listening on" in broker.output(), timeout=15,
+               message="keyed broker listens")
     # Given eve, whose key the broker never authorized, and a robotd with no key at all
     stranger = tmp_path / "stranger"
-    assert CliRunner().invoke(main, ["keys", "new", "eve", "--dir", str(stranger), "--robot", "eve"]).exit_code == 0
+    assert CliRunner().invoke(main, ["keys", "new", "eve", "--dir", str(stranger), "--robot",
+                                     "eve"]).exit_code == 0
     (stranger / "broker.key").write_bytes((keys_dir / "broker.key").read_bytes())
     eve = processes.start(robotd_argv(url, "eve", "--keys", str(stranger)), name="robotd-eve")
     keyless = processes.start(robotd_argv(url, "keyless"), name="robotd-keyless")
@@ -128,24 +140,30 @@ def test_refused_keys_are_named_on_both_sides(processes: Processes, keys_dir: Pa
     wait_until(lambda: retry_lines(eve) and retry_lines(keyless), timeout=30, message="both retry")
     assert "the broker refused this client's CURVE key" in retry_lines(eve)[0]
     assert "this broker requires CURVE keys and this client has none" in retry_lines(keyless)[0]
-    wait_until(lambda: re.search(r"INFO refused a connection from 127\.0\.0\.1: its CURVE key is not in \S+authorized",
+    wait_until(lambda: re.search(r"INFO refused a connection from 127\.0\.0\.1: its CURVE key is "
+                                 r"not in \S+authorized",
                                  broker.output()), timeout=10, message="eve's refusal logged")
-    wait_until(lambda: re.search(r"INFO refused a connection on tcp://127\.0\.0\.1:\d+: it offered no CURVE key",
+    wait_until(lambda: re.search(r"INFO refused a connection on tcp://127\.0\.0\.1:\d+: it offered "
+                                 r"no CURVE key",
                                  broker.output()), timeout=10, message="the keyless refusal logged")
 
 
-def test_a_json_robotd_refused_for_good_ends_on_a_json_line_too(processes: Processes, keys_dir: Path) -> None:  # noqa: F811
+def test_a_json_robotd_refused_for_good_ends_on_a_json_line_too(
+        processes: Processes, keys_dir: Path) -> None:  # noqa: F811
     url = free_tcp_url()
     broker = processes.start(broker_argv(url, "--keys", str(keys_dir)), name="broker")
-    wait_until(lambda: "listening on" in broker.output(), timeout=15, message="keyed broker listens")
+    wait_until(lambda: "listening on" in broker.output(), timeout=15,
+               message="keyed broker listens")
     # Given bob's key asking for alice's name, logging JSON: refused, exit 78
-    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "alice", "--broker", url, "--handler", "json:dumps",
-            "--keys", str(keys_dir), "--key", str(keys_dir / "bob.key_secret"), "--log-format", "json"]
+    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "alice", "--broker", url,
+            "--handler", "json:dumps", "--keys", str(keys_dir), "--key",
+            str(keys_dir / "bob.key_secret"), "--log-format", "json"]
     alice = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert alice.returncode == 78, alice.stderr
     # Then the line it ends on, which says why, is a JSON object like the others
     last = entries(alice.stderr)[-1]
-    assert last["level"] == "ERROR" and "refused 'alice' (forbidden)" in last["message"], alice.stderr
+    assert last["level"] == "ERROR", alice.stderr
+    assert "refused 'alice' (forbidden)" in last["message"], alice.stderr
 
 
 def test_a_robot_spawned_by_a_json_robotd_logs_json_lines_naming_itself(
@@ -158,12 +176,16 @@ def test_a_robot_spawned_by_a_json_robotd_logs_json_lines_naming_itself(
         with bus.connect(broker, name="tester") as client:
             asked = {"broker": broker, "parent": "boss", "child": "kid", "api_base": api}
             spawned = client.request("spawner", asked, timeout=120).content
-        sent = subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--broker", broker, "--to", "kid",
-                               "--wait", "--timeout", "60", "hi"], capture_output=True, text=True, timeout=120)
+        sent = subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--broker", broker,
+                               "--to", "kid", "--wait", "--timeout", "60",
+                               "hi"], capture_output=True, text=True, timeout=120)
         assert sent.returncode == 0 and sent.stdout.strip() == "hello from kid", sent.stderr
-        wait_until(lambda: "robotd kid: done with message" in spawner.output(), timeout=10, message="kid's done line")
+        wait_until(lambda: "robotd kid: done with message" in spawner.output(), timeout=10,
+                   message="kid's done line")
     # Then every line there is one JSON object, kid's included, each naming kid and its instance
     logged = entries(spawner.output())
     kids = [e for e in logged if e["pid"] == spawned["pid"]]
-    assert kids and all((e["robot"], e["instance"]) == ("kid", spawned["instance"]) for e in kids), kids
-    assert any("robotd kid: message" in e["message"] and e["message_id"] in e["message"] for e in kids), kids
+    assert kids and all((e["robot"], e["instance"]) == ("kid", spawned["instance"])
+                        for e in kids), kids
+    assert any("robotd kid: message" in e["message"] and e["message_id"] in e["message"]
+               for e in kids), kids

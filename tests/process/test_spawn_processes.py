@@ -30,14 +30,16 @@ pytestmark = pytest.mark.process
 
 
 def stop_children(url: str, parent: str) -> None:
-    """SIGTERM every robot on the broker whose parent is ``parent``, and wait until they are gone."""
+    """SIGTERM every robot on the broker whose parent is ``parent``, and wait until they are
+    gone."""
     pids = [row["pid"] for row in _ps(url) if row.get("parent") == parent]
     for pid in pids:
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-    wait_until(lambda: not any(_alive(pid) for pid in pids), timeout=10, message=f"children of {parent} stopped")
+    wait_until(lambda: not any(_alive(pid) for pid in pids), timeout=10,
+               message=f"children of {parent} stopped")
 
 
 @pytest.fixture
@@ -74,7 +76,8 @@ def test_the_handle_runs_asks_messages_and_stops_the_child(broker: str, api: str
         assert kid.run("first").reply == "answer 0"
         assert kid.ask("second", timeout=10).content == "answer 1"
         sent = kid.send_message("third")
-        wait_until(lambda: boss.outbox[sent.key]["status"] == "replied", timeout=10, message="kid replied")
+        wait_until(lambda: boss.outbox[sent.key]["status"] == "replied", timeout=10,
+                   message="kid replied")
         assert boss.outbox[sent.key]["replies"][0].content == "answer 2"
         assert kid.stop() and not kid.alive()
         wait_until(lambda: not live(broker, "kid"), message="kid left the bus")
@@ -93,7 +96,8 @@ def test_a_child_stopped_mid_step_sends_its_whole_reply_before_it_exits(broker: 
             kid = boss.spawn(name="kid", system_prompt="You answer.")
             with bus.connect(broker, name="asker", timeout=10) as asker:
                 work = asker.send_request("kid", {"message": "go", "kwargs": {}}, type=RUN_TYPE)
-                wait_until(lambda: requests_seen(api), timeout=30, message="the kid's model call started")
+                wait_until(lambda: requests_seen(api), timeout=30,
+                           message="the kid's model call started")
                 # When the kid is stopped during its model call
                 os.kill(kid.pid, signal.SIGTERM)
                 # Then its reply arrives whole
@@ -155,8 +159,10 @@ def test_the_fork_server_answers_a_malformed_request_and_keeps_serving(boss: Rob
     assert boss.spawn(name="second").info()["name"] == "second"
 
 
-def test_the_warm_fork_server_runs_one_thread_so_children_inherit_no_half_held_lock(boss: Robot) -> None:
-    # Given a fork server whose warm twin serves, warmed by real model calls (robotd/warmup.py: warm_model_call)
+def test_the_warm_fork_server_runs_one_thread_so_children_inherit_no_half_held_lock(
+        boss: Robot) -> None:
+    # Given a fork server whose warm twin serves, warmed by real model calls (robotd/warmup.py:
+    # warm_model_call)
     boss.spawn(name="probe").info()
     server = start_fork_server(warm=True)
     assert server.process is not None, "this test process started the fork server"
@@ -219,13 +225,17 @@ def parent_main() -> None:
     signal.sigwait({signal.SIGTERM})
 
 
-def test_killing_the_parent_ends_its_children_but_not_a_detached_one(processes: Processes, broker: str) -> None:
-    argv = [sys.executable, "-c", "from tests.process.test_spawn_processes import parent_main; parent_main()"]
+def test_killing_the_parent_ends_its_children_but_not_a_detached_one(
+        processes: Processes, broker: str) -> None:
+    argv = [sys.executable, "-c",
+            "from tests.process.test_spawn_processes import parent_main; parent_main()"]
     parent = processes.start(argv, env={"TEST_BROKER": broker}, name="parent")
-    pids = wait_until(lambda: _json_line(parent.output()), timeout=120, message="the parent spawned its children")
+    pids = wait_until(lambda: _json_line(parent.output()), timeout=120,
+                      message="the parent spawned its children")
     try:
         os.kill(parent.pid, signal.SIGKILL)
-        wait_until(lambda: not _alive(pids["kid"]), timeout=10, message="the child exited with its parent")
+        wait_until(lambda: not _alive(pids["kid"]), timeout=10,
+                   message="the child exited with its parent")
         assert _alive(pids["loner"]) and live(broker, "loner")
     finally:
         stop_children(broker, "mortal")

@@ -21,14 +21,16 @@ pytestmark = pytest.mark.process
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 INSTALLED_VENV = "/opt/robotlab/.venv"
-SERVICES = {"robotlab-broker.service": "robotlab-broker.service", "robotd@.service": "robotd@bob.service"}
+SERVICES = {"robotlab-broker.service": "robotlab-broker.service",
+            "robotd@.service": "robotd@bob.service"}
 
 
 @pytest.fixture(scope="module")
 def analyze() -> str:
     found = shutil.which("systemd-analyze")
     if found is None:
-        pytest.skip("systemd-analyze is not installed (Debian's systemd package; .ci/run installs it)")
+        pytest.skip("systemd-analyze is not installed (Debian's systemd package; .ci/run installs "
+                    "it)")
     return found
 
 
@@ -42,7 +44,8 @@ def units(tmp_path: Path) -> dict[str, Path]:
     for source, name in [*SERVICES.items(), ("robotlab-crew.target", "robotlab-crew.target")]:
         text = (DEPLOY / source).read_text().replace(INSTALLED_VENV, venv)
         drop_in = DEPLOY / f"{source}.d" / "keys.conf"
-        if drop_in.exists():  # a drop-in's [Service] lines add to the unit's, as systemd merges them
+        # a drop-in's [Service] lines add to the unit's, as systemd merges them
+        if drop_in.exists():
             text += "\n" + drop_in.read_text()
         copies[name] = tmp_path / name
         copies[name].write_text(text)
@@ -59,13 +62,15 @@ def settings(path: Path) -> configparser.ConfigParser:
 def test_systemd_analyze_verify_accepts_every_unit(analyze: str, units: dict[str, Path]) -> None:
     done = subprocess.run([analyze, "verify", "--man=no", *map(str, units.values())],
                           capture_output=True, text=True, timeout=60)
-    ours = [line for line in (done.stdout + done.stderr).splitlines() if any(name in line for name in units)]
+    ours = [line for line in (done.stdout + done.stderr).splitlines()
+            if any(name in line for name in units)]
     assert done.returncode == 0 and not ours, done.stdout + done.stderr
 
 
 @pytest.mark.parametrize("name", sorted(SERVICES.values()))
 def test_each_service_rates_2_5_or_better(analyze: str, units: dict[str, Path], name: str) -> None:
-    done = subprocess.run([analyze, "security", "--offline=yes", "--threshold=25", str(units[name])],
+    done = subprocess.run([analyze, "security", "--offline=yes", "--threshold=25",
+                           str(units[name])],
                           capture_output=True, text=True, timeout=60)
     match = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", done.stdout)
     assert match, done.stdout + done.stderr
@@ -79,7 +84,8 @@ def test_units_wait_notify_drain_and_keep_secrets_apart() -> None:
         assert unit["Unit"]["Wants"].split()[0] == "network-online.target"
         assert "network-online.target" in unit["Unit"]["After"].split()
         service = unit["Service"]
-        assert (service["Type"], service["NotifyAccess"], service["DynamicUser"]) == ("notify", "main", "yes")
+        assert (service["Type"], service["NotifyAccess"],
+                service["DynamicUser"]) == ("notify", "main", "yes")
         assert int(service["WatchdogSec"]) > 0 and int(service["LimitNOFILE"]) >= 4096
         assert service["RestartPreventExitStatus"] == "78" and service["Restart"] == "on-failure"
     assert broker["Service"]["RuntimeDirectory"] == "robotlab"

@@ -31,11 +31,13 @@ def exit_code(proc: Proc) -> int:
     return proc.popen.wait()
 
 
-def test_wait_returns_as_soon_as_a_robotd_started_after_it_is_on_the_bus(processes: Processes, broker: str,
+def test_wait_returns_as_soon_as_a_robotd_started_after_it_is_on_the_bus(processes: Processes,
+                                                                         broker: str,
                                                                          start_robotd) -> None:
     # Given a wait for alice, already looking at the bus, and no alice yet
     waiting = processes.start(wait_argv(broker, "alice", "--timeout", "120"), name="wait")
-    wait_until(lambda: waiting_on_the_bus(broker), timeout=30, message="robotlab wait joined the broker")
+    wait_until(lambda: waiting_on_the_bus(broker), timeout=30,
+               message="robotlab wait joined the broker")
     assert waiting.popen.poll() is None
     # When alice's robotd starts
     alice = start_robotd("alice")
@@ -48,8 +50,8 @@ def test_a_time_out_names_the_robots_still_missing_and_exits_75(broker: str, sta
     # Given alice on the bus and no bob
     start_robotd("alice")
     # When a wait for both runs out of time
-    done = subprocess.run(wait_argv(broker, "alice", "bob", "--timeout", "1"), capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(wait_argv(broker, "alice", "bob", "--timeout", "1"), capture_output=True,
+                          text=True, timeout=60)
     # Then alice's arrival is printed, and one line names bob alone, with the "try again" code
     assert done.returncode == 75, done.stderr
     assert done.stdout.startswith("alice is on the bus")
@@ -58,7 +60,8 @@ def test_a_time_out_names_the_robots_still_missing_and_exits_75(broker: str, sta
 
 @pytest.mark.parametrize("name", ["", "a b", "a,b"])
 def test_a_name_no_robot_can_have_is_a_usage_error(broker: str, name: str) -> None:
-    done = subprocess.run(wait_argv(broker, "alice", name), capture_output=True, text=True, timeout=60)
+    done = subprocess.run(wait_argv(broker, "alice", name), capture_output=True, text=True,
+                          timeout=60)
     assert done.returncode == 64, done.stderr
     assert "Traceback" not in done.stderr
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
@@ -68,7 +71,8 @@ def test_a_name_no_robot_can_have_is_a_usage_error(broker: str, name: str) -> No
 def test_ctrl_c_exits_130_naming_the_robots_not_there(processes: Processes, broker: str) -> None:
     # Given a wait for a robot that never comes, looking at the bus
     waiting = processes.start(wait_argv(broker, "nobody", "--timeout", "120"), name="wait")
-    wait_until(lambda: waiting_on_the_bus(broker), timeout=30, message="robotlab wait joined the broker")
+    wait_until(lambda: waiting_on_the_bus(broker), timeout=30,
+               message="robotlab wait joined the broker")
     # When it gets Ctrl-C
     waiting.popen.send_signal(signal.SIGINT)
     # Then it exits 130 with one line saying who was missing

@@ -27,10 +27,12 @@ from robotlab.errors import ProtocolError  # noqa: E402
 # Instrument only the decoding path: instrumenting every import of robotlab costs a minute.
 for _name in ("decode", "_first_frame"):
     setattr(protocol, _name, atheris.instrument_func(getattr(protocol, _name)))
-for _name in ("_check_header", "_check_required", "_refuse", "_ref", "_show", "_is_int", "_is_number"):
+for _name in ("_check_header", "_check_required", "_refuse", "_ref", "_show", "_is_int",
+              "_is_number"):
     setattr(schema, _name, atheris.instrument_func(getattr(schema, _name)))
 protocol._check_header = schema._check_header  # decode calls the name protocol imported
-schema._KINDS.update({kind: atheris.instrument_func(check) for kind, check in schema._KINDS.items()})
+schema._KINDS.update({kind: atheris.instrument_func(check)
+                      for kind, check in schema._KINDS.items()})
 
 
 def value(fdp: atheris.FuzzedDataProvider, depth: int = 0) -> Any:
@@ -50,7 +52,8 @@ def value(fdp: atheris.FuzzedDataProvider, depth: int = 0) -> Any:
         return fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 16))
     if kind == 6:
         return [value(fdp, depth + 1) for _ in range(fdp.ConsumeIntInRange(0, 5))]
-    return {fdp.ConsumeUnicodeNoSurrogates(4): value(fdp, depth + 1) for _ in range(fdp.ConsumeIntInRange(0, 5))}
+    return {fdp.ConsumeUnicodeNoSurrogates(4): value(fdp, depth + 1)
+            for _ in range(fdp.ConsumeIntInRange(0, 5))}
 
 
 def frames_from(data: bytes) -> list[bytes]:
@@ -60,7 +63,8 @@ def frames_from(data: bytes) -> list[bytes]:
     fdp = atheris.FuzzedDataProvider(data)
     shape = fdp.ConsumeIntInRange(0, 5)
     if shape == 0:
-        return [fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 64)) for _ in range(fdp.ConsumeIntInRange(0, 6))]
+        return [fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 64))
+                for _ in range(fdp.ConsumeIntInRange(0, 6))]
     if shape == 1:
         return [protocol.SIGNATURE + fdp.ConsumeBytes(fdp.remaining_bytes())]
     command = fdp.PickValueInList(list(protocol.Command))
@@ -69,7 +73,8 @@ def frames_from(data: bytes) -> list[bytes]:
     packed = protocol.pack(header)
     if shape == 2:  # the declared header length is the fuzzer's, not the header's
         length = fdp.ConsumeIntInRange(0, 2**32 - 1).to_bytes(4, "big")
-        return [protocol.SIGNATURE + bytes([command]) + length + packed + fdp.ConsumeBytes(fdp.remaining_bytes())]
+        return [protocol.SIGNATURE + bytes([command]) + length + packed + fdp.ConsumeBytes(
+            fdp.remaining_bytes())]
     start = protocol.SIGNATURE + bytes([command]) + len(packed).to_bytes(4, "big") + packed
     body = fdp.ConsumeBytes(fdp.remaining_bytes())
     return [start, body] if shape == 3 else [start + body]
@@ -87,7 +92,8 @@ def test_one_input(data: bytes) -> None:
         assert not spec.required or name in frame.header, (name, frame.header)
     again = protocol.decode(protocol.encode(frame.command, frame.header, bytes(frame.body)))
     # Compared as bytes: a NaN in a field the schema does not name travels, and NaN != NaN.
-    assert (again.command, protocol.pack(again.header), again.body) == (frame.command, protocol.pack(frame.header), frame.body)
+    assert (again.command, protocol.pack(again.header),
+            again.body) == (frame.command, protocol.pack(frame.header), frame.body)
 
 
 if __name__ == "__main__":
