@@ -23,8 +23,8 @@ from robotlab.robot.result import RobotResult
 class Member:
     """Replies ``<name>(<message>)``; optionally meets others at a barrier first, or raises."""
 
-    def __init__(self, name: str, *, barrier: threading.Barrier | None = None, error: Exception | None = None,
-                 gauge: Gauge | None = None) -> None:
+    def __init__(self, name: str, *, barrier: threading.Barrier | None = None,
+                 error: Exception | None = None, gauge: Gauge | None = None) -> None:
         self.name = name
         self.barrier = barrier
         self.error = error
@@ -239,7 +239,8 @@ def test_network_and_task_hooks_fire_from_the_network_registry() -> None:
         def after_task(self, ctx: Any) -> None:
             seen.append(f"done:{ctx.result.reply}")
 
-    net = create_network(name="hooked").task("a", Member("a")).task("b", Member("b"), depends_on=["a"])
+    net = create_network(name="hooked").task("a", Member("a")).task(
+        "b", Member("b"), depends_on=["a"])
     net.on(Audit)
     net.run("x")
     assert seen == ["network", "task:a", "done:a(x)", "task:b", "done:b(a(x))"]
@@ -286,7 +287,8 @@ def test_wave_runner_stops_at_a_halted_step() -> None:
         return call
 
     deps = {"a": (), "b": ("a",), "c": ("b",)}
-    runner = WaveRunner(plan_waves(deps), {"a": step("a"), "b": step("b", halt=True), "c": step("c")}, deps)
+    runner = WaveRunner(plan_waves(deps),
+                        {"a": step("a"), "b": step("b", halt=True), "c": step("c")}, deps)
     result = runner.run(FlowResult())
     assert ran == ["a", "b"]
     assert result.halted and not result.is_continue() and result.value == "b"
@@ -294,7 +296,8 @@ def test_wave_runner_stops_at_a_halted_step() -> None:
 
 def test_flow_result_is_immutable_and_plain() -> None:
     base = FlowResult(value=1)
-    changed = base.with_context("k", RobotResult("r", reply="hi")).with_error("t", "bad").activate("x", "x")
+    changed = base.with_context("k", RobotResult("r", reply="hi"))
+    changed = changed.with_error("t", "bad").activate("x", "x")
     assert base.context == {} and base.errors == {} and base.activated_steps == ()
     assert changed.activated_steps == ("x",)
     plain = changed.to_dict()
@@ -309,7 +312,8 @@ def test_an_around_task_hook_can_activate_optional_tasks() -> None:
             return result.activate("extra") if ctx.task_name == "first" else result
 
     extra = Member("extra")
-    net = create_network(name="routed").task("first", Member("first")).task("extra", extra, optional=True)
+    net = create_network(name="routed").task("first", Member("first")).task(
+        "extra", extra, optional=True)
     net.on(Router)
     assert net.run("x").activated_steps == ("extra",)
     assert extra.calls[0][0] == "first(x)"

@@ -24,14 +24,18 @@ def test_text_written_beside_a_tool_call_is_the_fallback_reply() -> None:
         """Look around."""
         return "nothing"
 
-    llm = ScriptedLLM([{"content": "Let me look.", "tool_calls": [{"name": "look"}]}, {"content": None}])
-    assert robotlab.build(local_tools=[look], llm=llm).run("go", tools="inherit").reply == "Let me look."
+    llm = ScriptedLLM([{"content": "Let me look.", "tool_calls": [{"name": "look"}]},
+                       {"content": None}])
+    assert robotlab.build(local_tools=[look],
+                          llm=llm).run("go", tools="inherit").reply == "Let me look."
 
 
 def test_result_carries_tokens_cost_duration_and_identity() -> None:
-    robot = robotlab.build(name="bob", llm=ScriptedLLM([{"content": "x", "usage": {"prompt_tokens": 7, "completion_tokens": 3}}]))
+    turn = {"content": "x", "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+    robot = robotlab.build(name="bob", llm=ScriptedLLM([turn]))
     result = robot.run("hi")
-    assert (result.robot_name, result.input_tokens, result.output_tokens, result.cost) == ("bob", 7, 3, 0.0)
+    assert (result.robot_name, result.input_tokens, result.output_tokens,
+            result.cost) == ("bob", 7, 3, 0.0)
     assert result.duration is not None and result.duration >= 0
     assert len(result.id) == 36
     assert (robot.total_input_tokens, robot.total_output_tokens) == (7, 3)
@@ -81,7 +85,8 @@ def test_conversation_persists_across_runs() -> None:
 
 def test_stored_and_per_call_content_callbacks_fire_in_order() -> None:
     calls: list[str] = []
-    robot = robotlab.build(on_content=lambda c: calls.append(f"S({c})"), llm=ScriptedLLM([{"chunks": ["a", "b"]}]))
+    robot = robotlab.build(on_content=lambda c: calls.append(f"S({c})"),
+                           llm=ScriptedLLM([{"chunks": ["a", "b"]}]))
     robot.run("hi", on_content=lambda c: calls.append(f"B({c})"))
     assert calls == ["S(a)", "B(a)", "S(b)", "B(b)"]
 

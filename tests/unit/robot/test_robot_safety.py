@@ -1,4 +1,5 @@
-"""Budgets and loop safety (spec 9, 10): the ledger, token and cost budgets, the circuit breaker, doom loops."""
+"""Budgets and loop safety (spec 9, 10): the ledger, token and cost budgets, the circuit breaker,
+doom loops."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def test_token_budget_call_crossing_raises_inference_error_then_refuses() -> Non
     llm = ScriptedLLM([SIXTY, SIXTY, SIXTY])
     robot = robotlab.build(token_budget=100, llm=llm)
     robot.run("1")
-    with pytest.raises(InferenceError, match="Token budget exceeded: 120 tokens used, budget is 100"):
+    with pytest.raises(InferenceError,
+                       match="Token budget exceeded: 120 tokens used, budget is 100"):
         robot.run("2")
     assert len(llm.requests) == 2
     with pytest.raises(BudgetExceeded):
@@ -58,7 +60,8 @@ def test_reset_token_totals_resets_the_ledger_too() -> None:
 
 def test_tokens_of_every_round_trip_are_counted() -> None:
     tool = robotlab.Tool.create(name="t", handler=lambda args: "r")
-    llm = ScriptedLLM([{"tool_calls": [{"name": "t"}], "usage": {"prompt_tokens": 30, "completion_tokens": 10}}, SIXTY])
+    llm = ScriptedLLM([{"tool_calls": [{"name": "t"}],
+                        "usage": {"prompt_tokens": 30, "completion_tokens": 10}}, SIXTY])
     result = robotlab.build(local_tools=[tool], llm=llm).run("go", tools="inherit")
     assert (result.input_tokens, result.output_tokens) == (70, 30)
 
@@ -68,14 +71,16 @@ class PricedLLM(ScriptedLLM):
 
     def complete(self, messages, tools, params, on_chunk=None):  # type: ignore[no-untyped-def]
         reply = super().complete(messages, tools, params, on_chunk)
-        return LLMReply(reply.content, reply.tool_calls, reply.reasoning, reply.usage, 0.3, reply.model)
+        return LLMReply(reply.content, reply.tool_calls, reply.reasoning, reply.usage, 0.3,
+                        reply.model)
 
 
 def test_cost_budget_crossing_raises_then_refuses() -> None:
     llm = PricedLLM([{"content": "a"}, {"content": "b"}, {"content": "c"}])
     robot = robotlab.build(cost_budget=0.5, llm=llm)
     assert robot.run("1").cost == 0.3
-    with pytest.raises(InferenceError, match=r"Cost budget exceeded: \$0.600000 used, budget is \$0.500000"):
+    with pytest.raises(InferenceError,
+                       match=r"Cost budget exceeded: \$0.600000 used, budget is \$0.500000"):
         robot.run("2")
     with pytest.raises(BudgetExceeded):
         robot.run("3")
@@ -195,13 +200,15 @@ def test_doom_loop_warning_reaches_the_model_inside_the_third_result() -> None:
     assert result.reply == "giving up"
     results = llm.requests[3].tool_results()
     assert results[:2] == ["no results", "no results"]
-    assert results[2].startswith("no results\n\n⚠️ Tool 'search' has been called 3+ times consecutively")
+    assert results[2].startswith(
+        "no results\n\n⚠️ Tool 'search' has been called 3+ times consecutively")
 
 
 def test_doom_loop_warning_is_a_key_of_dict_results() -> None:
     lookup = robotlab.Tool.create(name="lookup", handler=lambda args: {"hits": 0})
     llm = ScriptedLLM([{"tool_calls": [{"name": "lookup"}]}] * 2 + [{"content": "done"}])
-    robotlab.build(local_tools=[lookup], doom_loop_threshold=2, llm=llm).run("find", tools="inherit")
+    robotlab.build(local_tools=[lookup], doom_loop_threshold=2,
+                   llm=llm).run("find", tools="inherit")
     assert '"_doom_loop_warning"' in llm.requests[2].tool_results()[1]
 
 
