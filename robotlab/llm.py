@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from robotlab.config.model_settings import qualify
 from robotlab.errors import DependencyError, InferenceError
 from robotlab.inference import deadline, pace
 from robotlab.inference.bounded import CallTimedOut, bounded_items
@@ -69,11 +70,9 @@ class LLM(Protocol):
         ...
 
 
-def model_id(model: str, provider: str | None) -> str:
-    """The litellm model id: ``provider/model`` unless the model already names its provider."""
-    if not provider or model.startswith(f"{provider}/"):
-        return model
-    return f"{provider}/{model}"
+model_id = qualify
+"""The litellm model id: ``provider/model`` unless the model already names its provider (made in
+one place, :func:`robotlab.config.model_settings.qualify`)."""
 
 
 def load_client() -> Any:

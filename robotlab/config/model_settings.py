@@ -1,8 +1,10 @@
 """``ModelSettings``: which model a robot calls and how, declared once.
 
-Robot keyword arguments, ``RunConfig`` (which extends it), template front matter, spawn's fork
-request, robotd's robot spec and robot-to's settings all take the model fields from here, so a
-new request parameter is added in one place.
+Robot keyword arguments, ``RunConfig`` (which extends it), the global ``ruby_llm`` section
+(which extends it too), template front matter, spawn's fork request, robotd's robot spec and
+robot-to's robots all take the model fields from here, so a new request parameter is added in
+one place, and the provider-qualified id litellm is called with is made here (``qualify``).
+``tests/test_model_record.py`` fails when another setting class declares its own ``model``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from robotlab.config.problems import describe
 from robotlab.errors import ConfigError
 
-__all__ = ["REQUEST_FIELDS", "ROUTE_FIELDS", "ModelSettings", "validated"]
+__all__ = ["REQUEST_FIELDS", "ROUTE_FIELDS", "ModelSettings", "qualify", "validated"]
 
 REQUEST_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "presence_penalty", "frequency_penalty", "stop",
                   "logit_bias")
@@ -24,8 +26,20 @@ ROUTE_FIELDS = ("model", "provider", "api_base", "api_key")
 """The fields that say where a model call goes."""
 
 
+def qualify(model: str, provider: str | None) -> str:
+    """The litellm model id: ``provider/model`` unless the model already names its provider.
+
+    The one place the provider-qualified id is made (``ModelSettings.qualified_id`` and
+    ``robotlab.llm.model_id`` are this function).
+    """
+    if not provider or model.startswith(f"{provider}/"):
+        return model
+    return f"{provider}/{model}"
+
+
 class ModelSettings(BaseModel):
-    """The model a robot calls, where it is served, and the request parameters; None is "not set"."""
+    """The model a robot calls, where it is served, the request parameters and the time-out;
+    None is "not set"."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -37,6 +51,10 @@ class ModelSettings(BaseModel):
     """The server URL, for OpenAI-compatible or local servers."""
     api_key: str | None = Field(default=None, repr=False)
     """The key for this robot's calls (otherwise the provider's environment variable)."""
+    request_timeout: float | None = None
+    """Seconds one model call may take, its retries included; None: the global
+    ``ruby_llm.request_timeout``, and when that is unset too, sized from the call's output cap
+    and the token rate measured on its model (120 s until a call has been measured)."""
     temperature: float | None = None
     """Sampling temperature."""
     top_p: float | None = None
@@ -57,6 +75,10 @@ class ModelSettings(BaseModel):
 
     def __init__(self, **values: Any) -> None:
         validated(super().__init__, type(self).__name__, values)
+
+    def qualified_id(self) -> str | None:
+        """The litellm id of ``model`` under ``provider`` (see :func:`qualify`); None without a model."""
+        return qualify(self.model, self.provider) if self.model else None
 
     def set_fields(self, names: tuple[str, ...] | None = None) -> dict[str, Any]:
         """The set (non-None) fields, of ``names`` when given, as they are (no copies)."""

@@ -28,8 +28,8 @@ _NOT_JSON = ("on_tool_call", "on_tool_result", "on_content", "on_truncated", "bu
 class RunConfig(ModelSettings):
     """Every setting a run can take; None means "not set here".
 
-    The model fields (``model``, ``provider``, ``api_base``, ``api_key`` and the request
-    parameters) come from :class:`~robotlab.config.model_settings.ModelSettings`. Tools:
+    The model fields (``model``, ``provider``, ``api_base``, ``api_key``, ``request_timeout``
+    and the request parameters) come from :class:`~robotlab.config.model_settings.ModelSettings`. Tools:
     ``mcp``, ``tools``. Callbacks: ``on_tool_call``, ``on_tool_result``, ``on_content``,
     ``on_truncated`` (a reply the output-token limit cut, reported by the caller instead of
     the robot's WARNING).

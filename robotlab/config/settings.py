@@ -13,19 +13,17 @@ __all__ = ["ChatParams", "ChatSettings", "LLMSettings", "SandboxSettings", "Sett
 
 
 class LLMSettings(ModelSettings):
-    """Defaults for every model call (the Ruby ``ruby_llm`` section): the model fields of
-    :class:`~robotlab.config.model_settings.ModelSettings` with global defaults, plus the
-    client's time-out and retries. Unknown keys are kept (provider-specific settings)."""
+    """Defaults for every model call (the Ruby ``ruby_llm`` section): the fields of
+    :class:`~robotlab.config.model_settings.ModelSettings`, whose values here are what a robot
+    that sets none uses, plus the client's retries. Unknown keys are kept (provider-specific
+    settings).
+
+    The default model and provider are not declared here: they are the bundled
+    ``defaults.yml``'s ``ruby_llm.model`` and ``ruby_llm.provider``, the lowest layer of the
+    cascade, so the library's default model is written in one place."""
 
     model_config = ConfigDict(frozen=True, extra="allow")
 
-    provider: str | None = "anthropic"
-    """Provider used when a robot names none."""
-    model: str = "claude-sonnet-4-20250514"
-    """Model used when a robot, its config and its template name none."""
-    request_timeout: float | None = None
-    """Seconds one model call may take, its retries included; None: sized from the call's output
-    cap and the token rate measured on its model (120 s until a call has been measured)."""
     max_retries: int = 3
     """Retries of a transient failure (time-out, 429, 5xx, a dropped connection), made only
     inside the call's deadline; a permanent one (context overflow, refused key) is never retried."""

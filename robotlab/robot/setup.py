@@ -17,9 +17,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from robotlab.config.model_settings import REQUEST_FIELDS
+from robotlab.config.model_settings import REQUEST_FIELDS, qualify
 from robotlab.config.run_config import RunConfig
-from robotlab.llm import LLM, LiteLLM, model_id
+from robotlab.llm import LLM, LiteLLM
 from robotlab.prompt.system_prompt import Composition, SystemPrompt, import_tools
 from robotlab.tools.selection import is_none_value
 from robotlab.tools.tool import Tool
@@ -79,12 +79,14 @@ class RobotSetup:
 
     @property
     def llm(self) -> LLM:
-        """The robot's LLM (a ``LiteLLM`` with the global time-out and retry pacing by default)."""
+        """The robot's LLM (a ``LiteLLM`` with the robot's ``request_timeout``, else the global one,
+        and the global retry pacing, by default)."""
         if self._llm is None:
             from robotlab.config.cascade import config
 
             settings = config().ruby_llm
-            self._llm = LiteLLM(max_retries=settings.max_retries, timeout=settings.request_timeout,
+            timeout = self.config.request_timeout or settings.request_timeout
+            self._llm = LiteLLM(max_retries=settings.max_retries, timeout=timeout,
                                 retry_interval=settings.retry_interval,
                                 backoff_factor=settings.retry_backoff_factor)
         return self._llm
@@ -125,7 +127,7 @@ class RobotSetup:
 
         settings = global_config()
         if not self.model:
-            self.model = settings.ruby_llm.model
+            self.model = settings.ruby_llm.model or ""
             self.provider = self.provider or settings.ruby_llm.provider
         api_base = config.api_base or settings.ruby_llm.api_base
         self._params = self._build_params(config, api_base)
@@ -143,7 +145,7 @@ class RobotSetup:
         _uncapped(self._params)
 
     def _build_params(self, config: RunConfig, api_base: str | None) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": model_id(self.model, self.provider), **config.llm_params()}
+        params: dict[str, Any] = {"model": qualify(self.model, self.provider), **config.llm_params()}
         if api_base:
             params["api_base"] = api_base
         api_key = config.api_key
@@ -165,7 +167,7 @@ class RobotSetup:
         inherited = {k: v for k, v in offered.items() if getattr(self.config, k) is None}
         params = {**self._params, **inherited}
         if self.own.model is None and self.config.model is None and network_config.model:
-            params["model"] = model_id(network_config.model, network_config.provider or self.config.provider)
+            params["model"] = qualify(network_config.model, network_config.provider or self.config.provider)
         return _uncapped(params)
 
     @property

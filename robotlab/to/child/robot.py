@@ -191,7 +191,7 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     specs = [] if whole else toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor(),
                                      list(plan.crew), _asker(sock, commands))
     tell = _tell_parent(sock)
-    meter = metered_llm(plan.model.call_timeout, tell)
+    meter = metered_llm(plan.model.request_timeout, tell)
     meter.on_usage = lambda: tell({"event": "usage", "input_tokens": meter.input_tokens,
                                    "output_tokens": meter.output_tokens, "cost": meter.cost,
                                    "estimated": meter.estimated})

@@ -30,7 +30,8 @@ from robotlab.to.tools import ToolSpec
 class RobotModel(ModelSettings):
     """How robot-to's robots reach their model: the library's ``ModelSettings`` (model, provider,
     api_base, ``max_tokens``: the longest reply a call may write, None the global
-    ``chat.with_params.max_tokens``, 0 no cap) plus how robot-to runs them."""
+    ``chat.with_params.max_tokens``, 0 no cap; ``request_timeout``: robot-to's ``call_timeout``)
+    plus how robot-to runs them."""
 
     model: str
     """The model id (required here: robot-to always names one)."""
@@ -38,8 +39,12 @@ class RobotModel(ModelSettings):
     """Stream replies (the live view counts the chunks)."""
     max_tool_rounds: int = 100
     """The robot's circuit breaker."""
-    call_timeout: float | None = None
-    """Seconds one model call may take, its retries included; None: no overall deadline."""
+
+    def __init__(self, **values: Any) -> None:
+        # robot-to's setting and flag say call_timeout; the record's field is request_timeout.
+        if "call_timeout" in values:
+            values["request_timeout"] = values.pop("call_timeout")
+        super().__init__(**values)
 
 
 def _tool_class() -> type:
@@ -201,9 +206,9 @@ def ping(model: RobotModel, timeout: float) -> None:
         InferenceError: the provider failed (its cause is in ``__cause__``).
     """
     from robotlab.config.cascade import dummy_api_key_needed
-    from robotlab.llm import LiteLLM, model_id
+    from robotlab.llm import LiteLLM
 
-    params: dict[str, Any] = {"model": model_id(model.model, model.provider), "max_tokens": 16}
+    params: dict[str, Any] = {"model": model.qualified_id(), "max_tokens": 16}
     if model.api_base:
         params["api_base"] = model.api_base
         if dummy_api_key_needed(model.provider):
