@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, create_model, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from robotlab.config.model_settings import REQUEST_FIELDS, ModelSettings
@@ -32,6 +32,14 @@ class LLMSettings(ModelSettings):
     one deadline, so a shorter first wait leaves room for a retry before it."""
     retry_backoff_factor: float = 2
     """Each later wait is this many times the one before."""
+
+    @field_validator("model")
+    @classmethod
+    def _names_a_model(cls, value: str | None) -> str | None:
+        # Robots that name no model call this one: a null here would leave them none to call.
+        if value is None:
+            raise ValueError("text")
+        return value
 
 
 class SandboxSettings(BaseModel):

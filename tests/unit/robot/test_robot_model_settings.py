@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 import robotlab
+from robotlab import ConfigError
 from robotlab.config.model_settings import ModelSettings, qualify
 from robotlab.testing import ScriptedLLM
 
@@ -50,3 +52,9 @@ def test_the_library_default_model_is_the_bundled_defaults_file() -> None:
     bundled = defaults["ruby_llm"]
     assert (robot.model, robot.provider) == (bundled["model"], bundled["provider"])
     assert (robot.model, robot.provider) == ("claude-sonnet-4-20250514", "anthropic")
+
+
+def test_the_default_model_cannot_be_set_to_none() -> None:
+    with pytest.raises(ConfigError, match=r"ruby_llm.model: got None; expected text"):
+        robotlab.configure(ruby_llm={"model": None})
+    assert robotlab.build().model == "claude-sonnet-4-20250514"
