@@ -94,7 +94,7 @@ class BusClient:
             keys = client_keys(self.name)
         self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome, keys or None)
         self._link.holding = self.dispatcher.holding
-        self._link.claims = self.dispatcher.claims
+        self._link.claims = self._claims
         self._outstanding = Outstanding(self._lock, self._link)
         self.stats = self._link.stats  # what ps shows of this member: robotlab.bus.stats
         self._embedded: Any = None
@@ -294,6 +294,10 @@ class BusClient:
         return tracker
 
     # -- called by the I/O thread -------------------------------------------------------------
+
+    def _claims(self) -> Body:
+        """A HELLO's body: what this member had, in half the largest message the broker takes."""
+        return self.dispatcher.claims(self.max_message_bytes // 2)
 
     def _on_welcome(self, header: dict[str, Any]) -> None:
         self.max_message_bytes = int(header.get("max_message_bytes", DEFAULT_MAX_BYTES))

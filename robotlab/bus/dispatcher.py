@@ -22,7 +22,7 @@ from robotlab.observability.logfields import HANDLING
 
 from . import protocol, traced
 from .message import Delivery, Message
-from .protocol import Body
+from .protocol import ID_MAX, Body
 
 
 class Owner(Protocol):
@@ -46,6 +46,8 @@ SEEN_LIMIT: Final = 10_000
 _RUNNING: Final = object()
 """What :meth:`Dispatcher._again` says of a duplicate whose original has not finished yet."""
 REPLY_CACHE_LIMIT: Final = 1_000
+CLAIM_BYTES: Final = 2 * (ID_MAX + 3) + 1
+"""The most one claimed key takes packed (two strings of at most ``ID_MAX`` characters)."""
 
 
 INLINE: Final = "robotlab_inline"
@@ -178,12 +180,15 @@ class Dispatcher:
         with self._lock:
             return list(self._working & self._unacked)
 
-    def claims(self) -> Body:
-        """The keys (sender instance, id) of every message this member still remembers having
-        had, working on it or done, packed: a HELLO's body, for a broker that took over from
-        another and asks who holds what (the broker's ``claims.py``); empty when there are none."""
+    def claims(self, limit: int) -> Body:
+        """The keys (sender instance, id) of the messages this member still remembers having
+        had, working on them or done, packed: a HELLO's body, for a broker that took over from
+        another and asks who holds what (the broker's ``claims.py``); empty when there are none.
+        The newest that surely fit in ``limit`` bytes: a broker drops a connection whose message
+        is larger than its maximum, and the HELLO would never get through."""
         with self._lock:
             seen = list(self._seen)
+        seen = seen[-(limit // CLAIM_BYTES):] if limit >= CLAIM_BYTES else []
         return protocol.pack(seen) if seen else b""
 
     def claim_ack(self, message: Message) -> int | None:

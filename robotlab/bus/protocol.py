@@ -52,7 +52,7 @@ the broker's own maximum) bounds how long any delivery may stay in flight, touch
 1): a member keeps each reply, ack and nack it sent until ``seen`` covers it, and sends what it
 still keeps after a WELCOME. A HELLO's body, when not empty, is a msgpack list of the
 [sender instance, id] of the messages the member remembers having had (working on them, or
-done); a broker that has just taken over from its standby peer reads it to learn who holds
+done; the newest that fit in half the broker's ``max_message_bytes``); a broker that has just taken over from its standby peer reads it to learn who holds
 which ``any`` message (``robotlab.broker.claims``), every other broker ignores it. ``HEARTBEAT.stats`` (tokens, dollars, a short status) is what a
 member reports of itself for ``ps``; it is sent when it changes, at most once a heartbeat.
 

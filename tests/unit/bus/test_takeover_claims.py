@@ -190,3 +190,47 @@ def test_the_outbox_sends_a_handout_once_the_local_commit_is_done(tmp_path: Path
     finally:
         standby.close()
         journal.close()
+
+
+def test_a_member_s_hello_claims_the_newest_messages_it_had_that_fit_the_broker_s_limit() -> None:
+    from robotlab import bus
+    from robotlab.bus import protocol
+    from robotlab.bus.dispatcher import CLAIM_BYTES
+
+    # Given a forged broker (a bare ROUTER) that welcomes bob with a 2 KiB limit and hands him 20 messages
+    url, got = f"inproc://claims-{uuid.uuid4().hex[:8]}", []
+    router = zmq.Context.instance().socket(zmq.ROUTER)
+    router.bind(url)
+    client = bus.BusClient(url, name="bob", context=zmq.Context.instance())
+    client.on_message(lambda message: got.append(message.id))
+
+    def next_hello() -> tuple[bytes, protocol.Frame]:
+        while True:
+            assert router.poll(5000), "no HELLO came"
+            identity, *frames = router.recv_multipart()
+            frame = protocol.decode(frames)
+            if frame.command == Command.HELLO:
+                return identity, frame
+
+    try:
+        client.start(timeout=None)
+        identity, first = next_hello()
+        assert first.body == b""  # nothing had yet
+        welcome = {"heartbeat": 0.05, "liveness": 3, "max_message_bytes": 2048}
+        router.send_multipart([identity, *protocol.encode(Command.WELCOME, welcome)])
+        assert client.wait_connected(5)
+        for i in range(20):
+            header = {"id": f"m{i}", "to": "bob", "type": "message", "delivery": i + 1, "from": "alice",
+                      "from_instance": "alice-1", "attempt": 1}
+            router.send_multipart([identity, *protocol.encode(Command.DELIVER, header, protocol.pack(i))])
+        wait_until(lambda: len(got) == 20, timeout=5, message="bob handled all 20")
+
+        # When the broker goes silent and bob says HELLO again
+        _, again = next_hello()
+
+        # Then its body claims the newest of them, as many as surely fit in half the limit
+        claimed = keys(again.body)
+        assert claimed == [("alice-1", f"m{i}") for i in range(20 - 1024 // CLAIM_BYTES, 20)]
+    finally:
+        client.close()
+        router.close(linger=0)
