@@ -93,22 +93,39 @@ def _pack_default(value: Any) -> Any:
 _PLAIN: Final = ThreadPacker(default=_pack_default)
 
 
-def _plain(value: Any, where: str, depth: int, seen: set[int]) -> Any:
+class _Where:
+    """Where a value sits in a payload (``content['items'][2]``), spelled out only when an error
+    names it: formatting each item's path as the walk went was most of what checking a small
+    payload cost, on every message a robot sends."""
+
+    __slots__ = ("key", "parent")
+
+    def __init__(self, parent: str | _Where, key: object) -> None:
+        self.parent = parent
+        self.key = key
+
+    def __str__(self) -> str:
+        return f"{self.parent}[{self.key!r}]"
+
+
+def _plain(value: Any, where: str | _Where, depth: int, seen: set[int]) -> Any:
     if isinstance(value, _SCALARS):
         return value
     if isinstance(value, int):
         if not _INT_MIN <= value <= _INT_MAX:
-            raise BoundaryError(f"{where} is an int too large for 64 bits", type_name="int", path=where)
+            raise BoundaryError(f"{where} is an int too large for 64 bits", type_name="int", path=str(where))
         return value
     if depth >= _MAX_DEPTH:
-        raise BoundaryError(f"{where} nests deeper than {_MAX_DEPTH} levels", type_name=type(value).__name__, path=where)
+        raise BoundaryError(f"{where} nests deeper than {_MAX_DEPTH} levels", type_name=type(value).__name__,
+                            path=str(where))
     if isinstance(value, (list, tuple, dict)):
         if id(value) in seen:
-            raise BoundaryError(f"{where} refers back to itself (a cycle)", type_name=type(value).__name__, path=where)
+            raise BoundaryError(f"{where} refers back to itself (a cycle)", type_name=type(value).__name__,
+                                path=str(where))
         seen = seen | {id(value)}
         if isinstance(value, dict):
             return _plain_dict(value, where, depth, seen)
-        return [_plain(item, f"{where}[{i}]", depth + 1, seen) for i, item in enumerate(value)]
+        return [_plain(item, _Where(where, i), depth + 1, seen) for i, item in enumerate(value)]
     dumped = _dump_model(value)
     if dumped is not None:
         return _plain(dumped, where, depth + 1, seen)
@@ -116,20 +133,20 @@ def _plain(value: Any, where: str, depth: int, seen: set[int]) -> Any:
         f"{where} is {_describe(value)}, which cannot cross a process boundary; "
         "send plain data (str, int, float, bool, None, bytes, list, dict)",
         type_name=type(value).__qualname__,
-        path=where,
+        path=str(where),
     )
 
 
-def _plain_dict(value: dict, where: str, depth: int, seen: set[int]) -> dict:
+def _plain_dict(value: dict, where: str | _Where, depth: int, seen: set[int]) -> dict:
     out = {}
     for key, item in value.items():
         if not isinstance(key, (str, int)) or isinstance(key, bool):
             raise BoundaryError(
                 f"{where} has a key of type {type(key).__qualname__} ({key!r}); keys must be str or int",
                 type_name=type(key).__qualname__,
-                path=where,
+                path=str(where),
             )
-        out[key] = _plain(item, f"{where}[{key!r}]", depth + 1, seen)
+        out[key] = _plain(item, _Where(where, key), depth + 1, seen)
     return out
 
 
