@@ -53,12 +53,14 @@ def wait_command(names: list[str], url: str | None, timeout: float, keys_folder:
         raise ConfigError(f"{address} is an in-process address: give the broker's tcp:// or ipc:// address")
     # A broker started in the same breath as this command may not listen yet: wait for it too.
     keys = client_keys(keys_folder, key_file)
-    with bus.connect(address, name="robotlab-wait", keys=keys, timeout=max(timeout, 1.0)) as client:
-        try:
+    # Ctrl-C while joining the broker says the same as while looking: the bus sees this command
+    # as soon as its HELLO is read, before connect returns here.
+    try:
+        with bus.connect(address, name="robotlab-wait", keys=keys, timeout=max(timeout, 1.0)) as client:
             missing = wait_for(lambda: client.admin("ps"), names, ends, _arrived)
-        except KeyboardInterrupt:
-            click.echo(f"robotlab: interrupted; not on the bus: {', '.join(names)}", err=True)
-            sys.exit(ExitCode.INTERRUPTED)
+    except KeyboardInterrupt:
+        click.echo(f"robotlab: interrupted; not on the bus: {', '.join(names)}", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
     if missing:
         click.echo(f"robotlab: timed out after {timeout:g}s; not on the bus: {', '.join(missing)}", err=True)
         sys.exit(ExitCode.TEMPFAIL)
