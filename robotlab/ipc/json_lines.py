@@ -39,7 +39,8 @@ def decode(line: bytes) -> dict[str, Any]:
     return value
 
 
-def send(sock: socket.socket, payload: Mapping[str, Any], default: Callable[[Any], Any] | None = None) -> None:
+def send(sock: socket.socket, payload: Mapping[str, Any],
+         default: Callable[[Any], Any] | None = None) -> None:
     """Write ``payload`` as one line (raises ``OSError`` when the peer is gone)."""
     sock.sendall(encode(payload, default))
 
@@ -52,7 +53,9 @@ class LineReader:
         self._buffer = b""
 
     def next(self, timeout: float | None = None) -> dict[str, Any] | None:
-        """The next object; None when ``timeout`` seconds pass first (None: wait as the socket does).
+        """The next object; None when ``timeout`` seconds pass first.
+
+        A ``timeout`` of None waits as the socket does.
 
         Raises:
             EOFError: the peer closed the connection before a whole line arrived.

@@ -1,4 +1,6 @@
-"""A SQLite file shared by processes: WAL mode and a schema, set up while another may be creating it.
+"""A SQLite file shared by processes: WAL mode and a schema.
+
+Both are set up while another process may be creating the file.
 
 Switching a file to WAL does not wait out SQLite's busy timeout: while a second process is
 creating the same file, ``PRAGMA journal_mode=WAL`` answers "database is locked" at once. Both

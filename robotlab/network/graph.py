@@ -84,7 +84,8 @@ def dot(graph: TaskGraph) -> str:
     """A Graphviz ``digraph``: dashed nodes and edges for optional tasks."""
     lines = [f"digraph {_quoted(graph.name)} {{", "    rankdir=LR;", "    node [shape=box];"]
     for task in graph.depends_on:
-        extra = f" [label={_quoted(graph.label(task))}, style=dashed]" if task in graph.optional else ""
+        extra = (f" [label={_quoted(graph.label(task))}, style=dashed]"
+                 if task in graph.optional else "")
         lines.append(f"    {_quoted(task)}{extra};")
     for dep, task, dashed in graph.edges():
         lines.append(f"    {_quoted(dep)} -> {_quoted(task)}{' [style=dashed]' if dashed else ''};")

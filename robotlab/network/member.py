@@ -33,7 +33,8 @@ def resolve_member(robot: Any, network: NetworkView, task_name: str) -> Any:
                 f"'{network.name}' (add_robot it, or give the network a bus to reach it)"
             )
         return BusMember(robot, network.bus)
-    if not isinstance(getattr(robot, "name", None), str) or not callable(getattr(robot, "run", None)):
+    if (not isinstance(getattr(robot, "name", None), str)
+            or not callable(getattr(robot, "run", None))):
         raise ConfigError(
             f"Task '{task_name}' in network '{network.name}' needs a robot, a spawn handle or a "
             f"robot name, not {type(robot).__name__}"

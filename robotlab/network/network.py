@@ -32,7 +32,7 @@ from robotlab.network.broadcast import BROADCAST_KEY, Broadcast, BroadcastHandle
 from robotlab.network.flow import FlowResult, WaveRunner, effective_dependencies, plan_waves
 from robotlab.network.graph import TaskGraph, ascii_tree, dot, mermaid
 from robotlab.network.member import BusMember, resolve_member
-from robotlab.network.task import Activation, Member, Task
+from robotlab.network.task import Activation, Member, Task, task_dependencies
 from robotlab.robot.runnable import Runnable
 
 __all__ = ["BROADCAST_KEY", "CONCURRENCY_MODES", "Network", "create_network"]
@@ -63,7 +63,8 @@ class Network(Runnable):
         bus: Any = None,
     ) -> None:
         if concurrency not in CONCURRENCY_MODES:
-            raise ConfigError(f"concurrency must be one of {', '.join(CONCURRENCY_MODES)}, not {concurrency!r}")
+            raise ConfigError(f"concurrency must be one of {', '.join(CONCURRENCY_MODES)}, "
+                              f"not {concurrency!r}")
         self.name = str(name)
         self.concurrency = concurrency
         self.config = RunConfig.of(config)
@@ -105,7 +106,7 @@ class Network(Runnable):
         name = str(name)
         if name in self._tasks or name in self._pending:
             raise ConfigError(f"Task '{name}' already exists in network '{self.name}'")
-        deps, optional = _dependencies(depends_on, optional)
+        deps, optional = task_dependencies(depends_on, optional)
         self._pending[name] = robot
         self._tasks[name] = Task(
             name=name,
@@ -155,7 +156,8 @@ class Network(Runnable):
             raise ConfigError(f"network '{self.name}' has no bus to serve its memory on")
         with self._lock:
             if self._service is None:
-                self._service = MemoryService.start(self.memory, self.bus.url, service_name(self.name))
+                self._service = MemoryService.start(self.memory, self.bus.url,
+                                                    service_name(self.name))
         return self._service.name
 
     @property
@@ -197,9 +199,11 @@ class Network(Runnable):
             context["message"] = message
         params = dict(context)
         initial = FlowResult(value=params, context={"run_params": params})
-        ctx = NetworkRunHookContext(network=self, context=params, memory=self.memory, config=self.config)
+        ctx = NetworkRunHookContext(network=self, context=params, memory=self.memory,
+                                    config=self.config)
         scope = HookScope(global_hooks(), self.hooks, None)
-        runner = self._runner()  # refuses more tasks than max_iterations before a hook or robot runs
+        # refuses more tasks than max_iterations before a hook or robot runs
+        runner = self._runner()
         return scope.run("network_run", ctx, lambda: runner.run(initial))
 
     def _step(self, task: Task) -> Callable[[FlowResult], FlowResult]:
@@ -331,16 +335,6 @@ class Network(Runnable):
 
     def __repr__(self) -> str:
         return f"<Network {self.name!r} tasks={list(self._tasks)!r}>"
-
-
-def _dependencies(depends_on: Iterable[str] | str | None, optional: bool) -> tuple[tuple[str, ...], bool]:
-    if depends_on is None or depends_on == "none":
-        return (), optional
-    if depends_on == "optional":
-        return (), True
-    if isinstance(depends_on, str):
-        return (depends_on,), optional
-    return tuple(str(d) for d in depends_on), optional
 
 
 def create_network(

@@ -21,7 +21,7 @@ from robotlab.hooks.hooks import HookScope, TaskHookContext, global_hooks
 from robotlab.network.flow import FlowResult
 from robotlab.robot.result import RobotResult
 
-__all__ = ["Activation", "Member", "Task", "deep_merge", "is_none"]
+__all__ = ["Activation", "Member", "Task", "deep_merge", "is_none", "task_dependencies"]
 
 Activation = Callable[[RobotResult, FlowResult], "str | Iterable[str] | None"]
 """Chooses the optional tasks to activate from a task's robot result."""
@@ -130,7 +130,8 @@ class Task:
             # Ruby's Robot#call rescues everything: the step reports the error and the
             # pipeline goes on; the task's on_error hooks do not fire for it.
             text = _error_text(error)
-            robot_result = RobotResult(self.robot.name, reply=f"Error: {text}", duration=time.monotonic() - started)
+            robot_result = RobotResult(self.robot.name, reply=f"Error: {text}",
+                                       duration=time.monotonic() - started)
             flow = flow.with_error(self.name, text)
             return flow.with_context(self.robot.name, robot_result).continue_(robot_result)
         if robot_result.duration is None:
@@ -145,6 +146,22 @@ class Task:
         if names is None:
             return out
         return out.activate(*([names] if isinstance(names, str) else names))
+
+
+
+def task_dependencies(depends_on: Iterable[str] | str | None,
+                      optional: bool) -> tuple[tuple[str, ...], bool]:
+    """A task's dependencies and optionality from ``depends_on`` as :meth:`Network.task` takes it.
+
+    Ruby's ``"none"`` means no dependencies; ``"optional"`` means none and ``optional=True``.
+    """
+    if depends_on is None or depends_on == "none":
+        return (), optional
+    if depends_on == "optional":
+        return (), True
+    if isinstance(depends_on, str):
+        return (depends_on,), optional
+    return tuple(str(d) for d in depends_on), optional
 
 
 def _error_text(error: Exception) -> str:

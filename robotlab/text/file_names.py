@@ -15,9 +15,13 @@ _ABBREVIATIONS = {"e.g", "i.e", "e.g.", "i.e."}
 
 
 def named_path(line: str) -> str | None:
-    """The file a line names: its last `quoted` path, else its last bare one (``a.py``, ``pkg/b.txt``)."""
+    """The file a line names.
+
+    Its last `quoted` path, else its last bare one (``a.py``, ``pkg/b.txt``).
+    """
     quoted = _QUOTED_PATH.findall(line)
     if quoted:
         return quoted[-1]
-    bare = [token.rstrip(".") for token in _BARE_PATH.findall(line) if token.lower() not in _ABBREVIATIONS]
+    bare = [token.rstrip(".") for token in _BARE_PATH.findall(line)
+            if token.lower() not in _ABBREVIATIONS]
     return bare[-1] if bare else None

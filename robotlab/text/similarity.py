@@ -13,8 +13,9 @@ from collections import Counter
 __all__ = ["cosine", "term_vector"]
 
 _STOPWORDS = frozenset(
-    "a an and are as at be but by for from has have in is it its of on or that the this to was were will with "
-    "we you i he she they them our your their not no do does did so if then than there what which who how".split()
+    "a an and are as at be but by for from has have in is it its of on or that the this to was "
+    "were will with we you i he she they them our your their not no do does did so if then than "
+    "there what which who how".split()
 )
 _SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "ed", "ly", "es", "s")
 
@@ -28,7 +29,8 @@ def _stem(word: str) -> str:
 
 def term_vector(text: str) -> dict[str, float]:
     """The L2-normalised stemmed term-frequency vector of ``text`` (empty for no terms)."""
-    counts = Counter(_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOPWORDS)
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    counts = Counter(_stem(w) for w in words if w not in _STOPWORDS)
     norm = math.sqrt(sum(c * c for c in counts.values()))
     return {term: count / norm for term, count in counts.items()} if norm else {}
 
