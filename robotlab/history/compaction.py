@@ -1,7 +1,8 @@
 """Conversation history tools: compression, search and auto-compaction.
 
-Relevance is the term-frequency cosine of ``robotlab.text.similarity``. ``compress_history`` keeps what is relevant to the recent turns, summarises or drops
-the rest; pinned messages (system, tool results, assistant tool-call dispatchers) always stay.
+Relevance is the term-frequency cosine of ``robotlab.text.similarity``. ``compress_history``
+keeps what is relevant to the recent turns, summarises or drops the rest; pinned messages
+(system, tool results, assistant tool-call dispatchers) always stay.
 """
 
 from __future__ import annotations
@@ -56,11 +57,13 @@ def compress_history(
         ConfigError: ``keep_threshold`` is not above ``drop_threshold``.
     """
     if keep_threshold <= drop_threshold:
-        raise ConfigError(f"keep_threshold ({keep_threshold}) must be above drop_threshold ({drop_threshold})")
+        raise ConfigError(f"keep_threshold ({keep_threshold}) must be above "
+                          f"drop_threshold ({drop_threshold})")
     scorable = [i for i, m in enumerate(messages) if not _pinned(m)]
     recent = set(scorable[-recent_turns * 2:]) if recent_turns > 0 else set()
     older = [i for i in scorable if i not in recent]
-    recent_texts = [_text(messages[i]) for i in sorted(recent) if len(_text(messages[i])) >= MIN_TEXT]
+    recent_texts = [_text(messages[i]) for i in sorted(recent)
+                    if len(_text(messages[i])) >= MIN_TEXT]
     if not older or not recent_texts:
         return list(messages)
     reference = _mean_vector(recent_texts)
@@ -95,7 +98,8 @@ class HistoryResult:
     index: int
 
 
-def search_history(messages: list[dict[str, Any]], query: str, limit: int = 5) -> list[HistoryResult]:
+def search_history(messages: list[dict[str, Any]], query: str,
+                   limit: int = 5) -> list[HistoryResult]:
     """Messages of 20+ characters scoring above zero against ``query``, best first."""
     wanted = term_vector(query)
     hits = []
@@ -136,8 +140,9 @@ def maybe_compact(
         threshold = robot.config.compact_threshold or DEFAULT_COMPACT_THRESHOLD
         if sum(len(_text(m)) for m in history) / 4 < _context_window(model) * threshold:
             return None
+    hook_strategy = "context_window" if strategy == "context_window" else "custom"
     ctx = CompactionHookContext(robot=robot, messages_before=tuple(history), config=robot.config,
-                                strategy="context_window" if strategy == "context_window" else "custom")
+                                strategy=hook_strategy)
 
     def core() -> list[dict[str, Any]] | None:
         scope.fire("compaction", ctx)

@@ -1,4 +1,6 @@
-"""A robot's conversation as an append-only, versioned log of frozen entries, saved after every step.
+"""A robot's conversation as an append-only, versioned log of frozen entries.
+
+The log is saved after every step.
 
 The entries and how they render to chat messages are in ``entries.py``: a run's system
 message (recorded when it changes), task, replies, tool calls and results, and its exit; and
@@ -128,7 +130,8 @@ class HistoryLog:
             raise ConfigError(f"cannot read the history file {str(path)!r}: {exc}") from exc
         if not isinstance(document, dict) or document.get("format") != FORMAT:
             found = document.get("format") if isinstance(document, dict) else None
-            raise ConfigError(f"{str(path)!r} is not a robotlab history of format {FORMAT} (format: {found!r})")
+            raise ConfigError(f"{str(path)!r} is not a robotlab history of format {FORMAT} "
+                              f"(format: {found!r})")
         entries = [entry_from_dict(item) for item in document.get("entries") or []]
         return cls(path, str(document.get("robot") or "robot"), entries)
 
@@ -148,7 +151,8 @@ class HistoryLog:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document."""
-        return {"format": FORMAT, "robot": self.robot, "entries": [e.to_dict() for e in self.entries]}
+        return {"format": FORMAT, "robot": self.robot,
+                "entries": [e.to_dict() for e in self.entries]}
 
     def begin_run(self, system: str | None) -> int:
         """Open a run (closing one left open); record the system message if it changed."""
@@ -164,7 +168,8 @@ class HistoryLog:
     def append(self, *entries: Entry) -> None:
         """Add entries (stamped with the open run) and save."""
         with self._lock:
-            stamped = [dataclasses.replace(e, run=self._open) if e.run is None else e for e in entries]
+            stamped = [dataclasses.replace(e, run=self._open) if e.run is None else e
+                       for e in entries]
             self._entries.extend(stamped)
             self._lines.extend(_line(e) for e in stamped)
             self._save_quietly()
@@ -180,7 +185,8 @@ class HistoryLog:
 
     def rewrite(self, messages: Iterable[dict[str, Any]], reason: str) -> None:
         """Replace the transcript with ``messages`` (recorded, not erased)."""
-        self.append(RewriteEntry(run=None, reason=reason, messages=tuple(dict(m) for m in messages)))
+        self.append(RewriteEntry(run=None, reason=reason,
+                                 messages=tuple(dict(m) for m in messages)))
 
     def save(self) -> None:
         """Write the document atomically (temp file, fsync, rename); nothing without a path.

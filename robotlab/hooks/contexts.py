@@ -64,7 +64,10 @@ class LlmGenerationHookContext(RunHookContext):
 
 @dataclass(kw_only=True)
 class ToolCallHookContext(HookContext):
-    """Context of the ``tool_call`` family; set ``tool_result`` in an around hook to skip the tool."""
+    """Context of the ``tool_call`` family.
+
+    Set ``tool_result`` in an around hook to skip the tool.
+    """
 
     tool: Any
     tool_name: str
@@ -103,7 +106,10 @@ class TaskHookContext(HookContext):
 
 @dataclass(kw_only=True)
 class CompactionHookContext(HookContext):
-    """Context of the ``compaction`` family; an ``on_compaction`` handler may set ``compacted_messages``."""
+    """Context of the ``compaction`` family.
+
+    An ``on_compaction`` handler may set ``compacted_messages``.
+    """
 
     robot: Any
     messages_before: tuple[Any, ...] = ()

@@ -68,22 +68,27 @@ class HookPoints:
 FAMILIES: dict[str, HookPoints] = {
     "run": HookPoints("before_run", "around_run", "after_run", "on_run_error", "response"),
     "llm_generation": HookPoints(
-        "before_llm_generation", "around_llm_generation", "after_llm_generation", None, "generation_response"
+        "before_llm_generation", "around_llm_generation", "after_llm_generation", None,
+        "generation_response",
     ),
     "tool_call": HookPoints(
-        "before_tool_call", "around_tool_call", "after_tool_call", None, "tool_result", result_on_context=True
-    ),
-    "network_run": HookPoints(
-        "before_network_run", "around_network_run", "after_network_run", "on_network_run_error", "result",
-        networked_only=True,
-    ),
-    "task": HookPoints("before_task", "around_task", "after_task", "on_task_error", "result", networked_only=True),
-    "compaction": HookPoints(
-        "before_compaction", "around_compaction", "after_compaction", None, "compacted_messages", "on_compaction",
+        "before_tool_call", "around_tool_call", "after_tool_call", None, "tool_result",
         result_on_context=True,
     ),
+    "network_run": HookPoints(
+        "before_network_run", "around_network_run", "after_network_run", "on_network_run_error",
+        "result", networked_only=True,
+    ),
+    "task": HookPoints(
+        "before_task", "around_task", "after_task", "on_task_error", "result", networked_only=True
+    ),
+    "compaction": HookPoints(
+        "before_compaction", "around_compaction", "after_compaction", None, "compacted_messages",
+        "on_compaction", result_on_context=True,
+    ),
     "learn": HookPoints(
-        "before_learn", "around_learn", "after_learn", None, "stored", "on_learn", result_on_context=True
+        "before_learn", "around_learn", "after_learn", None, "stored", "on_learn",
+        result_on_context=True,
     ),
 }
 """Every hook family and its points (the Ruby ``on_error`` is spelled per family here)."""
@@ -186,7 +191,8 @@ def clear_hooks() -> None:
 class HookScope:
     """The registries in force for one run, in order (global, network, robot, per-run)."""
 
-    def __init__(self, global_: HookRegistry, network: HookRegistry | None, robot: HookRegistry | None,
+    def __init__(self, global_: HookRegistry, network: HookRegistry | None,
+                 robot: HookRegistry | None,
                  per_run: Sequence[type[Hook] | Hook] = ()) -> None:
         run_registry = HookRegistry()
         for handler in per_run:
@@ -249,7 +255,8 @@ class HookScope:
                 chain = self._wrap(entry, points.around, ctx, chain)
         return chain
 
-    def _wrap(self, entry: _Entry, name: str, ctx: HookContext, inner: Callable[[], Any]) -> Callable[[], Any]:
+    def _wrap(self, entry: _Entry, name: str, ctx: HookContext,
+              inner: Callable[[], Any]) -> Callable[[], Any]:
         return lambda: self._call(entry, name, ctx, inner)
 
     def fire(self, family: str, ctx: HookContext) -> None:

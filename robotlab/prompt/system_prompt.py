@@ -44,7 +44,10 @@ def _import_one(spec: str) -> Any:
 
 
 def import_tools(specs: list[Any]) -> list[Tool]:
-    """Tools named in front matter as import paths (``package.module:Name``); unknown ones skipped."""
+    """Tools named in front matter as import paths (``package.module:Name``).
+
+    Unknown ones are skipped.
+    """
     tools: list[Tool] = []
     for spec in specs:
         try:
@@ -73,7 +76,10 @@ class SystemPrompt:
     """Takes skill ids that are not templates (the robot's skill-bundle catalog)."""
 
     def templates(self, claimed: list[Any] | None = None) -> list[Template]:
-        """Skill templates then the main template, in prompt order (claimed ids go to ``claimed``)."""
+        """Skill templates then the main template, in prompt order.
+
+        Claimed ids go to ``claimed``.
+        """
         main = load_template(self.template) if self.template else None
         front_skills = list(main.meta.get("skills") or []) if main else []
         found = expand_skills([*self.skills, *front_skills], self.template, self.claim, claimed)
@@ -94,7 +100,8 @@ class SystemPrompt:
         claimed: list[Any] = []
         for template in self.templates(claimed):
             config = config.merge(RunConfig.from_front_matter(template.meta))
-            extras.update({k: template.meta[k] for k in _EXTRAS if template.meta.get(k) is not None})
+            extras.update({k: template.meta[k] for k in _EXTRAS
+                           if template.meta.get(k) is not None})
             missing = template.missing(context)
             if missing:
                 deferred.extend(missing)

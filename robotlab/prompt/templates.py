@@ -29,7 +29,8 @@ def _jinja() -> Any:
     if _environment is None:
         import jinja2
 
-        _environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False)
+        _environment = jinja2.Environment(undefined=jinja2.StrictUndefined,
+                                          keep_trailing_newline=False)
     return _environment
 
 
@@ -65,7 +66,8 @@ class Template:
         context = dict(context or {})
         missing = self.missing(context)
         if missing:
-            raise ConfigError(f"Missing required parameters: {', '.join(missing)} (template {self.name})")
+            raise ConfigError(f"Missing required parameters: {', '.join(missing)} "
+                              f"(template {self.name})")
         values = {k: v for k, v in self.parameters.items() if v is not None}
         values.update({k: v for k, v in context.items() if v is not None})
         import jinja2
@@ -86,7 +88,8 @@ class Template:
             return _jinja().from_string(self.body)
         except jinja2.TemplateSyntaxError as exc:
             line = self.first_line + (exc.lineno or 1) - 1
-            raise ConfigError(f"template {self.name}: {self.path}, line {line}: {exc.message}") from exc
+            raise ConfigError(
+                f"template {self.name}: {self.path}, line {line}: {exc.message}") from exc
 
 
 def search_path() -> list[Path]:
@@ -99,7 +102,8 @@ def search_path() -> list[Path]:
     if isinstance(configured, str):
         configured = [p for p in configured.split(os.pathsep) if p]
     paths.extend(configured)
-    return [Path(p).expanduser() for p in paths] + [Path("prompts"), Path("~/.prompts").expanduser()]
+    defaults = [Path("prompts"), Path("~/.prompts").expanduser()]
+    return [Path(p).expanduser() for p in paths] + defaults
 
 
 def find_template(name: str) -> Path:
@@ -137,7 +141,8 @@ def _parse(name: str, path: Path) -> Template:
             body = parts[1].split("\n", 1)[1] if "\n" in parts[1] else ""
     if not isinstance(meta, dict):
         raise ConfigError(f"template {name}: front matter must be a mapping")
-    return Template(name, path, meta, body, first_line=text[: len(text) - len(body)].count("\n") + 1)
+    first_line = text[: len(text) - len(body)].count("\n") + 1
+    return Template(name, path, meta, body, first_line=first_line)
 
 
 def load_template(name: str) -> Template:
