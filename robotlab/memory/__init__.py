@@ -8,4 +8,5 @@ from robotlab.memory.memory import Memory, create_memory
 from robotlab.memory.remote import RemoteMemory
 from robotlab.memory.service import MemoryService
 
-__all__ = ["Memory", "MemoryChange", "MemoryService", "MemoryStore", "RemoteMemory", "create_memory"]
+__all__ = ["Memory", "MemoryChange", "MemoryService", "MemoryStore", "RemoteMemory",
+           "create_memory"]

@@ -102,7 +102,8 @@ class DocumentStore:
             documents in this process only.
     """
 
-    def __init__(self, embedder: Embedder | None = None, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, embedder: Embedder | None = None,
+                 path: str | os.PathLike[str] | None = None) -> None:
         self.embedder: Embedder = embedder or LocalEmbedder()
         self.path = Path(path).expanduser() if path is not None else None
         self._lock = threading.Lock()
@@ -139,21 +140,25 @@ class DocumentStore:
         """The ``limit`` best matches for ``query``: ``{"key", "text", "score"}``, best first."""
         [wanted] = self.embedder.embed([str(query)], "query")
         with self._lock:
-            rows = self._db().execute("SELECT key, text, vector FROM documents WHERE embedder = ? ORDER BY stored",
+            rows = self._db().execute("SELECT key, text, vector FROM documents"
+                                      " WHERE embedder = ? ORDER BY stored",
                                       (embedder_name(self.embedder),)).fetchall()
-        scored = [{"key": key, "text": text, "score": _score(wanted, _unpack(blob))} for key, text, blob in rows]
+        scored = [{"key": key, "text": text, "score": _score(wanted, _unpack(blob))}
+                  for key, text, blob in rows]
         scored.sort(key=lambda hit: -hit["score"])
         return scored[: max(int(limit), 0)]
 
     def keys(self) -> list[str]:
         """Every stored key, in storing order."""
         with self._lock:
-            return [row[0] for row in self._db().execute("SELECT key FROM documents ORDER BY stored")]
+            rows = self._db().execute("SELECT key FROM documents ORDER BY stored")
+            return [row[0] for row in rows]
 
     def delete(self, key: str) -> bool:
         """Forget ``key``; False when it was not there."""
         with self._lock:
-            return self._db().execute("DELETE FROM documents WHERE key = ?", (str(key),)).rowcount > 0
+            deleted = self._db().execute("DELETE FROM documents WHERE key = ?", (str(key),))
+            return deleted.rowcount > 0
 
     def close(self) -> None:
         """Close the database (an in-memory store forgets its documents)."""

@@ -91,14 +91,17 @@ class RemoteMemory(WriterSlot):
     def __contains__(self, key: object) -> bool:
         return self.has_key(str(key))
 
-    def set(self, key: str, value: Any, *, writer: str | None = None, correlation_id: str | None = None) -> Any:
+    def set(self, key: str, value: Any, *, writer: str | None = None,
+            correlation_id: str | None = None) -> Any:
         """Store ``value`` in the shared memory (see :meth:`robotlab.memory.memory.Memory.set`)."""
         with self.writing_as(writer if writer is not None else self.current_writer):
             self._call("set", key=str(key), value=value, correlation_id=correlation_id)
         return value
 
     def get(self, *keys: str, wait: Wait = False) -> Any:
-        """Read one key or several, optionally waiting (see :meth:`robotlab.memory.memory.Memory.get`).
+        """Read one key or several, optionally waiting.
+
+        See :meth:`robotlab.memory.memory.Memory.get`.
 
         Raises:
             AwaitTimeout: a waited-for key was not set in time.
@@ -108,7 +111,8 @@ class RemoteMemory(WriterSlot):
             raise TypeError("get() needs at least one key")
         names = [str(k) for k in keys]
         if wait is False or wait is None:
-            present = {k: _reserved(k, v, self._cache) for k, v in self._call("get", keys=names).items()}
+            found = self._call("get", keys=names)
+            present = {k: _reserved(k, v, self._cache) for k, v in found.items()}
             return present.get(names[0]) if len(names) == 1 else present
         values = {k: self._await(k, wait) for k in names}
         return values[names[0]] if len(names) == 1 else values
@@ -128,7 +132,8 @@ class RemoteMemory(WriterSlot):
             self._connection.routes.pop(route, None)
             self._drop_quietly(self._subs.pop(route, None))
 
-    def _wait_for(self, key: str, wait: Wait, deadline: float | None, changed: threading.Event) -> Any:
+    def _wait_for(self, key: str, wait: Wait, deadline: float | None,
+                  changed: threading.Event) -> Any:
         while True:
             left = LIVENESS_INTERVAL if deadline is None else deadline - time.monotonic()
             changed.wait(max(0.0, min(left, LIVENESS_INTERVAL)))

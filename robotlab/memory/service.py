@@ -86,7 +86,8 @@ class MemoryService:
         content = message.content if isinstance(message.content, dict) else {}
         op = _OPS.get(str(content.get("op")))
         if op is None:
-            return {"error": {"type": "ValueError", "message": f"unknown memory op {content.get('op')!r}"}}
+            return {"error": {"type": "ValueError",
+                              "message": f"unknown memory op {content.get('op')!r}"}}
         try:
             with self.memory.writing_as(content.get("writer")):
                 return {"ok": plain(op(self, message, content))}
@@ -122,7 +123,8 @@ class MemoryService:
         # write could be missed by a remote reader about to wait.
         sub = self._subscribe(message, {"keys": [args["key"]], "route": args["route"]})
         present = self.memory.has_key(args["key"])
-        return {"sub": sub, "present": present, "value": self.memory[args["key"]] if present else None}
+        return {"sub": sub, "present": present,
+                "value": self.memory[args["key"]] if present else None}
 
     def _flush(self, message: Message, args: dict[str, Any]) -> bool:
         done = self.memory.flush(args.get("timeout", 5.0))
@@ -147,7 +149,8 @@ class MemoryService:
                 return
             data = change.to_dict()
             data["value"], data["previous"] = plain(change.value), plain(change.previous)
-            last[:] = [client.send(name, {"route": route, "change": data}, type=CHANGE_TYPE, to_instance=instance)]
+            last[:] = [client.send(name, {"route": route, "change": data}, type=CHANGE_TYPE,
+                                   to_instance=instance)]
 
         return push
 

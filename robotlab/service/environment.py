@@ -1,4 +1,7 @@
-"""What systemd tells a service through its environment: where to notify, how often to feed the watchdog."""
+"""What systemd tells a service through its environment.
+
+Where to notify, and how often to feed the watchdog.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +20,12 @@ class ServiceEnvironment:
     """``$WATCHDOG_USEC`` in seconds, when it is meant for this process (``$WATCHDOG_PID``)."""
 
 
-def service_environment(environ: Mapping[str, str] | None = None, pid: int | None = None) -> ServiceEnvironment:
-    """Read ``NOTIFY_SOCKET``, ``WATCHDOG_USEC`` and ``WATCHDOG_PID`` (from ``environ``, else the process's)."""
+def service_environment(environ: Mapping[str, str] | None = None,
+                        pid: int | None = None) -> ServiceEnvironment:
+    """Read ``NOTIFY_SOCKET``, ``WATCHDOG_USEC`` and ``WATCHDOG_PID``.
+
+    They come from ``environ``, else the process's environment.
+    """
     env = os.environ if environ is None else environ
     watchdog = None
     usec = env.get("WATCHDOG_USEC", "")
@@ -26,4 +33,5 @@ def service_environment(environ: Mapping[str, str] | None = None, pid: int | Non
     # A watchdog set for another pid (our parent's, inherited) is not ours to feed.
     if usec.isdigit() and int(usec) > 0 and (not meant_for or meant_for == str(pid or os.getpid())):
         watchdog = int(usec) / 1_000_000
-    return ServiceEnvironment(notify_socket=env.get("NOTIFY_SOCKET") or None, watchdog_seconds=watchdog)
+    return ServiceEnvironment(notify_socket=env.get("NOTIFY_SOCKET") or None,
+                              watchdog_seconds=watchdog)

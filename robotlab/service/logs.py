@@ -32,8 +32,8 @@ their lines came out twice, once not as JSON (and below WARNING on stdout)."""
 
 class JsonFormatter(logging.Formatter):
     """One JSON object per record: time, level, logger, pid, message, then ``robot``,
-    ``instance``, ``message_id`` and ``trace_id`` where known (:mod:`robotlab.observability.logfields`),
-    and the traceback, if any."""
+    ``instance``, ``message_id`` and ``trace_id`` where known
+    (:mod:`robotlab.observability.logfields`), and the traceback, if any."""
 
     def format(self, record: logging.LogRecord) -> str:
         """Render ``record`` as one line of JSON."""
@@ -64,10 +64,12 @@ def configure_logging(level: str, fmt: str = "text") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
     logging.basicConfig(level=numeric, handlers=[handler], force=True)
-    logging.captureWarnings(fmt == "json")  # a warning is a log line like any other, not a plain one
+    # a warning is a log line like any other, not a plain one
+    logging.captureWarnings(fmt == "json")
     if fmt == "json":  # a crash's traceback too: one object, its traceback in "exception"
         sys.excepthook = _log_uncaught
-        threading.excepthook = lambda args: _log_uncaught(args.exc_type, args.exc_value, args.exc_traceback)
+        threading.excepthook = lambda args: _log_uncaught(args.exc_type, args.exc_value,
+                                                          args.exc_traceback)
     for name in OWN_HANDLERS:
         logger = logging.getLogger(name)
         if not any(isinstance(one, ToRootOnly) for one in logger.filters):
@@ -81,24 +83,29 @@ def configure_logging(level: str, fmt: str = "text") -> None:
 def logs_json() -> bool:
     """True once :func:`configure_logging` set JSON lines up: what else the process writes to
     stderr (its last line, an error's) then goes through logging too."""
-    return any(isinstance(handler.formatter, JsonFormatter) for handler in logging.getLogger().handlers)
+    return any(isinstance(handler.formatter, JsonFormatter)
+               for handler in logging.getLogger().handlers)
 
 
 def logging_options() -> list[str]:
     """``--log-level`` and ``--log-format`` as this process logs now, for a process it starts to
-    log the same way (a spawned robot's fork server): WARNING and text when nothing set logging up."""
+    log the same way (a spawned robot's fork server): WARNING and text when nothing set logging
+    up."""
     effective = logging.getLogger().getEffectiveLevel()
     # A custom level has no name --log-level takes: the nearest named one below it.
     level = max((value for value in LEVELS if value <= effective), default=logging.DEBUG)
-    return ["--log-level", logging.getLevelName(level), "--log-format", "json" if logs_json() else "text"]
+    return ["--log-level", logging.getLevelName(level),
+            "--log-format", "json" if logs_json() else "text"]
 
 
-def _log_uncaught(kind: type[BaseException], error: BaseException | None, trace: TracebackType | None) -> None:
+def _log_uncaught(kind: type[BaseException], error: BaseException | None,
+                  trace: TracebackType | None) -> None:
     error = error if error is not None else kind()
     if isinstance(error, KeyboardInterrupt):
         sys.__excepthook__(kind, error, trace)
         return
-    logging.getLogger("robotlab").critical("uncaught %s: %s", kind.__name__, error, exc_info=(kind, error, trace))
+    logging.getLogger("robotlab").critical("uncaught %s: %s", kind.__name__, error,
+                                           exc_info=(kind, error, trace))
 
 
 def adopt_loggers(names: Iterable[str]) -> None:
@@ -124,7 +131,10 @@ class ToRootOnly(logging.Filter):
         self.logger = logger
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Pass ``record`` to the root's handlers if the logger's other filters keep it; always False."""
+        """Pass ``record`` to the root's handlers if the logger's other filters keep it.
+
+        Always returns False.
+        """
         others: list[Any] = [one for one in self.logger.filters if one is not self]
         # As Filterer.filter reads them: an object with a filter method, or a plain function.
         if all(one.filter(record) if hasattr(one, "filter") else one(record) for one in others):

@@ -1,4 +1,6 @@
-"""The sd_notify protocol: ``READY=1``, ``STATUS=...``, ``WATCHDOG=1`` as datagrams to ``$NOTIFY_SOCKET``.
+"""The sd_notify protocol: ``READY=1``, ``STATUS=...``, ``WATCHDOG=1``.
+
+They go as datagrams to ``$NOTIFY_SOCKET``.
 
 The protocol is one ``AF_UNIX`` datagram of ``KEY=value`` lines (systemd's ``sd_notify(3)``),
 a few lines here rather than a dependency. Without a socket every call does nothing, so the
@@ -17,7 +19,8 @@ log = logging.getLogger("robotlab.service")
 
 
 class Notifier:
-    """Tells the service manager when this process is ready, what it is doing, and that it is alive."""
+    """Tells the service manager when this process is ready, what it is doing, and that it is
+    alive."""
 
     def __init__(self, environment: ServiceEnvironment) -> None:
         self.address = _address(environment.notify_socket)

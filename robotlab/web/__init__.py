@@ -1,1 +1,4 @@
-"""The crew in a browser (``robotlab web``): members, dead letters and traffic, live over server-sent events."""
+"""The crew in a browser (``robotlab web``).
+
+Members, dead letters and traffic, live over server-sent events.
+"""

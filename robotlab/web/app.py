@@ -1,4 +1,6 @@
-"""The web console's ASGI app (starlette): the page, its event stream and the replay button's request.
+"""The web console's ASGI app (starlette).
+
+It serves the page, its event stream and the replay button's request.
 
 One watcher looks at the crew every ``interval`` seconds (``Console.view`` on a worker thread)
 and keeps the latest view; each browser's stream (server-sent events) gets the whole view when
@@ -42,7 +44,10 @@ class Watcher:
         self._changed = anyio.Event()
 
     async def look(self) -> None:
-        """Take one view now (after a replay, so the page shows its outcome without waiting a turn)."""
+        """Take one view now.
+
+        After a replay, so the page shows its outcome without waiting a turn.
+        """
         view: dict[str, Any] | None = self.latest
         error: str | None = None
         try:
@@ -71,7 +76,10 @@ class Watcher:
 
 
 async def stream(watcher: Watcher) -> AsyncIterator[ServerSentEvent]:
-    """One browser's events: each section of the view as it changes, and the broker's reachability."""
+    """One browser's events.
+
+    Each section of the view as it changes, and the broker's reachability.
+    """
     sent: dict[str, Any] | None = None
     error: str | None = ""  # never an error's text: the first turn always says how the broker is
     while not watcher.closed:
@@ -112,11 +120,12 @@ def build_app(watcher: Watcher) -> Starlette:
 
     async def runs(request: Request) -> Response:
         last = request.query_params.get("last", "")
-        outcome = await anyio.to_thread.run_sync(console.runs, request.path_params["name"],
-                                                 int(last) if last.isdigit() and int(last) > 0 else RUNS_SHOWN)
+        shown = int(last) if last.isdigit() and int(last) > 0 else RUNS_SHOWN
+        outcome = await anyio.to_thread.run_sync(console.runs, request.path_params["name"], shown)
         return Response(json.dumps(outcome, default=str), media_type="application/json",
                         status_code=200 if outcome["ok"] else 404)
 
     routes = [Route("/", index), Route("/events", events), Route("/api/view", view),
-              Route("/api/dlq/{dlq_id}/replay", replay, methods=["POST"]), Route("/api/runs/{name}", runs)]
+              Route("/api/dlq/{dlq_id}/replay", replay, methods=["POST"]),
+              Route("/api/runs/{name}", runs)]
     return Starlette(routes=routes)

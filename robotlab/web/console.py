@@ -20,7 +20,8 @@ RUNS_TIMEOUT = 10.0
 """Seconds the console waits for a robot's runs (a robot answers between messages)."""
 SECTIONS = ("members", "dlq", "traffic")
 """The parts of a view, each pushed as its own event when it changes."""
-TRAFFIC = ("routed", "delivered", "nacked", "timeouts", "dead_lettered", "replies_dropped", "in_flight", "dlq_size")
+TRAFFIC = ("routed", "delivered", "nacked", "timeouts", "dead_lettered", "replies_dropped",
+           "in_flight", "dlq_size")
 """The broker's counters shown as traffic (``robotlab`` has no per-message feed for admins: the
 console shows how these grow, one look an interval)."""
 
@@ -33,11 +34,13 @@ class Console:
         self.timeout = timeout
 
     def view(self) -> dict[str, Any]:
-        """Members (every peer, robots first), dead letters (oldest first) and the broker's counters."""
+        """Members (every peer, robots first), dead letters (oldest first) and the broker's
+        counters."""
         members = [member_row(row) for row in self.client.admin("ps", all=True)]
         letters = [letter_row(row) for row in self.client.admin("dlq.list")]
         stats = self.client.admin("stats")
-        return {"members": members, "dlq": letters, "traffic": {key: stats.get(key, 0) for key in TRAFFIC}}
+        return {"members": members, "dlq": letters,
+                "traffic": {key: stats.get(key, 0) for key in TRAFFIC}}
 
     def replay(self, dlq_id: str, force: bool) -> dict[str, Any]:
         """Route a dead letter again, as ``robotlab dlq replay [--force]`` does.
@@ -49,7 +52,8 @@ class Console:
             tracker = self.client.replay(dlq_id, force=force).wait(self.timeout)
         except BusError as exc:
             return {"ok": False, "error": str(exc)}
-        return {"ok": True, "dlq_id": dlq_id, "delivered_to": list(tracker.instances) or [tracker.to]}
+        return {"ok": True, "dlq_id": dlq_id,
+                "delivered_to": list(tracker.instances) or [tracker.to]}
 
     def runs(self, name: str, last: int) -> dict[str, Any]:
         """The robot ``name``'s last ``last`` runs, as ``robotlab runs NAME`` shows them.
@@ -58,13 +62,17 @@ class Console:
         "error": line}`` when there is no such robot, it keeps no record, or it did not answer.
         """
         try:
-            return {"ok": True, "name": name, "runs": ask_runs(self.client, name, last, RUNS_TIMEOUT)}
+            return {"ok": True, "name": name,
+                    "runs": ask_runs(self.client, name, last, RUNS_TIMEOUT)}
         except BusError as exc:
             return {"ok": False, "name": name, "error": str(exc)}
 
 
 def member_row(row: dict[str, Any]) -> dict[str, Any]:
-    """One ``ps`` row without its uptime (it changes every look, and would make every look a change)."""
+    """One ``ps`` row without its uptime.
+
+    The uptime changes every look, and would make every look a change.
+    """
     return {key: value for key, value in row.items() if key != "uptime"}
 
 
@@ -81,4 +89,5 @@ def letter_row(row: dict[str, Any]) -> dict[str, Any]:
 
 def changes(before: dict[str, Any] | None, now: dict[str, Any]) -> list[tuple[str, Any]]:
     """The sections of ``now`` that differ from ``before`` (all of them when there is no before)."""
-    return [(section, now[section]) for section in SECTIONS if before is None or before.get(section) != now[section]]
+    return [(section, now[section]) for section in SECTIONS
+            if before is None or before.get(section) != now[section]]
