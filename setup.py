@@ -1,4 +1,5 @@
-"""Builds the bus's hot path with mypyc (robotlab/bus/native.py); everything else is in pyproject.toml.
+"""Builds the bus's hot path with mypyc (robotlab/bus/native.py); everything else is in
+pyproject.toml.
 
 The modules listed in ``robotlab.bus.native.MODULES`` are compiled into C extensions from their
 typed source, when mypyc (it comes with mypy, in the dev extra and the lock) can be imported and
@@ -30,16 +31,17 @@ python_version = 3.11
 cache_dir = {cache}
 follow_imports = silent
 ignore_missing_imports = True
-[mypy-litellm.*,openai.*,pydantic.*,pydantic_settings.*,opentelemetry.*,mcp.*,httpx.*,jinja2.*,git.*,rich.*]
-follow_imports = skip
-"""
+""" + ("[mypy-litellm.*,openai.*,pydantic.*,pydantic_settings.*,opentelemetry.*,mcp.*,httpx.*,"
+      "jinja2.*,git.*,rich.*]\n"
+      "follow_imports = skip\n")
 
 
 def staged_tree() -> Path:
     """build/mypyc-src/robotlab: links to robotlab/'s entries and to the folders mapped under it."""
     package = STAGE / "robotlab"
     package.mkdir(parents=True, exist_ok=True)
-    links = {entry.name: entry for entry in (ROOT / "robotlab").iterdir() if entry.name != "__pycache__"}
+    links = {entry.name: entry for entry in (ROOT / "robotlab").iterdir()
+             if entry.name != "__pycache__"}
     links.update({name.rpartition(".")[2]: ROOT / folder for name, folder in FOLDERS.items()})
     for name, target in links.items():
         link = package / name
@@ -63,13 +65,16 @@ def native_extensions() -> list[object]:
     config = ROOT / "build" / "mypyc.ini"
     config.write_text(CONFIG.format(cache=ROOT / "build" / "mypyc-cache"))
     paths = [str(STAGE / (name.replace(".", "/") + ".py")) for name in native["MODULES"]]
-    print(f"robotlab: compiling {len(paths)} modules with mypyc (type check, C, then one C compile): "
+    print(f"robotlab: compiling {len(paths)} modules with mypyc (type check, C, then one C "
+          "compile): "
           f"{', '.join(native['MODULES'])}", file=sys.stderr)
     try:
-        extensions: list[object] = mypycify([f"--config-file={config}", *paths], group_name=native["GROUP"],
+        extensions: list[object] = mypycify([f"--config-file={config}", *paths],
+                                            group_name=native["GROUP"],
                                             opt_level="3", target_dir=str(ROOT / "build" / "mypyc"))
     except (Exception, SystemExit) as exc:  # mypyc exits on a type error: the install still works
-        print(f"robotlab: mypyc could not compile the bus ({exc!r}); it runs as pure Python", file=sys.stderr)
+        print(f"robotlab: mypyc could not compile the bus ({exc!r}); it runs as pure Python",
+              file=sys.stderr)
         return []
     return extensions
 
@@ -85,13 +90,16 @@ class BuildNative(build_ext):
     def run(self) -> None:
         try:
             super().run()
-        except (BaseError, CCompilerError, OSError) as exc:  # no C compiler, no Python.h: pure Python
-            print(f"robotlab: the bus's hot path did not compile ({exc}); it runs as pure Python", file=sys.stderr)
+        # no C compiler, no Python.h: pure Python
+        except (BaseError, CCompilerError, OSError) as exc:
+            print(f"robotlab: the bus's hot path did not compile ({exc}); it runs as pure Python",
+                  file=sys.stderr)
             return  # a group left half built is never run: robotlab.bus.native finds it incomplete
         build_py = self.get_finalized_command("build_py")
         for ext in self.extensions:
             package, _, leaf = self.get_ext_fullname(ext.name).rpartition(".")
-            for folder in (build_py.get_package_dir(package), os.path.dirname(self.get_ext_fullpath(ext.name))):
+            for folder in (build_py.get_package_dir(package),
+                           os.path.dirname(self.get_ext_fullpath(ext.name))):
                 built = Path(folder) / self.get_ext_filename(leaf)
                 if built.exists():
                     os.utime(built)

@@ -55,7 +55,8 @@ class DaemonConfig:
     watch_pid: int | None = None
     """Stop when this process exits (the spawning process of a robot spawned without detach)."""
     ready_fd: int | None = None
-    """A pipe to write ``ready <instance>`` to once the broker has welcomed us (the fork server reads it)."""
+    """A pipe to write ``ready <instance>`` to once the broker has welcomed us (the fork server
+    reads it)."""
     quiet: bool = False
     """Skip the ready line on stderr (spawned robots share their parent's terminal)."""
     keys_dir: str | None = None
@@ -88,7 +89,8 @@ class Daemon:
     """Hosts one handler (a callable), or whatever ``attach`` installs on the client (a robot)."""
 
     def __init__(self, config: DaemonConfig, handler: Callable[[bus.Message], Any] | None = None, *,
-                 attach: Callable[[bus.BusClient], Any] | None = None, notifier: Notifier | None = None) -> None:
+                 attach: Callable[[bus.BusClient], Any] | None = None,
+                 notifier: Notifier | None = None) -> None:
         if attach is None and handler is not None:
             attach = _serves(handler)
         elif attach is None or handler is not None:
@@ -97,7 +99,8 @@ class Daemon:
         self.attach: Callable[[bus.BusClient], Any] = attach
         self.client: bus.BusClient | None = None
         self.notifier = notifier or Notifier(ServiceEnvironment())
-        """Tells systemd (when it listens) READY once welcomed, and feeds its watchdog from the loop."""
+        """Tells systemd (when it listens) READY once welcomed, and feeds its watchdog from the
+        loop."""
         self._stop = threading.Event()
         self._signals = 0
         # The process exits right after the client closes: the drained step's reply and BYE must
@@ -105,7 +108,8 @@ class Daemon:
         self._context = own_context()
 
     def run(self) -> int:
-        """Wait for the broker, serve until signalled (or the watched process is gone); return the exit code.
+        """Wait for the broker, serve until signalled (or the watched process is gone); return the
+        exit code.
 
         Returns 75 (try again later) when no broker answered within a positive ``connect_timeout``.
 
@@ -115,7 +119,8 @@ class Daemon:
         self._install_signals()
         client = self._connect()
         self.client = client
-        logfields.about_process(robot=self.config.name, instance=client.instance)  # every line is this robot's
+        # every line is this robot's
+        logfields.about_process(robot=self.config.name, instance=client.instance)
         gave_up = self._wait_for_welcome(client)
         if gave_up is not None:
             client.close(bye=False)  # nothing was taken on yet, nothing to drain
@@ -141,8 +146,8 @@ class Daemon:
         config = self.config
         client = bus.BusClient(
             config.broker, name=config.name, instance=config.instance,
-            role="robot", parent=config.parent, max_inflight=config.max_inflight, keys=config.keys() or False,
-            context=self._context,
+            role="robot", parent=config.parent, max_inflight=config.max_inflight,
+            keys=config.keys() or False, context=self._context,
         )
         self.attach(client)  # before start: nothing may arrive before the handler is in place
         return client.start(timeout=None)
@@ -173,21 +178,25 @@ class Daemon:
         # Fed only while the bus I/O thread runs: a robotd whose link died is hung, not waiting.
         if client.alive:
             where = "connected to" if client.connected else "reconnecting to"
-            self.notifier.tick(f"{self.config.name} (instance {client.instance}) {where} {self.config.broker}")
+            self.notifier.tick(f"{self.config.name} (instance {client.instance}) {where} "
+                               f"{self.config.broker}")
 
     def _announce(self, client: bus.BusClient) -> None:
         config = self.config
-        self.notifier.ready(f"{config.name} (instance {client.instance}) connected to {config.broker}")
+        self.notifier.ready(f"{config.name} (instance {client.instance}) connected to "
+                            f"{config.broker}")
         if config.ready_fd is not None:
             try:
                 os.write(config.ready_fd, f"ready {client.instance}\n".encode())
             except OSError:
-                log.warning("robotd %s: nobody reads the ready pipe (the fork server is gone)", config.name)
+                log.warning("robotd %s: nobody reads the ready pipe (the fork server is gone)",
+                            config.name)
             finally:
                 os.close(config.ready_fd)
-        if not config.quiet:  # a log line, so that it is JSON with the others under --log-format json
-            log.info("robotd %s ready (instance %s, pid %d) on %s", config.name, client.instance, os.getpid(),
-                     config.broker)
+        # a log line, so that it is JSON with the others under --log-format json
+        if not config.quiet:
+            log.info("robotd %s ready (instance %s, pid %d) on %s", config.name, client.instance,
+                     os.getpid(), config.broker)
 
     def _install_signals(self) -> None:
         if threading.current_thread() is threading.main_thread():

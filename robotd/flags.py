@@ -18,12 +18,14 @@ from robotlab.errors import ConfigError
 from robotlab.service import LOG_FORMATS
 
 _KEYS = {"--name": "name", "--broker": "url", "--handler": "handler_path", "--instance": "instance",
-         "--parent": "parent", "--keys": "keys_folder", "--key": "key_file", "--max-inflight": "max_inflight",
-         "--connect-timeout": "connect_timeout", "--log-level": "log_level", "--log-format": "log_format"}
+         "--parent": "parent", "--keys": "keys_folder", "--key": "key_file",
+         "--max-inflight": "max_inflight", "--connect-timeout": "connect_timeout",
+         "--log-level": "log_level", "--log-format": "log_format"}
 """Flag -> the keyword it becomes (the click command's parameter names)."""
 
-DEFAULTS: dict[str, Any] = {"url": None, "instance": None, "parent": None, "keys_folder": None, "key_file": None,
-                            "max_inflight": 16, "connect_timeout": 0.0, "log_level": "INFO", "log_format": "text"}
+DEFAULTS: dict[str, Any] = {"url": None, "instance": None, "parent": None, "keys_folder": None,
+                            "key_file": None, "max_inflight": 16, "connect_timeout": 0.0,
+                            "log_level": "INFO", "log_format": "text"}
 """The click command's defaults for the same flags."""
 
 
@@ -38,9 +40,11 @@ def handler_flags(argv: list[str]) -> dict[str, Any] | None:
         connect_timeout = float(given.get("connect_timeout", DEFAULTS["connect_timeout"]))
     except (ConfigError, ValueError):
         return None
-    if max_inflight < 1 or connect_timeout < 0 or given.get("log_format", "text") not in LOG_FORMATS:
+    log_format = given.get("log_format", "text")
+    if max_inflight < 1 or connect_timeout < 0 or log_format not in LOG_FORMATS:
         return None
-    return {**DEFAULTS, **given, "name": name, "max_inflight": max_inflight, "connect_timeout": connect_timeout}
+    return {**DEFAULTS, **given, "name": name, "max_inflight": max_inflight,
+            "connect_timeout": connect_timeout}
 
 
 def _pairs(argv: list[str]) -> dict[str, str] | None:

@@ -49,16 +49,19 @@ REQUEST_TIMEOUT = 5.0
 class ForkServer:
     """The select loop: accept requests, fork children, answer once each child is ready."""
 
-    def __init__(self, listener: socket.socket, parent_pid: int, warm: bool, twin: tuple[int, int] | None = None) -> None:
+    def __init__(self, listener: socket.socket, parent_pid: int, warm: bool,
+                 twin: tuple[int, int] | None = None) -> None:
         self.listener = listener
         self.parent_pid = parent_pid
         self.warm = warm
-        """Whether this server's children inherit the warm-up (told to the spawner in each answer)."""
+        """Whether this server's children inherit the warm-up (told to the spawner in each
+        answer)."""
         self.selector = selectors.DefaultSelector()
         self.starting: set[int] = set()
         """Children whose readiness has not been read yet."""
         self.exit_codes: dict[int, int] = {}
-        """Starting children that SIGCHLD reaped first: the spawner is still told their exit code."""
+        """Starting children that SIGCHLD reaped first: the spawner is still told their exit
+        code."""
         self.selector.register(listener, selectors.EVENT_READ, ("accept",))
         self._signal_r, self._signal_w = os.pipe()
         os.set_blocking(self._signal_w, False)
@@ -71,8 +74,9 @@ class ForkServer:
         if twin is not None:
             self.selector.register(twin[1], selectors.EVENT_READ, ("twin",))
         self._running = True
-        self._handlers = {"accept": self._accept, "request": self._request, "child": self._child_ready,
-                          "sigchld": self._reap, "parent": self._parent_gone, "twin": self._twin_warm}
+        self._handlers = {"accept": self._accept, "request": self._request,
+                          "child": self._child_ready, "sigchld": self._reap,
+                          "parent": self._parent_gone, "twin": self._twin_warm}
 
     def serve_forever(self) -> None:
         """Serve until the parent process is gone."""
@@ -92,7 +96,8 @@ class ForkServer:
         self.selector.register(conn, selectors.EVENT_READ, ("request",))
 
     def _twin_warm(self, key: Any) -> None:
-        """The warm twin serves now (``warm PID``), or its warm-up died (end of file): say which, on stdout."""
+        """The warm twin serves now (``warm PID``), or its warm-up died (end of file): say which, on
+        stdout."""
         told = os.read(key.fd, 64).decode(errors="replace").split()
         self.selector.unregister(key.fd)
         os.close(key.fd)
@@ -102,7 +107,8 @@ class ForkServer:
             self.handed_over = True
             _say(f"WARM {told[1]}")
         else:
-            log.warning("fork server: the warm-up did not finish; spawned robots load the model client themselves")
+            log.warning("fork server: the warm-up did not finish; spawned robots load the model "
+                        "client themselves")
             _say("COLD")
 
     def _request(self, key: Any) -> None:
@@ -133,10 +139,12 @@ class ForkServer:
         os.close(ready_r)
         self.starting.discard(pid)
         if data.startswith("ready"):
-            _answer(conn, {"ok": True, "pid": pid, "instance": data.partition(" ")[2], "warm": self.warm})
+            _answer(conn, {"ok": True, "pid": pid, "instance": data.partition(" ")[2],
+                           "warm": self.warm})
             return
         code = self.exit_codes.pop(pid) if pid in self.exit_codes else _exit_code(pid)
-        error = data.partition(" ")[2] if data.startswith("error") else f"the robot exited with code {code} before it was ready"
+        error = (data.partition(" ")[2] if data.startswith("error")
+                 else f"the robot exited with code {code} before it was ready")
         _answer(conn, {"ok": False, "pid": pid, "error": error, "exit_code": code})
 
     def _reap(self, key: Any) -> None:
@@ -152,7 +160,8 @@ class ForkServer:
                 self.exit_codes[pid] = os.waitstatus_to_exitcode(status)
             if pid == self.twin_pid and self.handed_over:
                 # Nobody accepts now: exit, so the spawner sees a dead server and starts another.
-                log.warning("fork server: the warm server exited (%s); stopping", os.waitstatus_to_exitcode(status))
+                log.warning("fork server: the warm server exited (%s); stopping",
+                            os.waitstatus_to_exitcode(status))
                 self._running = False
 
     def _parent_gone(self, key: Any) -> None:
@@ -176,7 +185,8 @@ class ForkServer:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         except BaseException:
-            log.exception("fork server: the spawned robot crashed")  # one JSON object under --log-format json
+            # one JSON object under --log-format json
+            log.exception("fork server: the spawned robot crashed")
         finally:
             os._exit(code)
 
@@ -197,10 +207,12 @@ def run_child(request: dict[str, Any], ready_fd: int) -> int:
         try:
             return host(config, spec)
         finally:
-            tracing.flush()  # the child leaves with os._exit, which skips the provider's flush at exit
+            # the child leaves with os._exit, which skips the provider's flush at exit
+            tracing.flush()
     except (RobotlabError, TypeError, KeyError) as exc:
         # An unreachable broker is a config error to systemd (78), but "not there" (69) to spawn.
-        code = PeerUnavailable.exit_code if isinstance(exc.__cause__, PeerUnavailable) else getattr(exc, "exit_code", 64)
+        code = (PeerUnavailable.exit_code if isinstance(exc.__cause__, PeerUnavailable)
+                else getattr(exc, "exit_code", 64))
         try:
             os.write(ready_fd, f"error {exc}\n".encode())
         except OSError:
@@ -209,7 +221,8 @@ def run_child(request: dict[str, Any], ready_fd: int) -> int:
 
 
 def _say(line: str) -> None:
-    """One line to the spawning process (it reads READY, then WARM or COLD), then stdout goes quiet."""
+    """One line to the spawning process (it reads READY, then WARM or COLD), then stdout goes
+    quiet."""
     try:
         print(line, flush=True)
     except OSError:
@@ -218,7 +231,8 @@ def _say(line: str) -> None:
 
 
 def _quiet_stdout() -> None:
-    """Point stdout at /dev/null: children inherit it, and only the first server talks to the spawner."""
+    """Point stdout at /dev/null: children inherit it, and only the first server talks to the
+    spawner."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.close(devnull)
@@ -281,14 +295,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def serve_warm(listener: socket.socket, parent_pid: int, twin_fd: int, first: int) -> NoReturn:
-    """In the warm twin: warm up, tell the first server (``warm PID`` on ``twin_fd``), serve. Never returns.
+    """In the warm twin: warm up, tell the first server (``warm PID`` on ``twin_fd``), serve. Never
+    returns.
 
     Forked by the first server before it serves, so it holds no request and no child of its own.
     """
     code = 0
     try:
         _quiet_stdout()
-        die_with_parent(signal.SIGTERM)  # the first server is single-threaded: its main thread forked us
+        # the first server is single-threaded: its main thread forked us
+        die_with_parent(signal.SIGTERM)
         if os.getppid() != first:
             sys.exit(0)  # the first server died before the kernel took the request
         warm()

@@ -71,7 +71,8 @@ def free_blocks() -> dict[int, int]:
 
 
 def fence_free_chunks() -> int:
-    """Take glibc's cached and free chunks on the main heap; return how many bins' chunks were taken.
+    """Take glibc's cached and free chunks on the main heap; return how many bins' chunks were
+    taken.
 
     First the main thread's cache (``malloc`` serves from it before anything else), then each
     free chunk ``malloc_info`` lists, by asking for its size. Without glibc nothing is done.
@@ -90,7 +91,8 @@ def fence_free_chunks() -> int:
 
 
 def free_chunks(libc: ctypes.CDLL) -> list[tuple[int, int]]:
-    """(chunk size, count) of each bin of free chunks in glibc's main arena, from ``malloc_info``."""
+    """(chunk size, count) of each bin of free chunks in glibc's main arena, from
+    ``malloc_info``."""
     text = ctypes.c_char_p()
     length = ctypes.c_size_t()
     stream = libc.open_memstream(ctypes.byref(text), ctypes.byref(length))

@@ -23,8 +23,8 @@ from .stats import RobotStats
 
 log = logging.getLogger("robotlab.robotd")
 
-__all__ = ["RobotSpec", "build_robot", "check_provider", "from_fork_request", "host", "hosting_daemon",
-           "warm_llm"]
+__all__ = ["RobotSpec", "build_robot", "check_provider", "from_fork_request", "host",
+           "hosting_daemon", "warm_llm"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,8 @@ class RobotSpec:
 
 
 def from_fork_request(request: dict[str, Any], ready_fd: int) -> tuple[DaemonConfig, RobotSpec]:
-    """The daemon and robot a fork request describes (``robotd/forkserver.py``), readiness told on ``ready_fd``.
+    """The daemon and robot a fork request describes (``robotd/forkserver.py``), readiness told on
+    ``ready_fd``.
 
     Raises:
         TypeError: a field that does not exist; KeyError: no ``daemon`` or ``robot`` part;
@@ -89,7 +90,8 @@ def check_provider(provider: str) -> None:
 
     known = {str(getattr(p, "value", p)) for p in litellm.provider_list}
     if provider not in known:
-        examples = ", ".join(sorted(known & {"anthropic", "openai", "ollama", "gemini", "openrouter", "groq"}))
+        examples = ", ".join(sorted(known & {"anthropic", "openai", "ollama", "gemini",
+                                             "openrouter", "groq"}))
         raise ConfigError(f"unknown provider {provider!r} (known ones include {examples})")
 
 
@@ -125,9 +127,9 @@ def warn_missing_credentials(name: str, robot: Any) -> None:
         return
     missing = missing_credentials(model_id(robot.model, robot.provider), robot.api_base)
     if missing:
-        log.warning("robotd %s: %s needs %s, which is not set: every message will fail until it is set "
-                    "(or pass --api-base URL for a local server)", name, model_id(robot.model, robot.provider),
-                    " and ".join(missing))
+        log.warning("robotd %s: %s needs %s, which is not set: every message will fail until it is "
+                    "set (or pass --api-base URL for a local server)", name,
+                    model_id(robot.model, robot.provider), " and ".join(missing))
 
 
 def build_robot(name: str, spec: RobotSpec) -> Any:
@@ -147,10 +149,12 @@ def build_robot(name: str, spec: RobotSpec) -> Any:
             raise ConfigError(f"--prompts-dir {spec.prompts_dir!r} is not a folder")
         robotlab.configure(prompts_dir=spec.prompts_dir)
     history = {"history_path": spec.history_file} if spec.history_file else {}
-    streaming = {"on_content": _discard} if spec.stream and "on_content" not in spec.settings else {}
+    streams = spec.stream and "on_content" not in spec.settings
+    streaming = {"on_content": _discard} if streams else {}
     settings = {**spec.llm.set_fields(), **history, **streaming, **spec.settings}
     try:
-        robot = Robot(name=name, template=spec.template, system_prompt=spec.system_prompt, **settings)
+        robot = Robot(name=name, template=spec.template, system_prompt=spec.system_prompt,
+                      **settings)
     except TypeError as exc:
         raise ConfigError(f"robot {name}: {exc}") from exc
     if spec.shared_budget:
@@ -174,7 +178,8 @@ def host(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | None = None
     return hosting_daemon(config, spec, notifier).run()
 
 
-def hosting_daemon(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | None = None) -> Daemon:
+def hosting_daemon(config: DaemonConfig, spec: RobotSpec,
+                   notifier: Notifier | None = None) -> Daemon:
     """The daemon :func:`host` runs: the robot built, not yet on the bus (``run`` joins and serves).
 
     Raises:
@@ -184,12 +189,13 @@ def hosting_daemon(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | N
 
     robot = build_robot(config.name, spec)
     stats = RobotStats.of(robot)
-    RecentRuns.of(robot, priced=lambda: stats.priced)  # what `robotlab runs NAME` and the web console show
+    # what `robotlab runs NAME` and the web console show
+    RecentRuns.of(robot, priced=lambda: stats.priced)
     # The LLM client (seconds, cold) loads while the robot joins, so it is on the bus at once; a
     # first task waits in its model call for the load to end (robotlab.llm), and the broker does
     # not time it out meanwhile: a live receiver keeps what it holds.
-    threading.Thread(target=load_model_client, args=(config.name, robot, stats, spec.serve), name="model-client",
-                     daemon=True).start()
+    threading.Thread(target=load_model_client, args=(config.name, robot, stats, spec.serve),
+                     name="model-client", daemon=True).start()
     if spec.fork_server:
         from robotlab.robot.spawn import use_fork_server
 
@@ -203,8 +209,8 @@ def hosting_daemon(config: DaemonConfig, spec: RobotSpec, notifier: Notifier | N
         log_each_message(client, config.name)
 
     if not spec.serve:
-        log.warning("robotd %s hosts a robot without --serve: it acks messages but never runs or answers "
-                    "them; pass --serve to answer each one with run()", config.name)
+        log.warning("robotd %s hosts a robot without --serve: it acks messages but never runs or "
+                    "answers them; pass --serve to answer each one with run()", config.name)
     return Daemon(config, attach=attach, notifier=notifier)
 
 
@@ -217,12 +223,13 @@ def log_each_message(client: Any, name: str) -> None:
 
     def handle(*args: Any) -> Any:
         message = args[-1]  # (message) or, settled by hand, (delivery, message)
-        log.info("robotd %s: message %s from %s (%s, attempt %d)", name, message.id, message.sender, message.type,
-                 message.attempt)
+        log.info("robotd %s: message %s from %s (%s, attempt %d)", name, message.id, message.sender,
+                 message.type, message.attempt)
         started = time.monotonic()
         try:
             return inner(*args)
         finally:
-            log.info("robotd %s: done with message %s after %.1fs", name, message.id, time.monotonic() - started)
+            log.info("robotd %s: done with message %s after %.1fs", name, message.id,
+                     time.monotonic() - started)
 
     client.on_message(handle, manual=dispatcher.manual, inline=False)

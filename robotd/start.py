@@ -1,4 +1,5 @@
-"""robotd's start, whichever way its command line was read: logging, tracing, the daemon's config, a handler.
+"""robotd's start, whichever way its command line was read: logging, tracing, the daemon's config, a
+handler.
 
 ``command.py`` reads every command line with click; ``flags.py`` reads a handler-only one
 without it. Both end here, so a member starts the same way from either.
@@ -20,9 +21,9 @@ from robotlab.service import Notifier, configure_logging, service_environment
 from .daemon import Daemon, DaemonConfig
 
 
-def prepare(*, name: str, url: str | None, instance: str | None, parent: str | None, keys_folder: str | None,
-            key_file: str | None, connect_timeout: float, max_inflight: int, log_level: str,
-            log_format: str) -> tuple[DaemonConfig, Notifier]:
+def prepare(*, name: str, url: str | None, instance: str | None, parent: str | None,
+            keys_folder: str | None, key_file: str | None, connect_timeout: float,
+            max_inflight: int, log_level: str, log_format: str) -> tuple[DaemonConfig, Notifier]:
     """Set up logging and tracing; return where and how the daemon joins, and its service notifier.
 
     Raises:

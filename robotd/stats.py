@@ -1,4 +1,5 @@
-"""What a hosted robot reports for ``robotlab ps``: runs, tokens and dollars since start, and whether it is working.
+"""What a hosted robot reports for ``robotlab ps``: runs, tokens and dollars since start, and
+whether it is working.
 
 A :class:`RobotStats` is a hook on the hosted robot (it counts every run, however it was
 asked for) and the source of the bus client's stats map (``robotlab.bus.stats``). Dollars come
@@ -42,7 +43,8 @@ class RobotStats(Hook):
         return stats
 
     def look_up_price(self) -> None:
-        """Find out whether litellm's price table knows the model (imports litellm if not yet loaded)."""
+        """Find out whether litellm's price table knows the model (imports litellm if not yet
+        loaded)."""
         self.priced = bool(self.model) and is_priced(str(self.model))
 
     def before_run(self, ctx: RunHookContext) -> None:
@@ -67,7 +69,8 @@ class RobotStats(Hook):
             self.running = False
 
     def read(self) -> dict[str, Any]:
-        """The stats map: ``runs``, ``errors``, ``tokens_in``, ``tokens_out``, ``cost`` (or "unknown"), ``status``."""
+        """The stats map: ``runs``, ``errors``, ``tokens_in``, ``tokens_out``, ``cost`` (or
+        "unknown"), ``status``."""
         with self._lock:
             cost: float | str = self.cost if self.priced or self.cost else "unknown"
             return {"runs": self.runs, "errors": self.errors, "tokens_in": self.tokens_in,

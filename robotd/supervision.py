@@ -45,7 +45,8 @@ def process_alive(pid: int) -> bool:
 
 def watch_process(pid: int, on_gone: Callable[[], None]) -> threading.Thread:
     """Call ``on_gone()`` on a daemon thread once process ``pid`` has exited."""
-    thread = threading.Thread(target=_watch, args=(pid, on_gone), name=f"robotlab-watch-{pid}", daemon=True)
+    thread = threading.Thread(target=_watch, args=(pid, on_gone), name=f"robotlab-watch-{pid}",
+                              daemon=True)
     thread.start()
     return thread
 

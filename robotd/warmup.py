@@ -7,7 +7,8 @@ the whole path of a child's life (a robot hosted by robotd's daemon, joining a b
 for its info and to run, its model an in-process stub), the code that path runs moved onto
 pages of its own (:func:`relocate_hot_code`), the free memory between the server's objects taken
 so a child's new objects do not land there (``robotd/holes.py``), and ``gc.freeze()`` so a
-child's collections do not write to the inherited objects. Measured step by step in docs/benchmarks.md.
+child's collections do not write to the inherited objects. Measured step by step in
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -57,8 +58,10 @@ _ORIGINALS: list[CodeType] = []
 WARM_MODULES = (
     "httpcore", "h11", "h2.connection",
     "litellm.proxy._types", "litellm._service_logger",
-    "litellm.integrations.generic_api.generic_api_callback", "litellm.integrations.prometheus_services",
-    "litellm.litellm_core_utils.logging_callback_manager", "litellm.llms.github_copilot.authenticator",
+    "litellm.integrations.generic_api.generic_api_callback",
+    "litellm.integrations.prometheus_services",
+    "litellm.litellm_core_utils.logging_callback_manager",
+    "litellm.llms.github_copilot.authenticator",
     "litellm.llms.github_copilot.per_user_auth", "litellm.llms.litellm_proxy.chat.transformation",
     "litellm.llms.openai.chat.gpt_audio_transformation", "litellm.llms.openai_like.dynamic_config",
     "litellm.proxy.openai_files_endpoints.common_utils", "litellm.proxy.spend_tracking.savings",
@@ -66,16 +69,18 @@ WARM_MODULES = (
 WARM_MODELS = (
     "litellm.proxy._types:CallbackOnUI", "litellm.types.router:GenericLiteLLMParams",
     "litellm.types.router:LiteLLM_Params", "litellm.types.services:ServiceLoggerPayload",
-    "litellm.types.utils:Message", "litellm.types.utils:Choices", "litellm.types.utils:ModelResponse",
+    "litellm.types.utils:Message", "litellm.types.utils:Choices",
+    "litellm.types.utils:ModelResponse",
     "litellm.types.utils:Usage", "litellm.types.utils:PromptTokensDetailsWrapper",
-    "litellm.types.utils:ModelResponseStream", "litellm.types.utils:StreamingChoices", "litellm.types.utils:Delta",
-    "openai.types.chat.chat_completion_message:ChatCompletionMessage",
+    "litellm.types.utils:ModelResponseStream", "litellm.types.utils:StreamingChoices",
+    "litellm.types.utils:Delta", "openai.types.chat.chat_completion_message:ChatCompletionMessage",
     "openai.types.chat.chat_completion:Choice", "openai.types.chat.chat_completion:ChatCompletion",
 )
 
 
 def warm() -> None:
-    """Import everything a robotd needs, live a spawned child's life, move its code together, fill the holes, freeze.
+    """Import everything a robotd needs, live a spawned child's life, move its code together, fill
+    the holes, freeze.
 
     A fork keeps only the forking thread, so no thread may outlive the warm-up: each round of
     hosted runs (:func:`warm_model_call`) ends every thread it started before ``gc.freeze()``.
@@ -139,7 +144,8 @@ def preload() -> None:
 
 
 def warm_model_call(rounds: int = 1) -> None:
-    """``rounds`` hosted robot runs per model in ``WARM_UP_MODELS`` against an in-process stub, then every thread ended.
+    """``rounds`` hosted robot runs per model in ``WARM_UP_MODELS`` against an in-process stub, then
+    every thread ended.
 
     Each run goes as a spawned child's first one does (:func:`_hosted_run`): a robot hosted by
     robotd's daemon joins a broker on this process's threads, is asked for its info and then to
@@ -163,9 +169,10 @@ def warm_model_call(rounds: int = 1) -> None:
     from robotlab.testing import serve_script
 
     before = set(threading.enumerate())
-    # The broker's and the asker's; each hosted robot's client takes Context.instance(), as a child's does.
+    # The broker's and the asker's; each hosted robot's client takes Context.instance(), as a
+    # child's does.
     context = zmq.Context()
-    # One stub and one broker for all rounds: stopping a stub waits out its poll interval (half a second).
+    # One stub and one broker for all rounds: stopping a stub waits out its half-second poll.
     # The broker on a unix socket: binding tcp, libzmq lists the network interfaces through
     # netlink and aborts where it may not (robotd's systemd unit allows only unix and IP sockets).
     with serve_script([{"content": "warm"}] * (len(WARM_UP_MODELS) * rounds)) as api, \
@@ -189,7 +196,8 @@ def warm_model_call(rounds: int = 1) -> None:
 
 
 def _hosted_run(url: str, asker: Any, model: str, api: str) -> None:
-    """One robot hosted as a fork request hosts it (``robotd.hosting``), asked for its info and one run.
+    """One robot hosted as a fork request hosts it (``robotd.hosting``), asked for its info and one
+    run.
 
     The request is the one ``Robot.spawn`` sends, but for the parent's pid (no process to
     watch: its thread would never end) and the fork server socket. ``api`` is the stub model.
@@ -199,10 +207,11 @@ def _hosted_run(url: str, asker: Any, model: str, api: str) -> None:
 
     from .hosting import from_fork_request, hosting_daemon
 
-    request = {"daemon": {"name": "warm-up", "broker": url, "instance": uuid.uuid4().hex[:12], "parent": "warm-up-parent",
+    request = {"daemon": {"name": "warm-up", "broker": url, "instance": uuid.uuid4().hex[:12],
+                          "parent": "warm-up-parent",
                           "watch_pid": None, "connect_timeout": 10.0, "curve": {}},
-               "robot": {"template": None, "system_prompt": "Warm up.", "prompts_dir": None, "serve": True,
-                         "llm": {"model": model, "api_base": api}, "settings": {}}}
+               "robot": {"template": None, "system_prompt": "Warm up.", "prompts_dir": None,
+                         "serve": True, "llm": {"model": model, "api_base": api}, "settings": {}}}
     ready_r, ready_w = os.pipe()
     config, spec = from_fork_request(request, ready_w)
     trace_settings()  # read, never set up here: see robotd/forkserver.py
@@ -212,11 +221,13 @@ def _hosted_run(url: str, asker: Any, model: str, api: str) -> None:
     announced = False
     try:
         with os.fdopen(ready_r, "rb") as ready:
-            announced = bool(select.select([ready], [], [], JOIN_SECONDS)[0]) and ready.readline().startswith(b"ready")
+            announced = (bool(select.select([ready], [], [], JOIN_SECONDS)[0])
+                         and ready.readline().startswith(b"ready"))
         if not announced:
             raise RuntimeError("the warm-up robot did not join its broker")
         asker.request("warm-up", None, type=INFO_TYPE, timeout=JOIN_SECONDS)
-        asker.request("warm-up", {"message": "warm up", "kwargs": {}}, type=RUN_TYPE, timeout=JOIN_SECONDS)
+        asker.request("warm-up", {"message": "warm up", "kwargs": {}}, type=RUN_TYPE,
+                      timeout=JOIN_SECONDS)
     finally:
         daemon.stop()
         thread.join(timeout=JOIN_SECONDS)  # one still running is reported by the caller
@@ -307,7 +318,8 @@ def relocate_hot_code(call: Callable[[], None]) -> int:
     copies: dict[CodeType, CodeType] = {}
     # In the order the call first ran them: what a child runs early in its life (the daemon, the
     # bus connection) sits apart from what only its model calls run.
-    functions = sorted((obj for obj in gc.get_objects() if type(obj) is FunctionType and obj.__code__ in hot),
+    functions = sorted((obj for obj in gc.get_objects() if type(obj) is FunctionType
+                        and obj.__code__ in hot),
                        key=lambda function: hot[function.__code__])
     for function in functions:
         function.__code__ = _copied(function.__code__, hot, copies)
@@ -316,8 +328,10 @@ def relocate_hot_code(call: Callable[[], None]) -> int:
 
 
 def _copied(code: CodeType, hot: dict[CodeType, int], copies: dict[CodeType, CodeType]) -> CodeType:
-    """The copy of ``code`` (made once), its hot nested code (lambdas, comprehensions) copied too."""
+    """The copy of ``code`` (made once), its hot nested code (lambdas, comprehensions) copied
+    too."""
     if code not in copies:
-        consts = tuple(_copied(c, hot, copies) if isinstance(c, CodeType) and c in hot else c for c in code.co_consts)
+        consts = tuple(_copied(c, hot, copies) if isinstance(c, CodeType) and c in hot else c
+                       for c in code.co_consts)
         copies[code] = code.replace(co_consts=consts)
     return copies[code]
