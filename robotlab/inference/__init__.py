@@ -1,1 +1,4 @@
-"""How a model call is bounded and judged: one deadline for it and its retries, and its failure's cause."""
+"""How a model call is bounded and judged.
+
+One deadline for it and its retries, and its failure's cause.
+"""

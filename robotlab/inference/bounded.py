@@ -25,7 +25,10 @@ class CallTimedOut(Exception):
 
 
 def _close(stream: Any) -> None:
-    """Close a provider stream and the HTTP response under it (litellm wraps openai's ``Stream``)."""
+    """Close a provider stream and the HTTP response under it.
+
+    litellm wraps openai's ``Stream``.
+    """
     for holder in (getattr(stream, "completion_stream", None), stream):
         close = getattr(holder, "close", None)
         if callable(close):
@@ -54,7 +57,8 @@ def _work(open_call: Callable[[], Any], streaming: bool, out: queue.SimpleQueue[
         out.put((_ERROR, exc))
 
 
-def bounded_items(open_call: Callable[[], Any], deadline: float | None, *, streaming: bool) -> Iterator[Any]:
+def bounded_items(open_call: Callable[[], Any], deadline: float | None, *,
+                  streaming: bool) -> Iterator[Any]:
     """Yield what ``open_call()`` returns (one item) or, when ``streaming``, each item it iterates.
 
     ``deadline`` is a ``time.monotonic()``; None runs the call inline with no bound.

@@ -12,20 +12,23 @@ import re
 
 __all__ = ["PERMANENT", "Cause", "EMPTY_STREAM", "classify", "classify_exception"]
 
-_AUTH = re.compile(r"invalid api key|incorrect api key|unauthorized|authentication failed|missing credentials",
-                   re.IGNORECASE)
+_AUTH = re.compile(r"invalid api key|incorrect api key|unauthorized|authentication failed|"
+                   r"missing credentials", re.IGNORECASE)
 _DNS = re.compile(r"name or service not known|nodename nor servname|getaddrinfo failed|"
                   r"temporary failure in name resolution|no address associated", re.IGNORECASE)
-_CONTEXT = re.compile(r"context.?window|context length|maximum context|exceeds? (the )?(context|n_ctx)|"
-                      r"too many tokens|prompt is too long", re.IGNORECASE)
-_CONNECTION = re.compile(r"connection refused|connection reset|connection error|connect call failed|"
-                         r"server disconnected|remote end closed", re.IGNORECASE)
+_CONTEXT = re.compile(r"context.?window|context length|maximum context|"
+                      r"exceeds? (the )?(context|n_ctx)|too many tokens|prompt is too long",
+                      re.IGNORECASE)
+_CONNECTION = re.compile(r"connection refused|connection reset|connection error|"
+                         r"connect call failed|server disconnected|remote end closed",
+                         re.IGNORECASE)
 _TIMEOUT = re.compile(r"timed? ?out", re.IGNORECASE)
 
 EMPTY_STREAM = ("the server ended the stream without a reply; a common cause is a prompt over its "
                 "context window — see its log")
 """The message of a streamed call that ended with no chunk and no finish reason (llama.cpp's
-server answers a prompt over its window this way: HTTP 200, an empty stream, the error in its log)."""
+server answers a prompt over its window this way: HTTP 200, an empty stream, the error in its
+log)."""
 
 
 class Cause(enum.StrEnum):
@@ -72,7 +75,8 @@ def classify(names: str, status: int | None, text: str) -> Cause:
     """
     if "ContextWindow" in names or _CONTEXT.search(text):
         return Cause.CONTEXT_WINDOW
-    if "Authentication" in names or "Unauthorized" in names or "PermissionDenied" in names or _AUTH.search(text):
+    if ("Authentication" in names or "Unauthorized" in names or "PermissionDenied" in names
+            or _AUTH.search(text)):
         return Cause.AUTH
     if _DNS.search(text):
         return Cause.HOST_NOT_FOUND
@@ -91,9 +95,13 @@ def classify(names: str, status: int | None, text: str) -> Cause:
 
 
 def classify_exception(exc: BaseException) -> Cause:
-    """The cause of a provider's exception (its class, the class of what caused it, its status, its text)."""
+    """The cause of a provider's exception.
+
+    Read from its class, the class of what caused it, its status and its text.
+    """
     cause = exc.__cause__ or exc.__context__
     names = f"{type(exc).__name__} {type(cause).__name__ if cause else ''}"
-    status = getattr(exc, "status_code", None) or getattr(exc, "status", None) or getattr(cause, "status_code", None)
+    status = (getattr(exc, "status_code", None) or getattr(exc, "status", None)
+              or getattr(cause, "status_code", None))
     text = getattr(exc, "message", None) or str(exc)
     return classify(names, status if isinstance(status, int) else None, str(text))

@@ -14,7 +14,8 @@ from contextlib import AbstractContextManager
 
 __all__ = ["ambient", "seconds_left", "within"]
 
-_AMBIENT: contextvars.ContextVar[float | None] = contextvars.ContextVar("robotlab_model_deadline", default=None)
+_AMBIENT: contextvars.ContextVar[float | None] = contextvars.ContextVar("robotlab_model_deadline",
+                                                                       default=None)
 
 
 def ambient() -> float | None:

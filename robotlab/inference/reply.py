@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ChunkCallback", "LLMReply", "StreamAssembler", "StreamTap", "ToolCall", "Usage", "reply_from_response"]
+__all__ = ["ChunkCallback", "LLMReply", "StreamAssembler", "StreamTap", "ToolCall", "Usage",
+           "reply_from_response"]
 
 ChunkCallback = Callable[[str], None]
 
@@ -71,7 +72,8 @@ class LLMReply:
     cost: float = 0.0
     model: str | None = None
     finish_reason: str | None = None
-    """Why the model stopped: ``stop``, ``tool_calls``, or ``length`` when ``max_tokens`` cut the reply."""
+    """Why the model stopped: ``stop``, ``tool_calls``, or ``length`` when ``max_tokens`` cut the
+    reply."""
 
     @property
     def truncated(self) -> bool:
@@ -80,7 +82,9 @@ class LLMReply:
 
 
 def _as_reported(usage: Usage | None) -> Usage:
-    """``usage``; or, when the provider sent none (absent, or 0 tokens in all), 0 marked ``estimated``.
+    """``usage``; or, when the provider sent none, 0 marked ``estimated``.
+
+    None means absent, or 0 tokens in all.
 
     A provider's count is never 0: even an empty reply had a prompt.
     """
@@ -173,7 +177,8 @@ def reply_from_response(response: Any) -> LLMReply:
         content=message.content or None,
         tool_calls=calls,
         reasoning=getattr(message, "reasoning_content", None) or None,
-        usage=_as_reported(Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else None),
+        usage=_as_reported(Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
+                           if usage else None),
         model=getattr(response, "model", None),
         finish_reason=getattr(choice, "finish_reason", None),
     )

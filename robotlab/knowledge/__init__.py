@@ -8,4 +8,5 @@ from robotlab.knowledge.reflector import Reflector
 from robotlab.knowledge.store import DurableStore
 from robotlab.knowledge.tools import RecallKnowledge, RecordKnowledge
 
-__all__ = ["DurableStore", "Entry", "RecallKnowledge", "RecordKnowledge", "Reflector", "detected", "similarity"]
+__all__ = ["DurableStore", "Entry", "RecallKnowledge", "RecordKnowledge", "Reflector", "detected",
+           "similarity"]

@@ -43,7 +43,8 @@ CREATE TRIGGER IF NOT EXISTS entries_ai AFTER INSERT ON entries BEGIN
     INSERT INTO entries_fts(rowid, content, domain) VALUES (new.id, new.content, new.domain);
 END;
 CREATE TRIGGER IF NOT EXISTS entries_ad AFTER DELETE ON entries BEGIN
-    INSERT INTO entries_fts(entries_fts, rowid, content, domain) VALUES ('delete', old.id, old.content, old.domain);
+    INSERT INTO entries_fts(entries_fts, rowid, content, domain)
+        VALUES ('delete', old.id, old.content, old.domain);
 END;
 """
 # Confirming adds 0.1 (capped at 1.0) and counts a use; rounding keeps 0.1 + 0.1 == 0.2.
@@ -82,15 +83,18 @@ class DurableStore:
         return db
 
     def record(self, entry: Entry) -> Entry:
-        """Add ``entry``, or confirm the entry with the same content (case-insensitive) in its domain.
+        """Add ``entry``, or confirm the entry with the same content in its domain.
+
+        Content is compared ignoring case.
 
         Returns:
             the entry as stored now.
         """
         key = domain_key(entry.domain)
         content_key = entry.content.strip().lower()
-        values = (key, content_key, entry.content, entry.reasoning, str(entry.category), entry.domain,
-                  entry.confidence, entry.use_count, entry.created_at, entry.updated_at)
+        values = (key, content_key, entry.content, entry.reasoning, str(entry.category),
+                  entry.domain, entry.confidence, entry.use_count, entry.created_at,
+                  entry.updated_at)
         db = self._db()
         db.execute(_UPSERT, values)
         row = db.execute(f"SELECT {_COLUMNS} FROM entries WHERE domain_key = ? AND content_key = ?",
@@ -101,32 +105,40 @@ class DurableStore:
         """Confirm a stored entry: confidence +0.1 (capped at 1.0), use_count +1."""
         return self.record(entry)
 
-    def recall(self, query: str, domain: str | None = None, min_confidence: float = 0.0) -> list[Entry]:
-        """Entries any of whose query words (3+ characters) occurs in "content domain", ignoring case.
+    def recall(self, query: str, domain: str | None = None,
+               min_confidence: float = 0.0) -> list[Entry]:
+        """Entries any of whose query words (3+ characters) occurs in "content domain".
+
+        Case is ignored.
 
         Best first: highest confidence, then most used.
         """
         expression = _match_expression(query)
         if expression is None:
             return []
-        sql = (f"SELECT {', '.join('e.' + c.strip() for c in _COLUMNS.split(','))} FROM entries_fts "
-               "JOIN entries e ON e.id = entries_fts.rowid WHERE entries_fts MATCH ? AND e.confidence >= ?")
+        columns = ', '.join('e.' + c.strip() for c in _COLUMNS.split(','))
+        sql = (f"SELECT {columns} FROM entries_fts "
+               "JOIN entries e ON e.id = entries_fts.rowid "
+               "WHERE entries_fts MATCH ? AND e.confidence >= ?")
         params: list[Any] = [expression, min_confidence]
         if domain is not None:
             sql += " AND e.domain_key = ?"
             params.append(domain_key(domain))
-        rows = self._db().execute(sql + " ORDER BY e.confidence DESC, e.use_count DESC, e.id", params)
+        rows = self._db().execute(sql + " ORDER BY e.confidence DESC, e.use_count DESC, e.id",
+                                  params)
         return [Entry(*row) for row in rows]
 
     def entries(self, domain: str | None = None) -> list[Entry]:
         """Every entry (of one domain, or all), oldest first."""
-        where, params = (" WHERE domain_key = ?", [domain_key(domain)]) if domain is not None else ("", [])
-        return [Entry(*row) for row in self._db().execute(f"SELECT {_COLUMNS} FROM entries{where} ORDER BY id",
-                                                          params)]
+        where, params = ((" WHERE domain_key = ?", [domain_key(domain)]) if domain is not None
+                         else ("", []))
+        rows = self._db().execute(f"SELECT {_COLUMNS} FROM entries{where} ORDER BY id", params)
+        return [Entry(*row) for row in rows]
 
     def domains(self) -> list[str]:
         """The normalised names of the domains that hold entries."""
-        return [row[0] for row in self._db().execute("SELECT DISTINCT domain_key FROM entries ORDER BY 1")]
+        rows = self._db().execute("SELECT DISTINCT domain_key FROM entries ORDER BY 1")
+        return [row[0] for row in rows]
 
     def close(self) -> None:
         """Close this thread's connection (others close when their thread's store goes away)."""

@@ -30,8 +30,8 @@ class RecallKnowledge(_KnowledgeTool):
     """Look up what was learned before; each hit found is confirmed (it proved useful again)."""
 
     name = "recall_knowledge"
-    description = ("Recall durable knowledge from past work that matches a query, optionally in one "
-                   "domain. Use it before deciding something you may have decided before.")
+    description = ("Recall durable knowledge from past work that matches a query, optionally in "
+                   "one domain. Use it before deciding something you may have decided before.")
     parameters = {
         "type": "object",
         "properties": {"query": {"type": "string", "description": "words to look for"},
@@ -47,7 +47,8 @@ class RecallKnowledge(_KnowledgeTool):
         hits = [store.confirm(entry) for entry in store.recall(query, domain=domain)]
         if not hits:
             return f"No relevant past knowledge found for: {query}. When in doubt, skip."
-        lines = [f"[{e.category}/conf:{e.confidence:.1f}] {e.content} — {e.reasoning}" for e in hits]
+        lines = [f"[{e.category}/conf:{e.confidence:.1f}] {e.content} — {e.reasoning}"
+                 for e in hits]
         return "Relevant past knowledge:\n" + "\n".join(lines)
 
 
@@ -55,8 +56,8 @@ class RecordKnowledge(_KnowledgeTool):
     """Keep a lesson for future runs, in a domain; recording it again raises its confidence."""
 
     name = "record_knowledge"
-    description = ("Record a durable lesson (what, why, a category such as pattern or pitfall, and a "
-                   "domain) so later runs can recall it.")
+    description = ("Record a durable lesson (what, why, a category such as pattern or pitfall, and "
+                   "a domain) so later runs can recall it.")
     parameters = {
         "type": "object",
         "properties": {"content": {"type": "string"}, "reasoning": {"type": "string"},
@@ -69,7 +70,9 @@ class RecordKnowledge(_KnowledgeTool):
         store = self._store()
         if store is None:
             return NO_STORE
-        entry = store.record(Entry(content=content, reasoning=reasoning, category=category, domain=domain))
+        entry = store.record(Entry(content=content, reasoning=reasoning, category=category,
+                                   domain=domain))
         if self.robot is not None:
             self.robot.learn(f"{content} ({domain})")
-        return f"Recorded [{entry.category}/conf:{entry.confidence:.1f}] {entry.content} in {entry.domain}."
+        return (f"Recorded [{entry.category}/conf:{entry.confidence:.1f}] {entry.content} "
+                f"in {entry.domain}.")

@@ -41,7 +41,10 @@ def serve_script(turns: Any) -> AbstractContextManager[str]:
 
 
 def requests_seen(url: str, what: str = "requests") -> list[dict[str, Any]]:
-    """Request bodies (or ``"headers"``) a script server received; see ``robotlab.testing.llm_server``."""
+    """Request bodies (or ``"headers"``) a script server received.
+
+    See ``robotlab.testing.llm_server``.
+    """
     from robotlab.testing.llm_server import requests_seen as seen
 
     return seen(url, what)

@@ -34,7 +34,8 @@ def _message(turn: Turn) -> dict[str, Any]:
         message["reasoning_content"] = turn.reasoning_content
     if turn.tool_calls:
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
             for c in turn.tool_calls
         ]
     return message
@@ -60,9 +61,11 @@ def completion_body(turn: Turn, model: str, number: int) -> dict[str, Any]:
     }
 
 
-def stream_events(turn: Turn, model: str, number: int, include_usage: bool) -> Iterator[dict[str, Any]]:
+def stream_events(turn: Turn, model: str, number: int,
+                  include_usage: bool) -> Iterator[dict[str, Any]]:
     """The chunks of a streamed completion, in order."""
-    base = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+    base = {"id": f"chatcmpl-{number}", "object": "chat.completion.chunk",
+            "created": int(time.time()), "model": model}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
@@ -75,7 +78,8 @@ def stream_events(turn: Turn, model: str, number: int, include_usage: bool) -> I
     for i, call in enumerate(_message(turn).get("tool_calls") or []):
         pieces = turn.argument_pieces(call["function"]["arguments"])
         # As providers do: the first delta names the call, the next ones carry the arguments.
-        yield chunk({"tool_calls": [{"index": i, **call, "function": {**call["function"], "arguments": pieces[0]}}]})
+        first = {"index": i, **call, "function": {**call["function"], "arguments": pieces[0]}}
+        yield chunk({"tool_calls": [first]})
         for piece in pieces[1:]:
             yield chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
     yield chunk({}, turn.stop_reason)
@@ -139,7 +143,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            self._send_json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+            self._send_json(200, {"object": "list",
+                                  "data": [{"id": "scripted", "object": "model"}]})
         elif self.path == "/_requests":
             with self.server.lock:
                 self._send_json(200, list(self.server.requests))
@@ -168,17 +173,22 @@ class _Handler(BaseHTTPRequestHandler):
         if turn.delay:
             time.sleep(turn.delay)
         if turn.is_error:
-            self._send_json(turn.error_status or 500, {"error": {"message": turn.error_message, "type": "scripted"}})
+            self._send_json(turn.error_status or 500,
+                            {"error": {"message": turn.error_message, "type": "scripted"}})
         elif body.get("stream") and turn.empty_stream:
             self._stream(iter(()))
         elif body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            self._stream(stream_events(turn, body.get("model", "scripted"), number, include_usage), turn.chunk_delay)
+            events = stream_events(turn, body.get("model", "scripted"), number, include_usage)
+            self._stream(events, turn.chunk_delay)
         else:
             self._send_json(200, completion_body(turn, body.get("model", "scripted"), number))
 
     def _stream(self, events: Iterator[dict[str, Any]], pause: float = 0.0) -> None:
-        """Write the events as server-sent events, ``pause`` seconds after each content or tool-call chunk."""
+        """Write the events as server-sent events.
+
+        ``pause`` seconds pass after each content or tool-call chunk.
+        """
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")

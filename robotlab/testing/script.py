@@ -3,14 +3,17 @@
 A turn is a dict with one of these shapes::
 
     {"content": "text"}
-    {"content": "optional text", "tool_calls": [{"name": "write", "arguments": {...}, "id": "optional"}]}
+    {"content": "optional text",
+     "tool_calls": [{"name": "write", "arguments": {...}, "id": "optional"}]}
     {"error": {"status": 429, "message": "slow down"}}
 
 and these optional keys: ``usage`` (``{"prompt_tokens": N, "completion_tokens": M}``, default
-10/5; ``null``: the server reports no usage, as many local servers do), ``reasoning_content`` (thinking text), ``chunks`` (how streamed content is split),
-``delay`` (seconds to wait before answering), ``chunk_delay`` (seconds between streamed chunks),
-``argument_chunks`` (how many pieces each tool call's JSON arguments stream in, default 1) and ``finish_reason`` (default ``tool_calls`` or ``stop``; ``length`` plays a reply cut by
-``max_tokens``). Read ``docs/testing.md`` next.
+10/5; ``null``: the server reports no usage, as many local servers do), ``reasoning_content``
+(thinking text), ``chunks`` (how streamed content is split), ``delay`` (seconds to wait before
+answering), ``chunk_delay`` (seconds between streamed chunks), ``argument_chunks`` (how many
+pieces each tool call's JSON arguments stream in, default 1) and ``finish_reason`` (default
+``tool_calls`` or ``stop``; ``length`` plays a reply cut by ``max_tokens``). Read
+``docs/testing.md`` next.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ __all__ = ["Script", "ScriptedToolCall", "Turn", "load_script", "parse_turns"]
 
 DEFAULT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5}
 _TURN_KEYS = frozenset(
-    {"content", "tool_calls", "usage", "reasoning_content", "delay", "error", "chunks", "chunk_delay", "finish_reason",
-     "argument_chunks", "empty_stream"}
+    {"content", "tool_calls", "usage", "reasoning_content", "delay", "error", "chunks",
+     "chunk_delay", "finish_reason", "argument_chunks", "empty_stream"}
 )
 
 
@@ -57,7 +60,8 @@ class Turn:
     chunk_delay: float = 0.0
     finish_reason: str | None = None
     argument_chunks: int = 1
-    """Pieces each tool call's JSON arguments stream in (providers stream long arguments in many)."""
+    """Pieces each tool call's JSON arguments stream in (providers stream long arguments in
+    many)."""
     empty_stream: bool = False
     """Streamed, the reply is HTTP 200 with no chunk at all (llama.cpp's answer to a prompt over
     its context window); not streamed, the turn is answered as usual."""
@@ -75,7 +79,8 @@ class Turn:
         return self.error_status is not None
 
     def argument_pieces(self, arguments: str) -> list[str]:
-        """A tool call's JSON ``arguments`` cut into ``argument_chunks`` pieces of about one length."""
+        """A tool call's JSON ``arguments`` cut into ``argument_chunks`` pieces of about one
+        length."""
         size = max(-(-len(arguments) // self.argument_chunks), 1)
         return [arguments[start:start + size] for start in range(0, len(arguments), size)] or [""]
 
@@ -100,7 +105,8 @@ def _parse_tool_calls(raw: Any, turn_index: int) -> tuple[ScriptedToolCall, ...]
         if isinstance(arguments, str):
             arguments = json.loads(arguments)
         calls.append(
-            ScriptedToolCall(call["name"], dict(arguments), str(call.get("id") or f"call_{turn_index}_{i}"))
+            ScriptedToolCall(call["name"], dict(arguments),
+                             str(call.get("id") or f"call_{turn_index}_{i}"))
         )
     return tuple(calls)
 
@@ -110,7 +116,8 @@ def _parse_turn(raw: Any, index: int) -> Turn:
         raise ConfigError(f"turn {index}: expected a mapping, got {type(raw).__name__}")
     unknown = set(raw) - _TURN_KEYS
     if unknown:
-        raise ConfigError(f"turn {index}: unknown keys {sorted(unknown)}; known: {sorted(_TURN_KEYS)}")
+        raise ConfigError(f"turn {index}: unknown keys {sorted(unknown)}; "
+                          f"known: {sorted(_TURN_KEYS)}")
     usage = {**DEFAULT_USAGE, **(raw.get("usage") or {})}
     error = raw.get("error")
     chunks = tuple(raw.get("chunks") or ())
@@ -125,7 +132,8 @@ def _parse_turn(raw: Any, index: int) -> Turn:
         reasoning_content=raw.get("reasoning_content"),
         delay=float(raw.get("delay") or 0.0),
         error_status=int(error.get("status", 500)) if isinstance(error, dict) else None,
-        error_message=str(error.get("message", "scripted error")) if isinstance(error, dict) else "",
+        error_message=(str(error.get("message", "scripted error")) if isinstance(error, dict)
+                       else ""),
         chunks=chunks,
         chunk_delay=float(raw.get("chunk_delay") or 0.0),
         finish_reason=raw.get("finish_reason"),

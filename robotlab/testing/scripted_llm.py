@@ -67,7 +67,8 @@ class ScriptedLLM:
     ) -> LLMReply:
         """Answer with the next scripted turn; see ``robotlab.llm.LLM.complete``."""
         self.requests.append(
-            RecordedRequest([dict(m) for m in messages], list(tools), dict(params), on_chunk is not None)
+            RecordedRequest([dict(m) for m in messages], list(tools), dict(params),
+                            on_chunk is not None)
         )
         turn = self.script.next_turn()
         if turn.delay:
@@ -85,7 +86,8 @@ class ScriptedLLM:
                 on_chunk(piece)
                 if turn.chunk_delay:
                     time.sleep(turn.chunk_delay)
-            if isinstance(on_chunk, StreamTap):  # it also hears the calls' arguments, as from a provider
+            # a tap also hears the calls' arguments, as from a provider
+            if isinstance(on_chunk, StreamTap):
                 for call in turn.tool_calls:
                     for piece in turn.argument_pieces(json.dumps(call.arguments)):
                         on_chunk.arguments(piece)
@@ -93,7 +95,8 @@ class ScriptedLLM:
             content=turn.content,
             tool_calls=tuple(ToolCall(c.id, c.name, dict(c.arguments)) for c in turn.tool_calls),
             reasoning=turn.reasoning_content,
-            usage=Usage(turn.prompt_tokens, turn.completion_tokens) if turn.reports_usage else Usage(estimated=True),
+            usage=(Usage(turn.prompt_tokens, turn.completion_tokens) if turn.reports_usage
+                   else Usage(estimated=True)),
             cost=0.0,
             model=params.get("model"),
             finish_reason=turn.stop_reason,

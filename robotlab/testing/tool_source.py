@@ -26,12 +26,13 @@ class DictToolSource:
         self.closed = False
         self._tools = [
             Tool.create(name=tool_name, description=f"{tool_name} from {name}",
-                        parameters=(schemas or {}).get(tool_name), handler=self._recording(tool_name, handler),
-                        mcp=name)
+                        parameters=(schemas or {}).get(tool_name),
+                        handler=self._recording(tool_name, handler), mcp=name)
             for tool_name, handler in tools.items()
         ]
 
-    def _recording(self, tool_name: str, handler: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+    def _recording(self, tool_name: str,
+                   handler: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
         def call(arguments: dict[str, Any]) -> Any:
             self.calls.append((tool_name, dict(arguments)))
             return handler(arguments)

@@ -13,7 +13,8 @@ class EchoTool(Tool):
     """Returns its ``text`` argument unchanged."""
 
     description = "Echo the text back."
-    parameters = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    parameters = {"type": "object", "properties": {"text": {"type": "string"}},
+                  "required": ["text"]}
 
     def execute(self, **kwargs: Any) -> Any:
         """Return ``text``."""
