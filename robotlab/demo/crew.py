@@ -30,11 +30,13 @@ MODEL = "openai/scripted"
 
 def _start_concierge(broker_url: str, api: str) -> subprocess.Popen[bytes]:
     argv = [sys.executable, "-m", "robotlab.robotd", "--name", "concierge", "--broker", broker_url,
-            "--system-prompt", "You know which rooms are free.", "--model", MODEL, "--api-base", api, "--serve"]
+            "--system-prompt", "You know which rooms are free.", "--model", MODEL,
+            "--api-base", api, "--serve"]
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def _wait_for(client: BusClient, name: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+def _wait_for(client: BusClient, name: str, proc: subprocess.Popen[bytes],
+              timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not any(row["name"] == name for row in client.admin("ps")):
         if proc.poll() is not None:
@@ -58,24 +60,27 @@ def run_demo(broker_url: str, say: Callable[[str], Any] = print) -> None:
 
     # The fork server warms up (imports litellm) while the concierge's robotd does the same; the
     # specialist is spawned once it is warm, so the demo shows a warm fork's milliseconds.
-    warming = threading.Thread(target=start_fork_server, kwargs={"warm": True}, name="demo-fork-server", daemon=True)
+    warming = threading.Thread(target=start_fork_server, kwargs={"warm": True},
+                               name="demo-fork-server", daemon=True)
     warming.start()
     with serve_script(SCRIPT) as api:
         concierge = _start_concierge(broker_url, api)
         lead = Robot(name="lead", bus=broker_url, model=MODEL, api_base=api)
         try:
-            say("  starting robotd 'concierge' (serving, its own process; a cold start imports litellm)")
+            say("  starting robotd 'concierge' (serving, its own process; a cold start imports "
+                "litellm)")
             _wait_for(lead.bus, "concierge", concierge)
             reply = lead.ask("concierge", "Which room is free this morning?", timeout=30)
             say(f"  lead asked concierge, reply: {reply.content}")
-            say(f"  lead's outbox: {reply.in_reply_to} is {lead.outbox[reply.in_reply_to or '']['status']}")
+            status = lead.outbox[reply.in_reply_to or ""]["status"]
+            say(f"  lead's outbox: {reply.in_reply_to} is {status}")
             warming.join()
             started = time.perf_counter()
             specialist = lead.spawn(name="specialist", system_prompt="You plan meetings.")
             took = (time.perf_counter() - started) * 1000
             info = specialist.info()
-            say(f"  lead spawned 'specialist' (pid {specialist.pid}) in {took:.0f} ms; it inherited model "
-                f"{info['model']}")
+            say(f"  lead spawned 'specialist' (pid {specialist.pid}) in {took:.0f} ms; it "
+                f"inherited model {info['model']}")
             result = lead.delegate(to=specialist, task="Plan the review meeting.")
             say(f"  specialist's plan: {result.reply}")
             say("  the crew on the bus:")

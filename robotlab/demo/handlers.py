@@ -1,4 +1,6 @@
-"""Small handlers that the offline demo hosts in real robotds (``--handler robotlab.demo.handlers:NAME``).
+"""Small handlers that the offline demo hosts in real robotds.
+
+They are named as ``--handler robotlab.demo.handlers:NAME``.
 
 They also serve as the smallest examples of a bus handler: a plain function of one
 :class:`~robotlab.bus.Message`, whose return value (unless None) is the reply.

@@ -45,7 +45,8 @@ class Processes:
         """Start ``argv`` with its output in ``<folder>/<name>.log``."""
         log = self.folder / f"{name}-{len(self.started)}.log"
         with open(log, "wb") as out:
-            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
         self.started.append((name, proc, log))
         return proc
 
@@ -91,7 +92,8 @@ class Demo:
             return True
         except Exception as exc:  # the demo's one boundary: report the part and go on
             self.failed.append(title)
-            self.console.print(f"  [bold red]failed:[/] {escape(type(exc).__name__)}: {escape(str(exc))}")
+            self.console.print(f"  [bold red]failed:[/] {escape(type(exc).__name__)}: "
+                               f"{escape(str(exc))}")
             return False
 
 
@@ -101,8 +103,8 @@ class Demo:
 def start_broker(demo: Demo) -> None:
     """Start ``robotlab broker`` on an ipc:// endpoint and wait until it listens."""
     # Its journal lives and dies with the demo's folder: nothing is left in the user's state folder.
-    argv = [sys.executable, "-m", "robotlab.cli", "broker", "--bind", demo.url, "--ack-timeout", "5",
-            "--journal", str(demo.folder / "broker.db")]
+    argv = [sys.executable, "-m", "robotlab.cli", "broker", "--bind", demo.url,
+            "--ack-timeout", "5", "--journal", str(demo.folder / "broker.db")]
     proc = demo.procs.start("broker", argv)
     _wait(lambda: "listening on" in demo.procs.log_of(proc), proc, demo, "the broker to listen")
     demo.say(f"  robotlab broker pid {proc.pid} listening on {demo.url}")
@@ -110,18 +112,22 @@ def start_broker(demo: Demo) -> None:
 
 def start_clerks(demo: Demo, client: BusClient) -> None:
     """Start two robotds under the one name ``clerk`` and wait until both are on the bus."""
-    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "clerk", "--broker", demo.url, "--handler", CLERK_HANDLER]
+    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "clerk", "--broker", demo.url,
+            "--handler", CLERK_HANDLER]
     procs = [demo.procs.start("robotd-clerk", argv) for _ in range(2)]
     for proc in procs:
         _wait(functools.partial(_listed, client, proc.pid), proc, demo, f"robotd pid {proc.pid}")
     for row in client.admin("ps"):
-        demo.say(f"  robotd --name {row['name']} --handler {CLERK_HANDLER}: pid {row['pid']}, instance {row['instance']}, {row['state']}")
+        demo.say(f"  robotd --name {row['name']} --handler {CLERK_HANDLER}: pid {row['pid']}, "
+                 f"instance {row['instance']}, {row['state']}")
 
 
-def route_messages(client: BusClient, say: Callable[[str], None], replies: queue.Queue[Any]) -> None:
+def route_messages(client: BusClient, say: Callable[[str], None],
+                   replies: queue.Queue[Any]) -> None:
     """A send (fanned out and acked by both), a request to any one, a request to both."""
     tracker = client.send("clerk", "order 12 staplers").wait(5)
-    say(f"  send     demo -> clerk 'order 12 staplers': delivered and acked by {len(tracker.instances)} instances (fan-out)")
+    say(f"  send     demo -> clerk 'order 12 staplers': delivered and acked by "
+        f"{len(tracker.instances)} instances (fan-out)")
     reply = client.request("clerk", "what is on file?", timeout=5, any=True)
     say(f"  request  demo -> one clerk (any): {reply.content}")
     roll_call = client.send("clerk", "roll call", type="request")
@@ -148,7 +154,8 @@ def dead_letter(client: BusClient, say: Callable[[str], None]) -> None:
     from robotlab.bus.protocol import unpack
 
     for row in client.admin("dlq.list"):
-        say(f"  dlq list: {row['dlq_id']}  {row['reason']}  to {row['to']}  from {row['from']}  {unpack(row['body'])!r}")
+        say(f"  dlq list: {row['dlq_id']}  {row['reason']}  to {row['to']}  from {row['from']}  "
+            f"{unpack(row['body'])!r}")
 
 
 def _listed(client: BusClient, pid: int) -> bool:
@@ -159,7 +166,8 @@ def _wait(ready: Callable[[], Any], proc: subprocess.Popen[bytes], demo: Demo, w
     deadline = time.monotonic() + START_TIMEOUT
     while not ready():
         if proc.poll() is not None:
-            raise RuntimeError(f"{what}: the process exited {proc.returncode}:\n{demo.procs.log_of(proc)[-2000:]}")
+            raise RuntimeError(f"{what}: the process exited {proc.returncode}:\n"
+                               f"{demo.procs.log_of(proc)[-2000:]}")
         if time.monotonic() > deadline:
             raise TimeoutError(f"waited {START_TIMEOUT:g}s for {what}")
         time.sleep(0.05)
@@ -210,13 +218,16 @@ def run_bus_parts(demo: Demo) -> None:
         if demo.part("two robotds, one name", lambda: start_clerks(demo, client),
                      "two processes answer to the name clerk: the bus treats them as one robot"):
             demo.part("routing", lambda: route_messages(client, demo.say, replies),
-                      "a message goes to every clerk, or to any one of them; replies find their way back")
+                      "a message goes to every clerk, or to any one of them; replies find their "
+                      "way back")
         demo.part("dead letters", lambda: dead_letter(client, demo.say),
                   "a message nobody can take is kept, with the reason, and its sender is told")
-    demo.part("a network across robotds", lambda: run_optional("robotlab.demo.network", demo, demo.url, demo.say),
+    demo.part("a network across robotds",
+              lambda: run_optional("robotlab.demo.network", demo, demo.url, demo.say),
               "robots in different processes work one pipeline over a shared memory")
     demo.part("a crew", lambda: run_optional("robotlab.demo.crew", demo, demo.url),
-              "robots built from templates, each in its own robotd, answering with a scripted model")
+              "robots built from templates, each in its own robotd, answering with a scripted "
+              "model")
 
 
 def main() -> int:
@@ -224,7 +235,8 @@ def main() -> int:
     console = Console(soft_wrap=True, highlight=False)
     console.print("[bold]robotlab demo[/]: real processes on one bus, scripted models, no network")
     started = time.monotonic()
-    folder = Path(tempfile.mkdtemp(prefix="rl-demo-"))  # short: ipc:// paths must stay under ~100 bytes
+    # a short name: ipc:// paths must stay under ~100 bytes
+    folder = Path(tempfile.mkdtemp(prefix="rl-demo-"))
     demo = Demo(console, folder)
     try:
         run_bus_parts(demo)
@@ -236,9 +248,11 @@ def main() -> int:
         shutil.rmtree(folder, ignore_errors=True)
     elapsed = time.monotonic() - started
     if demo.failed:
-        console.print(f"\n[bold red]demo finished in {elapsed:.1f} s; failed: {escape(', '.join(demo.failed))}[/]")
+        console.print(f"\n[bold red]demo finished in {elapsed:.1f} s; failed: "
+                      f"{escape(', '.join(demo.failed))}[/]")
         return 1
-    console.print(f"\n[bold green]demo finished in {elapsed:.1f} s[/]; every process it started is stopped")
+    console.print(f"\n[bold green]demo finished in {elapsed:.1f} s[/]; every process it started "
+                  "is stopped")
     console.print(escape(NEXT_STEPS))
     return 0
 

@@ -83,7 +83,8 @@ def _start_member(name: str, broker_url: str, step: float) -> subprocess.Popen[b
 def _wait_ready(client: BusClient, names: list[str], timeout: float = 20.0) -> None:
     """Wait until every member is on the bus and has built its robot."""
     deadline = time.monotonic() + timeout
-    while not set(names) <= {row["name"] for row in client.admin("ps")}:  # other robots may be live too
+    # other robots may be live too
+    while not set(names) <= {row["name"] for row in client.admin("ps")}:
         if time.monotonic() > deadline:
             raise TimeoutError(f"demo members {names} did not join the bus in {timeout:g}s")
         threading.Event().wait(0.05)
@@ -106,21 +107,24 @@ def run_demo(broker_url: str, say: Callable[[str], Any] = print, step: float = S
     try:
         with bus.connect(broker_url, name="demo-network") as client:
             _wait_ready(client, list(MEMBERS))
-            editor = Robot(name="editor", llm=ScriptedLLM([{"content": "Summary: offer yearly billing up front."}]))
+            editor = Robot(name="editor", llm=ScriptedLLM(
+                [{"content": "Summary: offer yearly billing up front."}]))
             editor.on(_ReadsNotes)
             with create_network(name="launch", config=RunConfig(bus=client)) as net:
                 for name in MEMBERS:
                     net.task(name, name)
                 net.task("summary", editor, depends_on=list(MEMBERS))
             net.memory.subscribe_pattern(
-                "notes:*", lambda c: say(f"  memory: {c.key} = {json.dumps(c.value)} (written by {c.writer})"))
+                "notes:*",
+                lambda c: say(f"  memory: {c.key} = {json.dumps(c.value)} "
+                              f"(written by {c.writer})"))
             started = time.monotonic()
             result = net.run("What should the launch note say?")
             elapsed = time.monotonic() - started
             net.memory.flush(2)
             net.close()
-        say(f"  {len(MEMBERS)} remote robots of {step:g} s each ran side by side: {elapsed:.2f} s in all "
-            f"(one after the other: over {len(MEMBERS) * step:g} s)")
+        say(f"  {len(MEMBERS)} remote robots of {step:g} s each ran side by side: "
+            f"{elapsed:.2f} s in all (one after the other: over {len(MEMBERS) * step:g} s)")
         say(f"  final reply: {result.reply}")
         return result
     finally:

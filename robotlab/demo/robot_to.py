@@ -80,8 +80,10 @@ def run_demo(workdir: str | Path) -> int:
         report = robotlab.to.run(
             OBJECTIVE, work_dir=str(repo), model="openai/scripted", api_base=url, local_guards=True,
             verify_command=verify, protect_paths=["test_calc.py"], commit_format="conventional",
-            stop_when="the test suite passes", max_iterations=3, decision_wait_poll=0.1, backoff_base=0.1,
+            stop_when="the test suite passes", max_iterations=3, decision_wait_poll=0.1,
+            backoff_base=0.1,
         )
-    log = subprocess.run(["git", "log", "--oneline"], cwd=repo, capture_output=True, text=True).stdout
+    log = subprocess.run(["git", "log", "--oneline"], cwd=repo, capture_output=True,
+                         text=True).stdout
     print(f"git log:\n{log}")
     return int(report.exit_code)

@@ -63,7 +63,8 @@ def routing(header: dict[str, Any]) -> Any:
     The caller ends it with :func:`settled` once every copy of the message is settled. A reply
     (``untracked``) never settles in the broker: its span ends at once, and None is returned.
     """
-    attributes = _messaging(header, "route", header["to"]) | {"messaging.client.id": str(header.get("from_instance", ""))}
+    attributes = (_messaging(header, "route", header["to"])
+                  | {"messaging.client.id": str(header.get("from_instance", ""))})
     span = tracing.tracer().start_span(f"route {header['to']}", context=tracing.extract(header),
                                        kind=_kind("SERVER"), attributes=attributes)
     _put_context(header, span)
@@ -86,11 +87,16 @@ def settled(span: Any, receipt: dict[str, Any]) -> None:
 
 @contextmanager
 def processing(name: str, message: Any) -> Iterator[Any]:
-    """``process {name}`` around a receiver's handling of ``message``, a child of its sender's span."""
+    """``process {name}`` around a receiver's handling of ``message``.
+
+    The span is a child of its sender's span.
+    """
     header = {**message.extra, "id": message.id}
     attributes = _messaging(header, "process", name) | {"messaging.robotlab.sender": message.sender}
-    with tracing.tracer().start_as_current_span(f"process {name}", context=tracing.extract(header),
-                                                kind=_kind("CONSUMER"), attributes=attributes) as span:
+    with tracing.tracer().start_as_current_span(f"process {name}",
+                                                context=tracing.extract(header),
+                                                kind=_kind("CONSUMER"),
+                                                attributes=attributes) as span:
         yield span
 
 
@@ -133,8 +139,12 @@ def used(span: Any, input_tokens: int, output_tokens: int, cost: float | None = 
 
 @contextmanager
 def executing(tool: str, call_id: str) -> Iterator[Any]:
-    """``execute_tool {tool}`` around one tool call; a failure the model reads is marked with :func:`failed`."""
-    attributes = _genai("execute_tool", None) | {"gen_ai.tool.name": tool, "gen_ai.tool.call.id": call_id,
+    """``execute_tool {tool}`` around one tool call.
+
+    A failure the model reads is marked with :func:`failed`.
+    """
+    attributes = _genai("execute_tool", None) | {"gen_ai.tool.name": tool,
+                                                 "gen_ai.tool.call.id": call_id,
                                                  "gen_ai.tool.type": "function"}
     with tracing.tracer().start_as_current_span(f"execute_tool {tool}", kind=_kind("INTERNAL"),
                                                 attributes=attributes) as span:
@@ -148,7 +158,9 @@ def failed(span: Any, error: BaseException) -> None:
 
 @contextmanager
 def step(name: str, attributes: dict[str, Any]) -> Iterator[Any]:
-    """An ``INTERNAL`` span ``name``, current for the block; None (and nothing else) while tracing is off.
+    """An ``INTERNAL`` span ``name``, current for the block.
+
+    None (and nothing else) while tracing is off.
 
     It checks ``tracing.ENABLED`` itself: it wraps coarse work (a robot-to run, one iteration),
     where one check per block costs nothing worth saving at the call site.
@@ -157,13 +169,17 @@ def step(name: str, attributes: dict[str, Any]) -> Iterator[Any]:
         yield None
         return
     # A robot-to run ends by raising StopRun even when it went well: the outcome is an attribute.
-    with tracing.tracer().start_as_current_span(name, kind=_kind("INTERNAL"), attributes=attributes,
-                                                record_exception=False, set_status_on_exception=False) as span:
+    with tracing.tracer().start_as_current_span(name, kind=_kind("INTERNAL"),
+                                                attributes=attributes, record_exception=False,
+                                                set_status_on_exception=False) as span:
         yield span
 
 
 def annotate(span: Any, attributes: dict[str, Any]) -> None:
-    """Set ``attributes`` on a :func:`step` span (None values skipped); no-op for None (tracing off)."""
+    """Set ``attributes`` on a :func:`step` span (None values skipped).
+
+    A no-op for None (tracing off).
+    """
     if span is not None:
         for key, value in attributes.items():
             if value is not None:

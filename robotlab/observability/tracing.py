@@ -52,15 +52,15 @@ def setup(settings: TraceSettings, service: str) -> bool:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
         from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
     except ImportError:
-        log.warning("OTEL_TRACES_EXPORTER asks for traces, but the OpenTelemetry SDK is not installed: "
-                    "pip install 'robotlab[otel]' (tracing stays off)")
+        log.warning("OTEL_TRACES_EXPORTER asks for traces, but the OpenTelemetry SDK is not "
+                    "installed: pip install 'robotlab[otel]' (tracing stays off)")
         return False
     exporters = [_exporter(name, settings) for name in settings.exporters]
     # Not the SDK's own flush at exit: its batch processor waits up to 30 s for an exporter
     # that retries an unreachable collector for 10, which every command then paid. flush() at
     # exit (which a SIGTERM'd daemon reaches too) waits settings.exit_seconds, no longer.
-    provider = TracerProvider(resource=Resource.create({"service.name": settings.service_name or service}),
-                              shutdown_on_exit=False)
+    resource = Resource.create({"service.name": settings.service_name or service})
+    provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     for exporter in exporters:
         provider.add_span_processor(BatchSpanProcessor(exporter))  # OTEL_BSP_* tune it
     _tracer, _provider, _exporters = provider.get_tracer("robotlab"), provider, exporters
@@ -76,16 +76,20 @@ def _exporter(name: str, settings: TraceSettings) -> Any:
         return _jsonl_exporter(settings.traces_file)
     if name == "otlp":  # the SDK's own naming: the protocol picks the package
         name = "otlp_proto_grpc" if settings.otlp_protocol == "grpc" else "otlp_proto_http"
-    if name == "console":  # the SDK's writes to stdout, which is a command's output (send --wait's reply)
+    # by default the SDK's console exporter writes to stdout, which is a command's output
+    # (send --wait's reply)
+    if name == "console":
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
         return ConsoleSpanExporter(out=sys.stderr)
-    import importlib.metadata  # here: it costs every process a megabyte and 20 ms, and only an exporter needs it
+    # imported here: it costs every process a megabyte and 20 ms, and only an exporter needs it
+    import importlib.metadata
 
     found = importlib.metadata.entry_points(group="opentelemetry_traces_exporter", name=name)
     if not found:
-        raise ConfigError(f"OTEL_TRACES_EXPORTER names {name!r}, which no installed package provides: "
-                          "use otlp, console or jsonl (pip install 'robotlab[otel]' for otlp over HTTP)")
+        raise ConfigError(f"OTEL_TRACES_EXPORTER names {name!r}, which no installed package "
+                          "provides: use otlp, console or jsonl (pip install 'robotlab[otel]' for "
+                          "otlp over HTTP)")
     return next(iter(found)).load()()
 
 
@@ -93,11 +97,14 @@ def _jsonl_exporter(path: str | None) -> Any:
     from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
     if not path:
-        raise ConfigError(f"OTEL_TRACES_EXPORTER=jsonl needs {ENV_TRACES_FILE}=PATH, the file to append spans to")
+        raise ConfigError(f"OTEL_TRACES_EXPORTER=jsonl needs {ENV_TRACES_FILE}=PATH, the file to "
+                          "append spans to")
     try:
-        stream = open(path, "a", buffering=1, encoding="utf-8")  # a line a write: processes may share it
+        # a line a write: processes may share it
+        stream = open(path, "a", buffering=1, encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"{ENV_TRACES_FILE}={path}: cannot open it for appending ({exc.strerror})") from exc
+        raise ConfigError(f"{ENV_TRACES_FILE}={path}: cannot open it for appending "
+                          f"({exc.strerror})") from exc
     return ConsoleSpanExporter(out=stream, formatter=lambda span: span.to_json(indent=None) + "\n")
 
 
@@ -113,12 +120,14 @@ def flush() -> None:
         return
     # On a thread of its own: the SDK's force_flush ignores its time-out, and an OTLP exporter
     # retries an unreachable collector with backoff for 10 s.
-    flushing = threading.Thread(target=_provider.force_flush, name="robotlab-trace-flush", daemon=True)
+    flushing = threading.Thread(target=_provider.force_flush, name="robotlab-trace-flush",
+                                daemon=True)
     flushing.start()
     flushing.join(_exit_seconds)
     if flushing.is_alive():
-        log.warning("traces: the spans still queued were not exported within %gs (is the collector up? "
-                    "%s sets how long to wait); dropped", _exit_seconds, ENV_EXIT_SECONDS)
+        log.warning("traces: the spans still queued were not exported within %gs (is the "
+                    "collector up? %s sets how long to wait); dropped", _exit_seconds,
+                    ENV_EXIT_SECONDS)
         for exporter in _exporters:  # an OTLP exporter's shutdown ends its backoff waits at once
             with contextlib.suppress(Exception):
                 exporter.shutdown()
@@ -130,7 +139,10 @@ def tracer() -> Any:
 
 
 def inject(header: dict[str, Any], context: Any = None) -> None:
-    """Write the current (or the given) span context into ``header`` as ``traceparent``/``tracestate``."""
+    """Write the current (or the given) span context into ``header``.
+
+    It goes in as ``traceparent``/``tracestate``.
+    """
     _propagator.inject(header, context=context)
 
 

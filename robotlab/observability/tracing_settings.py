@@ -29,7 +29,8 @@ class TraceSettings:
     """Exporter names (``otlp``, ``console``, ``jsonl``, or an ``opentelemetry_traces_exporter``
     entry point), from ``OTEL_TRACES_EXPORTER``."""
     service_name: str | None = None
-    """``OTEL_SERVICE_NAME``; None lets the process name itself (``robotlab-broker``, ``robotd-bob``)."""
+    """``OTEL_SERVICE_NAME``; None lets the process name itself (``robotlab-broker``,
+    ``robotd-bob``)."""
     otlp_protocol: str = "http/protobuf"
     """``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` or ``OTEL_EXPORTER_OTLP_PROTOCOL``."""
     traces_file: str | None = None
@@ -60,10 +61,13 @@ def trace_settings(environ: Mapping[str, str] | None = None) -> TraceSettings:
         return TraceSettings()
     named = env.get("OTEL_TRACES_EXPORTER")
     if named is None:
-        endpoint = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        endpoint = (env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+                    or env.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
         named = "otlp" if endpoint else ""
-    exporters = tuple(name.strip().lower() for name in named.split(",") if name.strip().lower() not in ("", "none"))
-    protocol = env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
+    exporters = tuple(name.strip().lower() for name in named.split(",")
+                      if name.strip().lower() not in ("", "none"))
+    protocol = (env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+                or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf")
     return TraceSettings(exporters=exporters, service_name=env.get("OTEL_SERVICE_NAME") or None,
                          otlp_protocol=protocol, traces_file=env.get(ENV_TRACES_FILE) or None,
                          exit_seconds=_seconds(env.get(ENV_EXIT_SECONDS)))
@@ -82,5 +86,6 @@ def _seconds(text: str | None) -> float:
     except ValueError:
         seconds = -1.0
     if not seconds >= 0:  # also refuses nan
-        raise ConfigError(f"{ENV_EXIT_SECONDS} must be a number of seconds (0 or more), got {text!r}")
+        raise ConfigError(f"{ENV_EXIT_SECONDS} must be a number of seconds (0 or more), "
+                          f"got {text!r}")
     return seconds
