@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import ConfigError
 
 DEFAULTS_FILE = Path(__file__).with_name("defaults.yml")
@@ -77,6 +78,15 @@ class FileKeys(BaseModel):
     call_timeout: float = 300
     max_cost: float | None = None
 
+    @property
+    def model_settings(self) -> ModelSettings:
+        """The iteration's robot's model as the library's one record of which model: the flat
+        keys the spec fixes (``provider``, ``model``, ``api_base``, ``max_output_tokens`` as
+        ``max_tokens``, ``call_timeout`` as ``request_timeout``, 0 meaning unset), so its
+        provider-qualified id is made the way every robot's is."""
+        return ModelSettings(model=self.model, provider=self.provider, api_base=self.api_base,
+                             max_tokens=self.max_output_tokens, request_timeout=self.call_timeout or None)
+
 
 class FileSettings(BaseSettings, FileKeys):
     """The file keys read from ``ROBOT_LAB_TO_*`` variables over the YAML layers."""
@@ -118,6 +128,13 @@ class RobotToSettings(FileKeys):
     require_improvement: bool = True
     protect_paths: list[str] = []
     write_guard: bool = True
+
+    @property
+    def judge_model_settings(self) -> ModelSettings:
+        """The prose judge's model: ``eval_judge_model`` (else the run's model) on the run's
+        provider and server with its output cap; its calls keep the library's time-out."""
+        return ModelSettings(**{**self.model_settings.set_fields(), "model": self.eval_judge_model or self.model,
+                                "request_timeout": None})
 
     def persisted(self) -> dict[str, Any]:
         """The settings ``run.json`` keeps for ``--resume`` (an eval object is not kept)."""

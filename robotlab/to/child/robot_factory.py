@@ -22,6 +22,7 @@ from typing import Any
 from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import SetupError
 from robotlab.to.child.token_meter import MeteredLLM
+from robotlab.to.config import RobotToSettings
 from robotlab.to.evals.prose import JudgeReply
 from robotlab.to.guards.quality import QualityMonitor
 from robotlab.to.tools import ToolSpec
@@ -31,7 +32,7 @@ class RobotModel(ModelSettings):
     """How robot-to's robots reach their model: the library's ``ModelSettings`` (model, provider,
     api_base, ``max_tokens``: the longest reply a call may write, None the global
     ``chat.with_params.max_tokens``, 0 no cap; ``request_timeout``: robot-to's ``call_timeout``)
-    plus how robot-to runs them."""
+    plus how robot-to runs them. Built from robot-to's settings by ``of`` and ``judging``."""
 
     model: str
     """The model id (required here: robot-to always names one)."""
@@ -40,11 +41,16 @@ class RobotModel(ModelSettings):
     max_tool_rounds: int = 100
     """The robot's circuit breaker."""
 
-    def __init__(self, **values: Any) -> None:
-        # robot-to's setting and flag say call_timeout; the record's field is request_timeout.
-        if "call_timeout" in values:
-            values["request_timeout"] = values.pop("call_timeout")
-        super().__init__(**values)
+    @classmethod
+    def of(cls, settings: RobotToSettings) -> RobotModel:
+        """The iteration's robot's: the settings' ``model_settings`` with their streaming and tool rounds."""
+        return cls(**settings.model_settings.set_fields(), stream=settings.stream,
+                   max_tool_rounds=settings.max_tool_rounds)
+
+    @classmethod
+    def judging(cls, settings: RobotToSettings) -> RobotModel:
+        """The prose judge's: the settings' ``judge_model_settings``, not streamed."""
+        return cls(**settings.judge_model_settings.set_fields(), stream=False)
 
 
 def _tool_class() -> type:

@@ -107,9 +107,7 @@ def _prepare(settings: config.RobotToSettings, status: Status) -> None:
 
 def _session(git: Git, run: Run, settings: config.RobotToSettings, registry: EvalRegistry, status: Status) -> Session:
     supervisor, watch = Supervisor(), Watch()
-    model = RobotModel(model=settings.eval_judge_model or settings.model, provider=settings.provider,
-                       api_base=settings.api_base, stream=False, max_tokens=settings.max_output_tokens)
-    the_judge: Any = SupervisedJudge(judge(model), supervisor, watch)
+    the_judge: Any = SupervisedJudge(judge(RobotModel.judging(settings)), supervisor, watch)
     closers = []
     if settings.crew and not settings.broker:
         raise ConfigError("--crew needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)")

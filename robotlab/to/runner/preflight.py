@@ -56,7 +56,7 @@ def check_cost_limit(settings: RobotToSettings) -> None:
 def check(settings: RobotToSettings) -> None:
     """Raise SetupError naming cause and fix unless the model has credentials and answers."""
     check_provider(settings.provider)
-    model = RobotModel(model=settings.model, provider=settings.provider, api_base=settings.api_base, stream=False)
+    model = RobotModel.of(settings)
     missing = missing_credentials(model_id(model.model, model.provider), model.api_base)
     if missing:
         names = " and ".join(missing)

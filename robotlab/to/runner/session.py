@@ -51,10 +51,7 @@ class Session:
     @property
     def model(self) -> RobotModel:
         """How the iteration's robot reaches its model."""
-        settings = self.settings
-        return RobotModel(model=settings.model, provider=settings.provider, api_base=settings.api_base,
-                          stream=settings.stream, max_tool_rounds=settings.max_tool_rounds,
-                          max_tokens=settings.max_output_tokens, call_timeout=settings.call_timeout or None)
+        return RobotModel.of(self.settings)
 
     @property
     def stopping(self) -> bool:
