@@ -20,11 +20,8 @@ THE_RECORD = ("robotlab/config/model_settings.py", "ModelSettings")
 ALLOWED: dict[tuple[str, str], str] = {
     ("robotlab/to/config.py", "FileKeys"): (
         "robot-to's flat file and ROBOT_LAB_TO_* keys (provider, model, api_base) with "
-        "robot-to's own default model, which its spec requires beside the library's"
-    ),
-    ("robotlab/to/child/robot_factory.py", "RobotModel"): (
-        "extends ModelSettings only to make model required; its callers in robotlab/to/runner read "
-        "it as a str"
+        "robot-to's own default model, which its spec requires beside the library's; its "
+        "model_settings property makes the record from them"
     ),
 }
 

@@ -80,6 +80,16 @@ class ModelSettings(BaseModel):
         """The litellm id of ``model`` under ``provider`` (see :func:`qualify`); None without a model."""
         return qualify(self.model, self.provider) if self.model else None
 
+    def required_id(self) -> str:
+        """``qualified_id`` of a record that must name its model (robot-to's always do).
+
+        Raises:
+            ConfigError: no model is set.
+        """
+        if self.model is None:
+            raise ConfigError(f"{type(self).__name__}.model: not set; name the model to call")
+        return qualify(self.model, self.provider)
+
     def set_fields(self, names: tuple[str, ...] | None = None) -> dict[str, Any]:
         """The set (non-None) fields, of ``names`` when given, as they are (no copies)."""
         keys = names if names is not None else tuple(type(self).model_fields)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from robotlab import ConfigError
 from robotlab.config.model_settings import ModelSettings
 from robotlab.to import config
 from robotlab.to.child.robot_factory import RobotModel, build_robot
@@ -39,6 +40,11 @@ def test_a_call_timeout_of_zero_leaves_the_libraries_time_out(monkeypatch) -> No
 def test_the_judge_uses_the_judge_model_on_the_runs_provider_unstreamed(monkeypatch) -> None:
     settings = flat_settings(monkeypatch, eval_judge_model="qwen3")
     judge = RobotModel.judging(settings)
-    assert judge.qualified_id() == settings.judge_model_settings.qualified_id() == "ollama/qwen3"
+    assert judge.required_id() == settings.judge_model_settings.required_id() == "ollama/qwen3"
     assert (judge.stream, judge.max_tokens, judge.request_timeout) == (False, 100, None)
-    assert RobotModel.judging(flat_settings(monkeypatch)).qualified_id() == "ollama/llama3"
+    assert RobotModel.judging(flat_settings(monkeypatch)).required_id() == "ollama/llama3"
+
+
+def test_a_record_without_a_model_has_no_id_to_call() -> None:
+    with pytest.raises(ConfigError, match=r"RobotModel.model: not set"):
+        RobotModel(provider="ollama").required_id()

@@ -34,8 +34,6 @@ class RobotModel(ModelSettings):
     ``chat.with_params.max_tokens``, 0 no cap; ``request_timeout``: robot-to's ``call_timeout``)
     plus how robot-to runs them. Built from robot-to's settings by ``of`` and ``judging``."""
 
-    model: str
-    """The model id (required here: robot-to always names one)."""
     stream: bool = True
     """Stream replies (the live view counts the chunks)."""
     max_tool_rounds: int = 100

@@ -25,7 +25,7 @@ from robotlab.errors import (
     SetupError,
     StopRun,
 )
-from robotlab.llm import is_priced, model_id
+from robotlab.llm import is_priced
 from robotlab.process_groups import Supervisor
 from robotlab.to import config
 from robotlab.to.child.judge import SupervisedJudge
@@ -170,7 +170,7 @@ def _open_run(session: Session) -> None:
 
 def _price_unknown_unless_priced(run: Run, settings: config.RobotToSettings) -> None:
     """An unpriced model's spending is unknown from the start, not $0 until its first call succeeds."""
-    if not is_priced(model_id(settings.model, settings.provider)):
+    if not is_priced(settings.model_settings.required_id()):
         run.cost_usd = None
 
 

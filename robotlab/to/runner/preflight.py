@@ -8,7 +8,7 @@ creates anything, with one line that names the cause and the fix (``SetupError``
 from __future__ import annotations
 
 from robotlab.errors import SetupError
-from robotlab.llm import is_priced, missing_credentials, model_id
+from robotlab.llm import is_priced, missing_credentials
 from robotlab.to.child.robot_factory import RobotModel, check_provider, ping
 from robotlab.to.config import RobotToSettings
 from robotlab.to.process.failure import Cause, Failure, describe_error
@@ -47,7 +47,7 @@ def check_cost_limit(settings: RobotToSettings) -> None:
     """Refuse ``--max-cost`` for a model litellm has no price for: the limit could not hold."""
     if settings.max_cost is None:
         return
-    model = model_id(settings.model, settings.provider)
+    model = settings.model_settings.required_id()
     if not is_priced(model):
         raise SetupError(f"--max-cost needs a price, and litellm's price table has none for {model}: "
                          "drop --max-cost (or use --max-tokens)")
@@ -57,7 +57,7 @@ def check(settings: RobotToSettings) -> None:
     """Raise SetupError naming cause and fix unless the model has credentials and answers."""
     check_provider(settings.provider)
     model = RobotModel.of(settings)
-    missing = missing_credentials(model_id(model.model, model.provider), model.api_base)
+    missing = missing_credentials(model.required_id(), model.api_base)
     if missing:
         names = " and ".join(missing)
         verb = "is" if len(missing) == 1 else "are"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from robotlab.llm import model_id
 from robotlab.to.child.token_meter import price
 from robotlab.to.evals.score import Context, Score
 from robotlab.to.runner.outcome_types import Outcome, OutcomeKind
@@ -35,9 +34,7 @@ def judge_cost(session: Session, score: Score) -> float | None:
     """The dollars of the eval's model call (a prose judge), at the judge model's price."""
     if not score.input_tokens and not score.output_tokens:
         return 0.0
-    settings = session.settings
-    return price(model_id(settings.eval_judge_model or settings.model, settings.provider), score.input_tokens,
-                 score.output_tokens)
+    return price(session.settings.judge_model_settings.required_id(), score.input_tokens, score.output_tokens)
 
 
 def unsubmitted_result(session: Session, summary: str = NO_SUBMIT) -> IterationResult:
