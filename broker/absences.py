@@ -21,7 +21,8 @@ log = logging.getLogger("robotlab.broker")
 class Absences:
     """Who is away, who is back, and what each one's absence does to its deliveries."""
 
-    def __init__(self, holds: Holds[Any, tuple[Peer, str]], deliveries: Deliveries, journal: NoJournal) -> None:
+    def __init__(self, holds: Holds[Any, tuple[Peer, str]], deliveries: Deliveries,
+                 journal: NoJournal) -> None:
         self.holds = holds
         self.deliveries = deliveries
         self.journal = journal
@@ -44,7 +45,8 @@ class Absences:
         self.holds.leave(peer.instance, (peer, why), time.monotonic())
         if not peer.inflight:
             return why
-        return f"{why}; its {len(peer.inflight)} deliveries in flight wait {self.holds.seconds:g}s for it"
+        return (f"{why}; its {len(peer.inflight)} deliveries in flight wait "
+                f"{self.holds.seconds:g}s for it")
 
     def joined(self, new: Peer) -> Peer | None:
         """``new`` said HELLO: remember its name, and return the away member it is, if proven.
@@ -53,14 +55,16 @@ class Absences:
         HELLO ends the wait instead: the work was with a process that is gone.
         """
         if self.holds.know(new.name) and new.role == "robot":  # clients' names are often made up
-            self.journal.name_seen(new.name)  # per run: they are expected back only while this broker runs
+            # per run: they are expected back only while this broker runs
+            self.journal.name_seen(new.name)
         away = self.holds.back(new.instance)
         if away is None:
             return None
         if away[0].token != new.token or away[0].key != new.key:
             self.deliveries.lost(away[0], f"{away[1]}, and a new process took its instance id")
             return None
-        log.info("peer %s (%s) came back: %d deliveries in flight resume", new.name, new.instance, len(away[0].inflight))
+        log.info("peer %s (%s) came back: %d deliveries in flight resume", new.name, new.instance,
+                 len(away[0].inflight))
         return away[0]
 
     def expire(self, now: float) -> None:

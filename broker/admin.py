@@ -55,9 +55,11 @@ class Admin:
         """Run one op and build the REPLY header {id, ok, result | error}."""
         op = self.ops.get(header["op"])
         if op is None:
-            return {"id": header["id"], "ok": False, "error": f"unknown op {header['op']!r}; known: {', '.join(self.ops)}"}
+            return {"id": header["id"], "ok": False,
+                    "error": f"unknown op {header['op']!r}; known: {', '.join(self.ops)}"}
         if not peer.admin and header["op"] not in OPEN_OPS:
-            return {"id": header["id"], "ok": False, "error": f"forbidden: {header['op']!r} needs an admin key "
+            return {"id": header["id"], "ok": False,
+                    "error": f"forbidden: {header['op']!r} needs an admin key "
                     "(make one with `robotlab keys new NAME --robot '*' --role admin`)"}
         given = header.get("args")
         args: dict[str, Any] = given if isinstance(given, dict) else {}
@@ -66,12 +68,14 @@ class Admin:
         except NotThere as exc:
             return {"id": header["id"], "ok": False, "error": str(exc)}
         except (KeyError, TypeError, ValueError) as exc:
-            return {"id": header["id"], "ok": False, "error": f"{header['op']}: bad arguments ({exc})"}
+            return {"id": header["id"], "ok": False,
+                    "error": f"{header['op']}: bad arguments ({exc})"}
 
     def ping(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:
         """Liveness and identity of the broker."""
         b = self.broker
-        return {"broker": b.id, "bind": b.config.bind, "uptime": round(time.monotonic() - b.started, 3), "peers": len(b.registry)}
+        return {"broker": b.id, "bind": b.config.bind,
+                "uptime": round(time.monotonic() - b.started, 3), "peers": len(b.registry)}
 
     def ps(self, peer: Peer, args: dict[str, Any]) -> list[dict[str, Any]]:
         """Every live peer (robots first, then clients), as ``robotlab ps`` lists them."""
@@ -86,7 +90,8 @@ class Admin:
         """Counters: frames, errors by code, deliveries, dead letters."""
         b = self.broker
         counters = dict(b.counters) | dict(b.deliveries.counters)
-        counters.update(dlq_size=len(b.dlq), dlq_evicted=b.dlq.evicted, in_flight=len(b.deliveries.inflight))
+        counters.update(dlq_size=len(b.dlq), dlq_evicted=b.dlq.evicted,
+                        in_flight=len(b.deliveries.inflight))
         return counters
 
     def dlq_list(self, peer: Peer, args: dict[str, Any]) -> list[dict[str, Any]]:
@@ -106,16 +111,19 @@ class Admin:
         if letter is None:
             raise NotThere(f"no dead letter {dlq_id!r}")
         if letter.maybe_ran and args.get("force") is not True:
-            raise NotThere(f"{dlq_id} may have run already ({letter.reason}: {letter.detail}): a replay may run it "
-                           "twice; replay it with force (`robotlab dlq replay --force`) if it is safe to run again")
+            raise NotThere(f"{dlq_id} may have run already ({letter.reason}: {letter.detail}): a "
+                           "replay may run it twice; replay it with force "
+                           "(`robotlab dlq replay --force`) if it is safe to run again")
         self.broker.dlq.take(dlq_id)
         header = {k: v for k, v in letter.header.items() if k not in {"delivery", "attempt"}}
         header["id"] = f"replay-{uuid.uuid4().hex}"
         ref = args.get("ref")
-        receipt_id = ref if isinstance(ref, str) and 0 < len(ref) <= protocol.ID_MAX else header["id"]
-        self.broker.deliveries.route(header, letter.body, notify=peer.instance, key=("", header["id"]),
-                                     receipt_id=receipt_id)
-        return {"dlq_id": letter.dlq_id, "id": header["id"], "ref": receipt_id, "to": header.get("to")}
+        named = isinstance(ref, str) and 0 < len(ref) <= protocol.ID_MAX
+        receipt_id = ref if named else header["id"]
+        self.broker.deliveries.route(header, letter.body, notify=peer.instance,
+                                     key=("", header["id"]), receipt_id=receipt_id)
+        return {"dlq_id": letter.dlq_id, "id": header["id"], "ref": receipt_id,
+                "to": header.get("to")}
 
     def dlq_purge(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:
         """Drop one dead letter (``dlq_id``) or all of them."""

@@ -36,9 +36,11 @@ class Hall(Protocol):
     deliveries: Deliveries
 
     def serve_from_journal(self) -> None: ...
-    def _error(self, identity: bytes, code: str, detail: str, frame: Frame | None, ref: str | None = None) -> None: ...
+    def _error(self, identity: bytes, code: str, detail: str, frame: Frame | None,
+               ref: str | None = None) -> None: ...
     def _forget(self, peer: Peer, why: str, gone: bool = False) -> None: ...
-    def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: Body) -> bool: ...
+    def _transmit(self, peer: Peer, command: Command, header: dict[str, Any],
+                  body: Body) -> bool: ...
 
 
 def admit(hall: Hall, identity: bytes, peer: Peer | None, frame: Frame) -> None:
@@ -48,18 +50,23 @@ def admit(hall: Hall, identity: bytes, peer: Peer | None, frame: Frame) -> None:
     refusal = guard.refusal(hall.user_id, h["name"]) if guard is not None else None
     if refusal is not None and guard is not None:
         hall.counters["hello_refused"] += 1
-        log.info("refused HELLO as %r with %s's key: %s", h["name"], guard.owner(hall.user_id), refusal)
-        hall._error(identity, ErrorCode.FORBIDDEN, f"HELLO as {h['name']!r} refused: {refusal}", frame)
+        log.info("refused HELLO as %r with %s's key: %s", h["name"], guard.owner(hall.user_id),
+                 refusal)
+        hall._error(identity, ErrorCode.FORBIDDEN, f"HELLO as {h['name']!r} refused: {refusal}",
+                    frame)
         return
     if hall.standby is not None:
         if not hall.standby.accepts(time.monotonic()):
-            hall._error(identity, ErrorCode.PASSIVE, "this broker is the standby and its peer is live: use the other", frame)
+            hall._error(identity, ErrorCode.PASSIVE,
+                        "this broker is the standby and its peer is live: use the other", frame)
             return
         hall.serve_from_journal()  # a takeover: what the peer's journal held is taken back first
     holder = hall.registry.claimant(h["instance"], identity, h.get("token"), hall.user_id)
     if holder is not None:
-        hall._error(identity, ErrorCode.CONFLICT, f"instance {h['instance']!r} belongs to another live connection "
-                    f"({holder.name}, pid {holder.pid}); it is free again {hall.config.expiry:g}s after that one goes silent", frame)
+        hall._error(identity, ErrorCode.CONFLICT,
+                    f"instance {h['instance']!r} belongs to another live connection "
+                    f"({holder.name}, pid {holder.pid}); it is free again {hall.config.expiry:g}s "
+                    "after that one goes silent", frame)
         return
     if peer is not None and peer.instance != h["instance"]:
         hall._forget(peer, f"replaced by a new HELLO as {h['name']} ({h['instance']})", gone=True)
@@ -67,7 +74,8 @@ def admit(hall: Hall, identity: bytes, peer: Peer | None, frame: Frame) -> None:
     away = hall.absences.joined(new)
     old = hall.registry.add(new) or away
     if old is not None:  # same instance again (reconnect): its in-flight work resumes
-        new.inflight, new.delivered, new.nacked, new.joined = old.inflight, old.delivered, old.nacked, old.joined
+        new.inflight, new.delivered = old.inflight, old.delivered
+        new.nacked, new.joined = old.nacked, old.joined
     config = hall.config
     welcome = {"broker": hall.id, "heartbeat": config.heartbeat, "liveness": config.liveness,
                "ack_timeout": config.ack_timeout, "max_message_bytes": config.max_message_bytes,
@@ -76,7 +84,8 @@ def admit(hall: Hall, identity: bytes, peer: Peer | None, frame: Frame) -> None:
     if claims is not None:  # after a takeover: what it holds, from its dedupe memory (claims.py)
         claims.joined(new.name, new.instance, frame.body)
     hall._transmit(new, Command.WELCOME, welcome, b"")
-    log.info("peer %s (%s) %s as %s%s", new.name, new.instance, "rejoined" if old is not None else "joined",
+    log.info("peer %s (%s) %s as %s%s", new.name, new.instance,
+             "rejoined" if old is not None else "joined",
              new.role, f" with {guard.owner(hall.user_id)}'s key" if guard is not None else "")
     if old is not None:
         hall.deliveries.resend_inflight(new)

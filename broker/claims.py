@@ -53,8 +53,8 @@ class Claims:
         with no hold (nothing is held then, for the members or anyone else)."""
         if not members or hold <= 0:
             return None
-        log.info("standby: %d members (%d names) may hold messages sent to any instance; those wait for them "
-                 "(at most %gs)", len(members), len({*members.values()}), hold)
+        log.info("standby: %d members (%d names) may hold messages sent to any instance; those "
+                 "wait for them (at most %gs)", len(members), len({*members.values()}), hold)
         return cls(members, now + hold)
 
     def open(self, name: str) -> bool:
@@ -102,7 +102,8 @@ def keys(body: Body) -> list[Key]:
         return []
     out: list[Key] = []
     for pair in pairs:
-        if (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], str)
+        if (isinstance(pair, list) and len(pair) == 2
+                and isinstance(pair[0], str) and isinstance(pair[1], str)
                 and 0 < len(pair[0]) <= ID_MAX and 0 < len(pair[1]) <= ID_MAX):
             out.append((pair[0], pair[1]))
     return out

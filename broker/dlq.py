@@ -60,7 +60,8 @@ class DeadLetterQueue:
         self._entries: OrderedDict[str, DeadLetter] = OrderedDict()
         self._ids = itertools.count(1)
 
-    def load(self, rows: list[tuple[int, str, str, str, dict[str, Any], bytes, float, bool]]) -> None:
+    def load(self,
+             rows: list[tuple[int, str, str, str, dict[str, Any], bytes, float, bool]]) -> None:
         """Take back the dead letters a journal kept (oldest first); new ids continue after them."""
         for _seq, dlq_id, reason, detail, header, body, at, maybe_ran in rows:
             self._entries[dlq_id] = DeadLetter(dlq_id, reason, detail, header, body, at, maybe_ran)
@@ -70,13 +71,16 @@ class DeadLetterQueue:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def add(self, reason: str, detail: str, header: dict[str, Any], body: Body, maybe_ran: bool = False) -> DeadLetter:
+    def add(self, reason: str, detail: str, header: dict[str, Any], body: Body,
+            maybe_ran: bool = False) -> DeadLetter:
         """Record a dead letter and return it."""
         seq = next(self._ids)
         letter = DeadLetter(f"dl-{seq}", reason, detail, dict(header), body, time.time(), maybe_ran)
         self._entries[letter.dlq_id] = letter
-        log.info("dead letter %s: %s %s from %s to %s (%s)", letter.dlq_id, header.get("type", "message"),
-                 header.get("id"), header.get("from"), header.get("to"), f"{reason}: {detail}" if detail else reason)
+        log.info("dead letter %s: %s %s from %s to %s (%s)", letter.dlq_id,
+                 header.get("type", "message"), header.get("id"), header.get("from"),
+                 header.get("to"),
+                 f"{reason}: {detail}" if detail else reason)
         self.journal.letter_added(seq, letter)
         while len(self._entries) > self.limit:
             oldest, _ = self._entries.popitem(last=False)
@@ -84,11 +88,13 @@ class DeadLetterQueue:
             self.evicted += 1
         return letter
 
-    def add_busy_copies(self, outcomes: list[tuple[str, str, str]], header: dict[str, Any], body: Body) -> list[str]:
+    def add_busy_copies(self, outcomes: list[tuple[str, str, str]], header: dict[str, Any],
+                        body: Body) -> list[str]:
         """Dead-letter the copies of a message refused for room (``busy``) when another copy
         failed for good: its sender is told that failure and will not resend, so these copies
         would otherwise be lost unseen. Their dlq ids."""
-        return [self.add(status, f"{detail}; not resent, since another copy failed", header, body).dlq_id
+        why = "not resent, since another copy failed"
+        return [self.add(status, f"{detail}; {why}", header, body).dlq_id
                 for _, status, detail in outcomes if status == Status.BUSY]
 
     def list(self) -> list[DeadLetter]:

@@ -84,7 +84,8 @@ class Holds(Generic[Item, Away]):
         return name in self._held
 
     def release(self, name: str) -> list[tuple[float, Item]]:
-        """Everything held for ``name`` (a member of it is back), oldest first, with its hold time."""
+        """Everything held for ``name`` (a member of it is back), oldest first, with its hold
+        time."""
         return list(self._held.pop(name, {}).values())
 
     def expired(self, now: float) -> list[Item]:
@@ -102,7 +103,7 @@ class Holds(Generic[Item, Away]):
             out.append(entry[1])
         return out
 
-    # -- members away -------------------------------------------------------------------------------
+    # -- members away ------------------------------------------------------------------------------
 
     def leave(self, instance: str, member: Away, now: float) -> None:
         """Keep a silent member's in-flight work until it comes back or the period runs out."""
@@ -117,7 +118,8 @@ class Holds(Generic[Item, Away]):
 
     def back(self, instance: str) -> Away | None:
         """The member that was away under ``instance``, if it still was."""
-        self.departed.pop(instance, None)  # the same instance id, said HELLO again: a member once more
+        # the same instance id, said HELLO again: a member once more
+        self.departed.pop(instance, None)
         entry = self.away.pop(instance, None)
         return entry[1] if entry is not None else None
 

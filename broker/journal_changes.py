@@ -7,7 +7,8 @@ A change set is a plain dict of lists, so msgpack carries it between the two bro
 - ``settled``: (sender, id) of messages to delete;
 - ``puts``: message rows (sender, id, notify, receipt id, packed header, body);
 - ``owners``: (owner, sender, id) of handed-out ``any`` messages;
-- ``purge``: every dead letter dropped; ``dropped``: (dlq id,) of letters dropped; ``letters``: letter rows;
+- ``purge``: every dead letter dropped; ``dropped``: (dlq id,) of letters dropped; ``letters``:
+  letter rows;
 - ``names``: (name,) of robot names seen; ``answered``: (sender, id, instance) that answered.
 """
 
@@ -27,16 +28,18 @@ TABLES = ("messages", "dead_letters", "names", "answered")
 
 def empty() -> Changes:
     """A change set that changes nothing."""
-    return {"reset": False, "settled": [], "puts": [], "owners": [], "purge": False, "dropped": [], "letters": [],
-            "names": [], "answered": []}
+    return {"reset": False, "settled": [], "puts": [], "owners": [], "purge": False, "dropped": [],
+            "letters": [], "names": [], "answered": []}
 
 
 MESSAGE_ROWS = (
     ("settled", "DELETE FROM messages WHERE sender = ? AND id = ?"),
-    ("puts", "INSERT OR REPLACE INTO messages (sender, id, notify, receipt_id, header, body) VALUES (?, ?, ?, ?, ?, ?)"),
+    ("puts", "INSERT OR REPLACE INTO messages (sender, id, notify, receipt_id, header, body) "
+             "VALUES (?, ?, ?, ?, ?, ?)"),
     ("owners", "UPDATE messages SET owner = ? WHERE sender = ? AND id = ?"),
 )
-OTHER_ROWS = (  # after the purge of every dead letter, which comes before the letters of the same commit
+# after the purge of every dead letter, which comes before the letters of the same commit
+OTHER_ROWS = (
     ("dropped", "DELETE FROM dead_letters WHERE dlq_id = ?"),
     ("letters", "INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
     ("names", "INSERT OR IGNORE INTO names VALUES (?)"),
@@ -55,11 +58,13 @@ def write(db: sqlite3.Connection, changes: Changes) -> None:
         db.execute("DELETE FROM dead_letters")
     _rows(db, changes, OTHER_ROWS)
     if changes["answered"]:
-        db.execute("DELETE FROM answered WHERE rowid <= (SELECT MAX(rowid) FROM answered) - ?", (ANSWERED_KEPT,))
+        db.execute("DELETE FROM answered WHERE rowid <= (SELECT MAX(rowid) FROM answered) - ?",
+                   (ANSWERED_KEPT,))
     db.execute("COMMIT")
 
 
-def _rows(db: sqlite3.Connection, changes: Changes, statements: tuple[tuple[str, str], ...]) -> None:
+def _rows(db: sqlite3.Connection, changes: Changes,
+          statements: tuple[tuple[str, str], ...]) -> None:
     for field, statement in statements:
         if changes[field]:
             db.executemany(statement, changes[field])
@@ -71,8 +76,11 @@ def snapshot(db: sqlite3.Connection) -> Changes:
     changes["reset"] = True
     changes["puts"] = [list(row) for row in db.execute(
         "SELECT sender, id, notify, receipt_id, header, body FROM messages ORDER BY rowid")]
-    changes["owners"] = [list(row) for row in db.execute("SELECT owner, sender, id FROM messages WHERE owner IS NOT NULL")]
-    changes["letters"] = [list(row) for row in db.execute("SELECT * FROM dead_letters ORDER BY seq")]
+    changes["owners"] = [list(row) for row in db.execute(
+        "SELECT owner, sender, id FROM messages WHERE owner IS NOT NULL")]
+    changes["letters"] = [list(row) for row in db.execute(
+        "SELECT * FROM dead_letters ORDER BY seq")]
     changes["names"] = [list(row) for row in db.execute("SELECT name FROM names")]
-    changes["answered"] = [list(row) for row in db.execute("SELECT sender, id, owner FROM answered ORDER BY rowid")]
+    changes["answered"] = [list(row) for row in db.execute(
+        "SELECT sender, id, owner FROM answered ORDER BY rowid")]
     return changes

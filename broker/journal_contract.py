@@ -1,5 +1,6 @@
 """What every journal offers the broker: the null journal (memory only), whose methods are the
-contract :class:`robotlab.broker.journal.Journal` fills, and what a journal gives back at start-up."""
+contract :class:`robotlab.broker.journal.Journal` fills, and what a journal gives back at
+start-up."""
 
 from __future__ import annotations
 
@@ -10,16 +11,20 @@ from robotlab.bus.protocol import Body
 
 Key = tuple[str, str]
 """A message's key: (its sender's instance, its id)."""
+Unsettled = tuple[dict[str, Any], bytes, str | None, Key, str, str | None]
+"""(header, body, notify, key, receipt id, owner) of a message not settled yet."""
+Letter = tuple[int, str, str, str, dict[str, Any], bytes, float, bool]
+"""(seq, dlq_id, reason, detail, header, body, at, maybe_ran) of a dead letter."""
 
 
 @dataclass
 class Restored:
     """What a journal held at start-up."""
 
-    messages: list[tuple[dict[str, Any], bytes, str | None, Key, str, str | None]] = field(default_factory=list)
-    """(header, body, notify, key, receipt id, owner) of every unsettled message, oldest first."""
-    letters: list[tuple[int, str, str, str, dict[str, Any], bytes, float, bool]] = field(default_factory=list)
-    """(seq, dlq_id, reason, detail, header, body, at, maybe_ran) of every dead letter, oldest first."""
+    messages: list[Unsettled] = field(default_factory=list)
+    """Every unsettled message, oldest first."""
+    letters: list[Letter] = field(default_factory=list)
+    """Every dead letter, oldest first."""
     names: set[str] = field(default_factory=set)
     answered: dict[Key, str] = field(default_factory=dict)
     """The instance that answered each of the most recent handed-out ``any`` messages, oldest
@@ -49,7 +54,8 @@ class NoJournal:
         """Always room."""
         return True
 
-    def put(self, key: Key, header: dict[str, Any], body: Body, notify: str | None, receipt_id: str) -> None:
+    def put(self, key: Key, header: dict[str, Any], body: Body, notify: str | None,
+            receipt_id: str) -> None:
         """Nothing kept."""
 
     def settle(self, key: Key) -> None:

@@ -10,13 +10,15 @@ from robotlab.errors import ConfigError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
-    sender TEXT NOT NULL, id TEXT NOT NULL, notify TEXT, receipt_id TEXT NOT NULL, header BLOB NOT NULL,
-    body BLOB NOT NULL, owner TEXT, UNIQUE (sender, id));
+    sender TEXT NOT NULL, id TEXT NOT NULL, notify TEXT, receipt_id TEXT NOT NULL,
+    header BLOB NOT NULL, body BLOB NOT NULL, owner TEXT, UNIQUE (sender, id));
 CREATE TABLE IF NOT EXISTS dead_letters (
-    seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL, reason TEXT NOT NULL, detail TEXT NOT NULL,
-    header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL, maybe_ran INTEGER NOT NULL DEFAULT 0);
+    seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL, reason TEXT NOT NULL,
+    detail TEXT NOT NULL, header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL,
+    maybe_ran INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS names (name TEXT PRIMARY KEY) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS answered (sender TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL, UNIQUE (sender, id));
+CREATE TABLE IF NOT EXISTS answered (
+    sender TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL, UNIQUE (sender, id));
 """
 
 
@@ -35,7 +37,8 @@ def open_file(path: str, checkpoint_pages: int) -> sqlite3.Connection:
             raise sqlite3.DatabaseError("cannot switch to WAL mode")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute(f"PRAGMA wal_autocheckpoint={checkpoint_pages}")
-        db.execute(f"PRAGMA journal_size_limit={checkpoint_pages * 4096}")  # the log shrinks back after a burst
+        # the log shrinks back after a burst
+        db.execute(f"PRAGMA journal_size_limit={checkpoint_pages * 4096}")
         if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
             raise sqlite3.DatabaseError("failed its integrity check")
         db.execute("BEGIN IMMEDIATE")  # takes the write lock now: an unwritable file fails here
@@ -46,7 +49,8 @@ def open_file(path: str, checkpoint_pages: int) -> sqlite3.Connection:
         return db
     except (OSError, sqlite3.Error) as exc:
         raise ConfigError(f"journal {path} cannot be used: {_why(exc)}; fix or move it, or pass "
-                          "--journal with another path (--no-journal keeps everything in memory)") from exc
+                          "--journal with another path (--no-journal keeps everything in "
+                          "memory)") from exc
 
 
 def _why(exc: BaseException) -> str:
@@ -66,4 +70,5 @@ def _add_columns(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE dead_letters ADD COLUMN maybe_ran INTEGER NOT NULL DEFAULT 0")
         db.execute("UPDATE dead_letters SET maybe_ran = 1 WHERE reason IN ('timeout', 'nacked')")
     if "owner" not in {row[1] for row in db.execute("PRAGMA table_info(messages)")}:
-        db.execute("ALTER TABLE messages ADD COLUMN owner TEXT")  # unknown: held for any instance, as before
+        # unknown: held for any instance, as before
+        db.execute("ALTER TABLE messages ADD COLUMN owner TEXT")

@@ -1,4 +1,5 @@
-"""What the broker tells senders waits for the journal: receipts and admin replies go out after the commit.
+"""What the broker tells senders waits for the journal: receipts and admin replies go out after the
+commit.
 
 A turn's receipts and admin replies, and the DELIVERs of ``any`` messages (the commit writes
 who has each), are held here until the journal has committed the turn
@@ -38,7 +39,8 @@ class Outbox:
         self._held: list[tuple[Peer, Command, dict[str, Any], Body]] = []
         self.replica: Replica | None = None
         self._waiting: deque[tuple[int, list[tuple[Peer, Command, dict[str, Any], Body]]]] = deque()
-        """Committed turns' receipts and replies, each with the commit the standby peer must hold first."""
+        """Committed turns' receipts and replies, each with the commit the standby peer must hold
+        first."""
         self._handouts: deque[tuple[int, tuple[Peer, Command, dict[str, Any], Body]]] = deque()
         """Committed DELIVERs, each with the commit that streamed its member."""
 
@@ -46,7 +48,8 @@ class Outbox:
         """Send ``header`` (and ``body``) to ``peer`` once the turn is committed."""
         self._held.append((peer, command, header, body))
 
-    def transmit_settled(self, peer: Peer, command: Command, header: dict[str, Any], body: Body) -> bool:
+    def transmit_settled(self, peer: Peer, command: Command, header: dict[str, Any],
+                         body: Body) -> bool:
         """The deliveries' way out: receipts, and the DELIVERs of ``any`` messages (whose owner
         the commit writes), wait for the commit; the rest goes now."""
         if command == Command.RECEIPT or command == Command.DELIVER:
@@ -76,7 +79,8 @@ class Outbox:
         while handouts and replica is not None and replica.holds(handouts[0][0], now):
             self._send([handouts.popleft()[1]])
 
-    def _queue(self, held: list[tuple[Peer, Command, dict[str, Any], Body]], replica: Replica) -> None:
+    def _queue(self, held: list[tuple[Peer, Command, dict[str, Any], Body]],
+               replica: Replica) -> None:
         """Queue a committed turn's sends for the peer: receipts and replies wait for this
         turn's commit, DELIVERs for the record of their member (streamed the first time)."""
         told = [each for each in held if each[1] != Command.DELIVER]
@@ -90,7 +94,8 @@ class Outbox:
         for peer, command, header, body in held:
             current = self.registry.by_instance.get(peer.instance)
             if current is None and command == Command.DELIVER:
-                continue  # its member left this turn: the delivery was failed, or is resent when it is back
+                # its member left this turn: the delivery was failed, or is resent when it is back
+                continue
             self.transmit(current or peer, command, header, body)
 
 

@@ -67,7 +67,9 @@ class Record:
     def nobody(self) -> str:
         """Why it could not be delivered when no member of its name was there."""
         to = self.header["to"]
-        return f"no live robot named {to!r} came back while it was held" if self.held else f"no live robot named {to!r}"
+        if self.held:
+            return f"no live robot named {to!r} came back while it was held"
+        return f"no live robot named {to!r}"
 
     def __repr__(self) -> str:
         return f"Record(key={self.key!r}, pending={self.pending}, outcomes={self.outcomes!r})"
@@ -98,15 +100,18 @@ class Delivery:
         """Why it timed out at ``now``: past its maximum handling time, or its ack timeout."""
         if now >= self.limit:
             return (f"{self.instance} did not finish within the maximum handling time of "
-                    f"{self.limit - self.started:g}s (it may still be running; its result will be ignored)")
+                    f"{self.limit - self.started:g}s (it may still be running; its result will be "
+                    "ignored)")
         return f"{self.instance} did not ack within {ack_timeout:g}s"
 
     def __repr__(self) -> str:
         return f"Delivery(id={self.id}, instance={self.instance!r}, attempt={self.attempt})"
 
 
-_SENDER_ONLY: Final = ("receipt", "untracked", "ack", "to_instance", "any", "idempotent", "max_handling", "hold")
-"""SEND fields that tell the broker what to do: no receiver reads them, so no DELIVER carries them."""
+_SENDER_ONLY: Final = ("receipt", "untracked", "ack", "to_instance", "any", "idempotent",
+                       "max_handling", "hold")
+"""SEND fields that tell the broker what to do: no receiver reads them, so no DELIVER carries
+them."""
 
 
 def deliver_header(header: dict[str, Any], delivery: int, attempt: int) -> dict[str, Any]:

@@ -75,7 +75,8 @@ class Registry:
     def __len__(self) -> int:
         return len(self.by_identity)
 
-    def claimant(self, instance: str, identity: bytes, token: str | None, key: str | None) -> Peer | None:
+    def claimant(self, instance: str, identity: bytes, token: str | None,
+                 key: str | None) -> Peer | None:
         """The live peer that holds ``instance`` and may NOT be taken over by this HELLO, if any.
 
         A HELLO may take over a live instance only from its own connection, or, after a

@@ -4,11 +4,13 @@ passive one, which writes it to its own journal file and says how far it holds.
 The messages go over the pair's state sockets (:mod:`robotlab.broker.standby`), beside the
 one-frame states:
 
-- ``[J, epoch, seq, changes]``: a commit of the active broker (a :mod:`~robotlab.broker.journal_changes` set);
+- ``[J, epoch, seq, changes]``: a commit of the active broker (a
+  :mod:`~robotlab.broker.journal_changes` set);
 - ``[S, epoch, seq, changes]``: everything the active journal holds, in place of the passive's;
 - ``[P, epoch, seq]``: the active broker's position, once a heartbeat;
 - ``[A, epoch, seq]``: the passive broker holds every commit up to ``seq``;
-- ``[R, epoch]``: the passive broker is behind (a gap, a new active peer, a stale file of its own): send S.
+- ``[R, epoch]``: the passive broker is behind (a gap, a new active peer, a stale file of its own):
+  send S.
 
 ``epoch`` names the active broker's process and ``seq`` counts its commits. With ``sync`` the
 outbox (:mod:`robotlab.broker.outbox`) sends what waits on a commit only once the passive
@@ -57,7 +59,8 @@ class Replica:
         self.alone = False
         """The peer was counted gone while commits waited for it (logged once)."""
         self.members: dict[str, str] = {}
-        """Instances handed ``any`` work (instance -> name): streamed (active), or as streamed (passive)."""
+        """Instances handed ``any`` work (instance -> name): streamed (active), or as streamed
+        (passive)."""
         self.covered: dict[str, int] = {}
         """The commit that streamed each member (active)."""
         self._asked = float("-inf")
@@ -68,7 +71,8 @@ class Replica:
     # -- the active side ----------------------------------------------------------------------
 
     def committed(self, changes: Changes) -> None:
-        """The journal wrote a commit: stream it (active only; a passive broker writes nothing of its own)."""
+        """The journal wrote a commit: stream it (active only; a passive broker writes nothing of
+        its own)."""
         if self.active:
             self._stream(changes)
 
@@ -105,11 +109,13 @@ class Replica:
             return False
         if not self.alone:
             self.alone = True
-            log.warning("standby: the peer is silent: receipts go out unreplicated until it is back and has caught up")
+            log.warning("standby: the peer is silent: receipts go out unreplicated until it is "
+                        "back and has caught up")
         return True
 
     def step(self, now: float) -> None:
-        """Once a heartbeat, the active broker's position: a passive peer that missed a commit asks again."""
+        """Once a heartbeat, the active broker's position: a passive peer that missed a commit asks
+        again."""
         if self.active and now >= self._next_position:
             self._next_position = now + self.standby.heartbeat
             self.standby.send([POSITION, self.epoch, b"%d" % self.seq])
@@ -137,12 +143,13 @@ class Replica:
             log.info("standby: the peer holds the journal again: receipts wait for it")
 
     def _send_snapshot(self) -> None:
-        changes = self.journal.snapshot()  # its commit streams as J first: the S that follows covers it
+        # its commit streams as J first: the S that follows covers it
+        changes = self.journal.snapshot()
         changes["members"] = list(self.members.items())
         self.covered = dict.fromkeys(self.members, self.seq)
         self.standby.send([SNAPSHOT, self.epoch, b"%d" % self.seq, pack(changes)])
-        log.info("standby: sent the peer the whole journal (%d unsettled messages, %d dead letters)",
-                 len(changes["puts"]), len(changes["letters"]))
+        log.info("standby: sent the peer the whole journal (%d unsettled messages, "
+                 "%d dead letters)", len(changes["puts"]), len(changes["letters"]))
 
     def _follow(self, frames: list[bytes], seq: int, now: float) -> None:
         tag, epoch = frames[0], frames[1]
@@ -151,7 +158,8 @@ class Replica:
             try:
                 self.journal.apply(changes)
             except sqlite3.Error as exc:
-                log.error("standby: could not write the peer's journal here (%s); asking for all of it again", exc)
+                log.error("standby: could not write the peer's journal here (%s); asking for all "
+                          "of it again", exc)
                 self._ask(now)
                 return
             if tag == SNAPSHOT:
@@ -170,6 +178,7 @@ class Replica:
             self.members.pop(str(instance), None)
 
     def _ask(self, now: float) -> None:
-        if now >= self._asked + self.standby.heartbeat:  # one request a heartbeat: the answer is the whole journal
+        # one request a heartbeat: the answer is the whole journal
+        if now >= self._asked + self.standby.heartbeat:
             self._asked = now
             self.standby.send([RESEND, self.epoch])  # two frames: one is a state

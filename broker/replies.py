@@ -1,4 +1,5 @@
-"""Replies on their way to a requester: delivered at once, held while it is away, dropped once it left.
+"""Replies on their way to a requester: delivered at once, held while it is away, dropped once it
+left.
 
 A reply is ``untracked``: the requester's resend of its request is its retry, so a reply to a
 live requester needs no in-flight entry and no record. A reply whose requester is away is held
@@ -32,7 +33,8 @@ RECENT_REPLIES: Final = 4096
 
 
 class Table(Protocol):
-    """What the reply path uses of the broker's delivery table (:class:`~robotlab.broker.deliveries.Deliveries`)."""
+    """What the reply path uses of the broker's delivery table
+    (:class:`~robotlab.broker.deliveries.Deliveries`)."""
 
     deliver: Callable[[Peer, Command, dict[str, Any], Body], bool]
     holds: Holds[Record, Any]
@@ -41,8 +43,10 @@ class Table(Protocol):
     counters: dict[str, int]
 
     def keep(self, record: Record) -> None: ...
-    def start(self, record: Record, targets: list[Peer], now: float, until: float | None = None) -> None: ...
-    def settle(self, record: Record, instance: str, status: str, detail: str, maybe_ran: bool = False) -> None: ...
+    def start(self, record: Record, targets: list[Peer], now: float,
+              until: float | None = None) -> None: ...
+    def settle(self, record: Record, instance: str, status: str, detail: str,
+               maybe_ran: bool = False) -> None: ...
 
 
 class Replies:
@@ -54,7 +58,8 @@ class Replies:
 
     def route(self, header: dict[str, Any], body: Body, notify: str | None, key: tuple[str, str],
               receipt_id: str, targets: list[Peer], span: Any) -> None:
-        """Deliver a reply to its live requester, hold it for one away, drop it for one that left."""
+        """Deliver a reply to its live requester, hold it for one away, drop it for one that
+        left."""
         if key in self._recent:
             return  # sent again after a reconnect
         self._recent[key] = None
@@ -81,11 +86,13 @@ class Replies:
             if len(targets) == 1 and header.get("to_instance") == peer.instance:
                 return False
             deliveries.settle(Record(header, body, None, key, receipt_id, pending=1), peer.instance,
-                              Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
+                              Status.UNDELIVERABLE,
+                              f"{peer.name} ({peer.instance}) cannot be reached")
         return True
 
     def release(self, record: Record, targets: list[Peer], until: float | None) -> None:
-        """Send a held reply to its requester, back; held on if its connection goes under the send."""
+        """Send a held reply to its requester, back; held on if its connection goes under the
+        send."""
         deliveries = self.deliveries
         if not self.send(record.header, record.body, record.key, record.receipt_id, targets):
             until = until if until is not None else time.monotonic() + deliveries.holds.seconds
@@ -101,7 +108,8 @@ class Replies:
         else is held for its name stays held."""
         deliveries = self.deliveries
         for until, record in deliveries.holds.release(peer.name):
-            if not (record.header.get("untracked") and record.header.get("to_instance") == peer.instance):
+            if not (record.header.get("untracked")
+                    and record.header.get("to_instance") == peer.instance):
                 deliveries.holds.keep(peer.name, record.key, record, until)
                 continue
             deliveries.counters["replies_dropped"] += 1

@@ -19,8 +19,8 @@ from .records import Record
 log = logging.getLogger("robotlab.broker")
 
 
-def restore(restored: Restored, dlq: DeadLetterQueue, holds: Holds, deliveries: Deliveries, path: str | None,
-            members: dict[str, str] | None = None) -> None:
+def restore(restored: Restored, dlq: DeadLetterQueue, holds: Holds, deliveries: Deliveries,
+            path: str | None, members: dict[str, str] | None = None) -> None:
     """Load what the journal at ``path`` kept; every unsettled message is held for its robot.
     ``members``: at a standby takeover, the instances the old active broker handed ``any``
     work to (:mod:`robotlab.broker.claims`), whose names' messages wait for them."""
@@ -39,10 +39,11 @@ def restore(restored: Restored, dlq: DeadLetterQueue, holds: Holds, deliveries: 
                  path, len(restored.messages), len(restored.letters))
 
 
-def take_back(deliveries: Deliveries, header: dict[str, Any], body: Body, notify: str | None, key: Key,
-              receipt_id: str, now: float, owner: str | None = None) -> None:
+def take_back(deliveries: Deliveries, header: dict[str, Any], body: Body, notify: str | None,
+              key: Key, receipt_id: str, now: float, owner: str | None = None) -> None:
     """Take back a record the journal kept; held until a member of its name is back: for an
     ``any`` message that had been handed out, the instance that had it (``owner``)."""
-    record = Record(header, body, notify, key, receipt_id, kept=True, held=True, restored=True, owner=owner)
+    record = Record(header, body, notify, key, receipt_id, kept=True, held=True, restored=True,
+                    owner=owner)
     deliveries.active[record.key] = record
     deliveries.holds.hold(header["to"], record.key, record, now + deliveries.holds.seconds)

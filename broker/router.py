@@ -1,4 +1,5 @@
-"""The broker's ROUTER socket: its options, its reads and writes on the hot path, and when it must be drained.
+"""The broker's ROUTER socket: its options, its reads and writes on the hot path, and when it must
+be drained.
 
 Every message the broker routes passes through :func:`recv` and :func:`send` twice a round
 trip, so they make the fewest Python calls that do the same as the general
@@ -91,7 +92,8 @@ class Readiness:
             self._poller.register(fd, select.POLLIN)
 
     def watch(self, fd: int) -> None:
-        """Wake the loop for ``fd`` too (a standby's peer socket), which the caller reads each turn."""
+        """Wake the loop for ``fd`` too (a standby's peer socket), which the caller reads each
+        turn."""
         self._poller.register(fd, select.POLLIN)
 
     def wait(self, timeout_ms: int) -> bool:

@@ -49,7 +49,8 @@ class KeyGuard:
         self.folder = Path(keys_dir)
         secret_path = Path(secret_file) if secret_file else self.folder / f"{BROKER_KEY}.key_secret"
         if not certificate_exists(secret_path):
-            raise ConfigError(f"no broker key at {secret_path}; make one with `robotlab keys new broker --dir {keys_dir}`")
+            raise ConfigError(f"no broker key at {secret_path}; make one with `robotlab keys new "
+                              f"broker --dir {keys_dir}`")
         self.public, self.secret = _load_pair(secret_path)
         self.grants: dict[str, Grant] = {}
         self.reload()
@@ -58,7 +59,8 @@ class KeyGuard:
         # A callback instead of configure_curve(location=...): it reads self.grants, so a reload
         # (SIGHUP) takes effect at the next handshake, and a refusal is logged.
         self.authenticator.configure_curve_callback(domain="*", credentials_provider=self)
-        self.authenticator.configure_curve_callback(domain=STANDBY_DOMAIN, credentials_provider=self)
+        self.authenticator.configure_curve_callback(domain=STANDBY_DOMAIN,
+                                                    credentials_provider=self)
         self.watcher: KeylessWatcher | None = None
 
     def reload(self) -> list[str]:
@@ -78,14 +80,15 @@ class KeyGuard:
         if domain == STANDBY_DOMAIN:
             if client_key == self.public:
                 return True
-            log.info("refused a connection to the standby state socket from %s: only the pair's broker key may read it",
-                     self.authenticator.peer or "a local (ipc://) client")
+            log.info("refused a connection to the standby state socket from %s: only the pair's "
+                     "broker key may read it", self.authenticator.peer or "a local (ipc://) client")
             return False
         if client_key.decode("ascii", "replace") in self.grants:
             return True
         # Before any HELLO: the robot name the client will ask for is not known yet, its address is.
         peer = self.authenticator.peer or "a local (ipc://) client"
-        log.info("refused a connection from %s: its CURVE key is not in %s", peer, self.folder / AUTHORIZED)
+        log.info("refused a connection from %s: its CURVE key is not in %s", peer,
+                 self.folder / AUTHORIZED)
         return False
 
     def owner(self, user_id: str | None) -> str:
@@ -121,7 +124,8 @@ class KeyGuard:
         return self.grants.get(user_id or "")
 
     def refusal(self, user_id: str | None, name: str) -> str | None:
-        """Why a connection authenticated as ``user_id`` may not HELLO as ``name``; None if it may."""
+        """Why a connection authenticated as ``user_id`` may not HELLO as ``name``; None if it
+        may."""
         grant = self.grant(user_id)
         if grant is None:
             return "the connection carries no authorized key (was it removed from authorized/?)"
@@ -138,7 +142,8 @@ class KeyGuard:
 
 
 class KeylessWatcher:
-    """Logs the connections refused for offering no CURVE key at all, which ZAP is never asked about.
+    """Logs the connections refused for offering no CURVE key at all, which ZAP is never asked
+    about.
 
     A thread reads the ROUTER's monitor socket, which gets an event only when a handshake fails
     (once per attempt: a client refused so is not reconnected by ZeroMQ, only at its own backoff).
@@ -147,7 +152,8 @@ class KeylessWatcher:
     def __init__(self, socket: zmq.Socket) -> None:
         self.monitor = socket.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="robotlab-broker-handshakes", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="robotlab-broker-handshakes",
+                                        daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
@@ -158,7 +164,8 @@ class KeylessWatcher:
                 event = recv_monitor_message(self.monitor)
                 if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
                     keyless = event["value"] == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
-                    log.info("refused a connection on %s: %s", event["endpoint"].decode(errors="replace"),
+                    log.info("refused a connection on %s: %s",
+                             event["endpoint"].decode(errors="replace"),
                              "it offered no CURVE key (a client started without --keys)" if keyless
                              else f"its handshake broke the protocol ({event['value']!r})")
         finally:
@@ -171,13 +178,15 @@ class KeylessWatcher:
 
 
 class _Authenticator(ThreadAuthenticator):
-    """pyzmq's ZAP thread, remembering the address of the connection it is deciding on (for the log)."""
+    """pyzmq's ZAP thread, remembering the address of the connection it is deciding on (for the
+    log)."""
 
     peer = ""
     """The IP address of the connection being authenticated (empty for ipc://)."""
 
     async def handle_zap_message(self, msg: list[bytes]) -> None:
-        """Note the request's address (its fourth frame, by the ZAP spec), then decide as pyzmq does."""
+        """Note the request's address (its fourth frame, by the ZAP spec), then decide as pyzmq
+        does."""
         self.peer = msg[3].decode("utf-8", "replace") if len(msg) > 3 else ""
         await super().handle_zap_message(msg)
 
@@ -194,6 +203,7 @@ def recv_with_key(socket: zmq.Socket) -> tuple[list[Body], str | None]:
     first = socket.recv(_LAST, copy=False)
     frames: list[Body] = [first.bytes]
     while socket.get(_RCVMORE):
-        frames.append(socket.recv(_LAST) if len(frames) < 2 else socket.recv(_LAST, copy=False).buffer)
+        frames.append(socket.recv(_LAST) if len(frames) < 2
+                      else socket.recv(_LAST, copy=False).buffer)
     key = first.get("User-Id")
     return frames, key if isinstance(key, str) else None

@@ -34,8 +34,10 @@ def check_bind(config: BrokerConfig) -> None:
     """Refuse to listen beyond loopback without keys unless ``insecure`` was asked for."""
     if not is_loopback(config.bind) and not config.insecure and not config.keys_dir:
         raise ConfigError(
-            f"refusing to bind {config.bind}: it is reachable beyond this machine and no CURVE keys "
-            "are configured. Pass --keys DIR (see `robotlab keys`), bind a loopback address, or pass --insecure to accept unauthenticated "
+            f"refusing to bind {config.bind}: it is reachable beyond this machine and no CURVE "
+            "keys "
+            "are configured. Pass --keys DIR (see `robotlab keys`), bind a loopback address, or "
+            "pass --insecure to accept unauthenticated "
             "peers on a network you trust."
         )
 
@@ -55,7 +57,8 @@ def check_ipc_free(config: BrokerConfig) -> None:
     probe.setsockopt(zmq.LINGER, 0)
     try:
         probe.connect(config.bind)
-        probe.send_multipart(protocol.encode(Command.REQUEST, {"id": "probe", "op": "ping"}), zmq.NOBLOCK)
+        probe.send_multipart(protocol.encode(Command.REQUEST, {"id": "probe", "op": "ping"}),
+                             zmq.NOBLOCK)
         answered = probe.poll(500, zmq.POLLIN)
     except zmq.ZMQError:
         answered = False
@@ -85,8 +88,8 @@ def bind_when_available(broker: Broker, stopping: threading.Event) -> str | None
                 raise ConfigError(f"cannot bind {config.bind}: {exc}{_bind_hint(exc)}") from exc
             left = deadline - time.monotonic()
             if left <= 0:
-                log.error("cannot bind %s after waiting %gs: %s; is that address configured on this host?",
-                          config.bind, config.bind_timeout, exc)
+                log.error("cannot bind %s after waiting %gs: %s; is that address configured on "
+                          "this host?", config.bind, config.bind_timeout, exc)
                 return None
             delay = min(delay * 2, _BIND_RETRY_MAX, left)
             log.warning("cannot bind %s yet (%s); trying again in %.1fs", config.bind, exc, delay)
@@ -118,7 +121,8 @@ def serve(config: BrokerConfig, *, on_ready: Callable[[str], None] | None = None
     """
     check_bind(config)
     check_ipc_free(config)
-    context = own_context()  # ended after the loop: what the last turns routed leaves first (stopping.py)
+    # ended after the loop: what the last turns routed leaves first (stopping.py)
+    context = own_context()
     try:
         broker = Broker(config, context)
     except BaseException:  # an unusable journal or key folder: no socket yet, nothing to send

@@ -48,7 +48,8 @@ class State(IntEnum):
 class Standby:
     """One side of a Binary Star pair: its state machine and its two state sockets."""
 
-    def __init__(self, role: str, bind: str, peer: str, heartbeat: float, context: zmq.Context, now: float,
+    def __init__(self, role: str, bind: str, peer: str, heartbeat: float, context: zmq.Context,
+                 now: float,
                  secure: Callable[[zmq.Socket, zmq.Socket], None] | None = None) -> None:
         self.state = State.PRIMARY if role == "primary" else State.BACKUP
         self.heartbeat = heartbeat
@@ -58,7 +59,8 @@ class Standby:
         self._next_publish = now
         self.pub = context.socket(zmq.PUB)
         self.pub.setsockopt(zmq.LINGER, 0)
-        self.pub.setsockopt(zmq.SNDHWM, 0)  # a replica's change dropped would cost the peer a whole copy
+        # a replica's change dropped would cost the peer a whole copy
+        self.pub.setsockopt(zmq.SNDHWM, 0)
         self.sub = context.socket(zmq.SUB)
         self.sub.setsockopt(zmq.LINGER, 0)
         self.sub.setsockopt(zmq.RCVHWM, 0)
@@ -74,7 +76,7 @@ class Standby:
             self.close()
             raise ConfigError(f"standby: cannot bind {bind} or reach {peer}: {exc}") from exc
 
-    # -- events -------------------------------------------------------------------------------------
+    # -- events ------------------------------------------------------------------------------------
 
     @classmethod
     def of(cls, config: BrokerConfig, context: zmq.Context,
@@ -83,7 +85,8 @@ class Standby:
         puts its sockets under CURVE (a keyed broker's)."""
         if not (config.standby and config.state_bind and config.peer):
             return None
-        return cls(config.standby, config.state_bind, config.peer, config.heartbeat, context, time.monotonic(), secure)
+        return cls(config.standby, config.state_bind, config.peer, config.heartbeat, context,
+                   time.monotonic(), secure)
 
     def serving(self, now: float) -> bool:
         """True while this broker serves clients: active, or a primary alone after its grace."""
@@ -105,7 +108,8 @@ class Standby:
         if self.serving(now):
             return True
         if self.state == State.PASSIVE and now >= self.peer_expiry:
-            log.warning("standby: the peer is silent and clients came here: taking over as the active broker")
+            log.warning("standby: the peer is silent and clients came here: taking over as the "
+                        "active broker")
             self.state = State.ACTIVE
             return True
         return False
@@ -119,7 +123,8 @@ class Standby:
         while self.sub.poll(0):
             frames = self.sub.recv_multipart()
             self.peer_expiry = now + PEER_SILENCE * self.heartbeat
-            if len(frames) > 1:  # heard counts states only: a restarted primary must read its peer's first
+            # heard counts states only: a restarted primary must read its peer's first
+            if len(frames) > 1:
                 self.on_stream(frames, now)
                 continue
             data = frames[0]
@@ -135,10 +140,13 @@ class Standby:
         me = self.state
         if me == State.ACTIVE and peer == State.ACTIVE:
             raise ConfigError("standby: both brokers are active (split brain); stopping this one. "
-                              "Check that one runs --standby primary and the other --standby backup")
+                              "Check that one runs --standby primary and the other --standby "
+                              "backup")
         if me == State.PASSIVE and peer == State.PASSIVE:
-            raise ConfigError("standby: both brokers are passive; check the --standby roles and --peer addresses")
-        if me == State.PRIMARY and peer == State.BACKUP or me == State.PASSIVE and peer in (State.PRIMARY, State.BACKUP):
+            raise ConfigError("standby: both brokers are passive; check the --standby roles and "
+                              "--peer addresses")
+        if (me == State.PRIMARY and peer == State.BACKUP
+                or me == State.PASSIVE and peer in (State.PRIMARY, State.BACKUP)):
             self._become(State.ACTIVE, f"the peer is {peer.name.lower()}")
         elif me in (State.PRIMARY, State.BACKUP) and peer == State.ACTIVE:
             self._become(State.PASSIVE, "the peer is active")
@@ -147,7 +155,7 @@ class Standby:
         log.info("standby: %s -> %s (%s)", self.state.name.lower(), state.name.lower(), why)
         self.state = state
 
-    # -- the loop's timer ---------------------------------------------------------------------------
+    # -- the loop's timer --------------------------------------------------------------------------
 
     def step(self, now: float) -> None:
         """Read what the peer published, and publish this broker's state once a heartbeat.

@@ -32,13 +32,15 @@ def member_stats(raw: dict[str, Any]) -> dict[str, Any]:
             continue
         if isinstance(value, str):
             kept[key] = value[:TEXT_MAX]
-        elif value is None or isinstance(value, (bool, int)) or (isinstance(value, float) and math.isfinite(value)):
+        elif (value is None or isinstance(value, (bool, int))
+              or (isinstance(value, float) and math.isfinite(value))):
             kept[key] = value
     return kept
 
 
 def on_heartbeat(identity: bytes, peer: Peer, frame: Frame) -> None:
-    """HEARTBEAT {stats?}: the liveness refresh every message gets; ``stats`` replaces the member's figures."""
+    """HEARTBEAT {stats?}: the liveness refresh every message gets; ``stats`` replaces the member's
+    figures."""
     stats = frame.header.get("stats")
     if isinstance(stats, dict):
         peer.stats = member_stats(stats)
