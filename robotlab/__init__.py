@@ -141,7 +141,8 @@ def create_network(name: str, concurrency: str = "auto", config: Any = None, **k
     return _create(name, concurrency, config, **kwargs)
 
 
-def create_memory(data: dict[str, Any] | None = None, enable_cache: bool = True, **opts: Any) -> Any:
+def create_memory(data: dict[str, Any] | None = None, enable_cache: bool = True,
+                  **opts: Any) -> Any:
     """Make a reactive ``Memory`` (see ``docs/memory.md``)."""
     from robotlab.memory.memory import Memory
 

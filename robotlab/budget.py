@@ -25,7 +25,8 @@ def _number(value: float) -> str:
 class Ledger:
     """Limits, consumption and reservations per dimension (``tokens``, ``cost``, or any name)."""
 
-    def __init__(self, limits: dict[str, float] | None = None, consumed: dict[str, float] | None = None) -> None:
+    def __init__(self, limits: dict[str, float] | None = None,
+                 consumed: dict[str, float] | None = None) -> None:
         self.limits: dict[str, float] = dict(limits or {})
         self._consumed: dict[str, float] = dict(consumed or {})
         self._reserved: dict[str, float] = {}
@@ -52,7 +53,8 @@ class Ledger:
                 return
             total = self._consumed.get(key, 0) + self._reserved.get(key, 0) + amount
             if total > self.limits[key]:
-                raise BudgetExceeded(f"budget exceeded for {key}: {_number(total)} > {_number(self.limits[key])}")
+                raise BudgetExceeded(f"budget exceeded for {key}: {_number(total)} > "
+                                     f"{_number(self.limits[key])}")
             self._reserved[key] = self._reserved.get(key, 0) + amount
 
     def reconcile(self, key: str, reserved_amount: float, actual: float) -> None:
@@ -95,7 +97,8 @@ class RobotBudget:
     def __init__(self, token_budget: int | None = None, cost_budget: float | None = None) -> None:
         self.token_budget = token_budget
         self.cost_budget = cost_budget
-        limits = {k: v for k, v in (("tokens", token_budget), ("cost", cost_budget)) if v is not None}
+        limits = {k: v for k, v in (("tokens", token_budget), ("cost", cost_budget))
+                  if v is not None}
         self.ledger: Ledger | None = Ledger(limits) if limits else None
 
     def reserve(self) -> Reservation:
@@ -119,7 +122,8 @@ class RobotBudget:
             for key, amount in reservation.amounts.items():
                 self.ledger.release(key, amount)
 
-    def settle(self, reservation: Reservation, tokens: int, cost: float, cumulative_tokens: int) -> None:
+    def settle(self, reservation: Reservation, tokens: int, cost: float,
+               cumulative_tokens: int) -> None:
         """Reconcile a finished run and raise if it crossed a budget.
 
         Raises:
@@ -130,11 +134,13 @@ class RobotBudget:
         self._reconcile(reservation, tokens, cost)
         if self.token_budget is not None and cumulative_tokens > self.token_budget:
             raise InferenceError(
-                f"Token budget exceeded: {cumulative_tokens} tokens used, budget is {self.token_budget}"
+                f"Token budget exceeded: {cumulative_tokens} tokens used, "
+                f"budget is {self.token_budget}"
             )
         if self.cost_budget is not None and self.ledger.consumed("cost") > self.cost_budget:
             raise InferenceError(
-                f"Cost budget exceeded: ${self.ledger.consumed('cost'):.6f} used, budget is ${self.cost_budget:.6f}"
+                f"Cost budget exceeded: ${self.ledger.consumed('cost'):.6f} used, "
+                f"budget is ${self.cost_budget:.6f}"
             )
 
     def _reconcile(self, reservation: Reservation, tokens: int, cost: float) -> None:
@@ -143,7 +149,8 @@ class RobotBudget:
         for key, amount in reservation.amounts.items():
             self.ledger.reconcile(key, amount, actual.get(key, 0))
 
-    def settle_shared(self, reservation: Reservation, tokens: int, cost: float, owner: str) -> str | None:
+    def settle_shared(self, reservation: Reservation, tokens: int, cost: float,
+                      owner: str) -> str | None:
         """Reconcile what a spawned robot spent on this budget.
 
         Returns:
@@ -154,12 +161,12 @@ class RobotBudget:
         self._reconcile(reservation, tokens, cost)
         used = self.ledger.consumed("tokens")
         if self.token_budget is not None and used > self.token_budget:
-            return (f"Token budget of robot '{owner}' exceeded: {_number(used)} tokens used by it and the robots "
-                    f"it spawned, budget is {self.token_budget}")
+            return (f"Token budget of robot '{owner}' exceeded: {_number(used)} tokens used by it "
+                    f"and the robots it spawned, budget is {self.token_budget}")
         spent = self.ledger.consumed("cost")
         if self.cost_budget is not None and spent > self.cost_budget:
-            return (f"Cost budget of robot '{owner}' exceeded: ${spent:.6f} used by it and the robots it spawned, "
-                    f"budget is ${self.cost_budget:.6f}")
+            return (f"Cost budget of robot '{owner}' exceeded: ${spent:.6f} used by it and the "
+                    f"robots it spawned, budget is ${self.cost_budget:.6f}")
         return None
 
     def with_limits(self, token_budget: int | None, cost_budget: float | None) -> RobotBudget:

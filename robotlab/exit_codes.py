@@ -31,7 +31,8 @@ class ExitCode(IntEnum):
     CONFIG = 78
     """Configuration that can never work; systemd units do not restart on it."""
     INTERRUPTED = 130
-    """Ctrl-C (SIGINT) ended a command before it was done (128 + the signal's number, as shells say)."""
+    """Ctrl-C (SIGINT) ended a command before it was done (128 + the signal's number, as shells
+    say)."""
 
 
 class RunExit(IntEnum):

@@ -9,9 +9,6 @@ from the installed package so it never reaches for the network.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -21,6 +18,8 @@ from robotlab.errors import DependencyError, InferenceError
 from robotlab.inference import deadline, pace
 from robotlab.inference.bounded import CallTimedOut, bounded_items
 from robotlab.inference.causes import EMPTY_STREAM, Cause, classify_exception
+from robotlab.inference.provider import is_priced, load_client, missing_credentials, price
+from robotlab.inference.provider import litellm_module as _litellm
 from robotlab.inference.reply import (
     ChunkCallback,
     LLMReply,
@@ -30,10 +29,10 @@ from robotlab.inference.reply import (
     Usage,
     reply_from_response,
 )
-from robotlab.service.logs import OWN_HANDLERS, adopt_loggers
 
-__all__ = ["LLM", "ChunkCallback", "LLMReply", "LiteLLM", "LiteLLMEmbedder", "StreamTap", "ToolCall", "Usage",
-           "is_priced", "load_client", "missing_credentials", "model_id", "price"]
+__all__ = ["LLM", "ChunkCallback", "LLMReply", "LiteLLM", "LiteLLMEmbedder", "StreamTap",
+           "ToolCall", "Usage", "is_priced", "load_client", "missing_credentials", "model_id",
+           "price"]
 
 RetryReport = Callable[[dict[str, Any]], None]
 
@@ -73,76 +72,6 @@ class LLM(Protocol):
 model_id = qualify
 """The litellm model id: ``provider/model`` unless the model already names its provider (made in
 one place, :func:`robotlab.config.model_settings.qualify`)."""
-
-
-def load_client() -> Any:
-    """Import litellm (seconds on a cold start) set up as every robotlab process uses it: no
-    banners, and its log lines written once, through the process's own handlers."""
-    return _litellm()
-
-
-_loading = threading.Lock()
-
-
-def _litellm() -> Any:
-    # A robotd loads the client on a thread of its own while it joins the bus: a model call made
-    # meanwhile waits here for that load instead of running a second one beside it.
-    with _loading:
-        return _load_litellm()
-
-
-@functools.cache
-def _load_litellm() -> Any:
-    from robotlab.config.cascade import prepare_litellm_environment
-
-    prepare_litellm_environment()
-    import litellm
-
-    litellm.suppress_debug_info = True
-    # litellm gives its loggers a handler of their own, so each line came out twice (and never
-    # as JSON): its records go through the process's handlers only, and its per-call INFO
-    # lines only when the process logs at DEBUG.
-    adopt_loggers(OWN_HANDLERS)
-    debugging = logging.getLogger().getEffectiveLevel() <= logging.DEBUG
-    for name in OWN_HANDLERS:
-        logging.getLogger(name).setLevel(logging.DEBUG if debugging else logging.WARNING)
-    return litellm
-
-
-def missing_credentials(model: str, api_base: str | None = None) -> list[str]:
-    """The environment variables litellm says ``model`` (a litellm id, ``provider/model``) needs
-    and that are not set.
-
-    A model with an ``api_base`` (a local server) needs none: the robot sends a placeholder key.
-    """
-    if api_base:
-        return []
-    found = _litellm().validate_environment(model=model)
-    # Providers such as Ollama list their base URL, which has a default; only keys are required.
-    return [key for key in found.get("missing_keys") or [] if not key.endswith("_API_BASE")]
-
-
-_unpriced: set[str] = set()
-
-
-def price(model: str, input_tokens: int, output_tokens: int) -> float:
-    """Dollar cost from litellm's price table; 0.0 for unknown models, never an exception."""
-    if model in _unpriced:
-        return 0.0
-    try:
-        prompt, completion = _litellm().cost_per_token(
-            model=model, prompt_tokens=input_tokens, completion_tokens=output_tokens
-        )
-        return float(prompt + completion)
-    except Exception:  # litellm raises many types for "no price"; remember, the lookup is slow
-        _unpriced.add(model)
-        return 0.0
-
-
-def is_priced(model: str) -> bool:
-    """True when litellm's price table knows ``model``: a cost of 0.0 for it is a real zero."""
-    price(model, 0, 0)
-    return model not in _unpriced
 
 
 class LiteLLM:
@@ -188,13 +117,15 @@ class LiteLLM:
             InferenceError: with ``cause`` set; a time-out names the deadline it kept.
         """
         kwargs = self._request(messages, tools, params, streaming=on_chunk is not None)
-        seconds = params.get("timeout") or self.timeout or pace.sized_timeout(kwargs["model"], kwargs.get("max_tokens"))
+        seconds = (params.get("timeout") or self.timeout
+                   or pace.sized_timeout(kwargs["model"], kwargs.get("max_tokens")))
         _litellm()  # a cold import takes seconds: the deadline is the model's, so it starts after
         at = time.monotonic() + seconds
         outer = deadline.ambient()
         bound = f"its {seconds:g}s time-out"
         if outer is not None and outer < at:
-            at, bound = outer, f"the caller's deadline ({max(outer - time.monotonic(), 0):.1f}s away when it began)"
+            away = max(outer - time.monotonic(), 0)
+            at, bound = outer, f"the caller's deadline ({away:.1f}s away when it began)"
         attempt = 0
         while True:
             heard = _Heard(on_chunk)
@@ -204,21 +135,25 @@ class LiteLLM:
                 wait = self.retry_interval * self.backoff_factor**attempt
                 left = at - time.monotonic()
                 # A streamed reply already shown in part cannot be taken back, so it is not retried.
-                if exc.permanent or attempt >= self.max_retries or heard.any or left < wait + MIN_TRY:
+                if (exc.permanent or attempt >= self.max_retries or heard.any
+                        or left < wait + MIN_TRY):
                     raise
                 attempt += 1
                 if self.on_retry is not None:
-                    self.on_retry({"event": "model:retry", "attempt": attempt, "of": self.max_retries,
-                                   "wait": round(wait, 2), "deadline_left": round(left, 1), "cause": exc.cause})
+                    self.on_retry({"event": "model:retry", "attempt": attempt,
+                                   "of": self.max_retries, "wait": round(wait, 2),
+                                   "deadline_left": round(left, 1), "cause": exc.cause})
                 time.sleep(wait)
 
-    def _once(self, kwargs: dict[str, Any], at: float, bound: str, on_chunk: ChunkCallback | None) -> LLMReply:
+    def _once(self, kwargs: dict[str, Any], at: float, bound: str,
+              on_chunk: ChunkCallback | None) -> LLMReply:
         litellm = _litellm()
         started = time.monotonic()
         # The HTTP client's own time-out is only a backstop for the abandoned worker thread.
         request = {**kwargs, "timeout": max(at - started, 0.1) + 1.0}
         try:
-            items = bounded_items(lambda: litellm.completion(**request), at, streaming=on_chunk is not None)
+            items = bounded_items(lambda: litellm.completion(**request), at,
+                                  streaming=on_chunk is not None)
             if on_chunk is None:
                 response = next(items)
                 reply = reply_from_response(response)
@@ -230,12 +165,13 @@ class LiteLLM:
                     assembler.add(chunk)
                 reply = assembler.reply()
                 if assembler.empty:
-                    raise InferenceError(f"{kwargs['model']}: {EMPTY_STREAM}", cause=Cause.CONTEXT_WINDOW)
+                    raise InferenceError(f"{kwargs['model']}: {EMPTY_STREAM}",
+                                         cause=Cause.CONTEXT_WINDOW)
         except InferenceError:
             raise
         except CallTimedOut:
-            raise InferenceError(f"{kwargs['model']}: the model call timed out: no reply within {bound}",
-                                 cause=Cause.TIMEOUT) from None
+            raise InferenceError(f"{kwargs['model']}: the model call timed out: no reply within "
+                                 f"{bound}", cause=Cause.TIMEOUT) from None
         except Exception as exc:  # the one boundary where provider failures become ours
             error = _inference_error(exc, kwargs["model"])
             if error.cause == Cause.AUTH and not kwargs.get("api_key"):
@@ -248,7 +184,8 @@ class LiteLLM:
         return dataclasses.replace(reply, cost=cost)
 
     def _request(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], params: dict[str, Any], *, streaming: bool
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], params: dict[str, Any],
+        *, streaming: bool
     ) -> dict[str, Any]:
         kwargs = {k: v for k, v in params.items() if v is not None and k != "timeout"}
         kwargs["messages"] = messages
@@ -284,8 +221,8 @@ class _Heard(StreamTap):
 def _inference_error(exc: Exception, model: str) -> InferenceError:
     message = getattr(exc, "message", None) or str(exc)
     status = getattr(exc, "status_code", None)
-    error = InferenceError(f"{model}: {message}" if status is None else f"{model}: [{status}] {message}",
-                           cause=classify_exception(exc))
+    text = f"{model}: {message}" if status is None else f"{model}: [{status}] {message}"
+    error = InferenceError(text, cause=classify_exception(exc))
     error.status_code = status
     return error
 
