@@ -64,7 +64,8 @@ class AgentSkill:
         missing = [key for key in ("name", "description") if not meta.get(key)]
         if missing:
             raise ConfigError(f"{skill_md}: front matter needs {' and '.join(missing)}")
-        declared = {**{k: meta[k] for k in _CAPABILITY_KEYS if k in meta}, **(meta.get("capabilities") or {})}
+        declared = {**{k: meta[k] for k in _CAPABILITY_KEYS if k in meta},
+                    **(meta.get("capabilities") or {})}
         self.name = str(meta["name"])
         self.description = str(meta["description"])
         self.path = skill_md.parent
@@ -86,7 +87,8 @@ class AgentSkill:
         for script in self.scripts:
             built = ScriptTool.from_path(script, self.capabilities, self.path, self._sandbox)
             if built is None:
-                log.warning("skill %s: %s is not executable; no tool made (chmod +x it)", self.name, script.name)
+                log.warning("skill %s: %s is not executable; no tool made (chmod +x it)",
+                            self.name, script.name)
             else:
                 tools.append(built)
         return tools

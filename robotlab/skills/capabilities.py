@@ -68,7 +68,8 @@ class Capabilities:
         try:
             timeout = float(timeout) if timeout is not None else DEFAULT_TIMEOUT
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"sandbox timeout must be a number of seconds, got {timeout!r}") from exc
+            raise ConfigError(f"sandbox timeout must be a number of seconds, "
+                              f"got {timeout!r}") from exc
         trust = str(values.get("trust") or "external")
         return cls(
             fs_read=_paths(values.get("fs_read"), "fs_read"),

@@ -31,7 +31,8 @@ _defaults_lock = threading.Lock()
 class AgentSkillCatalog:
     """Every skill bundle under ``root`` (``<root>/*/SKILL.md``), loaded once on first use."""
 
-    def __init__(self, root: str | os.PathLike[str] = DEFAULT_SKILLS_ROOT, sandbox: Any = None) -> None:
+    def __init__(self, root: str | os.PathLike[str] = DEFAULT_SKILLS_ROOT,
+                 sandbox: Any = None) -> None:
         self.root = Path(root).expanduser()
         self._sandbox = sandbox
         self._lock = threading.Lock()
@@ -80,7 +81,10 @@ class AgentSkillCatalog:
 
 
 def default_catalog(root: str | os.PathLike[str] | None = None) -> AgentSkillCatalog:
-    """The shared catalog of ``root`` (default: the ``skills_path`` setting, else ``~/.prompts/skills``)."""
+    """The shared catalog of ``root``.
+
+    ``root`` defaults to the ``skills_path`` setting, else ``~/.prompts/skills``.
+    """
     if root is None:
         from robotlab.config.cascade import config
 

@@ -13,8 +13,9 @@ EPERM. ``socketpair()`` stays: its two ends reach nothing outside, and asyncio, 
 and shell pipelines need it. System calls of another ABI (32-bit or x32 on x86-64) are refused
 too, so they cannot go round the filter. bubblewrap is handed the same filter (``--seccomp``)
 for network-off scripts: its empty network namespace already cuts them off from the network,
-but a Unix socket inside a granted path is reachable across namespaces. The file stays standard-library only (it runs with
-``-I -S``), which is why the filter is written here rather than taken from libseccomp.
+but a Unix socket inside a granted path is reachable across namespaces. The file stays
+standard-library only (it runs with ``-I -S``), which is why the filter is written here rather
+than taken from libseccomp.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ import platform
 import struct
 import sys
 
-__all__ = ["NET_ABI", "abi_version", "deny_sockets", "restrict", "seccomp_supported", "socket_filter"]
+__all__ = ["NET_ABI", "abi_version", "deny_sockets", "restrict", "seccomp_supported",
+           "socket_filter"]
 
 # The syscall numbers are the same on every architecture (the generic table, Linux 5.13).
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
@@ -39,7 +41,8 @@ NET_ABI = 4
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _READ = _EXECUTE | _READ_FILE | _READ_DIR
 # Every file-system right each ABI knows; all of them are handled, so unlisted means denied.
-_FS_RIGHTS = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
+_FS_RIGHTS = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1,
+              5: (1 << 16) - 1}
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
 _FILE_ONLY = _EXECUTE | _WRITE_FILE | _READ_FILE | (1 << 14) | (1 << 15)
 
@@ -52,7 +55,8 @@ def abi_version() -> int:
     """The kernel's Landlock ABI version, or 0 when Landlock is not available."""
     if not sys.platform.startswith("linux"):
         return 0
-    version = _libc().syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    version = _libc().syscall(_CREATE_RULESET, None, ctypes.c_size_t(0),
+                              ctypes.c_uint32(_CREATE_RULESET_VERSION))
     return max(int(version), 0)
 
 
@@ -71,7 +75,8 @@ def _add_path(libc: ctypes.CDLL, ruleset: int, path: str, access: int) -> None:
         if not os.path.isdir(path):
             access &= _FILE_ONLY
         rule = ctypes.create_string_buffer(struct.pack("=Qi", access, fd))
-        _check(libc.syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, rule, 0), f"add rule for {path}")
+        _check(libc.syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, rule, 0),
+               f"add rule for {path}")
     finally:
         os.close(fd)
 
@@ -88,9 +93,11 @@ def restrict(read: list[str], write: list[str], network: bool) -> None:
     libc = _libc()
     fs_rights = _FS_RIGHTS[min(abi, 5)]
     net_rights = 0 if network or abi < NET_ABI else _NET_BIND_TCP | _NET_CONNECT_TCP
-    attr = struct.pack("=QQ", fs_rights, net_rights) if abi >= NET_ABI else struct.pack("=Q", fs_rights)
+    attr = (struct.pack("=QQ", fs_rights, net_rights) if abi >= NET_ABI
+            else struct.pack("=Q", fs_rights))
     buffer = ctypes.create_string_buffer(attr)
-    ruleset = _check(libc.syscall(_CREATE_RULESET, buffer, ctypes.c_size_t(len(attr)), 0), "create ruleset")
+    ruleset = _check(libc.syscall(_CREATE_RULESET, buffer, ctypes.c_size_t(len(attr)), 0),
+                     "create ruleset")
     try:
         for path in read:
             _add_path(libc, ruleset, path, _READ & fs_rights)
@@ -123,11 +130,14 @@ def seccomp_supported() -> bool:
         return False
 
 
-def _socket_filter(arch: int, socket_nr: int, io_uring_nr: int, x32: bool) -> list[tuple[int, int, int, int]]:
+def _socket_filter(arch: int, socket_nr: int, io_uring_nr: int,
+                   x32: bool) -> list[tuple[int, int, int, int]]:
     """The BPF program: (code, jump-if-true, jump-if-false, k) per instruction."""
     deny_socket, deny_other = (_RET, 0, 0, _ERRNO | _EACCES), (_RET, 0, 0, _ERRNO | _EPERM)
-    tail = [(_JEQ, 2, 0, socket_nr), (_JEQ, 2, 0, io_uring_nr), (_RET, 0, 0, _ALLOW), deny_socket, deny_other]
-    head = [(_LD_ABS_W, 0, 0, 4), (_JEQ, 1, 0, arch), (_RET, 0, 0, _KILL_PROCESS), (_LD_ABS_W, 0, 0, 0)]
+    tail = [(_JEQ, 2, 0, socket_nr), (_JEQ, 2, 0, io_uring_nr), (_RET, 0, 0, _ALLOW), deny_socket,
+            deny_other]
+    head = [(_LD_ABS_W, 0, 0, 4), (_JEQ, 1, 0, arch), (_RET, 0, 0, _KILL_PROCESS),
+            (_LD_ABS_W, 0, 0, 0)]
     if x32:  # an x32 number would not equal socket's; refuse the whole ABI
         head.append((_JGE, len(tail) - 1, 0, _X32_BIT))
     return head + tail
@@ -141,7 +151,8 @@ def socket_filter() -> bytes:
     """
     if platform.machine() not in _ARCHES:
         raise OSError(f"no seccomp socket filter is written for {platform.machine()}")
-    return b"".join(struct.pack("=HBBI", *instruction) for instruction in _socket_filter(*_ARCHES[platform.machine()]))
+    program = _socket_filter(*_ARCHES[platform.machine()])
+    return b"".join(struct.pack("=HBBI", *instruction) for instruction in program)
 
 
 def deny_sockets() -> None:
@@ -152,7 +163,8 @@ def deny_sockets() -> None:
     """
     code = socket_filter()
     filters = ctypes.create_string_buffer(code)
-    fprog = struct.pack("@HP", len(code) // 8, ctypes.addressof(filters))  # native: the pointer is aligned
+    # native layout: the pointer is aligned
+    fprog = struct.pack("@HP", len(code) // 8, ctypes.addressof(filters))
     buffer = ctypes.create_string_buffer(fprog)
     _check(_libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, buffer, 0, 0), "seccomp filter")
 

@@ -39,7 +39,10 @@ class Injection:
         return [skill.name for skill, _ in self.matched]
 
     def system_text(self, base: str | None) -> str | None:
-        """``base`` with the matched skills' instructions prepended (``base`` alone when none matched)."""
+        """``base`` with the matched skills' instructions prepended.
+
+        ``base`` alone when none matched.
+        """
         parts = [skill.instructions for skill, _ in self.matched if skill.instructions]
         return "\n\n".join([*parts, base] if base else parts) or None
 
@@ -66,8 +69,11 @@ class SkillIndex:
             self._store = store
         return self._store
 
-    def matching(self, message: str, threshold: float = SIMILARITY_THRESHOLD) -> list[tuple[AgentSkill, float]]:
-        """The skills whose descriptions score ``threshold`` or more against ``message``, best first.
+    def matching(self, message: str,
+                 threshold: float = SIMILARITY_THRESHOLD) -> list[tuple[AgentSkill, float]]:
+        """The skills whose descriptions score ``threshold`` or more against ``message``.
+
+        Best first.
 
         An embedding failure is logged and matches nothing.
         """

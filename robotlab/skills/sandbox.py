@@ -39,9 +39,10 @@ from robotlab.skills.capabilities import Capabilities
 __all__ = ["STRATEGIES", "SYSTEM_PATHS", "ScriptRun", "choose_strategy", "run_script"]
 
 STRATEGIES = ("auto", "bubblewrap", "landlock")
-SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache", "/etc/ld.so.conf",
-                "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
-                "/etc/hosts", "/etc/resolv.conf", "/etc/localtime", "/etc/ssl", "/etc/ca-certificates")
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache",
+                "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd",
+                "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf",
+                "/etc/localtime", "/etc/ssl", "/etc/ca-certificates")
 """Read-only in every sandbox, so ``bash`` and ordinary tools can start. Only these files of
 ``/etc``: never ``/etc/shadow``, SSH host keys or other secrets kept there."""
 # A fixed, minimal environment: a script never sees the robot's API keys or $HOME.
@@ -73,7 +74,8 @@ def _unavailable(grant: Capabilities, abi: int) -> str | None:
         return "neither bubblewrap nor Landlock can confine skill scripts on this machine"
     if not grant.network and not landlock.seccomp_supported():
         # Landlock alone refuses TCP only (and only from ABI 4): never claim network off with it.
-        return "Landlock cannot turn the network off without a seccomp filter, which this machine lacks"
+        return ("Landlock cannot turn the network off without a seccomp filter, which this "
+                "machine lacks")
     return None
 
 
@@ -85,14 +87,16 @@ def choose_strategy(enabled: bool, strategy: str, grant: Capabilities) -> str:
         SandboxUnavailable: the sandbox is enabled and nothing here can enforce the grant.
     """
     if strategy not in STRATEGIES:
-        raise SandboxUnavailable(f"unknown sandbox.strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+        raise SandboxUnavailable(f"unknown sandbox.strategy {strategy!r}; "
+                                 f"use one of {', '.join(STRATEGIES)}")
     if not enabled or grant.trust == "core":
         return "none"
     if strategy in ("auto", "bubblewrap") and bubblewrap_works():
         return "bubblewrap"
     if strategy == "bubblewrap":
         raise SandboxUnavailable("sandbox.strategy is bubblewrap but bwrap cannot run here: "
-                                 "install bubblewrap (apt-get install bubblewrap) or use strategy auto")
+                                 "install bubblewrap (apt-get install bubblewrap) or use "
+                                 "strategy auto")
     reason = _unavailable(grant, landlock.abi_version())
     if reason:
         raise SandboxUnavailable(f"sandbox.enabled is true but {reason}: install bubblewrap "
@@ -110,7 +114,10 @@ def _bind(flag: str, path: str) -> list[str]:
 
 def bubblewrap_argv(argv: list[str], grant: Capabilities, skill_dir: Path, cwd: Path,
                     seccomp_fd: int | None = None) -> list[str]:
-    """The ``bwrap`` command line that confines ``argv`` to ``grant`` (``seccomp_fd``: the socket filter)."""
+    """The ``bwrap`` command line that confines ``argv`` to ``grant``.
+
+    ``seccomp_fd`` holds the socket filter.
+    """
     out = ["bwrap", "--unshare-all", "--die-with-parent", "--clearenv"]
     if grant.network:
         out += ["--share-net"]
@@ -143,7 +150,10 @@ def landlock_argv(argv: list[str], grant: Capabilities, skill_dir: Path) -> list
 
 
 def _filter_pipe() -> int | None:
-    """A pipe's read end holding the socket filter for ``bwrap --seccomp``, or None without seccomp."""
+    """A pipe's read end holding the socket filter for ``bwrap --seccomp``.
+
+    None without seccomp.
+    """
     if not landlock.seccomp_supported():
         return None
     code = landlock.socket_filter()
@@ -166,8 +176,9 @@ def run_script(argv: list[str], grant: Capabilities, strategy: str, skill_dir: P
     elif strategy == "none":
         env = None
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True, text=True, errors="replace",
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True, text=True, errors="replace",
                                 pass_fds=() if filter_fd is None else (filter_fd,))
     finally:
         if filter_fd is not None:

@@ -56,7 +56,8 @@ class ScriptTool(Tool):
         "properties": {"args": {"type": "string", "description": "arguments, split shell-style"}},
     }
 
-    def __init__(self, path: Path, capabilities: Capabilities, skill_dir: Path, sandbox: Any = None) -> None:
+    def __init__(self, path: Path, capabilities: Capabilities, skill_dir: Path,
+                 sandbox: Any = None) -> None:
         self.name = script_tool_name(path)
         super().__init__()
         self.path = path
@@ -67,7 +68,8 @@ class ScriptTool(Tool):
 
     @classmethod
     def from_path(cls, path: str | os.PathLike[str], capabilities: Capabilities | None = None,
-                  skill_dir: str | os.PathLike[str] | None = None, sandbox: Any = None) -> ScriptTool | None:
+                  skill_dir: str | os.PathLike[str] | None = None,
+                  sandbox: Any = None) -> ScriptTool | None:
         """The tool for an executable script, or None when the file is not executable."""
         script = Path(path).resolve()
         if not script.is_file() or not os.access(script, os.X_OK):
@@ -103,7 +105,8 @@ class ScriptTool(Tool):
         from robotlab.skills.sandbox import run_script
 
         granted, strategy = self.grant()
-        run = run_script(["bash", str(self.path), *shlex.split(args or "")], granted, strategy, self.skill_dir)
+        run = run_script(["bash", str(self.path), *shlex.split(args or "")], granted, strategy,
+                         self.skill_dir)
         if run.timed_out:
             return f"Error (timed out):\n{run.output}\n[killed: exceeded {granted.timeout:g}s]"
         if run.status != 0:
