@@ -24,7 +24,8 @@ _key: ContextVar[str | None] = ContextVar("robotlab_idempotency_key", default=No
 
 class _Set:
     """A context variable set for a block. A class rather than a generator: a robot enters one
-    for every bus message it handles, and a generator-based context manager costs three times as much."""
+    for every bus message it handles, and a generator-based context manager costs three times as
+    much."""
 
     __slots__ = ("value", "var", "token")
 

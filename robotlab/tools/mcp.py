@@ -20,7 +20,8 @@ from typing import Any, Protocol
 from robotlab.errors import DependencyError, MCPError
 from robotlab.tools.tool import Tool
 
-__all__ = ["DISCOVERY_THRESHOLD", "MCPConnections", "ToolSource", "connect_source", "discover", "server_name"]
+__all__ = ["DISCOVERY_THRESHOLD", "MCPConnections", "ToolSource", "connect_source", "discover",
+           "server_name"]
 
 log = logging.getLogger("robotlab.tools.mcp")
 DISCOVERY_THRESHOLD = 0.05
@@ -57,7 +58,8 @@ def connect_source(server: Any) -> ToolSource:
     from robotlab.tools.mcp_auth import person_wait
     from robotlab.tools.mcp_client import MCPClient, server_timeout, transport_opener
 
-    if not isinstance(server, dict) or "name" not in server or not isinstance(server.get("transport"), dict):
+    if (not isinstance(server, dict) or "name" not in server
+            or not isinstance(server.get("transport"), dict)):
         raise MCPError(f"Invalid server config: {server!r}")
     name, transport, timeout = str(server["name"]), server["transport"], server.get("timeout")
     opener = transport_opener(name, transport, server_timeout(timeout))
@@ -68,7 +70,8 @@ def connect_source(server: Any) -> ToolSource:
     return client.connect()
 
 
-def discover(servers: list[Any], message: str | None, threshold: float = DISCOVERY_THRESHOLD) -> list[Any]:
+def discover(servers: list[Any], message: str | None,
+             threshold: float = DISCOVERY_THRESHOLD) -> list[Any]:
     """The servers whose ``"<name> <description>"`` is relevant to ``message`` (TF cosine).
 
     The list comes back unchanged when it is empty, the message is blank, no server has a
@@ -81,7 +84,8 @@ def discover(servers: list[Any], message: str | None, threshold: float = DISCOVE
         return servers
     query = term_vector(message or "")
     chosen = [s for s in servers if isinstance(s, dict)
-              and cosine(term_vector(f"{s.get('name', '')} {s.get('description') or ''}"), query) >= threshold]
+              and cosine(term_vector(f"{s.get('name', '')} {s.get('description') or ''}"),
+                         query) >= threshold]
     return chosen or servers
 
 
@@ -102,7 +106,8 @@ class MCPConnections:
         """Names of the servers that failed to connect."""
         return list(self.failures)
 
-    def ensure(self, servers: list[Any], message: str | None = None, *, discovery: bool = False) -> None:
+    def ensure(self, servers: list[Any], message: str | None = None, *,
+               discovery: bool = False) -> None:
         """Connect ``servers`` on the first call; on later calls retry only the failed ones.
 
         With ``discovery``, the first call connects only the servers relevant to ``message``.

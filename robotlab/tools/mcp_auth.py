@@ -38,8 +38,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 
 from robotlab.errors import MCPError
 
-__all__ = ["DEFAULT_REDIRECT_URI", "FileTokenStorage", "LoopbackCallback", "MemoryTokenStorage", "http_auth", "http_client",
-           "person_wait"]
+__all__ = ["DEFAULT_REDIRECT_URI", "FileTokenStorage", "LoopbackCallback", "MemoryTokenStorage",
+           "http_auth", "http_client", "person_wait"]
 
 log = logging.getLogger("robotlab.tools.mcp")
 DEFAULT_REDIRECT_URI = "http://127.0.0.1:33418/callback"
@@ -53,7 +53,8 @@ class HeaderAuth(httpx2.Auth):
     def __init__(self, provide: Callable[[], str]) -> None:
         self._provide = provide
 
-    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
+    def auth_flow(self,
+                  request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
         """Add the header the callable gives now."""
         request.headers["Authorization"] = str(self._provide())
         yield request
@@ -96,20 +97,24 @@ class FileTokenStorage(MemoryTokenStorage):
         self.path = Path(path).expanduser()
         try:
             saved = json.loads(self.path.read_text()) if self.path.exists() else {}
-            self.tokens = OAuthToken.model_validate(saved["tokens"]) if saved.get("tokens") else None
+            self.tokens = (OAuthToken.model_validate(saved["tokens"]) if saved.get("tokens")
+                           else None)
             info = saved.get("client_info")
             self.client_info = OAuthClientInformationFull.model_validate(info) if info else None
         except (OSError, ValueError, KeyError, AttributeError) as exc:
             raise MCPError(f"MCP OAuth token_path {self.path} cannot be read ({exc}); "
                            "delete it to authorize again") from exc
         self.expires_at: float | None = saved.get("expires_at")
-        if self.tokens and self.tokens.refresh_token and self.expires_at and time.time() >= self.expires_at - 5:
+        if (self.tokens and self.tokens.refresh_token and self.expires_at
+                and time.time() >= self.expires_at - 5):
             self.tokens = self.tokens.model_copy(update={"access_token": ""})
 
     def _save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"tokens": self.tokens.model_dump(mode="json") if self.tokens else None, "expires_at": self.expires_at,
-                "client_info": self.client_info.model_dump(mode="json") if self.client_info else None}
+        data = {"tokens": self.tokens.model_dump(mode="json") if self.tokens else None,
+                "expires_at": self.expires_at,
+                "client_info": (self.client_info.model_dump(mode="json") if self.client_info
+                                else None)}
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as out:
             json.dump(data, out)
@@ -149,9 +154,10 @@ class LoopbackCallback:
     def __init__(self, redirect_uri: str, timeout: float = CALLBACK_TIMEOUT) -> None:
         target = urlparse(redirect_uri)
         if target.hostname not in ("127.0.0.1", "localhost", "::1") or not target.port:
-            raise MCPError(f"MCP OAuth redirect_uri {redirect_uri} must be a loopback URL with a port "
-                           "(like http://127.0.0.1:33418/callback), or pass on_callback")
-        self.address, self.path, self.timeout = (target.hostname, target.port), target.path or "/", timeout
+            raise MCPError(f"MCP OAuth redirect_uri {redirect_uri} must be a loopback URL with a "
+                           "port (like http://127.0.0.1:33418/callback), or pass on_callback")
+        self.address, self.path, self.timeout = ((target.hostname, target.port), target.path or "/",
+                                                 timeout)
         self._landed: list[str] = []
         self._thread: threading.Thread | None = None
 
@@ -166,7 +172,8 @@ class LoopbackCallback:
                 self.send_response(200 if found else 404)
                 self.send_header("Content-Type", "text/plain; charset=utf-8")
                 self.end_headers()
-                self.wfile.write(b"Authorized: you can close this window." if found else b"not here")
+                self.wfile.write(b"Authorized: you can close this window." if found
+                                 else b"not here")
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
@@ -200,7 +207,8 @@ class LoopbackCallback:
             raise MCPError("MCP OAuth callback waited before the authorization started")
         self._thread.join(self.timeout + 1)
         if not self._landed:
-            raise MCPError(f"MCP OAuth: no answer on {self.path} within {self.timeout:g}s (was the page approved?)")
+            raise MCPError(f"MCP OAuth: no answer on {self.path} within {self.timeout:g}s "
+                           "(was the page approved?)")
         return self._landed[0]
 
 
@@ -210,7 +218,8 @@ def _oauth(name: str, url: str, options: dict[str, Any]) -> OAuthClientProvider:
     loopback: LoopbackCallback | None = None
     wait: Callable[[], Any] | None = options.get("on_callback")
     if wait is None:
-        loopback = LoopbackCallback(redirect_uri, float(options.get("callback_timeout") or CALLBACK_TIMEOUT))
+        loopback = LoopbackCallback(redirect_uri,
+                                    float(options.get("callback_timeout") or CALLBACK_TIMEOUT))
         wait = loopback.wait
 
     async def redirect(authorization_url: str) -> None:
@@ -225,11 +234,14 @@ def _oauth(name: str, url: str, options: dict[str, Any]) -> OAuthClientProvider:
         return _code_of(await asyncio.to_thread(wait))
 
     metadata = OAuthClientMetadata.model_validate({
-        "client_name": str(options.get("client_name") or f"robotlab ({name})"), "redirect_uris": [redirect_uri],
+        "client_name": str(options.get("client_name") or f"robotlab ({name})"),
+        "redirect_uris": [redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
         "scope": options.get("scope")})
-    storage = FileTokenStorage(options["token_path"]) if options.get("token_path") else MemoryTokenStorage()
-    return OAuthClientProvider(url, metadata, storage, redirect_handler=redirect, callback_handler=callback)
+    storage = (FileTokenStorage(options["token_path"]) if options.get("token_path")
+               else MemoryTokenStorage())
+    return OAuthClientProvider(url, metadata, storage, redirect_handler=redirect,
+                               callback_handler=callback)
 
 
 def person_wait(transport: dict[str, Any]) -> float:
@@ -253,7 +265,8 @@ def http_auth(name: str, transport: dict[str, Any]) -> httpx2.Auth | None:
     auth, provider = transport.get("auth"), transport.get("auth_provider")
     if provider is not None:
         if not callable(provider):
-            raise MCPError(f"auth_provider of MCP server {name} must be a callable returning the Authorization header")
+            raise MCPError(f"auth_provider of MCP server {name} must be a callable returning the "
+                           "Authorization header")
         return HeaderAuth(provider)
     if auth is None or isinstance(auth, httpx2.Auth):
         return auth
@@ -263,8 +276,8 @@ def http_auth(name: str, transport: dict[str, Any]) -> httpx2.Auth | None:
         return HeaderAuth(lambda: f"Bearer {token}")
     if kind == "oauth":
         return _oauth(name, str(transport.get("url")), auth)
-    raise MCPError(f"auth of MCP server {name} must be {{type: bearer, token: ...}} or {{type: oauth, ...}} "
-                   f"(or an httpx2.Auth), got {auth!r}")
+    raise MCPError(f"auth of MCP server {name} must be {{type: bearer, token: ...}} or "
+                   f"{{type: oauth, ...}} (or an httpx2.Auth), got {auth!r}")
 
 
 def _refusal(name: str, credentials: bool) -> Callable[[httpx2.Response], Any]:
@@ -273,8 +286,8 @@ def _refusal(name: str, credentials: bool) -> Callable[[httpx2.Response], Any]:
             return
         said = f"{response.status_code} {response.reason_phrase}"
         if credentials:
-            raise MCPError(f"MCP server {name} refused the credentials ({said}): check the token its auth or "
-                           "auth_provider gives")
+            raise MCPError(f"MCP server {name} refused the credentials ({said}): check the token "
+                           "its auth or auth_provider gives")
         raise MCPError(f"MCP server {name} requires authorization ({said}): give its transport "
                        "auth: {type: oauth} (or {type: bearer, token: ...}, or an auth_provider)")
 
@@ -282,7 +295,9 @@ def _refusal(name: str, credentials: bool) -> Callable[[httpx2.Response], Any]:
 
 
 def http_client(name: str, transport: dict[str, Any]) -> httpx2.AsyncClient:
-    """The SDK's HTTP client for a remote transport: its ``headers`` and credentials (``http_auth``).
+    """The SDK's HTTP client for a remote transport.
+
+    It carries the transport's ``headers`` and credentials (``http_auth``).
 
     Without OAuth (which answers a 401 itself), a 401 or 403 fails the request with an
     ``MCPError`` saying what to give the server.
@@ -292,5 +307,6 @@ def http_client(name: str, transport: dict[str, Any]) -> httpx2.AsyncClient:
     auth = http_auth(name, transport)
     client = create_mcp_http_client(headers=dict(transport.get("headers") or {}), auth=auth)
     if not isinstance(auth, OAuthClientProvider):
-        client.event_hooks["response"].append(_refusal(name, auth is not None or "Authorization" in client.headers))
+        credentials = auth is not None or "Authorization" in client.headers
+        client.event_hooks["response"].append(_refusal(name, credentials))
     return client

@@ -34,7 +34,8 @@ def _stdio(name: str, transport: dict[str, Any], timeout: float) -> Opener:
         from mcp.client.stdio import stdio_client
 
         return stdio_client(StdioServerParameters(command=str(transport["command"]),
-                                                  args=list(transport.get("args") or []), env=transport.get("env")))
+                                                  args=list(transport.get("args") or []),
+                                                  env=transport.get("env")))
 
     return open_stdio
 
@@ -42,7 +43,8 @@ def _stdio(name: str, transport: dict[str, Any], timeout: float) -> Opener:
 def _url(name: str, transport: dict[str, Any]) -> str:
     url = transport.get("url")
     if not url:
-        raise MCPError(f"Invalid server config: {transport.get('type')} transport of {name} needs a url")
+        raise MCPError(f"Invalid server config: {transport.get('type')} transport of {name} "
+                       "needs a url")
     return str(url)
 
 
@@ -56,7 +58,8 @@ def _streamable_http(name: str, transport: dict[str, Any], timeout: float) -> Op
     async def open_http() -> Any:
         from mcp.client.streamable_http import streamable_http_client
 
-        async with http_client(name, transport) as client, streamable_http_client(url, http_client=client) as streams:
+        async with (http_client(name, transport) as client,
+                    streamable_http_client(url, http_client=client) as streams):
             yield streams
 
     return open_http
@@ -65,12 +68,14 @@ def _streamable_http(name: str, transport: dict[str, Any], timeout: float) -> Op
 def _sse(name: str, transport: dict[str, Any], timeout: float) -> Opener:
     from robotlab.tools.mcp_auth import http_auth
 
-    url, headers, auth = _url(name, transport), dict(transport.get("headers") or {}), http_auth(name, transport)
+    url, headers = _url(name, transport), dict(transport.get("headers") or {})
+    auth = http_auth(name, transport)
 
     def open_sse() -> AbstractAsyncContextManager[Any]:
         from mcp.client.sse import sse_client
 
-        return sse_client(url, headers=headers, timeout=timeout, sse_read_timeout=SSE_READ_TIMEOUT, auth=auth)
+        return sse_client(url, headers=headers, timeout=timeout,
+                          sse_read_timeout=SSE_READ_TIMEOUT, auth=auth)
 
     return open_sse
 
@@ -83,8 +88,9 @@ def _websocket(name: str, transport: dict[str, Any], timeout: float) -> Opener:
         from importlib.metadata import version
 
         raise DependencyError(
-            f"the {transport.get('type')} transport of MCP server {name} needs the mcp SDK's websocket client "
-            f"(mcp.client.websocket, with the 'websockets' package: the 'ws' extra of mcp 1.x); "
+            f"the {transport.get('type')} transport of MCP server {name} needs the mcp SDK's "
+            f"websocket client (mcp.client.websocket, with the 'websockets' package: the 'ws' "
+            f"extra of mcp 1.x); "
             f"the installed mcp {version('mcp')} has none"
         ) from exc
     return lambda: websocket_client(url)

@@ -48,7 +48,10 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def resolve(value: Any, parent: Any) -> list[Any]:
-    """One level of resolution: ``"inherit"`` takes the parent's value, a none value gives ``[]``."""
+    """One level of resolution.
+
+    ``"inherit"`` takes the parent's value, a none value gives ``[]``.
+    """
     if value == "inherit":
         return _as_list(parent)
     if is_none_value(value):
@@ -78,7 +81,8 @@ def cap_tools(tools: list[Tool], max_tools: int | None, robot_name: str) -> list
 
 
 def select_tools(
-    available: Sequence[Tool], runtime: Any, build: Any, parent: Any, *, max_tools: int | None, robot_name: str
+    available: Sequence[Tool], runtime: Any, build: Any, parent: Any, *, max_tools: int | None,
+    robot_name: str
 ) -> list[Tool]:
     """The tools one run sends to the provider.
 

@@ -92,12 +92,14 @@ class Tool:
         """The OpenAI-format tool schema sent to the provider."""
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": self.description,
+                         "parameters": self.parameters},
         }
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data describing the tool."""
-        return {"name": self.name, "description": self.description, "parameters": self.parameters, "mcp": self.mcp}
+        return {"name": self.name, "description": self.description, "parameters": self.parameters,
+                "mcp": self.mcp}
 
     def __repr__(self) -> str:
         return f"<Tool {self.name}>"
@@ -164,7 +166,8 @@ class _HandlerTool(Tool):
 
 def _normalise_schema(parameters: dict[str, Any]) -> dict[str, Any]:
     properties = {
-        key: {"type": "string", **(spec or {})} for key, spec in (parameters.get("properties") or {}).items()
+        key: {"type": "string", **(spec or {})}
+        for key, spec in (parameters.get("properties") or {}).items()
     }
     schema = {**parameters, "type": "object", "properties": properties}
     if "required" in parameters:
@@ -235,8 +238,8 @@ def _function_schema(func: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
 
 
 def tool(
-    func: Callable[..., Any] | None = None, *, name: str | None = None, raise_on_error: bool = False,
-    side_effects: bool = False,
+    func: Callable[..., Any] | None = None, *, name: str | None = None,
+    raise_on_error: bool = False, side_effects: bool = False,
 ) -> Any:
     """Make a ``Tool`` from a typed, documented function.
 
@@ -259,7 +262,8 @@ def tool(
                 return f(robot=built.robot, **arguments)
             return f(**arguments)
 
-        built = _HandlerTool(name or f.__name__, description, schema, handler, raise_on_error=raise_on_error)
+        built = _HandlerTool(name or f.__name__, description, schema, handler,
+                             raise_on_error=raise_on_error)
         built.side_effects = side_effects
         built.__doc__ = f.__doc__
         built.__wrapped__ = f  # type: ignore[attr-defined]
