@@ -21,7 +21,8 @@ T = TypeVar("T")
 
 
 def exits_on_error(func: F) -> F:
-    """Run a command; a RobotlabError prints ``<prog>: <message>`` on stderr and exits with its code.
+    """Run a command; a RobotlabError prints ``<prog>: <message>`` on stderr and exits with its
+    code.
 
     Ctrl-C prints ``<prog>: interrupted`` and exits 130 (click would print "Aborted!" and exit 1).
     """
@@ -52,7 +53,8 @@ def _usage_exit(call: Callable[[], T]) -> T:
         return call()
     except _UsageError:
         raise
-    except click.UsageError as exc:  # click's words (a BadParameter's "Invalid value for ..."), our code
+    # click's words (a BadParameter's "Invalid value for ..."), our code
+    except click.UsageError as exc:
         raise _UsageError(exc.format_message(), exc.ctx) from exc
 
 

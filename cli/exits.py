@@ -1,4 +1,5 @@
-"""How a command ends on an error: one line on stderr (``<prog>: <message>``) and the error's exit code.
+"""How a command ends on an error: one line on stderr (``<prog>: <message>``) and the error's exit
+code.
 
 Click-free, so that a command line read without click (a handler-only ``robotd``) ends the
 same way as a click command; :func:`robotlab.cli.errors.exits_on_error` names the program
@@ -21,7 +22,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def ends_on_error(func: F, prog: Callable[[], str]) -> F:
-    """Run ``func``; a RobotlabError prints ``<prog()>: <message>`` on stderr and exits with its code.
+    """Run ``func``; a RobotlabError prints ``<prog()>: <message>`` on stderr and exits with its
+    code.
 
     Ctrl-C prints ``<prog()>: interrupted`` and exits 130 (click would print "Aborted!" and exit 1).
     """

@@ -1,4 +1,5 @@
-"""``robotlab human --name NAME``: a person joins the bus, sees what arrives and answers by typing."""
+"""``robotlab human --name NAME``: a person joins the bus, sees what arrives and answers by
+typing."""
 
 from __future__ import annotations
 
@@ -20,10 +21,12 @@ CONNECT_SECONDS = 5.0
 @click.option("--name", required=True, callback=checked(bus.config.check_name),
               help="Your member name on the bus: robots ask you by it.")
 @click.option("--broker", "url", default=None,
-              help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555).")
+              help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else "
+                   "tcp://127.0.0.1:5555).")
 @key_options
 @exits_on_error
-def human_command(name: str, url: str | None, keys_folder: str | None, key_file: str | None) -> None:
+def human_command(name: str, url: str | None, keys_folder: str | None,
+                  key_file: str | None) -> None:
     """Join the bus as NAME (role human): show every message that arrives, and answer by typing.
 
     Type `help` for the commands; a plain line answers the newest open question. Exit 0 on
@@ -39,7 +42,8 @@ def human_command(name: str, url: str | None, keys_folder: str | None, key_file:
             click.echo(line)
 
     address = bus.broker_url(url)
-    with bus.BusClient(address, name=name, role="human", keys=client_keys(keys_folder, key_file, name)) as client:
+    with bus.BusClient(address, name=name, role="human",
+                       keys=client_keys(keys_folder, key_file, name)) as client:
         desk = HumanDesk(client, show)  # before joining: held mail arrives right after the welcome
         client.start(CONNECT_SECONDS)
         show(f"{name} is on the bus at {address}; type help for the commands")

@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 
-def print_rows(rows: list[dict[str, Any]], columns: list[str], *, as_json: bool, empty: str) -> None:
+def print_rows(rows: list[dict[str, Any]], columns: list[str], *, as_json: bool,
+               empty: str) -> None:
     """Print ``rows`` as JSON, or as a table of ``columns`` (``empty`` when there are none)."""
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=_jsonable))
@@ -21,11 +22,13 @@ def print_rows(rows: list[dict[str, Any]], columns: list[str], *, as_json: bool,
 
     # On a terminal, long cells are cut to fit; in a pipe or a file nothing is cut or wrapped.
     on_terminal = sys.stdout.isatty()
-    Console(soft_wrap=True, width=None if on_terminal else 100_000).print(table(rows, columns, cut=on_terminal))
+    console = Console(soft_wrap=True, width=None if on_terminal else 100_000)
+    console.print(table(rows, columns, cut=on_terminal))
 
 
 def table(rows: list[dict[str, Any]], columns: list[str], *, cut: bool) -> Any:
-    """A rich table of ``columns`` (headers upper-cased); ``cut`` clips cells longer than 60 characters."""
+    """A rich table of ``columns`` (headers upper-cased); ``cut`` clips cells longer than 60
+    characters."""
     from rich.table import Table
 
     grid = Table(box=None, pad_edge=False)

@@ -1,4 +1,5 @@
-"""The rows ``robotlab ps`` and ``top`` show: the broker's presence rows with each member's own figures.
+"""The rows ``robotlab ps`` and ``top`` show: the broker's presence rows with each member's own
+figures.
 
 The broker's ``ps`` rows carry ``stats``, the map each member reports of itself
 (``robotlab.bus.stats``): a hosted robot's runs, tokens and dollars since start, robot-to's
@@ -10,15 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-COLUMNS = ["name", "instance", "state", "in_flight", "oldest", "tokens", "cost", "status", "delivered", "nacked",
-           "parent", "pid"]
+COLUMNS = ["name", "instance", "state", "in_flight", "oldest", "tokens", "cost", "status",
+           "delivered", "nacked", "parent", "pid"]
 """The table's columns, in order."""
 
 
 def with_figures(row: dict[str, Any]) -> dict[str, Any]:
-    """``row`` plus ``tokens_in``, ``tokens_out``, ``cost`` and ``status`` lifted from its stats (for --json)."""
+    """``row`` plus ``tokens_in``, ``tokens_out``, ``cost`` and ``status`` lifted from its stats
+    (for --json)."""
     stats = row.get("stats") or {}
-    lifted = {key: stats[key] for key in ("tokens_in", "tokens_out", "cost", "status", "iteration", "phase")
+    lifted = {key: stats[key] for key in ("tokens_in", "tokens_out", "cost", "status", "iteration",
+                                          "phase")
               if key in stats}
     return {**row, **lifted}
 
@@ -46,7 +49,8 @@ def _cost(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return f"${value:.4f}" if value >= 0.01 or value == 0 else f"${value:.6f}"  # cents, or their fractions
+        # cents, or their fractions
+        return f"${value:.4f}" if value >= 0.01 or value == 0 else f"${value:.6f}"
     return str(value)  # "unknown": the model has no price
 
 

@@ -32,13 +32,15 @@ def view(fetch: Fetch, url: str) -> Any:
         rows = fetch()
     except (PeerUnavailable, BusError) as exc:
         return Text(f"{stamp}  {url}: {exc}", style="bold red")
-    title = Text(f"{stamp}  {url}: {len(rows)} member{'s' * (len(rows) != 1)}  (Ctrl-C to quit)", style="bold")
+    title = Text(f"{stamp}  {url}: {len(rows)} member{'s' * (len(rows) != 1)}  (Ctrl-C to quit)",
+                 style="bold")
     if not rows:
         return Group(title, Text("no robots on the bus"))
     return Group(title, table([table_row(r) for r in rows], COLUMNS, cut=sys.stdout.isatty()))
 
 
-def run(fetch: Fetch, url: str, interval: float, once: bool, stop: threading.Event | None = None) -> None:
+def run(fetch: Fetch, url: str, interval: float, once: bool,
+        stop: threading.Event | None = None) -> None:
     """Show the view until ``stop`` is set or Ctrl-C (KeyboardInterrupt ends it quietly)."""
     from rich.console import Console
 
@@ -56,7 +58,8 @@ def run(fetch: Fetch, url: str, interval: float, once: bool, stop: threading.Eve
         pass  # Ctrl-C is how one leaves top: a clean exit
 
 
-def _print_each(console: Any, fetch: Fetch, url: str, interval: float, stop: threading.Event) -> None:
+def _print_each(console: Any, fetch: Fetch, url: str, interval: float,
+                stop: threading.Event) -> None:
     while True:
         console.print(view(fetch, url))
         sys.stdout.flush()

@@ -25,7 +25,8 @@ POLL_SECONDS = 0.1
 
 
 def _names(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[str]:
-    """Each name checked by the bus's name rule (a bad one is a usage error, exit 64), once each, in order."""
+    """Each name checked by the bus's name rule (a bad one is a usage error, exit 64), once each, in
+    order."""
     try:
         return list(dict.fromkeys(bus.config.check_name(name) for name in value))
     except ConfigError as exc:
@@ -35,7 +36,8 @@ def _names(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -
 @click.command("wait", cls=Command)
 @click.argument("names", nargs=-1, required=True, metavar="NAME...", callback=_names)
 @click.option("--broker", "url", default=None,
-              help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555).")
+              help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else "
+                   "tcp://127.0.0.1:5555).")
 @click.option("--timeout", type=click.FloatRange(min=0), default=30.0, show_default=True,
               help="Seconds to wait for all of them, finding the broker included.")
 @key_options
@@ -50,19 +52,22 @@ def wait_command(names: list[str], url: str | None, timeout: float, keys_folder:
     ends = time.monotonic() + timeout
     address = bus.broker_url(url)
     if address.startswith("inproc://"):
-        raise ConfigError(f"{address} is an in-process address: give the broker's tcp:// or ipc:// address")
+        raise ConfigError(f"{address} is an in-process address: give the broker's tcp:// or ipc:// "
+                          "address")
     # A broker started in the same breath as this command may not listen yet: wait for it too.
     keys = client_keys(keys_folder, key_file)
     # Ctrl-C while joining the broker says the same as while looking: the bus sees this command
     # as soon as its HELLO is read, before connect returns here.
     try:
-        with bus.connect(address, name="robotlab-wait", keys=keys, timeout=max(timeout, 1.0)) as client:
+        with bus.connect(address, name="robotlab-wait", keys=keys,
+                         timeout=max(timeout, 1.0)) as client:
             missing = wait_for(lambda: client.admin("ps"), names, ends, _arrived)
     except KeyboardInterrupt:
         click.echo(f"robotlab: interrupted; not on the bus: {', '.join(names)}", err=True)
         sys.exit(ExitCode.INTERRUPTED)
     if missing:
-        click.echo(f"robotlab: timed out after {timeout:g}s; not on the bus: {', '.join(missing)}", err=True)
+        click.echo(f"robotlab: timed out after {timeout:g}s; not on the bus: {', '.join(missing)}",
+                   err=True)
         sys.exit(ExitCode.TEMPFAIL)
 
 

@@ -18,28 +18,35 @@ SECONDS = click.FloatRange(min=0, min_open=True)
 
 
 def _address(value: str) -> str:
-    return str(binding.parse_bind(value))  # checked: the rule's ConfigError becomes a usage error (64)
+    # checked: the rule's ConfigError becomes a usage error (64)
+    return str(binding.parse_bind(value))
 
 
 @click.command("web", cls=Command)
 @click.option("--bind", "where", default="127.0.0.1:8765", show_default=True, metavar="HOST:PORT",
-              callback=checked(_address), help="Where the page is served (port 0: any free port, printed).")
+              callback=checked(_address),
+              help="Where the page is served (port 0: any free port, printed).")
 @click.option("--broker", "url", default=None,
-              help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555).")
+              help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else "
+                   "tcp://127.0.0.1:5555).")
 @click.option("--insecure", is_flag=True,
-              help="Allow a bind beyond loopback: anyone reaching it sees the crew and can replay dead letters.")
-@click.option("--name", default="robotlab-web", show_default=True, callback=checked(bus.config.check_name),
+              help="Allow a bind beyond loopback: anyone reaching it sees the crew and can replay "
+                   "dead letters.")
+@click.option("--name", default="robotlab-web", show_default=True,
+              callback=checked(bus.config.check_name),
               help="This console's member name on the bus.")
 @click.option("--interval", type=SECONDS, default=1.0, show_default=True,
               help="Seconds between looks at the crew (each browser gets only what changed).")
-@click.option("--timeout", type=SECONDS, default=30.0, show_default=True, help="Seconds a replay waits for its receipt.")
+@click.option("--timeout", type=SECONDS, default=30.0, show_default=True,
+              help="Seconds a replay waits for its receipt.")
 @click.option("--log-level", default="INFO", show_default=True)
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text", show_default=True,
               help="text for people, json for journald or Loki (one object a line); on stderr.")
 @key_options
 @exits_on_error
-def web_command(where: str, url: str | None, insecure: bool, name: str, interval: float, timeout: float,
-                log_level: str, log_format: str, keys_folder: str | None, key_file: str | None) -> None:
+def web_command(where: str, url: str | None, insecure: bool, name: str, interval: float,
+                timeout: float, log_level: str, log_format: str, keys_folder: str | None,
+                key_file: str | None) -> None:
     """Serve a live web console of the crew at http://HOST:PORT/ (default 127.0.0.1:8765).
 
     It reads the broker's admin requests (ps, dlq.list, stats), as `robotlab ps` and `dlq` do, so
@@ -54,6 +61,8 @@ def web_command(where: str, url: str | None, insecure: bool, name: str, interval
     binding.check_exposure(bound, insecure, "the web console")
     sock = binding.listen(bound)  # before joining the bus: a bad address costs nothing
     address = bus.broker_url(url)
-    with bus.connect(address, name=name, keys=client_keys(keys_folder, key_file), timeout=5.0) as client:
+    with bus.connect(address, name=name, keys=client_keys(keys_folder, key_file),
+                     timeout=5.0) as client:
         log = logging.getLogger("robotlab.web")
-        serve(Console(client, timeout), interval, sock, on_ready=lambda u: log.info("serving the web console at %s", u))
+        serve(Console(client, timeout), interval, sock,
+              on_ready=lambda u: log.info("serving the web console at %s", u))
