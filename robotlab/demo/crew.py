@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .stopping import stop
+
 if TYPE_CHECKING:
     from robotlab.bus import BusClient
 
@@ -88,6 +90,5 @@ def run_demo(broker_url: str, say: Callable[[str], Any] = print) -> None:
             specialist.stop()
         finally:
             lead.leave_bus()
-            concierge.terminate()
-            concierge.wait(10)
+            stop([concierge])
             stop_fork_server()

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from robotlab.hooks.hooks import Hook, RunHookContext
 from robotlab.robot.remote_tasks import TaskServer, is_network_task
 
+from .stopping import stop
+
 if TYPE_CHECKING:
     from robotlab.bus import BusClient, Message
 
@@ -128,7 +130,4 @@ def run_demo(broker_url: str, say: Callable[[str], Any] = print, step: float = S
         say(f"  final reply: {result.reply}")
         return result
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait(5)
+        stop(procs)
