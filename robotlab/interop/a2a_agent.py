@@ -26,7 +26,8 @@ from .a2a_asks import Asks, question_text
 from .crew import one_line
 
 MEDIA = ["text/plain"]
-"""What an agent reads and writes: a robot takes a message's text and replies in text (data as JSON)."""
+"""What an agent reads and writes: a robot takes a message's text and replies in text (data as
+JSON)."""
 REPLY = "reply"
 """The name of the artifact that carries a robot's reply."""
 
@@ -43,7 +44,8 @@ def agent_card(robot: str, instances: int, url: str) -> AgentCard:
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=MEDIA, default_output_modes=MEDIA,
         skills=[AgentSkill(id="ask", name=f"ask {robot}", tags=["robotlab"],
-                           description=f"Send the robot '{robot}' a message; its reply is the task's artifact.")],
+                           description=f"Send the robot '{robot}' a message; its reply is the "
+                                       "task's artifact.")],
     )
 
 
@@ -57,12 +59,14 @@ class RobotExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Send the message's text to the robot (or answer its question with it) and publish the
         task's states: its reply, its next question, or why it failed."""
-        assert context.task_id is not None and context.context_id is not None  # the SDK sets both on a send
+        # the SDK sets both on a send
+        assert context.task_id is not None and context.context_id is not None
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         task, text = context.current_task, context.get_user_input()
         wait = self.asks.waiting(context.task_id)
         try:
-            if wait is not None and task is not None and task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            if (wait is not None and task is not None
+                    and task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED):
                 self.asks.answer(wait, text)
             else:
                 if task is None and context.message is not None:
@@ -73,19 +77,24 @@ class RobotExecutor(AgentExecutor):
             outcome = await anyio.to_thread.run_sync(wait.next, abandon_on_cancel=True)
         except RobotlabError as exc:
             self.asks.drop(context.task_id)
-            await updater.failed(updater.new_agent_message([new_text_part(f"{self.robot}: {one_line(exc)}")]))
+            await updater.failed(updater.new_agent_message(
+                [new_text_part(f"{self.robot}: {one_line(exc)}")]))
             return
         if not isinstance(outcome, str):
-            await updater.requires_input(updater.new_agent_message([new_text_part(question_text(outcome))]))
+            await updater.requires_input(updater.new_agent_message(
+                [new_text_part(question_text(outcome))]))
             return
         self.asks.drop(context.task_id)
         await updater.add_artifact([new_text_part(outcome)], name=REPLY)
         await updater.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """Mark the task canceled; the SDK then cancels ``execute``, which stops waiting for the reply."""
-        assert context.task_id is not None and context.context_id is not None  # a cancel names its task
+        """Mark the task canceled; the SDK then cancels ``execute``, which stops waiting for the
+        reply."""
+        # a cancel names its task
+        assert context.task_id is not None and context.context_id is not None
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         self.asks.drop(context.task_id)
         await updater.cancel(updater.new_agent_message([new_text_part(
-            f"{self.robot}: canceled; the message was already sent, and its reply, if one comes, is dropped")]))
+            f"{self.robot}: canceled; the message was already sent, and its reply, if one comes, "
+            "is dropped")]))

@@ -37,12 +37,14 @@ class Wait:
         self.question: Message | None = None
         """The robot's open question, until the client answers it."""
         self._events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        threading.Thread(target=self._reply, args=(timeout,), name=f"a2a-{robot}", daemon=True).start()
+        threading.Thread(target=self._reply, args=(timeout,), name=f"a2a-{robot}",
+                         daemon=True).start()
 
     def _reply(self, timeout: float) -> None:
         try:
             self._events.put(("reply", reply_text(self.tracker.reply(timeout).content)))
-        except Exception as exc:  # ReplyTimeout, DeliveryFailed: the executor fails the task with it
+        except Exception as exc:
+            # ReplyTimeout, DeliveryFailed: the executor fails the task with it
             self._events.put(("error", exc))
 
     def asked(self, message: Message) -> None:
@@ -84,7 +86,8 @@ class Asks:
             BusError: the message could not be sent (a closed client).
         """
         with self._lock:  # kept before the robot can ask: its question finds the wait
-            tracker = self.client.send_request(robot, text, any=True, deadline=time.time() + self.timeout)
+            tracker = self.client.send_request(robot, text, any=True,
+                                               deadline=time.time() + self.timeout)
             wait = self._waits[task_id] = Wait(task_id, robot, tracker, self.timeout)
         return wait
 
@@ -111,10 +114,12 @@ class Asks:
         if message.is_reply or message.type != HUMAN_ASK:
             return
         with self._lock:
-            mine = [wait for wait in self._waits.values() if wait.robot == message.sender and wait.question is None]
+            mine = [wait for wait in self._waits.values()
+                    if wait.robot == message.sender and wait.question is None]
         on_instance = [wait for wait in mine if message.sender_instance in wait.tracker.instances]
         chosen = (on_instance or mine)[:1]
         if not chosen:
-            log.warning("a question from %s that no task waits for: it waits for its own time-out", message.sender)
+            log.warning("a question from %s that no task waits for: it waits for its own time-out",
+                        message.sender)
             return
         chosen[0].asked(message)

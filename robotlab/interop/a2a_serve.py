@@ -41,7 +41,10 @@ ROBOTS = "/robots"
 
 
 def base_url(sock: socket.socket) -> str:
-    """The URL clients reach ``sock`` at; an unspecified address (``0.0.0.0``) by this host's name."""
+    """The URL clients reach ``sock`` at.
+
+    An unspecified address (``0.0.0.0``) is given by this host's name.
+    """
     host, port = sock.getsockname()[:2]
     if host in ("0.0.0.0", "::"):
         host = socket.getfqdn()
@@ -71,19 +74,23 @@ class LoopbackOnly:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            headers = {key.decode("latin-1"): value.decode("latin-1") for key, value in scope["headers"]}
+            headers = {key.decode("latin-1"): value.decode("latin-1")
+                       for key, value in scope["headers"]}
             named = [("Host", "//" + headers.get("host", "")), ("Origin", headers.get("origin"))]
             for header, value in named:
                 if value is not None and not is_loopback_name(urlsplit(value).hostname):
-                    await _error(403, f"{header} {value.removeprefix('//')!r} is not loopback: this server "
-                                 "answers only this machine (serve with --insecure to answer others)")(
-                        scope, receive, send)
+                    await _error(403, f"{header} {value.removeprefix('//')!r} is not loopback: "
+                                 "this server answers only this machine (serve with --insecure to "
+                                 "answer others)")(scope, receive, send)
                     return
         await self.app(scope, receive, send)
 
 
 class Agents:
-    """The ASGI app under ``/robots/<name>``: each request to the robot's agent, made on first use."""
+    """The ASGI app under ``/robots/<name>``.
+
+    Each request goes to the robot's agent, made on first use.
+    """
 
     def __init__(self, crew: Crew, base: str) -> None:
         self.crew = crew
@@ -103,7 +110,8 @@ class Agents:
     def _agent(self, robot: str, instances: int) -> ASGIApp:
         card = agent_card(robot, instances, self.url(robot))
         handler = DefaultRequestHandler(RobotExecutor(self.asks, robot), InMemoryTaskStore(), card)
-        app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/")])
+        app = Starlette(routes=[*create_agent_card_routes(card),
+                                *create_jsonrpc_routes(handler, rpc_url="/")])
         log.info("agent %s at %s", robot, self.url(robot))
         return app
 
@@ -117,10 +125,11 @@ class Agents:
                 await _error(503, f"cannot list the crew: {one_line(exc)}")(scope, receive, send)
                 return
             if robot not in live:
-                await _error(404, f"no live robot named {robot!r} on the bus: GET {ROBOTS} lists the agents")(
-                    scope, receive, send)
+                await _error(404, f"no live robot named {robot!r} on the bus: GET {ROBOTS} "
+                             "lists the agents")(scope, receive, send)
                 return
-            app = self._apps.get(robot) or self._apps.setdefault(robot, self._agent(robot, live[robot]))
+            app = (self._apps.get(robot)
+                   or self._apps.setdefault(robot, self._agent(robot, live[robot])))
         await app(scope, receive, send)
 
 
@@ -137,11 +146,13 @@ def build_app(crew: Crew, base: str) -> Starlette:
         except RobotlabError as exc:
             return _error(503, f"cannot list the crew: {one_line(exc)}")
         return JSONResponse({"robots": [
-            {"name": robot, "url": agents.url(robot), "card": agents.url(robot) + ".well-known/agent-card.json"}
+            {"name": robot, "url": agents.url(robot),
+             "card": agents.url(robot) + ".well-known/agent-card.json"}
             for robot in sorted(live)]})
 
     loopback = is_loopback_name(urlsplit(base).hostname)
-    return Starlette(routes=[Route(ROBOTS, listing, methods=["GET"]), Mount(ROBOTS + "/{robot}", app=agents)],
+    return Starlette(routes=[Route(ROBOTS, listing, methods=["GET"]),
+                             Mount(ROBOTS + "/{robot}", app=agents)],
                      middleware=[Middleware(LoopbackOnly)] if loopback else [])
 
 

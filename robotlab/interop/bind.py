@@ -33,7 +33,8 @@ def parse_bind(text: str) -> Bind:
     host, _, port = text.rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if not host or not port.isdigit() or int(port) > 65535:
-        raise ConfigError(f"{text!r} is not HOST:PORT: give an address such as 127.0.0.1:8765 ([::1]:8765 for IPv6)")
+        raise ConfigError(f"{text!r} is not HOST:PORT: give an address such as 127.0.0.1:8765 "
+                          "([::1]:8765 for IPv6)")
     return Bind(host, int(port))
 
 
@@ -45,9 +46,9 @@ def check_exposure(bind: Bind, insecure: bool, what: str) -> None:
     """
     if not insecure and not is_loopback(f"tcp://{bind}"):
         raise ConfigError(
-            f"refusing to serve {what} on {bind}: it is reachable beyond this machine, and whoever reaches it "
-            "can ask every robot on the bus. Bind a loopback address (127.0.0.1), or pass --insecure on a network "
-            "you trust (behind a proxy that checks who asks).")
+            f"refusing to serve {what} on {bind}: it is reachable beyond this machine, and whoever "
+            "reaches it can ask every robot on the bus. Bind a loopback address (127.0.0.1), or "
+            "pass --insecure on a network you trust (behind a proxy that checks who asks).")
 
 
 def listen(bind: Bind) -> socket.socket:
@@ -58,9 +59,11 @@ def listen(bind: Bind) -> socket.socket:
             this machine's, a privileged port).
     """
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(bind.host, bind.port, type=socket.SOCK_STREAM)[0]
+        family, kind, proto, _, address = socket.getaddrinfo(bind.host, bind.port,
+                                                             type=socket.SOCK_STREAM)[0]
     except socket.gaierror as exc:
-        raise ConfigError(f"cannot listen on {bind}: {bind.host!r} does not resolve ({exc.strerror})") from exc
+        raise ConfigError(f"cannot listen on {bind}: {bind.host!r} does not resolve "
+                          f"({exc.strerror})") from exc
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

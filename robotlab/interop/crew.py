@@ -40,8 +40,8 @@ class RobotTool:
     def description(self) -> str:
         """What an MCP client shows for the tool."""
         many = f" (one of its {self.instances} instances answers)" if self.instances > 1 else ""
-        return (f"Ask the robot '{self.robot}' on the robotlab bus: the message is sent to it{many} "
-                "and its reply comes back as the result.")
+        return (f"Ask the robot '{self.robot}' on the robotlab bus: the message is sent to "
+                f"it{many} and its reply comes back as the result.")
 
 
 def robot_tools(rows: list[dict[str, Any]]) -> tuple[list[RobotTool], list[str]]:
@@ -86,7 +86,9 @@ class Crew:
         return robot_tools(self.client.admin("ps"))
 
     def ask(self, tool: str, message: str) -> str:
-        """Send ``message`` to the robot of ``tool`` (one instance of the name) and return its reply.
+        """Send ``message`` to the robot of ``tool`` (one instance of the name).
+
+        Returns its reply.
 
         Raises:
             ToolNotFoundError: ``tool`` is not an ``ask_<name>`` tool.
@@ -95,10 +97,14 @@ class Crew:
         """
         robot = tool[len(PREFIX):]
         if not tool.startswith(PREFIX) or not TOOL_NAME.fullmatch(robot):
-            raise ToolNotFoundError(f"no tool {tool!r}: each tool is {PREFIX}<robot name>, one per live robot")
+            raise ToolNotFoundError(f"no tool {tool!r}: each tool is {PREFIX}<robot name>, one "
+                                    "per live robot")
         return self.ask_robot(robot, message)
 
     def ask_robot(self, robot: str, message: str) -> str:
-        """Send ``message`` to one instance of ``robot`` and return its reply (errors as ``ask``'s but the first)."""
+        """Send ``message`` to one instance of ``robot`` and return its reply.
+
+        It raises the errors ``ask`` does, but the first.
+        """
         reply = self.client.request(robot, message, timeout=self.timeout, any=True)
         return reply_text(reply.content)

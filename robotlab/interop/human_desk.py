@@ -1,4 +1,6 @@
-"""A person's desk on the bus: what arrives shown as one line each, the questions kept until she answers.
+"""A person's desk on the bus.
+
+What arrives is shown as one line each, and the questions are kept until she answers.
 
 The desk is the whole of ``robotlab human`` but its terminal: it takes the bus client of a member
 of role ``human``, shows every message that arrives through ``show`` (one line: who, what, id),
@@ -32,15 +34,19 @@ from robotlab.robot.human import HUMAN_ASK, question_of
 
 __all__ = ["HELP", "HumanDesk", "expects_answer"]
 
-HELP: Final = ("commands: reply N TEXT (answer question N) | TEXT (answer the newest open question) | "
-               "send NAME TEXT | list | help | quit")
+HELP: Final = ("commands: reply N TEXT (answer question N) | TEXT (answer the newest open "
+               "question) | send NAME TEXT | list | help | quit")
 SEND_WAIT: Final = 5.0
 """Seconds ``send`` waits for the broker to say whether the message was delivered."""
 
 
 def expects_answer(message: Message) -> bool:
-    """True for a message whose sender waits for a reply: a question, a request, anything with a deadline."""
-    return not message.is_reply and (message.type in (HUMAN_ASK, "request") or message.deadline is not None)
+    """True for a message whose sender waits for a reply.
+
+    That is a question, a request, or anything with a deadline.
+    """
+    return not message.is_reply and (message.type in (HUMAN_ASK, "request")
+                                     or message.deadline is not None)
 
 
 def _text(value: Any) -> str:
@@ -68,7 +74,8 @@ class HumanDesk:
             self.show(f"{message.sender} answered (id {message.key}): {_text(message.content)}")
             return
         if not expects_answer(message):
-            self.show(f"{message.sender} says (id {message.key}): {_text(question_of(message.content)[0])}")
+            said = _text(question_of(message.content)[0])
+            self.show(f"{message.sender} says (id {message.key}): {said}")
             return
         with self._lock:
             self._numbers += 1
@@ -80,7 +87,8 @@ class HumanDesk:
         question, default = question_of(message.content)
         extras = [f"id {message.key}"]
         if message.deadline is not None:
-            extras.append(f"answer by {time.strftime('%H:%M:%S', time.localtime(message.deadline))}")
+            by = time.strftime("%H:%M:%S", time.localtime(message.deadline))
+            extras.append(f"answer by {by}")
         if default is not None:
             extras.append(f"default: {_text(default)}")
         return f"[{number}] {message.sender} asks ({', '.join(extras)}): {_text(question)}"
@@ -92,15 +100,20 @@ class HumanDesk:
         return [self._describe(number, message) for number, message in waiting]
 
     def answer(self, text: str, number: int | None = None) -> str:
-        """Reply ``text`` to question ``number`` (the newest open one when None); what to tell her."""
+        """Reply ``text`` to question ``number`` (the newest open one when None).
+
+        Returns what to tell her.
+        """
         with self._lock:
             if number is None and self._open:
                 number = max(self._open)
             message = self._open.pop(number, None) if number is not None else None
         if message is None:
-            return f"no open question {number}: type list" if number is not None else "no open question to answer"
+            return (f"no open question {number}: type list" if number is not None
+                    else "no open question to answer")
         if message.deadline is not None and message.deadline < time.time():
-            return f"{message.sender} stopped waiting for [{number}] (its time ran out): nothing sent"
+            return (f"{message.sender} stopped waiting for [{number}] (its time ran out): "
+                    "nothing sent")
         self.client.reply(message, text)
         return f"answered [{number}] to {message.sender}"
 

@@ -1,4 +1,6 @@
-"""``robotlab mcp-serve``: the crew over MCP, served with the official ``mcp`` SDK's low-level ``Server``.
+"""``robotlab mcp-serve``: the crew over MCP.
+
+It is served with the official ``mcp`` SDK's low-level ``Server``.
 
 Each live robot is a tool ``ask_<name>(message)`` (``crew.py``). ``tools/list`` asks the broker
 each time; a watcher asks every ``interval`` seconds and, when the tools changed, tells the
@@ -42,11 +44,12 @@ HTTP_PATH = "/mcp"
 """Where the streamable HTTP endpoint is served."""
 MESSAGE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"message": {"type": "string", "description": "What to ask the robot, as you would write it."}},
+    "properties": {"message": {"type": "string",
+                               "description": "What to ask the robot, as you would write it."}},
     "required": ["message"],
 }
-INSTRUCTIONS = ("Each tool asks one robot of a robotlab crew, live on its bus: tools appear as robots join and "
-                "disappear as they leave. A call waits for the robot's reply.")
+INSTRUCTIONS = ("Each tool asks one robot of a robotlab crew, live on its bus: tools appear as "
+                "robots join and disappear as they leave. A call waits for the robot's reply.")
 
 
 class Listeners:
@@ -57,13 +60,17 @@ class Listeners:
         self._sessions: dict[str | None, ServerSession] = {}
 
     def listed(self, ctx: ServerRequestContext[Any, Any]) -> None:
-        """Remember a handshake-era client that listed the tools (a 2026-07-28 one listens instead)."""
+        """Remember a handshake-era client that listed the tools (a 2026-07-28 one listens
+        instead)."""
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            headers = getattr(ctx.request, "headers", None)  # HTTP: one session id a client; stdio: one client
-            self._sessions[headers.get("mcp-session-id") if headers is not None else None] = ctx.session
+            # HTTP: one session id a client; stdio: one client
+            headers = getattr(ctx.request, "headers", None)
+            session_id = headers.get("mcp-session-id") if headers is not None else None
+            self._sessions[session_id] = ctx.session
 
     async def tools_changed(self) -> None:
-        """Publish the change to listen streams and tell each client that listed since the last change.
+        """Publish the change to listen streams and tell each client that listed since the last
+        change.
 
         Those clients are then forgotten: one that wants to hear of the next change lists the
         tools again, as a client told of this one does. A client gone since cannot be told.
@@ -78,12 +85,15 @@ class Listeners:
 class CrewServer(Server[Any]):
     """The SDK's low-level ``Server``, announcing that its tool list changes (``listChanged``)."""
 
-    def create_initialization_options(self, notification_options: NotificationOptions | None = None,
-                                      experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-                                      extensions: dict[str, dict[str, Any]] | None = None) -> InitializationOptions:
+    def create_initialization_options(
+        self, notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
         """The handshake's options: ``tools.listChanged`` true unless told otherwise."""
-        return super().create_initialization_options(notification_options or NotificationOptions(tools_changed=True),
-                                                     experimental_capabilities, extensions)
+        notifications = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(notifications, experimental_capabilities,
+                                                     extensions)
 
 
 def _tool(tool: RobotTool) -> types.Tool:
@@ -103,27 +113,36 @@ def build_server(crew: Crew, listeners: Listeners) -> CrewServer:
         try:
             tools, _ = await anyio.to_thread.run_sync(crew.tools, abandon_on_cancel=True)
         except RobotlabError as exc:
-            raise ProtocolFault(types.INTERNAL_ERROR, f"cannot list the crew: {one_line(exc)}") from exc
+            raise ProtocolFault(types.INTERNAL_ERROR,
+                                f"cannot list the crew: {one_line(exc)}") from exc
         return types.ListToolsResult(tools=[_tool(tool) for tool in tools])
 
-    async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: ServerRequestContext[Any, Any],
+                        params: types.CallToolRequestParams) -> types.CallToolResult:
         message = (params.arguments or {}).get("message")
         if not isinstance(message, str):
-            return _failed(f'{params.name}: give the robot a message as a string: {{"message": "..."}}')
+            return _failed(f'{params.name}: give the robot a message as a string: '
+                           '{"message": "..."}')
         try:
-            text = await anyio.to_thread.run_sync(crew.ask, params.name, message, abandon_on_cancel=True)
+            text = await anyio.to_thread.run_sync(crew.ask, params.name, message,
+                                                  abandon_on_cancel=True)
         except RobotlabError as exc:
             return _failed(f"{params.name}: {one_line(exc)}")
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
     return CrewServer(
         "robotlab", version=version("robotlab"), instructions=INSTRUCTIONS,
-        cache_hints={"tools/list": CacheHint(ttl_ms=0)},  # the list follows the bus: never fresh for long
-        on_list_tools=list_tools, on_call_tool=call_tool, on_subscriptions_listen=ListenHandler(listeners.bus))
+        # the list follows the bus: never fresh for long
+        cache_hints={"tools/list": CacheHint(ttl_ms=0)},
+        on_list_tools=list_tools, on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(listeners.bus))
 
 
 async def watch(crew: Crew, listeners: Listeners, interval: float) -> None:
-    """Ask the broker for the crew every ``interval`` seconds; tell the listeners when it changed."""
+    """Ask the broker for the crew every ``interval`` seconds.
+
+    The listeners are told when it changed.
+    """
     last: list[RobotTool] | None = None
     failing, warned = False, set[str]()
     while True:
@@ -131,18 +150,20 @@ async def watch(crew: Crew, listeners: Listeners, interval: float) -> None:
             tools, left_out = await anyio.to_thread.run_sync(crew.tools, abandon_on_cancel=True)
         except RobotlabError as exc:
             if not failing:
-                log.warning("cannot list the crew (asking again every %gs): %s", interval, one_line(exc))
+                log.warning("cannot list the crew (asking again every %gs): %s", interval,
+                            one_line(exc))
             failing = True
         else:
             if failing:
                 log.info("the broker answers again")
             failing = False
             for name in set(left_out) - warned:
-                log.warning("robot %r has no tool: a tool name takes letters, digits, '_', '.' and '-', "
-                            "at most 124 of them", name)
+                log.warning("robot %r has no tool: a tool name takes letters, digits, '_', '.' "
+                            "and '-', at most 124 of them", name)
             warned.update(left_out)
             if tools != last:
-                log.info("tools: %s", ", ".join(tool.name for tool in tools) or "none (no robot on the bus)")
+                log.info("tools: %s",
+                         ", ".join(tool.name for tool in tools) or "none (no robot on the bus)")
                 if last is not None:
                     await listeners.tools_changed()
             last = tools
@@ -164,7 +185,8 @@ async def _serve_stdio(crew: Crew, interval: float) -> None:
 
 async def _serve_http(crew: Crew, interval: float, sock: socket.socket, host: str) -> None:
     listeners = Listeners()
-    app = build_server(crew, listeners).streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    app = build_server(crew, listeners).streamable_http_app(streamable_http_path=HTTP_PATH,
+                                                            host=host)
     await serve_app(app, sock, lambda: watch(crew, listeners, interval))
 
 

@@ -13,13 +13,15 @@ import anyio
 
 async def on_signal(stop: Callable[[], None]) -> None:
     """Call ``stop`` on each SIGTERM or SIGINT, until cancelled (a clean exit: the bus client then
-    says goodbye). The receiver stays open to the end, so a signal raised again late is heard too."""
+    says goodbye). The receiver stays open to the end, so a signal raised again late is heard
+    too."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for _ in signals:
             stop()
 
 
-async def serve_app(app: Any, sock: socket.socket, *beside: Callable[[], Coroutine[Any, Any, None]]) -> None:
+async def serve_app(app: Any, sock: socket.socket,
+                    *beside: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Serve ``app`` on ``sock`` until a signal, running each of ``beside`` meanwhile."""
     import uvicorn
 
