@@ -4,6 +4,7 @@ parent's token budget caps its whole subtree; a child whose parent is gone canno
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import textwrap
@@ -86,7 +87,7 @@ PARENT = textwrap.dedent("""
     parent = Robot(name="mortal", bus=sys.argv[1], model="openai/scripted", api_base=sys.argv[2],
                    token_budget=500)
     kid = parent.spawn(name="orphan", detach=True)
-    print(kid.pid, flush=True)
+    print(f"orphan pid {kid.pid}", flush=True)
 """)
 
 
@@ -97,7 +98,8 @@ def test_a_child_whose_parent_is_gone_cannot_reserve(processes: Processes, broke
     wait_until(lambda: parent.popen.poll() is not None, timeout=120,
                message="the parent spawned and exited")
     assert parent.popen.returncode == 0, parent.output()
-    orphan = int(parent.output().split()[-1])
+    # Its own line: a warning of the parent's (a stale build's, at exit) may come after it.
+    orphan = int(re.findall(r"^orphan pid (\d+)$", parent.output(), re.MULTILINE)[-1])
     tester = Robot(name="tester", bus=broker)
     try:
         wait_until(lambda: not [n for n in _names(broker) if n.startswith("budget/mortal/")],
