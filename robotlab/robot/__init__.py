@@ -9,4 +9,5 @@ from robotlab.robot.robot import Robot, build
 from robotlab.robot.runnable import Runnable
 from robotlab.robot.spawn import RemoteRobot
 
-__all__ = ["DelegationFuture", "RemoteRobot", "Robot", "RobotMessage", "RobotResult", "Runnable", "build"]
+__all__ = ["DelegationFuture", "RemoteRobot", "Robot", "RobotMessage", "RobotResult", "Runnable",
+           "build"]

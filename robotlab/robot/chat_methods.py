@@ -35,7 +35,9 @@ class ChatMethods:
         return extras
 
     def with_schema(self, schema: Any) -> Any:
-        """Ask for JSON matching ``schema`` (a pydantic model class or a JSON schema dict; None clears).
+        """Ask for JSON matching ``schema``.
+
+        ``schema`` is a pydantic model class or a JSON schema dict; None clears it.
 
         The final reply is validated into ``result.parsed``; one failure is sent back with the
         error, a second raises ``InferenceError``.
@@ -56,9 +58,11 @@ class ChatMethods:
             ConfigError: an unknown effort, or a budget that is not a positive integer.
         """
         if effort is not None and effort not in _EFFORTS:
-            raise ConfigError(f"with_thinking effort must be one of {', '.join(_EFFORTS)}, got {effort!r}")
+            raise ConfigError(f"with_thinking effort must be one of {', '.join(_EFFORTS)}, "
+                              f"got {effort!r}")
         if budget is not None and (not isinstance(budget, int) or budget <= 0):
-            raise ConfigError(f"with_thinking budget must be a positive number of tokens, got {budget!r}")
+            raise ConfigError(f"with_thinking budget must be a positive number of tokens, "
+                              f"got {budget!r}")
         thinking: dict[str, Any] = {}
         if effort is not None:
             thinking["reasoning_effort"] = effort
@@ -86,7 +90,8 @@ class ChatMethods:
         """
         unknown = sorted(set(connection) - set(ROUTE_FIELDS))
         if unknown:
-            raise TypeError(f"with_context takes {', '.join(ROUTE_FIELDS)}; not {', '.join(unknown)}")
+            raise TypeError(f"with_context takes {', '.join(ROUTE_FIELDS)}; "
+                            f"not {', '.join(unknown)}")
         return self.update(**connection)
 
     def with_instructions(self, instructions: str) -> Any:

@@ -63,10 +63,15 @@ class Conversation:
             self.system.system_text = messages.pop(0).get("content")
         self.log.rewrite(messages, "replace")
 
-    def compress(self, recent_turns: int = 3, keep_threshold: float = 0.6, drop_threshold: float = 0.2,
+    def compress(self, recent_turns: int = 3, keep_threshold: float = 0.6,
+                 drop_threshold: float = 0.2,
                  summarizer: Callable[[str], str] | None = None) -> None:
-        """Keep, summarise or drop older turns by relevance to the recent ones (``docs/robots.md``)."""
-        compressed = compress_history(self.log.messages(), recent_turns, keep_threshold, drop_threshold, summarizer)
+        """Keep, summarise or drop older turns by relevance to the recent ones.
+
+        See ``docs/robots.md``.
+        """
+        compressed = compress_history(self.log.messages(), recent_turns, keep_threshold,
+                                      drop_threshold, summarizer)
         self.log.rewrite(compressed, "compress")
 
     def search(self, query: str, limit: int = 5) -> list[HistoryResult]:

@@ -53,11 +53,13 @@ class DoomLoopDetector:
         advice = ("You appear to be stuck in a loop. Try a fundamentally different approach, "
                   "use a different tool, or ask for clarification.")
         if name is not None:
-            return (f"Tool '{name}' has been called {self.threshold}+ times consecutively with no progress. "
-                    + advice)
+            return (f"Tool '{name}' has been called {self.threshold}+ times consecutively with no "
+                    "progress. " + advice)
         cycle = self._cycle()
         if cycle is not None:
-            return f"Tool call pattern [{' → '.join(cycle)}] has repeated {self.threshold}+ times. " + advice
+            pattern = " → ".join(cycle)
+            return (f"Tool call pattern [{pattern}] has repeated {self.threshold}+ times. "
+                    + advice)
         return None
 
 

@@ -38,7 +38,8 @@ def ask_human(client: BusClient, to: str, question: Any, *, timeout: float = 300
     """
     content = {"question": to_plain(question, "question"), "default": to_plain(default, "default")}
     # Held while she is away, and dropped by the broker once nobody waits for it any more.
-    tracker = client.send_request(to, content, type=HUMAN_ASK, deadline=time.time() + timeout, hold=timeout)
+    tracker = client.send_request(to, content, type=HUMAN_ASK, deadline=time.time() + timeout,
+                                  hold=timeout)
     answer: Future[Any] = Future()
 
     def wait() -> None:
@@ -46,7 +47,8 @@ def ask_human(client: BusClient, to: str, question: Any, *, timeout: float = 300
             answer.set_result(tracker.reply(timeout).content)
         except ReplyTimeout:
             answer.set_result(default)
-        except Exception as exc:  # DeliveryFailed, a closed client: the future carries it to its reader
+        except Exception as exc:
+            # DeliveryFailed, a closed client: the future carries it to its reader
             answer.set_exception(exc)
 
     threading.Thread(target=wait, name=f"ask-{to}", daemon=True).start()

@@ -35,7 +35,8 @@ class RobotMessage:
 
     @property
     def key(self) -> str:
-        """``"<from>:<id>"``: what a reply names in ``in_reply_to`` and what the outbox is keyed by."""
+        """``"<from>:<id>"``: what a reply names in ``in_reply_to`` and what the outbox is keyed
+        by."""
         return f"{self.from_}:{self.id}"
 
     @property
@@ -45,11 +46,15 @@ class RobotMessage:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, with the Ruby key ``from``."""
-        return {"id": self.id, "from": self.from_, "content": self.content, "in_reply_to": self.in_reply_to}
+        return {"id": self.id, "from": self.from_, "content": self.content,
+                "in_reply_to": self.in_reply_to}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, sender: str | None = None) -> RobotMessage:
-        """Rebuild from ``to_dict`` output; ``sender`` (the broker's stamp) wins over ``data["from"]``."""
+        """Rebuild from ``to_dict`` output.
+
+        ``sender`` (the broker's stamp) wins over ``data["from"]``.
+        """
         return cls(
             id=data.get("id", 0),
             from_=sender if sender is not None else str(data.get("from", "")),
@@ -58,6 +63,7 @@ class RobotMessage:
         )
 
     @classmethod
-    def build(cls, id: int | str, from_: str, content: Any, in_reply_to: str | None = None) -> RobotMessage:
+    def build(cls, id: int | str, from_: str, content: Any,
+              in_reply_to: str | None = None) -> RobotMessage:
         """Make a message (``in_reply_to`` defaults to None, as in Ruby)."""
         return cls(id=id, from_=from_, content=content, in_reply_to=in_reply_to)

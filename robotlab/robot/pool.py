@@ -56,7 +56,8 @@ class RobotPool(RemoteRobot):
             raise
 
     def _request(self, type: str, content: Any, timeout: float) -> Any:
-        return self.bus.request(self.name, content, timeout=timeout, type=type, any=True, idempotent=True)
+        return self.bus.request(self.name, content, timeout=timeout, type=type, any=True,
+                                idempotent=True)
 
     def map(self, messages: Iterable[Any], *, concurrency: int | None = None,
             timeout: float | None = None) -> list[RobotResult | RobotlabError]:
@@ -75,7 +76,8 @@ class RobotPool(RemoteRobot):
             except RobotlabError as exc:
                 return exc
 
-        with ThreadPoolExecutor(max_workers=min(cap, max(len(items), 1)), thread_name_prefix=f"pool-{self.name}") as ex:
+        with ThreadPoolExecutor(max_workers=min(cap, max(len(items), 1)),
+                                thread_name_prefix=f"pool-{self.name}") as ex:
             return list(ex.map(one, items))
 
     def alive(self) -> list[SpawnHandle]:

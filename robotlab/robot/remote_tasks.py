@@ -2,8 +2,8 @@
 
 A network reaches a member in another process (a spawn handle, a robot on the broker) with a
 ``network.task`` request: a :class:`BusMember` sends it (:func:`task_content`), the member's
-:class:`TaskServer` runs it, and :func:`result_from_reply` turns the reply back into a result. It lives beside the robot
-(not the network) because the robot's serve loop answers it.
+:class:`TaskServer` runs it, and :func:`result_from_reply` turns the reply back into a result.
+It lives beside the robot (not the network) because the robot's serve loop answers it.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from robotlab.errors import RemoteError
 from robotlab.memory.remote import RemoteMemory
 from robotlab.robot.result import RobotResult
 
-__all__ = ["DEFAULT_TASK_TIMEOUT", "TASK_TYPE", "BusMember", "TaskServer", "is_network_task", "result_from_reply",
-           "task_content"]
+__all__ = ["DEFAULT_TASK_TIMEOUT", "TASK_TYPE", "BusMember", "TaskServer", "is_network_task",
+           "result_from_reply", "task_content"]
 
 TASK_TYPE = "network.task"
 """The message type a network sends to run one task on a member in another process."""

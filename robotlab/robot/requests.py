@@ -4,8 +4,8 @@
 ``RobotResult.to_dict()``; ``network.task`` comes from a network (answered by a
 :class:`~robotlab.robot.remote_tasks.TaskServer`). Both need the robot to serve. An error raised
 by the run travels back as ``{"error": {"type", "message"}}`` and is raised again on the
-asking side as :class:`~robotlab.errors.RemoteError`. ``robot.info`` describes the robot; ``robot.runs`` lists its recent runs
-(``robotlab/robot/recent_runs.py``).
+asking side as :class:`~robotlab.errors.RemoteError`. ``robot.info`` describes the robot;
+``robot.runs`` lists its recent runs (``robotlab/robot/recent_runs.py``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def answer_request(robot: Any, message: Message) -> Any:
 
 def _run(robot: Any, content: Any) -> dict[str, Any]:
     if not robot.serving:
-        return _error(ConfigError(f"robot '{robot.name}' does not serve run requests (call serve())"))
+        return _error(ConfigError(f"robot '{robot.name}' does not serve run requests "
+                                  "(call serve())"))
     content = content if isinstance(content, dict) else {"message": content}
     try:
         result = robot.run(content.get("message"), **dict(content.get("kwargs") or {}))
@@ -52,14 +53,17 @@ def _run(robot: Any, content: Any) -> dict[str, Any]:
 
 def _network_task(robot: Any, content: Any) -> dict[str, Any]:
     if not robot.serving:
-        return _error(ConfigError(f"robot '{robot.name}' does not serve network tasks (call serve())"))
-    return robot.messaging.task_server().handle(content if isinstance(content, dict) else {"message": content})
+        return _error(ConfigError(f"robot '{robot.name}' does not serve network tasks "
+                                  "(call serve())"))
+    task = content if isinstance(content, dict) else {"message": content}
+    return robot.messaging.task_server().handle(task)
 
 
 def _info(robot: Any, content: Any) -> dict[str, Any]:
     return {
-        "name": robot.name, "model": robot.model, "provider": robot.provider, "api_base": robot.api_base,
-        "template": robot.template, "system_prompt": robot.system_prompt, "serving": robot.serving,
+        "name": robot.name, "model": robot.model, "provider": robot.provider,
+        "api_base": robot.api_base, "template": robot.template,
+        "system_prompt": robot.system_prompt, "serving": robot.serving,
     }
 
 

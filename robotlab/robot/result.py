@@ -74,7 +74,8 @@ class RobotResult:
 
     def checksum(self) -> str:
         """SHA-256 of the output, tool calls and creation second."""
-        payload = json.dumps([self.output, self.tool_calls, int(self.created_at)], sort_keys=True, default=str)
+        payload = json.dumps([self.output, self.tool_calls, int(self.created_at)], sort_keys=True,
+                             default=str)
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
@@ -101,6 +102,10 @@ class RobotResult:
         return cls(**{k: v for k, v in data.items() if k in known})
 
     @classmethod
-    def from_error(cls, robot_name: str, error: BaseException, duration: float | None = None) -> RobotResult:
-        """The result a pipeline step reports when its robot raised: ``Error: <Class>: <msg>``."""
+    def from_error(cls, robot_name: str, error: BaseException,
+                   duration: float | None = None) -> RobotResult:
+        """The result a pipeline step reports when its robot raised.
+
+        Its reply is ``Error: <Class>: <msg>``.
+        """
         return cls(robot_name, reply=f"Error: {type(error).__name__}: {error}", duration=duration)

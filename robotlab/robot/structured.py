@@ -24,7 +24,8 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
 def _is_model_class(schema: Any) -> bool:
-    return isinstance(schema, type) and hasattr(schema, "model_json_schema") and hasattr(schema, "model_validate")
+    return (isinstance(schema, type) and hasattr(schema, "model_json_schema")
+            and hasattr(schema, "model_validate"))
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,8 @@ class StructuredOutput:
             name, body = self.schema.__name__, self.schema.model_json_schema()
         else:
             name, body = str(self.schema.get("title") or "response"), self.schema
-        return {"type": "json_schema", "json_schema": {"name": re.sub(r"[^A-Za-z0-9_-]", "_", name), "schema": body}}
+        safe_name = re.sub(r"[^A-Za-z0-9_-]", "_", name)
+        return {"type": "json_schema", "json_schema": {"name": safe_name, "schema": body}}
 
     def parse(self, text: str | None) -> Any:
         """The reply validated against the schema.

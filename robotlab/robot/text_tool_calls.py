@@ -50,7 +50,10 @@ def _unwrap(text: str) -> str:
 
 
 def _arguments(item: dict[str, Any]) -> dict[str, Any] | None:
-    """The call's arguments (an object, or a JSON string of one); None when absent or not an object."""
+    """The call's arguments (an object, or a JSON string of one).
+
+    None when absent or not an object.
+    """
     key = next((k for k in _ARGUMENT_KEYS if k in item), None)
     arguments = item[key] if key else None
     if isinstance(arguments, str):
@@ -66,7 +69,8 @@ def fitting_tool(arguments: dict[str, Any], schemas: Mapping[str, dict[str, Any]
     given), or None when none or several fit."""
     keys = set(arguments)
     fits = [name for name, schema in schemas.items()
-            if keys and keys <= set(schema.get("properties") or {}) and set(schema.get("required") or ()) <= keys]
+            if keys and keys <= set(schema.get("properties") or {})
+            and set(schema.get("required") or ()) <= keys]
     return fits[0] if len(fits) == 1 else None
 
 
@@ -90,7 +94,8 @@ def _call_from(item: Any, index: int, offered: Collection[str],
 
 
 def parse_text_tool_calls(content: str | None, offered: Collection[str],
-                          schemas: Mapping[str, dict[str, Any]] | None = None) -> tuple[ToolCall, ...]:
+                          schemas: Mapping[str, dict[str, Any]] | None = None
+                          ) -> tuple[ToolCall, ...]:
     """The tool calls ``content`` spells out as JSON, or ``()`` when it is not exactly that.
 
     ``schemas`` (tool name to its parameters' JSON schema) lets a call under an invented name
@@ -113,7 +118,8 @@ def parse_text_tool_calls(content: str | None, offered: Collection[str],
     return tuple(call for call in calls if call is not None)
 
 
-def parse_file_blocks(content: str | None, schemas: Mapping[str, dict[str, Any]]) -> tuple[ToolCall, ...]:
+def parse_file_blocks(content: str | None,
+                      schemas: Mapping[str, dict[str, Any]]) -> tuple[ToolCall, ...]:
     """One ``{"path", "content"}`` call per fenced block under a line naming a file, to the one
     tool taking exactly those parameters; ``()`` when there is no such tool, no such block, or a
     block has no file named above it."""
@@ -129,6 +135,7 @@ def parse_file_blocks(content: str | None, schemas: Mapping[str, dict[str, Any]]
         path = named_path(above[-1]) if above else None
         if path is None:
             return ()
-        calls.append(ToolCall(f"file_block_{index}", writers[0], {"path": path, "content": match.group(2) + "\n"}))
+        calls.append(ToolCall(f"file_block_{index}", writers[0],
+                              {"path": path, "content": match.group(2) + "\n"}))
     return tuple(calls)
 
