@@ -26,7 +26,8 @@ _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 
 
 def pop_attachments(template_context: dict[str, Any]) -> list[Any]:
-    """Take ``with_`` (or ``with``, given as ``**{"with": ...}``) out of a run's keyword arguments."""
+    """Take ``with_`` (or ``with``, given as ``**{"with": ...}``) out of a run's keyword
+    arguments."""
     given = template_context.pop("with_", None)
     given = template_context.pop("with", None) if given is None else given
     if given is None:
@@ -51,22 +52,28 @@ def _part(item: Any) -> dict[str, Any]:
     if isinstance(item, str) and item.startswith(("http://", "https://")):
         if item.lower().split("?", 1)[0].endswith(_IMAGE_SUFFIXES):
             return {"type": "image_url", "image_url": {"url": item}}
-        raise ConfigError(f"attachment {item!r}: only image URLs can be sent as links; download other files first")
+        raise ConfigError(f"attachment {item!r}: only image URLs can be sent as links; download "
+                          "other files first")
     if not isinstance(item, (str, os.PathLike)):
         raise ConfigError(f"attachment {item!r}: give a file path or an image URL")
     path = Path(item)
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"attachment {str(path)!r} cannot be read: {exc.strerror or exc}") from exc
+        raise ConfigError(f"attachment {str(path)!r} cannot be read: "
+                          f"{exc.strerror or exc}") from exc
     kind = mimetypes.guess_type(path.name)[0] or ""
     if kind.startswith("image/"):
         return {"type": "image_url", "image_url": {"url": _data_url(kind, data)}}
     if kind == "application/pdf":
-        return {"type": "file", "file": {"filename": path.name, "file_data": _data_url(kind, data)}}
-    if kind.startswith("text/") or kind in _TEXT_TYPES or path.suffix in (".md", ".yml", ".yaml", ".toml"):
-        return {"type": "text", "text": f"--- {path.name} ---\n{data.decode('utf-8', errors='replace')}"}
-    raise ConfigError(f"attachment {str(path)!r}: {kind or 'unknown type'} is not an image, PDF or text file")
+        return {"type": "file",
+                "file": {"filename": path.name, "file_data": _data_url(kind, data)}}
+    if (kind.startswith("text/") or kind in _TEXT_TYPES
+            or path.suffix in (".md", ".yml", ".yaml", ".toml")):
+        text = data.decode("utf-8", errors="replace")
+        return {"type": "text", "text": f"--- {path.name} ---\n{text}"}
+    raise ConfigError(f"attachment {str(path)!r}: {kind or 'unknown type'} is not an image, PDF or "
+                      "text file")
 
 
 def _data_url(kind: str, data: bytes) -> str:

@@ -1,4 +1,6 @@
-"""A robot's connection to the bus: joining a broker URL, a ``BusClient`` or an embedded broker, and leaving.
+"""A robot's connection to the bus.
+
+Joining a broker URL, a ``BusClient`` or an embedded broker, and leaving.
 
 The connection belongs to the robot's :class:`~robotlab.robot.messaging.RobotBus`
 (``robot.messaging.connection``), with the services it runs for the robot on that bus: the
@@ -45,12 +47,13 @@ class BusConnection:
         self._embedded_dir: str | None = None
         self._task_server: TaskServer | None = None
         self.budget_service: Any = None
-        """This robot's budget, served to the robots it spawned (``robotlab/robot/shared_budget.py``)."""
+        """This robot's budget, served to the robots it spawned
+        (``robotlab/robot/shared_budget.py``)."""
         self.configured = bus
 
     def join_configured(self) -> None:
-        """Join what ``bus=`` named when it is a broker URL, a ``BusClient`` or an ``EmbeddedBroker``;
-        anything else is only remembered."""
+        """Join what ``bus=`` named when it is a broker URL, a ``BusClient`` or an
+        ``EmbeddedBroker``; anything else is only remembered."""
         if isinstance(self.configured, (str, BusClient, EmbeddedBroker)):
             self.join(self.configured)
 
@@ -89,13 +92,13 @@ class BusConnection:
         if isinstance(bus, BusClient) and bus.name == self.name:
             client, owned = bus, False
         elif isinstance(bus, (BusClient, EmbeddedBroker)):
-            client, owned = BusClient(bus.url, name=self.name, role="robot", context=_context_of(bus),
-                                      keys=_keys_of(bus)), True
+            client, owned = BusClient(bus.url, name=self.name, role="robot",
+                                      context=_context_of(bus), keys=_keys_of(bus)), True
         elif isinstance(bus, str):
             client, owned = BusClient(bus, name=self.name, role="robot"), True
         else:
-            raise ConfigError(f"robot '{self.name}': a bus is a broker URL, a BusClient or an EmbeddedBroker, "
-                              f"not {type(bus).__name__}")
+            raise ConfigError(f"robot '{self.name}': a bus is a broker URL, a BusClient or an "
+                              f"EmbeddedBroker, not {type(bus).__name__}")
         client.on_message(self._handler, manual=True)
         self.client, self._owns_client = client, owned
         if owned:
@@ -157,4 +160,6 @@ def _context_of(bus: Any) -> Any:
     """The zmq context to share: required for ``inproc://``, harmless otherwise."""
     if isinstance(bus, EmbeddedBroker):
         return bus.context
-    return getattr(getattr(bus, "_link", None), "context", None) if bus.url.startswith("inproc://") else None
+    if not bus.url.startswith("inproc://"):
+        return None
+    return getattr(getattr(bus, "_link", None), "context", None)

@@ -54,9 +54,13 @@ class ConversationFacade:
         self.conversation.replace(messages)
         return self
 
-    def compress_history(self, recent_turns: int = 3, keep_threshold: float = 0.6, drop_threshold: float = 0.2,
+    def compress_history(self, recent_turns: int = 3, keep_threshold: float = 0.6,
+                         drop_threshold: float = 0.2,
                          summarizer: Callable[[str], str] | None = None) -> Any:
-        """Keep, summarise or drop older turns by relevance to the recent ones (``docs/robots.md``)."""
+        """Keep, summarise or drop older turns by relevance to the recent ones.
+
+        See ``docs/robots.md``.
+        """
         self.conversation.compress(recent_turns, keep_threshold, drop_threshold, summarizer)
         return self
 
@@ -67,7 +71,8 @@ class ConversationFacade:
 
 class BusFacade:
     """``send_message``, ``send_reply``, ``ask``, ``on_message``, ``respond_to_tasks``, ``serve``,
-    ``with_bus``, ``leave_bus`` and the readers ``bus``, ``outbox``, ``message_counter``, ``serving``."""
+    ``with_bus``, ``leave_bus`` and the readers ``bus``, ``outbox``, ``message_counter``,
+    ``serving``."""
 
     messaging: RobotBus
 
@@ -92,7 +97,10 @@ class BusFacade:
         return self.messaging.serving
 
     def with_bus(self, bus: Any = None, *, timeout: float = 10.0) -> Any:
-        """Join ``bus`` (a URL, ``BusClient`` or ``EmbeddedBroker``; none: stay, or start one); returns self."""
+        """Join ``bus`` (a URL, ``BusClient`` or ``EmbeddedBroker``; none: stay, or start one).
+
+        Returns self.
+        """
         self.messaging.join(bus, timeout=timeout)
         return self
 
@@ -102,7 +110,8 @@ class BusFacade:
         return self
 
     def send_message(self, to: str, content: Any) -> RobotMessage:
-        """Send ``content`` to every robot named ``to``; kept in the outbox (``docs/messaging.md``)."""
+        """Send ``content`` to every robot named ``to``; kept in the outbox
+        (``docs/messaging.md``)."""
         return self.messaging.send_message(to, content)
 
     def send_reply(self, to: str, content: Any, in_reply_to: str) -> RobotMessage:
@@ -113,28 +122,34 @@ class BusFacade:
         """Send ``content`` to ``to`` and wait for the reply."""
         return self.messaging.ask(to, content, timeout)
 
-    def ask_human(self, to: str, question: Any, timeout: float = 300.0, default: Any = None) -> Future[Any]:
-        """Ask the person named ``to`` (``robotlab human``); a future of her answer, ``default`` after
-        ``timeout`` seconds (``docs/humans.md``)."""
-        return ask_human(self.messaging.require_client(), to, question, timeout=timeout, default=default)
+    def ask_human(self, to: str, question: Any, timeout: float = 300.0,
+                  default: Any = None) -> Future[Any]:
+        """Ask the person named ``to`` (``robotlab human``); a future of her answer, ``default``
+        after ``timeout`` seconds (``docs/humans.md``)."""
+        return ask_human(self.messaging.require_client(), to, question, timeout=timeout,
+                         default=default)
 
     def on_message(self, handler: Callable[..., Any]) -> Any:
         """Replace the handler of inbound messages; returns self."""
         self.messaging.on_message(handler)
         return self
 
-    def respond_to_tasks(self, responder: Callable[[RobotMessage], Any], auto_reply: bool = True) -> Any:
+    def respond_to_tasks(self, responder: Callable[[RobotMessage], Any],
+                         auto_reply: bool = True) -> Any:
         """Answer every message that is not a reply with ``responder(message)``; returns self."""
         self.messaging.respond_to_tasks(responder, auto_reply)
         return self
 
     def serve(self, auto_reply: bool = True) -> Any:
-        """Answer each message with ``run(content).reply``, and run requests and network tasks; returns self."""
+        """Answer each message with ``run(content).reply``, and run requests and network tasks.
+
+        Returns self.
+        """
         self.messaging.serve(auto_reply)
         return self
 
-    def spawn(self, name: str = "robot", system_prompt: str | None = None, template: str | None = None,
-              **options: Any) -> Any:
+    def spawn(self, name: str = "robot", system_prompt: str | None = None,
+              template: str | None = None, **options: Any) -> Any:
         """Start a child robot in its own process on this robot's bus; see ``docs/spawn.md``.
 
         The child inherits ``model``, ``provider`` and ``api_base`` unless ``options`` override
@@ -145,7 +160,8 @@ class BusFacade:
         return spawn(self, name=name, system_prompt=system_prompt, template=template, **options)
 
     def pool(self, name: str, size: int, **options: Any) -> Any:
-        """Spawn ``size`` instances of robot ``name`` as one :class:`~robotlab.robot.pool.RobotPool`."""
+        """Spawn ``size`` instances of robot ``name`` as one
+        :class:`~robotlab.robot.pool.RobotPool`."""
         from robotlab.robot.pool import RobotPool
 
         return RobotPool(self, name, size, **options)

@@ -51,7 +51,8 @@ def validate_tool_names(tools: Any) -> None:
         return
     bad = [entry for entry in tools if not isinstance(entry, str)]
     if bad:
-        kinds = ", ".join(sorted({e.__name__ if isinstance(e, type) else type(e).__name__ for e in bad}))
+        kinds = ", ".join(sorted({e.__name__ if isinstance(e, type) else type(e).__name__
+                                  for e in bad}))
         raise TypeError(
             f"`tools=` expects tool names (str) to allow, but received {kinds}. "
             "To attach tool instances or classes, pass them as `local_tools=` instead."
@@ -64,7 +65,8 @@ class RobotSetup:
     def __init__(self, robot: Any, template: str | None, inline: str | None, context: Any,
                  local_tools: Sequence[Tool | type[Tool]], llm: LLM | None) -> None:
         self.robot = robot
-        self.prompt = SystemPrompt(template, list(robot.skills or []), context, inline, claim=_find_bundle)
+        self.prompt = SystemPrompt(template, list(robot.skills or []), context, inline,
+                                   claim=_find_bundle)
         self.agent_skills: list[AgentSkill] = []
         self.injection: Injection | None = None
         self._skill_index: SkillIndex | None = None
@@ -145,7 +147,8 @@ class RobotSetup:
         _uncapped(self._params)
 
     def _build_params(self, config: RunConfig, api_base: str | None) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": qualify(self.model, self.provider), **config.llm_params()}
+        params: dict[str, Any] = {"model": qualify(self.model, self.provider),
+                                  **config.llm_params()}
         if api_base:
             params["api_base"] = api_base
         api_key = config.api_key
@@ -167,12 +170,16 @@ class RobotSetup:
         inherited = {k: v for k, v in offered.items() if getattr(self.config, k) is None}
         params = {**self._params, **inherited}
         if self.own.model is None and self.config.model is None and network_config.model:
-            params["model"] = qualify(network_config.model, network_config.provider or self.config.provider)
+            params["model"] = qualify(network_config.model,
+                                      network_config.provider or self.config.provider)
         return _uncapped(params)
 
     @property
     def run_system_text(self) -> str | None:
-        """The system message of the run under way: matched skills' instructions, then ``system_text``."""
+        """The system message of the run under way.
+
+        Matched skills' instructions, then ``system_text``.
+        """
         return self.injection.system_text(self.system_text) if self.injection else self.system_text
 
     def system_messages(self) -> list[dict[str, Any]]:
@@ -181,7 +188,8 @@ class RobotSetup:
         return [{"role": "system", "content": text}] if text else []
 
     @contextmanager
-    def matched_skills(self, message: str | None, embedder: Embedder | None) -> Iterator[list[Tool]]:
+    def matched_skills(self, message: str | None,
+                       embedder: Embedder | None) -> Iterator[list[Tool]]:
         """Match the skill bundles to ``message`` for one run; yields their script tools.
 
         Inside, the matched skills' instructions lead the system message; leaving drops them.
@@ -218,15 +226,17 @@ class RobotSetup:
                 else:
                     setattr(self.prompt, key, value if key != "context" else value or {})
         if "local_tools" in changes:
-            self.local_tools = [t() if isinstance(t, type) else t for t in changes.pop("local_tools")]
+            self.local_tools = [t() if isinstance(t, type) else t
+                                for t in changes.pop("local_tools")]
         if "llm" in changes:
             self._llm = changes.pop("llm")
         self.apply(self.own.merge(RunConfig.of(changes)), named=self.robot.name != "robot")
 
 
 def _uncapped(params: dict[str, Any]) -> dict[str, Any]:
-    """``max_tokens`` 0 means "no cap": the request goes without it, so the provider's own limit applies
-    (a robot can opt out of the global default ``chat.with_params.max_tokens`` this way)."""
+    """``max_tokens`` 0 means "no cap": the request goes without it, so the provider's own limit
+    applies (a robot can opt out of the global default ``chat.with_params.max_tokens`` this
+    way)."""
     if params.get("max_tokens") == 0:
         del params["max_tokens"]
     return params

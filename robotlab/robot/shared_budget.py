@@ -25,7 +25,8 @@ from typing import Any
 from robotlab.budget import Reservation, RobotBudget
 from robotlab.errors import BudgetExceeded, BusError, InferenceError
 
-__all__ = ["BudgetService", "ParentLedger", "SharedBudget", "budget_service_for", "share_parent_budget"]
+__all__ = ["BudgetService", "ParentLedger", "SharedBudget", "budget_service_for",
+           "share_parent_budget"]
 
 log = logging.getLogger("robotlab.budget")
 
@@ -52,13 +53,15 @@ class BudgetService:
                 reservation = budget.reserve()
                 answer: Any = {"amounts": reservation.amounts, "upstream": reservation.upstream}
             elif op in ("settle", "release"):
-                reservation = Reservation(dict(content.get("amounts") or {}), dict(content.get("upstream") or {}))
+                reservation = Reservation(dict(content.get("amounts") or {}),
+                                          dict(content.get("upstream") or {}))
                 if op == "release":
                     budget.release(reservation)
                     answer = None
                 else:
                     answer = budget.settle_shared(reservation, int(content.get("tokens") or 0),
-                                                  float(content.get("cost") or 0.0), self.robot.name)
+                                                  float(content.get("cost") or 0.0),
+                                                  self.robot.name)
             else:
                 raise ValueError(f"unknown budget request {op!r}")
         except Exception as exc:  # the boundary: a child's request never breaks the parent
@@ -72,7 +75,10 @@ class BudgetService:
 
 
 def budget_service_for(robot: Any) -> str | None:
-    """The bus name of ``robot``'s budget service (started on first use), or None without a budget."""
+    """The bus name of ``robot``'s budget service (started on first use).
+
+    None without a budget.
+    """
     if not robot._budget.shares():
         return None
     messaging = robot.messaging
@@ -95,13 +101,16 @@ class ParentLedger:
 
     def _ask(self, content: dict[str, Any]) -> Any:
         try:
-            reply = self.robot.messaging.require_client().request(self.service, content, timeout=REQUEST_TIMEOUT, type="budget")
+            client = self.robot.messaging.require_client()
+            reply = client.request(self.service, content, timeout=REQUEST_TIMEOUT, type="budget")
         except BusError as exc:
-            raise BudgetExceeded(f"cannot reserve on the budget of robot '{self.owner}' (its ledger did not "
-                                 f"answer: {exc}); a spawned robot never spends without it") from exc
+            raise BudgetExceeded(f"cannot reserve on the budget of robot '{self.owner}' (its "
+                                 f"ledger did not answer: {exc}); a spawned robot never spends "
+                                 "without it") from exc
         answer = reply.content if isinstance(reply.content, dict) else {}
         if "error" in answer:
-            raise BudgetExceeded(f"{answer['error']} (the budget of robot '{self.owner}', shared by the robots it spawned)")
+            raise BudgetExceeded(f"{answer['error']} (the budget of robot '{self.owner}', shared "
+                                 "by the robots it spawned)")
         return answer.get("ok")
 
     def reserve(self) -> dict[str, Any]:
@@ -157,7 +166,8 @@ class SharedBudget:
         if held is not None:
             self.parent.release(held)
 
-    def settle(self, reservation: Reservation, tokens: int, cost: float, cumulative_tokens: int) -> None:
+    def settle(self, reservation: Reservation, tokens: int, cost: float,
+               cumulative_tokens: int) -> None:
         """Reconcile both; raise if the run crossed the own or the parent's budget.
 
         Raises:
@@ -168,8 +178,12 @@ class SharedBudget:
         if crossed:
             raise InferenceError(crossed)
 
-    def settle_shared(self, reservation: Reservation, tokens: int, cost: float, owner: str) -> str | None:
-        """Reconcile a grandchild's spending here and upstream; the first crossed limit, or None."""
+    def settle_shared(self, reservation: Reservation, tokens: int, cost: float,
+                      owner: str) -> str | None:
+        """Reconcile a grandchild's spending here and upstream.
+
+        Returns the first crossed limit, or None.
+        """
         crossed = self.own.settle_shared(reservation, tokens, cost, owner)
         return self._settle_parent(reservation, tokens, cost) or crossed
 
@@ -196,6 +210,7 @@ def share_parent_budget(robot: Any, service: str, owner: str) -> None:
 
 
 def _held_upstream(reservation: Reservation) -> dict[str, Any] | None:
-    """What ``reservation`` holds on the parent's ledger (a plain dict from the wire), if anything."""
+    """What ``reservation`` holds on the parent's ledger (a plain dict from the wire), if
+    anything."""
     held = reservation.upstream.get("parent")
     return dict(held) if isinstance(held, dict) else None

@@ -44,7 +44,8 @@ from robotlab.robot.result import RobotResult
 from robotlab.robot.shared_budget import budget_service_for
 
 __all__ = [
-    "ForkServerClient", "RemoteRobot", "SpawnHandle", "spawn", "start_fork_server", "stop_fork_server", "use_fork_server",
+    "ForkServerClient", "RemoteRobot", "SpawnHandle", "spawn", "start_fork_server",
+    "stop_fork_server", "use_fork_server",
 ]
 
 _INHERITED = ("model", "provider", "api_base")
@@ -64,7 +65,8 @@ class RemoteRobot(BusMember):
         timeout: seconds ``run`` waits for the result.
     """
 
-    def __init__(self, name: str, via: Any, instance: str | None = None, timeout: float = DEFAULT_TASK_TIMEOUT) -> None:
+    def __init__(self, name: str, via: Any, instance: str | None = None,
+                 timeout: float = DEFAULT_TASK_TIMEOUT) -> None:
         self.name = name
         self.via = via
         self.instance = instance
@@ -75,8 +77,11 @@ class RemoteRobot(BusMember):
         """The connection used: ``via``'s, at the time of the call."""
         return self.via.messaging.require_client()
 
-    def run(self, message: Any = None, *, timeout: float | None = None, **kwargs: Any) -> RobotResult:
-        """Run the remote robot and return its result (a network's task runs with its memory).
+    def run(self, message: Any = None, *, timeout: float | None = None,
+            **kwargs: Any) -> RobotResult:
+        """Run the remote robot and return its result.
+
+        A network's task runs with its memory.
 
         Raises:
             RemoteError: the remote run raised (its class name attached).
@@ -86,7 +91,8 @@ class RemoteRobot(BusMember):
         if "network" in kwargs:
             reply = self._request(TASK_TYPE, task_content(message, kwargs), timeout or self.timeout)
         else:
-            reply = self._request(RUN_TYPE, {"message": message, "kwargs": kwargs}, timeout or self.timeout)
+            reply = self._request(RUN_TYPE, {"message": message, "kwargs": kwargs},
+                                  timeout or self.timeout)
         return result_from_reply(self.name, reply.content)
 
     def info(self, timeout: float = 10.0) -> dict[str, Any]:
@@ -145,8 +151,8 @@ class SpawnHandle(RemoteRobot):
         return f"<SpawnHandle {self.name!r} pid={self.pid} parent={self.parent!r}>"
 
 
-def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, template: str | None = None,
-          **options: Any) -> SpawnHandle:
+def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None,
+          template: str | None = None, **options: Any) -> SpawnHandle:
     """Start ``name`` as its own robotd on ``parent``'s bus and return its handle (``Robot.spawn``).
 
     Options: ``model``, ``provider``, ``api_base`` (inherited from ``parent`` unless given),
@@ -162,22 +168,26 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None, te
     """
     check_name(name)  # here, not in the child: a fork for a name the bus would refuse is wasted
     if options.pop("local_tools", None):
-        raise BoundaryError("local_tools cannot cross to a spawned process; give the child a template whose "
-                            "front matter lists its tools", type_name="Tool", path="local_tools")
+        raise BoundaryError("local_tools cannot cross to a spawned process; give the child a "
+                            "template whose front matter lists its tools", type_name="Tool",
+                            path="local_tools")
     detach = bool(options.pop("detach", False))
     timeout = float(options.pop("timeout", 30.0))
     llm = {key: options.pop(key, getattr(parent, key)) for key in _INHERITED}
     llm.update({key: options.pop(key) for key in ModelSettings.model_fields if key in options})
-    robot = {"template": template, "system_prompt": system_prompt, "prompts_dir": options.pop("prompts_dir", None),
-             "serve": True, "llm": ModelSettings(**llm).set_fields(), "settings": to_plain(options, "settings")}
-    server = fork_server()  # it starts while the parent joins its bus (and starts a broker, if it has none)
+    robot = {"template": template, "system_prompt": system_prompt,
+             "prompts_dir": options.pop("prompts_dir", None), "serve": True,
+             "llm": ModelSettings(**llm).set_fields(), "settings": to_plain(options, "settings")}
+    # it starts while the parent joins its bus (and starts a broker, if it has none)
+    server = fork_server()
     client = parent.with_bus().messaging.require_client()
     service = budget_service_for(parent)
     if service is not None:  # the child draws on this robot's budget (docs/budgets.md)
         robot["shared_budget"] = {"service": service, "owner": parent.name}
     if client.url.startswith("inproc://"):
-        raise ConfigError(f"robot '{parent.name}' is on an inproc:// bus, which other processes cannot reach; "
-                          "join an ipc:// or tcp:// broker (or let spawn start one: with_bus())")
+        raise ConfigError(f"robot '{parent.name}' is on an inproc:// bus, which other processes "
+                          "cannot reach; join an ipc:// or tcp:// broker (or let spawn start one: "
+                          "with_bus())")
     instance = uuid.uuid4().hex[:12]
     daemon = {"name": name, "broker": client.url, "instance": instance, "parent": parent.name,
               "watch_pid": None if detach else os.getpid(), "connect_timeout": min(timeout, 10.0)}
