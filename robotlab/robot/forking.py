@@ -24,8 +24,8 @@ from robotlab.errors import PeerUnavailable
 from robotlab.ipc import json_lines
 from robotlab.service import logging_options
 
-__all__ = ["FORK_SERVER_START_TIMEOUT", "ForkServerClient", "fork_server", "start_fork_server", "stop_fork_server",
-           "use_fork_server"]
+__all__ = ["FORK_SERVER_START_TIMEOUT", "ForkServerClient", "fork_server", "start_fork_server",
+           "stop_fork_server", "use_fork_server"]
 
 FORK_SERVER_START_TIMEOUT = 120.0
 """Seconds to wait for a new fork server: its ``READY`` takes about 0.4 s; its warm-up (``WARM``),
@@ -39,12 +39,14 @@ class ForkServerClient:
     then ``WARM PID`` once its children come from its warm twin (``robotd/forkserver.py``).
     """
 
-    def __init__(self, path: str, process: subprocess.Popen | None = None, folder: str | None = None) -> None:
+    def __init__(self, path: str, process: subprocess.Popen | None = None,
+                 folder: str | None = None) -> None:
         self.path = path
         self.process = process
         self.folder = folder
         self.ready = process is None
-        """True once the server takes requests (a server this process did not start already does)."""
+        """True once the server takes requests (a server this process did not start already
+        does)."""
         self.warm_pid: int | None = None
         """The warm server's process, once it serves (``wait_warm``)."""
         self._lock = threading.Lock()
@@ -54,12 +56,16 @@ class ForkServerClient:
         """Start a fork server for this process without waiting for it (``wait_ready`` does)."""
         folder = tempfile.mkdtemp(prefix="rl-fork-")
         path = os.path.join(folder, "fork.sock")
-        argv = [sys.executable, "-m", "robotlab.robotd.forkserver", "--socket", path, "--parent-pid", str(os.getpid()),
-                *logging_options()]  # its children log as this process does: format and level
+        # its children log as this process does: format and level
+        argv = [sys.executable, "-m", "robotlab.robotd.forkserver", "--socket", path,
+                "--parent-pid", str(os.getpid()), *logging_options()]
         if threading.current_thread() is threading.main_thread():
-            argv.append("--pdeathsig")  # the kernel ties it to this thread; see robotd/supervision.py
+            # the kernel ties it to this thread; see robotd/supervision.py
+            argv.append("--pdeathsig")
         # Unbuffered: a line read ahead into a buffer would hide the next one from select.
-        return cls(path, subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, bufsize=0), folder)
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   bufsize=0)
+        return cls(path, process, folder)
 
     @classmethod
     def start(cls, timeout: float = FORK_SERVER_START_TIMEOUT) -> ForkServerClient:
@@ -83,11 +89,14 @@ class ForkServerClient:
                 if self._next_word(("READY",), timeout) is None:
                     code = self.process.poll() if self.process else None
                     self.close()
-                    raise PeerUnavailable(f"the fork server did not start within {timeout:g}s (exit code {code})")
+                    raise PeerUnavailable(f"the fork server did not start within {timeout:g}s "
+                                          f"(exit code {code})")
                 self.ready = True
 
     def wait_warm(self, timeout: float = FORK_SERVER_START_TIMEOUT) -> bool:
-        """Wait until children are forked warm (sharing the warm-up's memory); False if the warm-up died.
+        """Wait until children are forked warm (sharing the warm-up's memory).
+
+        False if the warm-up died.
 
         A server this process did not start is taken as it is.
 
@@ -96,17 +105,21 @@ class ForkServerClient:
         """
         self.wait_ready(timeout)
         with self._lock:
-            if self.warm_pid is None and self.process is not None and self.process.stdout is not None:
+            if (self.warm_pid is None and self.process is not None
+                    and self.process.stdout is not None):
                 word = self._next_word(("WARM", "COLD"), timeout)
                 if word is None:
-                    raise PeerUnavailable(f"the fork server did not finish its warm-up within {timeout:g}s")
+                    raise PeerUnavailable(f"the fork server did not finish its warm-up within "
+                                          f"{timeout:g}s")
                 self.process.stdout.close()
                 if word[0] == "WARM":
                     self.warm_pid = int(word[1])
             return self.warm_pid is not None or self.process is None
 
     def _next_word(self, words: tuple[str, ...], timeout: float) -> list[str] | None:
-        """The server's next line that starts with one of ``words``, split; None at EOF or ``timeout``.
+        """The server's next line that starts with one of ``words``, split.
+
+        None at EOF or ``timeout``.
 
         Anything an import prints first is skipped.
         """
@@ -141,12 +154,17 @@ class ForkServerClient:
                 json_lines.send(conn, request)
                 return json_lines.LineReader(conn).next() or {}
             except EOFError as exc:
-                raise PeerUnavailable("the fork server closed the connection without an answer") from exc
+                raise PeerUnavailable("the fork server closed the connection without an "
+                                      "answer") from exc
             except (OSError, ValueError) as exc:
-                raise PeerUnavailable(f"the fork server did not answer within {timeout:g}s: {exc}") from exc
+                raise PeerUnavailable(f"the fork server did not answer within {timeout:g}s: "
+                                      f"{exc}") from exc
 
     def close(self) -> None:
-        """Stop the server if we started it (children keep running: they are in their own sessions)."""
+        """Stop the server if we started it.
+
+        Children keep running: they are in their own sessions.
+        """
         if self.process is not None:
             if self.process.poll() is None:
                 self.process.terminate()
@@ -167,7 +185,10 @@ _server_lock = threading.Lock()
 
 
 def fork_server() -> ForkServerClient:
-    """This process's fork server, started (or restarted) when needed; its ``fork`` waits until it is ready."""
+    """This process's fork server, started (or restarted) when needed.
+
+    Its ``fork`` waits until it is ready.
+    """
     global _server
     with _server_lock:
         if _server is None or not _server.alive():
@@ -176,8 +197,11 @@ def fork_server() -> ForkServerClient:
         return _server
 
 
-def start_fork_server(warm: bool = False, timeout: float = FORK_SERVER_START_TIMEOUT) -> ForkServerClient:
-    """Start this process's fork server now, and return at once: a first ``spawn`` then finds it ready.
+def start_fork_server(warm: bool = False,
+                      timeout: float = FORK_SERVER_START_TIMEOUT) -> ForkServerClient:
+    """Start this process's fork server now, and return at once.
+
+    A first ``spawn`` then finds it ready.
 
     With ``warm=True``, wait until children are forked from its warm twin (several seconds: litellm
     imported and a child's life run once), so each child shares that memory and needs no model

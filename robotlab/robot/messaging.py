@@ -39,7 +39,10 @@ RECENT_INBOUND = 1024
 
 
 def flatten_content(content: Any) -> str:
-    """What ``serve`` hands to ``run``: a dict becomes ``"k: v"`` lines, anything else its string."""
+    """What ``serve`` hands to ``run``.
+
+    A dict becomes ``"k: v"`` lines, anything else its string.
+    """
     if isinstance(content, dict):
         return "\n".join(f"{key}: {value}" for key, value in content.items())
     return "" if content is None else str(content)
@@ -51,7 +54,8 @@ def _takes_delivery(handler: Callable[..., Any]) -> bool:
         params = inspect.signature(handler).parameters.values()
     except (TypeError, ValueError):
         return False
-    required = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+    required = [p for p in params
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
     return len(required) >= 2
 
 
@@ -89,7 +93,8 @@ class RobotBus:
 
     @property
     def budget_service(self) -> Any:
-        """This robot's budget, served to the robots it spawned (``robotlab/robot/shared_budget.py``)."""
+        """This robot's budget, served to the robots it spawned
+        (``robotlab/robot/shared_budget.py``)."""
         return self.connection.budget_service
 
     @budget_service.setter
@@ -106,7 +111,8 @@ class RobotBus:
         bus :class:`~robotlab.bus.Tracker` (``.wait(timeout)`` raises if it was not delivered).
         """
         with self.lock:
-            return {key: {**entry, "replies": list(entry["replies"])} for key, entry in self._outbox.items()}
+            return {key: {**entry, "replies": list(entry["replies"])}
+                    for key, entry in self._outbox.items()}
 
     @property
     def message_counter(self) -> int:
@@ -175,7 +181,8 @@ class RobotBus:
         elif original.type == ROBOT_MESSAGE_TYPE:
             client.reply(original, message.to_dict(), type=ROBOT_MESSAGE_TYPE)
         else:
-            client.reply(original, message.content)  # a plain bus client (``robotlab send``) gets plain content
+            # a plain bus client (``robotlab send``) gets plain content
+            client.reply(original, message.content)
         return message
 
     def ask(self, to: str, content: Any, timeout: float = 30.0) -> RobotMessage:
@@ -190,14 +197,16 @@ class RobotBus:
         client, message, _ = self._compose(content, record=True)
         reply = client.request(to, message.to_dict(), timeout=timeout, type=ROBOT_MESSAGE_TYPE)
         answer = self._as_robot_message(reply)
-        if answer.in_reply_to is None or reply.type != ROBOT_MESSAGE_TYPE:  # a plain reply answers this request
+        # a plain reply answers this request
+        if answer.in_reply_to is None or reply.type != ROBOT_MESSAGE_TYPE:
             answer = RobotMessage(answer.id, answer.from_, answer.content, message.key)
         self._correlate(answer)
         return answer
 
     def _compose(self, content: Any, in_reply_to: str | None = None, *,
                  record: bool = False) -> tuple[BusClient, RobotMessage, dict[str, Any]]:
-        """Check the bus and the payload, then take the next id (and an outbox entry) under the lock."""
+        """Check the bus and the payload, then take the next id (and an outbox entry) under the
+        lock."""
         client = self.require_client()
         plain = to_plain(content, "content")
         entry: dict[str, Any] = {}
@@ -220,7 +229,8 @@ class RobotBus:
         """
         self._handler, self._manual = handler, _takes_delivery(handler)
 
-    def respond_to_tasks(self, responder: Callable[[RobotMessage], Any], auto_reply: bool = True) -> None:
+    def respond_to_tasks(self, responder: Callable[[RobotMessage], Any],
+                         auto_reply: bool = True) -> None:
         """Answer every message that is not a reply with ``responder(message)``.
 
         With ``auto_reply`` a non-None result goes back with ``send_reply``. A responder that
@@ -241,17 +251,21 @@ class RobotBus:
         """Answer each message with ``run(content).reply`` (no tools); also answer run requests
         from spawn handles and delegation, and network tasks.
         """
-        self.respond_to_tasks(lambda message: self.robot.run(flatten_content(message.content)).reply, auto_reply)
+        self.respond_to_tasks(
+            lambda message: self.robot.run(flatten_content(message.content)).reply, auto_reply)
 
     def _on_bus_delivery(self, delivery: Delivery, message: Message) -> None:
-        """The client's handler (two-argument form): route, correlate, then call the robot's handler.
+        """The client's handler (two-argument form).
+
+        It routes, correlates, then calls the robot's handler.
 
         The sender's deadline bounds the work: a message whose sender stopped waiting before
         it was taken up is nacked unrun, and every model call its handler makes ends by then.
         """
         left = None if message.deadline is None else message.deadline - time.time()
         if left is not None and left <= 0:
-            delivery.nack(f"timeout: the sender's deadline passed {-left:.1f}s before the work began; not run")
+            delivery.nack(f"timeout: the sender's deadline passed {-left:.1f}s before the work "
+                          "began; not run")
             return
         # A redelivered message keeps its sender and id: its side-effect calls get the same keys.
         with deadline.within(left), effects.working_on(f"{message.sender_instance}/{message.id}"):
@@ -302,7 +316,10 @@ class RobotBus:
                 self._inbound.popitem(last=False)
 
     def delegatee(self, to: Any) -> Any:
-        """What ``delegate(to=...)`` runs: a robot or handle as it is, a name as a robot on the bus."""
+        """What ``delegate(to=...)`` runs.
+
+        A robot or handle as it is, a name as a robot on the bus.
+        """
         if isinstance(to, str):
             from robotlab.robot.spawn import RemoteRobot
 
