@@ -14,6 +14,7 @@ from .deliveries import Deliveries
 from .holds import Holds
 from .journal import NoJournal
 from .registry import Peer
+from .releases import expire_holds
 
 log = logging.getLogger("robotlab.broker")
 
@@ -69,6 +70,6 @@ class Absences:
 
     def expire(self, now: float) -> None:
         """Dead-letter held messages, and fail the work of members, whose hold ran out."""
-        self.deliveries.expire_holds(now)
+        expire_holds(self.deliveries, now)
         for peer, why in self.holds.gone(now):
             self.deliveries.lost(peer, f"{why} and stayed away {self.holds.seconds:g}s")

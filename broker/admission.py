@@ -16,6 +16,7 @@ from robotlab.bus.protocol import Body, Command, ErrorCode, Frame
 from .absences import Absences
 from .deliveries import Deliveries
 from .registry import Peer, Registry
+from .releases import release, resend_inflight
 from .security import KeyGuard
 from .standby import Standby
 
@@ -88,8 +89,8 @@ def admit(hall: Hall, identity: bytes, peer: Peer | None, frame: Frame) -> None:
              "rejoined" if old is not None else "joined",
              new.role, f" with {guard.owner(hall.user_id)}'s key" if guard is not None else "")
     if old is not None:
-        hall.deliveries.resend_inflight(new)
-    hall.deliveries.release(new.name, time.monotonic())
+        resend_inflight(hall.deliveries, new)
+    release(hall.deliveries, new.name, time.monotonic())
 
 
 def _peer(hall: Hall, identity: bytes, h: dict[str, Any]) -> Peer:

@@ -28,7 +28,7 @@ from robotlab.errors import ConfigError, ProtocolError
 from . import router, stopping
 from .absences import Absences
 from .admin import Admin
-from .admission import admit
+from .commands import Commands
 from .deliveries import Deliveries
 from .dlq import DeadLetterQueue
 from .holds import Holds
@@ -39,7 +39,6 @@ from .replica import Replica
 from .restart import restore
 from .security import KeyGuard, recv_with_key
 from .standby import Standby
-from .stats import on_heartbeat
 
 log = logging.getLogger("robotlab.broker")
 
@@ -56,32 +55,38 @@ class Broker:
         self.id = uuid.uuid4().hex[:12]
         self.context = context or zmq.Context.instance()
         self.registry = Registry()
-        self.journal = Journal(config.journal, config.journal_max_bytes) if config.journal else NoJournal()
+        self.journal = (Journal(config.journal, config.journal_max_bytes) if config.journal
+                        else NoJournal())
         self.holds: Holds[Any, tuple[Peer, str]] = Holds(config.hold)
         self.dlq = DeadLetterQueue(config.dlq_max, self.journal)
         self.outbox = Outbox(self.journal, self.registry, self._transmit)
-        self.deliveries = Deliveries(self.registry, self.dlq, self.outbox.transmit_settled, config.ack_timeout,
-                                     config.max_handling, self.journal, self.holds, deliver=self._transmit)
+        self.deliveries = Deliveries(self.registry, self.dlq, self.outbox.transmit_settled,
+                                     config.ack_timeout, config.max_handling, self.journal,
+                                     self.holds, deliver=self._transmit)
         self.absences = Absences(self.holds, self.deliveries, self.journal)
-        self.guard = KeyGuard(config.keys_dir, self.context, config.key_file) if config.keys_dir else None
+        self.guard = (KeyGuard(config.keys_dir, self.context, config.key_file) if config.keys_dir
+                      else None)
         self.standby = self._standby(config)
         self.replica = Replica(self.standby, self.journal, config.standby_sync, self.id.encode()) \
             if self.standby is not None and isinstance(self.journal, Journal) else None
         self.outbox.replica = self.replica
         self.serving = False
-        """Whether the journal was taken back: at start-up, or by one of a standby pair when it starts to serve."""
+        """Whether the journal was taken back: at start-up, or by one of a standby pair when it
+        starts to serve."""
         if self.standby is None:
             self.serve_from_journal()
         self.admin = Admin(self)
         self.counters: Counter[str] = Counter()
         self.started = time.monotonic()
         self.socket: zmq.Socket | None = None
-        self.endpoint = config.bind  # where the socket is bound (a tcp port of 0 resolved), once bound
+        # where the socket is bound (a tcp port of 0 resolved), once bound
+        self.endpoint = config.bind
         self._wake_r, self._wake_w = os.pipe()
         self._stopping = False
         self._unroutable: set[bytes] = set()
         self._input: router.Readiness | None = None
-        self._sends = 0  # frames sent: one after the drain's last ZMQ_EVENTS read may take the fd's edge
+        # frames sent: one after the drain's last ZMQ_EVENTS read may take the fd's edge
+        self._sends = 0
         self._next_scan = 0.0
         self._next_timer = 0.0  # the earliest scan, ack or hold deadline when the turn's poll began
         self.on_tick: Callable[[str], None] = lambda status: None  # no service manager to tell
@@ -89,16 +94,8 @@ class Broker:
         entry point feeds systemd's watchdog with it; the broker knows nothing of systemd)."""
         self.user_id: str | None = None
         """The authenticated key of the message in dispatch (with keys only)."""
-        self.handlers = {
-            Command.HELLO: self.on_hello,
-            Command.SEND: self.on_send,
-            Command.ACK: self.on_ack,
-            Command.NACK: self.on_nack,
-            Command.TOUCH: self.on_touch,
-            Command.HEARTBEAT: on_heartbeat,
-            Command.BYE: self.on_bye,
-            Command.REQUEST: self.on_request,
-        }
+        self.commands = Commands(self)
+        self.handlers = self.commands.table
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -121,11 +118,14 @@ class Broker:
         self.serving = True
         if self.replica is not None:
             self.replica.active = True
-        members = self.replica.members if self.replica is not None else None  # a takeover's (claims.py)
-        restore(self.journal.restore(), self.dlq, self.holds, self.deliveries, self.journal.path, members)
+        # the members a takeover waits to hear from (claims.py)
+        members = self.replica.members if self.replica is not None else None
+        restore(self.journal.restore(), self.dlq, self.holds, self.deliveries, self.journal.path,
+                members)
 
     def reload_keys(self) -> None:
-        """Read the authorized keys again (SIGHUP); a folder that does not read keeps the keys in force."""
+        """Read the authorized keys again (SIGHUP); a folder that does not read keeps the keys in
+        force."""
         if self.guard is None:
             log.info("reload: this broker runs without --keys; nothing to read")
             return
@@ -150,7 +150,8 @@ class Broker:
         try:
             while not self._stopping:
                 self.turn()
-            stopping.last_turns(self.context, self.socket, self._drain, self.outbox.end_turn)  # a process's
+            # what came in last is routed and sent before the process exits
+            stopping.last_turns(self.context, self.socket, self._drain, self.outbox.end_turn)
         finally:
             self._close()
 
@@ -183,7 +184,8 @@ class Broker:
     def _standby(self, config: BrokerConfig) -> Standby | None:
         """This broker's side of a standby pair (None alone), under CURVE when it has keys."""
         try:
-            return Standby.of(config, self.context, self.guard.secure_pair if self.guard is not None else None)
+            return Standby.of(config, self.context,
+                              self.guard.secure_pair if self.guard is not None else None)
         except ConfigError:
             if self.guard is not None:
                 self.guard.stop()
@@ -194,7 +196,8 @@ class Broker:
         if self.standby is not None:
             self.standby.close()
         if self.socket is not None:
-            self.socket.close(linger=self.context.sockopts.get(zmq.LINGER, 0))  # stopping.own() sets one
+            # the context's linger, which stopping.own() sets
+            self.socket.close(linger=self.context.sockopts.get(zmq.LINGER, 0))
             self.socket = None
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
@@ -218,13 +221,17 @@ class Broker:
 
     def _drain(self) -> bool:
         """Dispatch what waits, up to DRAIN_BATCH messages; True if cut short (more may wait)."""
-        # It ends when ZMQ_EVENTS says nothing is left, not on a raised zmq.Again (which costs more). With
-        # keys, reading ZAP metadata needs a zero-copy frame, which the keyless receive does not pay for.
-        sock, receive, readable = self.socket, self._recv_keyed if self.guard is not None else router.recv, protocol.readable
+        # It ends when ZMQ_EVENTS says nothing is left, not on a raised zmq.Again (which costs
+        # more). With keys, reading ZAP metadata needs a zero-copy frame, which the keyless receive
+        # does not pay for.
+        receive = self._recv_keyed if self.guard is not None else router.recv
+        sock, readable = self.socket, protocol.readable
         assert sock is not None, "the broker is not bound"  # the loop runs between bind and close
         counters, dispatch = self.counters, self.dispatch
         for _ in range(DRAIN_BATCH):
-            try:  # free unless raised: the fd fired (or input was pending), so a message almost always waits
+            # free unless raised: the fd fired (or input was pending), so a message almost
+            # always waits
+            try:
                 frames = receive(sock)
             except zmq.Again:  # it fired for a command that was not a message
                 return False
@@ -266,7 +273,8 @@ class Broker:
         for peer in list(self.registry.by_identity.values()):
             if peer.unconfirmed or now - peer.last_sent >= self.config.heartbeat:
                 # seen: the peer may forget the replies and acks it kept (robotlab.bus.kept)
-                peer.unconfirmed = not self._transmit(peer, Command.HEARTBEAT, {"seen": peer.frames_in}, b"")
+                peer.unconfirmed = not self._transmit(peer, Command.HEARTBEAT,
+                                                      {"seen": peer.frames_in}, b"")
 
     # -- dispatch -----------------------------------------------------------------------------
 
@@ -283,15 +291,17 @@ class Broker:
             peer = self.registry.by_identity.get(identity)
             if peer is None:
                 if frame.command == Command.HELLO:
-                    self.on_hello(identity, None, frame)
+                    self.commands.on_hello(identity, None, frame)
                 else:
-                    self._error(identity, ErrorCode.NOT_READY, f"say HELLO before {frame.command.name}", frame)
+                    self._error(identity, ErrorCode.NOT_READY,
+                                f"say HELLO before {frame.command.name}", frame)
                 return
             peer.expires = time.monotonic() + self._expiry
             peer.frames_in += 1
             handler = self.handlers.get(frame.command)
             if handler is None:
-                self._error(identity, ErrorCode.UNKNOWN_COMMAND, f"{frame.command.name} is not a command peers send", frame)
+                self._error(identity, ErrorCode.UNKNOWN_COMMAND,
+                            f"{frame.command.name} is not a command peers send", frame)
                 return
             handler(identity, peer, frame)
         except ProtocolError as exc:
@@ -306,66 +316,16 @@ class Broker:
             return
         self._error(identity, exc.code, str(exc), None, ref=exc.ref)
 
-    def _error(self, identity: bytes, code: str, detail: str, frame: Frame | None, ref: str | None = None) -> None:
+    def _error(self, identity: bytes, code: str, detail: str, frame: Frame | None,
+               ref: str | None = None) -> None:
         self.counters[f"error_{code}"] += 1
         header: dict[str, Any] = {"code": code, "detail": detail[: protocol.TEXT_MAX]}
-        named: Any = frame.header.get("id") if frame is not None else ref  # unchecked where the schema has no id
-        if isinstance(named, str) and 0 < len(named) <= protocol.ID_MAX:  # else the ERROR itself would not decode
+        # a frame's id is unchecked where the schema has no id
+        named: Any = frame.header.get("id") if frame is not None else ref
+        # only an id-shaped ref: any other would make the ERROR itself undecodable
+        if isinstance(named, str) and 0 < len(named) <= protocol.ID_MAX:
             header["ref"] = named
         self._send_frames(identity, protocol.encode(Command.ERROR, header))
-
-    # -- command handlers ---------------------------------------------------------------------
-
-    def on_hello(self, identity: bytes, peer: Peer | None, frame: Frame) -> None:
-        """HELLO {name, instance, token?, role, pid, parent?, max_inflight?} -> WELCOME.
-
-        Refused with ``forbidden`` when the key may not use the name, with ``passive`` by a
-        standby whose peer is live, and with ``conflict`` when another live connection holds
-        the instance. A second HELLO on one connection replaces its earlier registration
-        (:func:`robotlab.broker.admission.admit`).
-        """
-        admit(self, identity, peer, frame)
-
-    def on_send(self, identity: bytes, peer: Peer, frame: Frame) -> None:
-        """SEND {id, to, type, ...} + body -> DELIVER to the targets; RECEIPT back later."""
-        h = frame.header
-        ack = h.pop("ack", None)
-        peer.unconfirmed = peer.unconfirmed or bool(h.get("untracked"))
-        if len(frame.body) > self.config.max_message_bytes:
-            if isinstance(ack, int):  # the request was handled: only its reply is refused
-                self.deliveries.ack(peer, ack, reply=h)
-            self._error(identity, ErrorCode.TOO_LARGE, f"body of {len(frame.body)} bytes exceeds {self.config.max_message_bytes}", frame)
-            return
-        h["from"] = peer.name  # stamped here: no robot can speak as another
-        h["from_instance"] = peer.instance
-        h.setdefault("type", "message")
-        self.deliveries.route(h, frame.body, notify=peer.instance)
-        if isinstance(ack, int):  # a reply's ack after the reply left: settling is not on its way back
-            self.deliveries.ack(peer, ack, reply=h)
-
-    def on_ack(self, identity: bytes, peer: Peer, frame: Frame) -> None:
-        """ACK {deliveries: [ids]}: settle each as delivered."""
-        peer.unconfirmed = True
-        for delivery_id in frame.header["deliveries"]:
-            if isinstance(delivery_id, int):
-                self.deliveries.ack(peer, delivery_id)
-
-    def on_nack(self, identity: bytes, peer: Peer, frame: Frame) -> None:
-        """NACK {delivery, reason}: settle as refused (retried first when idempotent)."""
-        peer.unconfirmed = True
-        self.deliveries.nack(peer, frame.header["delivery"], str(frame.header.get("reason", "")))
-
-    def on_touch(self, identity: bytes, peer: Peer, frame: Frame) -> None:
-        """TOUCH {deliveries: [ids]}: the peer is still working on these; push their deadlines."""
-        self.deliveries.touch(peer, frame.header["deliveries"], time.monotonic(), time.time())
-
-    def on_bye(self, identity: bytes, peer: Peer, frame: Frame) -> None:
-        """BYE {}: the peer leaves; what it had in flight fails over or is dead-lettered."""
-        self._forget(peer, "left", gone=True)
-
-    def on_request(self, identity: bytes, peer: Peer, frame: Frame) -> None:
-        """REQUEST {id, op, args} -> REPLY {id, ok, result | error}."""
-        self.outbox.add(peer, Command.REPLY, self.admin.handle(peer, frame.header))
 
     # -- sending ------------------------------------------------------------------------------
 

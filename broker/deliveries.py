@@ -1,4 +1,5 @@
-"""Routing and the in-flight table: every message is delivered, acked, or dead-lettered with a reason.
+"""Routing and the in-flight table: every message is delivered, acked, or dead-lettered with a
+reason.
 
 A SEND becomes a :class:`Record`; each copy of it handed to a robot instance is a
 :class:`Delivery` that stays in flight until the instance ACKs or NACKs it, its ack timeout
@@ -10,11 +11,8 @@ are dead-lettered.
 Two collaborators make this survive restarts and partitions: the journal
 (:mod:`robotlab.broker.journal`) keeps every tracked record until it settles, and the holds
 (:mod:`robotlab.broker.holds`) keep records for a name whose members are away, and the
-in-flight deliveries of a member gone silent, instead of failing them at once. An ``any``
-message has an owner, the instance it was handed to, journaled with it before it is handed
-out: after a restart it is held for that instance (which may be working on it still, or
-hold its reply), and goes to another only when the owner does not come back within the
-hold, as attempt 2.
+in-flight deliveries of a member gone silent, instead of failing them at once (see
+:mod:`robotlab.broker.releases` for how they go out again).
 """
 
 from __future__ import annotations
@@ -36,12 +34,14 @@ from .journal import ROW_BYTES, NoJournal
 from .outbox import Outcome, receipt, settled_status
 from .records import Delivery, Record, deliver_header
 from .registry import Peer, Registry
+from .releases import release
 from .replies import Replies
 
 MAX_ATTEMPTS: Final = 3
 RECENT_RECEIPTS: Final = 4096
 DEADLINE_SLACK: Final = 4096
-"""Stale ack-deadline entries allowed beyond twice the deliveries in flight before the heap is rebuilt."""
+"""Stale ack-deadline entries allowed beyond twice the deliveries in flight before the heap is
+rebuilt."""
 
 Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
 
@@ -49,9 +49,10 @@ Transmit = Callable[[Peer, Command, dict[str, Any], Body], bool]
 class Deliveries:
     """The broker's delivery state: records, in-flight copies, ack deadlines, recent receipts."""
 
-    def __init__(self, registry: Registry, dlq: DeadLetterQueue, transmit: Transmit, ack_timeout: float,
-                 max_handling: float = float("inf"), journal: NoJournal | None = None,
-                 holds: Holds[Record, Any] | None = None, deliver: Transmit | None = None) -> None:
+    def __init__(self, registry: Registry, dlq: DeadLetterQueue, transmit: Transmit,
+                 ack_timeout: float, max_handling: float = float("inf"),
+                 journal: NoJournal | None = None, holds: Holds[Record, Any] | None = None,
+                 deliver: Transmit | None = None) -> None:
         self.registry = registry
         self.dlq = dlq
         self.transmit = transmit
@@ -66,16 +67,19 @@ class Deliveries:
         self.active: dict[tuple[str, str], Record] = {}
         self.recent: OrderedDict[tuple[str, str], Outcome] = OrderedDict()
         self.replies = Replies(self)
-        self.counters: dict[str, int] = {"routed": 0, "delivered": 0, "nacked": 0, "timeouts": 0, "dead_lettered": 0,
-                                         "held": 0, "journal_full": 0, "replies_dropped": 0}
+        self.counters: dict[str, int] = {"routed": 0, "delivered": 0, "nacked": 0, "timeouts": 0,
+                                         "dead_lettered": 0, "held": 0, "journal_full": 0,
+                                         "replies_dropped": 0}
         # Ids start from the clock, so an ack meant for a broker before a restart cannot settle
         # a delivery of this one: at a microsecond a tick, the count never catches up with time.
         self._ids = itertools.count(time.time_ns() // 1000)
         self._deadlines: list[tuple[float, int]] = []
         self.answered_by: dict[tuple[str, str], str] = {}
-        """The instance that answered each recent ``any`` message before a restart (the journal's)."""
+        """The instance that answered each recent ``any`` message before a restart (the
+        journal's)."""
         self.claims: Claims | None = None
-        """After a standby takeover, what the members say they hold (:mod:`robotlab.broker.claims`)."""
+        """After a standby takeover, what the members say they hold
+        (:mod:`robotlab.broker.claims`)."""
 
     # -- entry points ---------------------------------------------------------------------
 
@@ -93,13 +97,15 @@ class Deliveries:
             self._send_receipt(notify, self.recent[key])
             return
         self.counters["routed"] += 1
-        span = spans.routing(header) if tracing.ENABLED and "traceparent" in header else None  # off: one check
+        # tracing off: one check
+        span = spans.routing(header) if tracing.ENABLED and "traceparent" in header else None
         targets, receipt_id = self.registry.targets(header), receipt_id or header["id"]
         if header.get("untracked"):  # a reply (replies.py)
             self.replies.route(header, body, notify, key, receipt_id, targets, span)
             return
         record = Record(header, body, notify, key, receipt_id, span=span)
-        if self.answered_by and key in self.answered_by:  # answered before a restart: back to the one with its reply
+        # answered before a restart: back to the one with its reply
+        if self.answered_by and key in self.answered_by:
             record.owner = self.answered_by.pop(key)
         if self.claims is not None and header.get("any") and not self.claims.decide(record):
             targets = []  # a member not back yet may have it: held until it is, or says it has not
@@ -108,7 +114,8 @@ class Deliveries:
             targets = [owner] if owner is not None else []
         if not self.journal.room_for(len(body) + ROW_BYTES):
             self.counters["journal_full"] += 1
-            self.settle(record, "", Status.BUSY, "the broker's journal is full (or failing); try again later")
+            self.settle(record, "", Status.BUSY,
+                        "the broker's journal is full (or failing); try again later")
             return
         self.keep(record)
         if not targets:
@@ -122,13 +129,15 @@ class Deliveries:
         self.journal.put(record.key, record.header, record.body, record.notify, record.receipt_id)
         record.kept = True
 
-    def start(self, record: Record, targets: list[Peer], now: float, until: float | None = None) -> None:
+    def start(self, record: Record, targets: list[Peer], now: float,
+              until: float | None = None) -> None:
         """Dispatch a record to ``targets``, or hold it while its name's members are away."""
         if not targets:
             until = until if until is not None else self.holds.until(record.header, now)
             if until is None or until <= now:
                 record.pending = 1
-                self.settle(record, "", Status.UNDELIVERABLE, record.nobody(), maybe_ran=record.may_have_run())
+                self.settle(record, "", Status.UNDELIVERABLE, record.nobody(),
+                            maybe_ran=record.may_have_run())
                 return
             if not record.held:
                 self.counters["held"] += 1
@@ -144,66 +153,11 @@ class Deliveries:
         """Hand a tracked record's first copies to ``targets``; it settles once each copy has."""
         record.pending = len(targets)
         for peer in targets:
-            self._dispatch(record, peer, 1, {peer.instance})
-
-    def release(self, name: str, now: float) -> None:
-        """A member of ``name`` is back, or one of them finished a delivery: dispatch what was
-        held for it (held again if it cannot take it). A message an instance of the name owned
-        waits for that instance, within its hold; the ``any`` messages nobody owned are shared
-        (:meth:`_share`)."""
-        unowned: list[tuple[float, Record]] = []
-        claims = self.claims
-        for until, record in self.holds.release(name):
-            if claims is not None and record.header.get("any") and not claims.decide(record):
-                self.holds.keep(name, record.key, record, until)
-                continue
-            if record.owner is None:
-                if record.header.get("any"):
-                    unowned.append((until, record))
-                else:
-                    self.start(record, self.registry.targets(record.header), now, until)
-                continue
-            owner = self.registry.by_instance.get(record.owner)
-            if owner is not None and owner.name == name:
-                self.start(record, [owner], now, until)
-            else:
-                self.holds.keep(name, record.key, record, until)
-        if unowned:
-            self._share(name, unowned, now)
-
-    def _share(self, name: str, held: list[tuple[float, Record]], now: float) -> None:
-        """Hand the live instances of ``name`` their share of ``held`` (each to the least
-        loaded), keeping the shares of the members still away (gone silent, expected back) held
-        for them: the first instance back after a cut does not take everything. What stays held
-        goes out as instances come back or finish work, or when its hold runs out."""
-        live = self.registry.instances(name)
-        coming = sum(1 for _, (member, _) in self.holds.away.values() if member.name == name)
-        share = -(-len(held) // (len(live) + coming)) * len(live) if live else 0
-        for until, record in held[:share]:
-            self.start(record, self.registry.targets(record.header), now, until)
-        for until, record in held[share:]:
-            self.holds.keep(name, record.key, record, until)
-
-    def expire_holds(self, now: float) -> None:
-        """Held records whose hold ran out: one whose owner did not come back goes to another
-        instance (attempt 2: a robot can see it was redelivered); the rest are dead-lettered.
-        A takeover's window that ran out lets go of what waited in it."""
-        if self.claims is not None and now >= self.claims.until:
-            waiting, self.claims = list(self.claims.waiting), None
-            for name in waiting:
-                self.release(name, now)
-        for record in self.holds.expired(now):
-            owned, record.owner = record.owner is not None, None
-            targets = self.registry.targets(record.header) if record.header.get("any") else []
-            if targets:
-                record.pending = 1
-                self._dispatch(record, targets[0], 2 if owned else 1, {targets[0].instance})
-                continue
-            record.pending = 1
-            self.settle(record, "", Status.UNDELIVERABLE, record.nobody(), maybe_ran=record.may_have_run())
+            self.dispatch(record, peer, 1, {peer.instance})
 
     def ack(self, peer: Peer, delivery_id: int, reply: dict[str, Any] | None = None) -> None:
-        """Settle a delivery as acked by ``peer``; ``reply`` is the header of a reply carrying the ack."""
+        """Settle a delivery as acked by ``peer``; ``reply`` is the header of a reply carrying the
+        ack."""
         delivery = self.inflight.get(delivery_id)  # _take, inline: every request's reply comes here
         if delivery is None or delivery.instance != peer.instance:
             return
@@ -212,11 +166,13 @@ class Deliveries:
         peer.delivered += 1
         self.counters["delivered"] += 1
         record = delivery.record
-        if reply and reply.get("reply_to") == record.header["id"] and reply.get("to_instance") == record.notify:
+        if (reply and reply.get("reply_to") == record.header["id"]
+                and reply.get("to_instance") == record.notify):
             record.replied = True  # the reply reaches whoever waits for the receipt: it says it all
         self.settle(delivery.record, delivery.instance, Status.DELIVERED, "")
-        if not peer.inflight and self.holds.holding(peer.name):  # idle, while work waits for members away
-            self.release(peer.name, time.monotonic())
+        # idle, while work waits for members away
+        if not peer.inflight and self.holds.holding(peer.name):
+            release(self, peer.name, time.monotonic())
 
     def nack(self, peer: Peer, delivery_id: int, reason: str) -> None:
         """Settle a delivery as refused by ``peer``; idempotent messages are retried first."""
@@ -228,7 +184,8 @@ class Deliveries:
         self._fail(delivery, Status.NACKED, reason or "nacked without a reason")
 
     def touch(self, peer: Peer, delivery_ids: list[Any], now: float, wall_now: float) -> None:
-        """Extend the ack deadline of deliveries ``peer`` still holds, up to each message's deadline."""
+        """Extend the ack deadline of deliveries ``peer`` still holds, up to each message's
+        deadline."""
         # ids are checked one by one (not typed list[int]): the compiled broker enforces annotations
         for delivery_id in delivery_ids:
             delivery = self.inflight.get(delivery_id) if isinstance(delivery_id, int) else None
@@ -240,7 +197,7 @@ class Deliveries:
                 extended = min(extended, now + max(deadline - wall_now, 0.0))
             if extended > delivery.deadline:
                 delivery.deadline = extended
-                self._push_deadline(extended, delivery_id)
+                self.push_deadline(extended, delivery_id)
 
     def expire(self, now: float) -> None:
         """Time out deliveries whose ack deadline has passed."""
@@ -250,7 +207,8 @@ class Deliveries:
             if delivery is None or delivery.deadline > due:
                 continue  # settled, or touched since: a later heap entry stands for it
             if delivery.instance in self.holds.away:
-                continue  # its member may come back: resume() sets a new deadline, or lost() fails it
+                # its member may come back: resume() sets a new deadline, or lost() fails it
+                continue
             del self.inflight[delivery_id]
             peer = self.registry.by_instance.get(delivery.instance)
             if peer is not None:
@@ -264,29 +222,17 @@ class Deliveries:
             delivery = self.inflight.pop(delivery_id, None)
             if delivery is not None:
                 self.counters["timeouts"] += 1
-                self._fail(delivery, Status.TIMEOUT, f"{peer.name} ({peer.instance}) {why} with the message in flight")
+                self._fail(delivery, Status.TIMEOUT,
+                           f"{peer.name} ({peer.instance}) {why} with the message in flight")
         peer.inflight.clear()
 
-    def resend_inflight(self, peer: Peer) -> None:
-        """Hand a reconnected instance the deliveries it had in flight (it dedupes by id)."""
-        deadline = time.monotonic() + self.ack_timeout
-        for delivery_id in sorted(peer.inflight):
-            delivery = self.inflight.get(delivery_id)
-            if delivery is not None:
-                if delivery.deadline < deadline:  # it may have passed while the member was away
-                    delivery.deadline = deadline
-                    self._push_deadline(deadline, delivery_id)
-                send = self.transmit if delivery.record.kept and delivery.record.header.get("any") else self.deliver
-                send(peer, Command.DELIVER, deliver_header(delivery.record.header, delivery.id, delivery.attempt),
-                     delivery.record.body)
-
-    def _push_deadline(self, due: float, delivery_id: int) -> None:
+    def push_deadline(self, due: float, delivery_id: int) -> None:
         heapq.heappush(self._deadlines, (due, delivery_id))
         if len(self._deadlines) > 2 * len(self.inflight) + DEADLINE_SLACK:
             # A settled delivery's entry stays until it comes due, an ack timeout later: at
             # thousands of messages a second that is megabytes (22 MB at 5k/s and 30 s). Rebuilt
             # from what is in flight, each at its current deadline (amortised O(1) a push).
-            self._deadlines = [(delivery.deadline, each) for each, delivery in self.inflight.items()]
+            self._deadlines = [(each.deadline, key) for key, each in self.inflight.items()]
             heapq.heapify(self._deadlines)
 
     def next_deadline(self) -> float | None:
@@ -295,33 +241,40 @@ class Deliveries:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _dispatch(self, record: Record, peer: Peer, attempt: int, tried: set[str]) -> None:
+    def dispatch(self, record: Record, peer: Peer, attempt: int, tried: set[str]) -> None:
         # Every tracked message comes here: Peer.has_room, the handling time and the DELIVER
         # header are inline.
         if len(peer.inflight) >= peer.max_inflight:
-            self.settle(record, peer.instance, Status.BUSY, f"{peer.name} ({peer.instance}) has {len(peer.inflight)} deliveries in flight")
+            self.settle(record, peer.instance, Status.BUSY,
+                        f"{peer.name} ({peer.instance}) has {len(peer.inflight)} deliveries in "
+                        "flight")
             return
-        now, asked, delivery_id = time.monotonic(), record.header.get("max_handling"), next(self._ids)
-        limit = now + (min(asked, self.max_handling) if isinstance(asked, (int, float)) else self.max_handling)
+        now, delivery_id = time.monotonic(), next(self._ids)
+        asked, most = record.header.get("max_handling"), self.max_handling
+        limit = now + (min(asked, most) if isinstance(asked, (int, float)) else most)
         deadline = min(now + self.ack_timeout, limit)
-        delivery = Delivery(delivery_id, record, peer.instance, deadline, attempt, tried, started=now, limit=limit)
+        delivery = Delivery(delivery_id, record, peer.instance, deadline, attempt, tried,
+                            started=now, limit=limit)
         self.inflight[delivery_id] = delivery
         peer.inflight.add(delivery_id)
-        self._push_deadline(deadline, delivery_id)
+        self.push_deadline(deadline, delivery_id)
         # A kept `any` message leaves after the turn's commit, which writes it with its owner
         # (the outbox holds it till then): a broker killed before that handed it to nobody.
         owned = record.kept and record.header.get("any")
         send = self.transmit if owned else self.deliver
-        if not send(peer, Command.DELIVER, deliver_header(record.header, delivery_id, attempt), record.body):
+        if not send(peer, Command.DELIVER, deliver_header(record.header, delivery_id, attempt),
+                    record.body):
             self.inflight.pop(delivery_id, None)
             peer.inflight.discard(delivery_id)
             # Its connection is gone (the broker forgets it this turn). Nothing was handed out,
             # so an `any` message goes to another live instance of the name, if there is one.
-            other = self.registry.pick_any(peer.name, exclude=tried) if record.header.get("any") else None
+            other = (self.registry.pick_any(peer.name, exclude=tried)
+                     if record.header.get("any") else None)
             if other is not None and other.instance not in tried:
-                self._dispatch(record, other, attempt, tried | {other.instance})
+                self.dispatch(record, other, attempt, tried | {other.instance})
                 return
-            self._fail(delivery, Status.UNDELIVERABLE, f"{peer.name} ({peer.instance}) cannot be reached")
+            self._fail(delivery, Status.UNDELIVERABLE,
+                       f"{peer.name} ({peer.instance}) cannot be reached")
             return
         if record.handed_to is None:
             record.handed_to = {peer.instance}
@@ -344,11 +297,13 @@ class Deliveries:
         if record.header.get("idempotent") and delivery.attempt < MAX_ATTEMPTS:
             peer = self.registry.retry_target(record.header, delivery.tried)
             if peer is not None:
-                self._dispatch(record, peer, delivery.attempt + 1, delivery.tried | {peer.instance})
+                self.dispatch(record, peer, delivery.attempt + 1, delivery.tried | {peer.instance})
                 return
-        self.settle(record, delivery.instance, status, detail, maybe_ran=record.may_have_run(delivery.tried))
+        self.settle(record, delivery.instance, status, detail,
+                    maybe_ran=record.may_have_run(delivery.tried))
 
-    def settle(self, record: Record, instance: str, status: str, detail: str, maybe_ran: bool = False) -> None:
+    def settle(self, record: Record, instance: str, status: str, detail: str,
+               maybe_ran: bool = False) -> None:
         """One copy's fate; a failed copy becomes a dead letter that says whether its work may
         have run (the copy, or an earlier try of it, was handed to a member)."""
         record.outcomes.append((instance, status, detail))
@@ -366,7 +321,8 @@ class Deliveries:
         self.active.pop(record.key, None)
         if record.kept:
             self.journal.settle(record.key)
-            if record.owner is not None:  # a handed-out `any` message: a resend goes back to its owner
+            # a handed-out `any` message: a resend goes back to its owner
+            if record.owner is not None:
                 self.journal.answered(record.key, record.owner)
             record.kept = False
         status = settled_status(record.outcomes)
@@ -374,14 +330,16 @@ class Deliveries:
             busy = self.dlq.add_busy_copies(record.outcomes, record.header, record.body)
             record.dlq_ids += busy
             self.counters["dead_lettered"] += len(busy)
-        outcome = (record.receipt_id, record.header["to"], record.outcomes, record.dlq_ids[0] if record.dlq_ids else None)
+        outcome = (record.receipt_id, record.header["to"], record.outcomes,
+                   record.dlq_ids[0] if record.dlq_ids else None)
         if record.span is not None:
             spans.settled(record.span, receipt(outcome))
         if status != Status.BUSY:  # busy invites a resend of the same message: route it afresh
             self.recent[record.key] = outcome
             if len(self.recent) > RECENT_RECEIPTS:
                 self.recent.popitem(last=False)
-        if status == Status.DELIVERED and (record.replied or not record.header.get("receipt", True)):
+        if status == Status.DELIVERED and (record.replied
+                                           or not record.header.get("receipt", True)):
             return  # the reply already told the sender; or the sender asked only for failures
         self._send_receipt(record.notify, outcome)
 

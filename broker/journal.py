@@ -5,9 +5,10 @@ DLQ), ``names`` (every robot name that has said HELLO, so a restarted broker kno
 hold messages for) and ``answered`` (the instance that answered each of the last
 ``ANSWERED_KEPT`` ``any`` messages: its sender may not have the reply yet, since a reply the
 broker had not passed on is lost with it, and sends the request again, which must go back to
-that instance, holding the reply, and not run on another). Changes are collected and written in one transaction at the end of a loop
-turn (:meth:`Journal.commit`), never more than one a turn. The broker sends a turn's receipts
-and admin replies only after that commit, so nothing it has told a sender can be lost with it.
+that instance, holding the reply, and not run on another). Changes are collected and written
+in one transaction at the end of a loop turn (:meth:`Journal.commit`), never more than one a
+turn. The broker sends a turn's receipts and admin replies only after that commit, so nothing
+it has told a sender can be lost with it.
 
 A turn that has nothing to tell anyone may leave its changes for a later turn, each for up to
 ``interval`` seconds: every message it accepted is still held by its sender, who resends it
@@ -41,18 +42,19 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from robotlab.bus.protocol import Body, pack, unpack
+from robotlab.bus.protocol import Body, pack
 
 from .journal_changes import Changes, empty, snapshot, write
 from .journal_contract import Key, NoJournal, Restored
-from .journal_file import open_file
+from .journal_file import open_file, read_back
 
 log = logging.getLogger("robotlab.broker")
 
 
 
 ROW_BYTES: Final = 256
-"""What a message costs the size bound beyond its body until its header is packed (at the commit)."""
+"""What a message costs the size bound beyond its body until its header is packed (at the
+commit)."""
 
 INTERVAL: Final = 0.01
 """The longest a change waits for a commit when no receipt depends on it (seconds)."""
@@ -76,17 +78,20 @@ class Journal(NoJournal):
         self.healthy = True
         self.size = 0
         self._since: float | None = None
-        """When the oldest uncommitted change other than a put was made (a put keeps its own time)."""
+        """When the oldest uncommitted change other than a put was made (a put keeps its own
+        time)."""
         self._urgent = False
         self._sizes: dict[Key, int] = {}
         self._letter_sizes: dict[str, int] = {}
         self._puts: dict[Key, tuple[str | None, str, dict[str, Any], Body, float]] = {}
-        """Accepted and not written or settled yet, oldest first, each with the time it falls due."""
+        """Accepted and not written or settled yet, oldest first, each with the time it falls
+        due."""
         self._dues: list[tuple[float, Key]] = []
         """A heap of (due, key) of the puts, the earliest first; an entry whose put was settled,
         written or put again since is left in it and skipped when it comes to the top."""
         self._unchecked = False  # written since the last checkpoint
-        self._write_all = False  # a dead letter left: the next commit writes every put (see letter_removed)
+        # a dead letter left: the next commit writes every put (see letter_removed)
+        self._write_all = False
         self._settled: set[Key] = set()
         self._owners: dict[Key, str] = {}
         """The instance each kept ``any`` message was last handed to, until it is written."""
@@ -103,20 +108,7 @@ class Journal(NoJournal):
 
     def restore(self) -> Restored:
         """Read everything back (once, at start-up) and count the stored bytes."""
-        restored = Restored()
-        self._sizes.clear()
-        self._letter_sizes.clear()
-        rows = self._db.execute("SELECT sender, id, notify, receipt_id, header, body, owner FROM messages ORDER BY rowid")
-        for sender, message_id, notify, receipt_id, header, body, owner in rows:
-            restored.messages.append((unpack(header), body, notify, (sender, message_id), receipt_id, owner))
-            self._sizes[(sender, message_id)] = len(header) + len(body)
-        for seq, dlq_id, reason, detail, header, body, at, maybe_ran in self._db.execute(
-                "SELECT seq, dlq_id, reason, detail, header, body, at, maybe_ran FROM dead_letters ORDER BY seq"):
-            restored.letters.append((seq, dlq_id, reason, detail, unpack(header), body, at, bool(maybe_ran)))
-            self._letter_sizes[dlq_id] = len(header) + len(body)
-        restored.names = {name for (name,) in self._db.execute("SELECT name FROM names")}
-        restored.answered = {(sender, message_id): owner for sender, message_id, owner in
-                             self._db.execute("SELECT sender, id, owner FROM answered ORDER BY rowid")}
+        restored, self._sizes, self._letter_sizes = read_back(self._db)
         self.size = sum(self._sizes.values()) + sum(self._letter_sizes.values())
         return restored
 
@@ -150,7 +142,8 @@ class Journal(NoJournal):
         if self._since is None:
             self._since = time.monotonic()
 
-    def put(self, key: Key, header: dict[str, Any], body: Body, notify: str | None, receipt_id: str) -> None:
+    def put(self, key: Key, header: dict[str, Any], body: Body, notify: str | None,
+            receipt_id: str) -> None:
         """Keep an accepted message until :meth:`settle`.
 
         Its header is packed at the commit, and only if it is unsettled by then: most messages
@@ -202,8 +195,8 @@ class Journal(NoJournal):
         """Keep a dead letter (a :class:`~robotlab.broker.dlq.DeadLetter`)."""
         self._changed()
         header = pack(letter.header)
-        self._letters[letter.dlq_id] = (seq, letter.dlq_id, letter.reason, letter.detail, header, letter.body, letter.at,
-                                        int(letter.maybe_ran))
+        self._letters[letter.dlq_id] = (seq, letter.dlq_id, letter.reason, letter.detail, header,
+                                        letter.body, letter.at, int(letter.maybe_ran))
         self._letter_sizes[letter.dlq_id] = len(header) + len(letter.body)
         self.size += self._letter_sizes[letter.dlq_id]
 
@@ -237,9 +230,10 @@ class Journal(NoJournal):
         younger ones wait for their own time. False (all kept for the next turn) on failure."""
         puts = self._due_puts(everything)
         writing = set(puts)
-        owners = {key: owner for key, owner in self._owners.items() if key not in self._puts or key in writing}
-        if not (puts or self._settled or self._letters or self._dropped or self._purge_all or self._names or owners
-                or self._answered):
+        owners = {key: owner for key, owner in self._owners.items()
+                  if key not in self._puts or key in writing}
+        if not (puts or self._settled or self._letters or self._dropped or self._purge_all
+                or self._names or owners or self._answered):
             # Everything changed since the last commit cancelled out (most often a message put
             # and settled within the interval): nothing is due any more. Left set, the stale
             # start made every later turn commit at once (writing each message the moment it
@@ -253,7 +247,8 @@ class Journal(NoJournal):
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             if self.healthy:
-                log.error("journal %s: a write failed (%s); new sends get busy until it works again", self.path, exc)
+                log.error("journal %s: a write failed (%s); new sends get busy until it works "
+                          "again", self.path, exc)
             self.healthy = False
             return False
         for key in puts:

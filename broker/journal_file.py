@@ -1,12 +1,16 @@
 """Opening the broker's journal file: its SQLite settings, the integrity check, the schema and
-the changes that bring an older journal up to it (see :mod:`robotlab.broker.journal`)."""
+the changes that bring an older journal up to it (see :mod:`robotlab.broker.journal`); and
+reading back what it holds at start-up."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
+from robotlab.bus.protocol import unpack
 from robotlab.errors import ConfigError
+
+from .journal_contract import Key, Restored
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -72,3 +76,27 @@ def _add_columns(db: sqlite3.Connection) -> None:
     if "owner" not in {row[1] for row in db.execute("PRAGMA table_info(messages)")}:
         # unknown: held for any instance, as before
         db.execute("ALTER TABLE messages ADD COLUMN owner TEXT")
+
+
+def read_back(db: sqlite3.Connection) -> tuple[Restored, dict[Key, int], dict[str, int]]:
+    """What the journal holds, read back at start-up, with the stored bytes of each message (by
+    key) and of each dead letter (by dlq id)."""
+    restored = Restored()
+    sizes: dict[Key, int] = {}
+    letter_sizes: dict[str, int] = {}
+    rows = db.execute("SELECT sender, id, notify, receipt_id, header, body, owner FROM messages "
+                      "ORDER BY rowid")
+    for sender, message_id, notify, receipt_id, header, body, owner in rows:
+        restored.messages.append((unpack(header), body, notify, (sender, message_id), receipt_id,
+                                  owner))
+        sizes[(sender, message_id)] = len(header) + len(body)
+    for seq, dlq_id, reason, detail, header, body, at, maybe_ran in db.execute(
+            "SELECT seq, dlq_id, reason, detail, header, body, at, maybe_ran FROM dead_letters "
+            "ORDER BY seq"):
+        restored.letters.append((seq, dlq_id, reason, detail, unpack(header), body, at,
+                                 bool(maybe_ran)))
+        letter_sizes[dlq_id] = len(header) + len(body)
+    restored.names = {name for (name,) in db.execute("SELECT name FROM names")}
+    restored.answered = {(sender, message_id): owner for sender, message_id, owner in
+                         db.execute("SELECT sender, id, owner FROM answered ORDER BY rowid")}
+    return restored, sizes, letter_sizes

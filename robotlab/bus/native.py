@@ -61,6 +61,7 @@ MODULES = (
     "robotlab.broker.journal",
     "robotlab.broker.records",
     "robotlab.broker.deliveries",
+    "robotlab.broker.commands",
     "robotlab.broker.broker",
 )
 """The compiled modules, in their import names (``setup.py`` builds exactly these)."""

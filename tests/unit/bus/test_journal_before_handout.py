@@ -13,6 +13,7 @@ from robotlab.broker.holds import Holds
 from robotlab.broker.journal import Journal
 from robotlab.broker.outbox import Outbox
 from robotlab.broker.registry import Peer, Registry
+from robotlab.broker.releases import release
 from robotlab.broker.restart import take_back
 from robotlab.bus.protocol import Command
 
@@ -79,7 +80,7 @@ def test_a_reply_held_for_a_requester_away_survives_a_restart(tmp_path: Path) ->
         deliveries = table(journal, alice)
         for header, body, notify, key, receipt_id, owner in journal.restore().messages:
             take_back(deliveries, header, body, notify, key, receipt_id, 0.0, owner)
-        deliveries.release("alice", 0.0)
+        release(deliveries, "alice", 0.0)
         # Then she gets the reply, and the journal lets it go
         assert sent == [("alice-1", Command.DELIVER, b"42")]
         assert journal.commit() and on_disk(journal) == []

@@ -13,6 +13,7 @@ from robotlab.broker.dlq import DeadLetterQueue
 from robotlab.broker.holds import Holds
 from robotlab.broker.journal import Journal
 from robotlab.broker.registry import Peer, Registry
+from robotlab.broker.releases import release
 from robotlab.bus.protocol import Command
 
 REPLY = {"id": "r1", "to": "alice", "to_instance": "alice-1", "untracked": True, "reply_to": "m1",
@@ -81,7 +82,7 @@ def test_a_requester_whose_connection_dropped_gets_the_reply_when_it_is_back(tmp
         table.reply_as_alice_closes()
         # When alice comes back on a new connection (no BYE: the link dropped)
         table.closed.clear()
-        table.deliveries.release("alice", 0.0)
+        release(table.deliveries, "alice", 0.0)
         # Then she gets the reply once, and the journal lets it go
         assert table.sent == [("alice-1", Command.DELIVER, b"42")]
         assert len(table.dlq) == 0 and unsettled(journal) == 0

@@ -16,6 +16,7 @@ from robotlab.broker.dlq import DeadLetterQueue
 from robotlab.broker.holds import Holds
 from robotlab.broker.journal import Journal
 from robotlab.broker.registry import Peer, Registry
+from robotlab.broker.releases import expire_holds, release
 from robotlab.broker.replica import Replica
 from robotlab.broker.restart import restore
 from robotlab.broker.standby import Standby
@@ -58,7 +59,7 @@ def hello(deliveries: Deliveries, registry: Registry, member: Peer, claimed: lis
     registry.add(member)
     assert deliveries.claims is not None
     deliveries.claims.joined(member.name, member.instance, pack(claimed) if claimed else b"")
-    deliveries.release(member.name, 0.0)
+    release(deliveries, member.name, 0.0)
 
 
 def test_nothing_goes_to_another_instance_before_the_members_that_were_live_said_what_they_hold(tmp_path: Path) -> None:
@@ -103,7 +104,7 @@ def test_claims_count_only_from_a_streamed_member_for_its_own_name(tmp_path: Pat
         assert not claims.joined("eve", "bob-1", pack([["alice-1", "m1"]]))  # bob-1 saying HELLO as eve
         for garbage in (b"\xc1", pack({"a": 1}), pack([[1, 2]]), pack([["x" * 1000, "m1"]]), b"\x00" * 10):
             assert keys(garbage) == []
-        deliveries.release("bob", 0.0)
+        release(deliveries, "bob", 0.0)
         assert sent == [] and claims.open("bob")  # m1 waits for bob-1, the one streamed member of bob
         # When bob-1 comes back without it, m1 goes out (to bob-9, the least loaded, or bob-1)
         hello(deliveries, registry, peer("bob", "bob-1"), [])
@@ -120,7 +121,7 @@ def test_the_window_closes_when_the_hold_runs_out(tmp_path: Path) -> None:
         hello(deliveries, registry, peer("bob", "bob-2"), [])
         deliveries.route(request("m5"), b"m5", notify="alice-1")
         assert sent == []
-        deliveries.expire_holds(5.0)  # bob-1 never came back within the hold
+        expire_holds(deliveries, 5.0)  # bob-1 never came back within the hold
         assert sent == [("bob-2", b"m5")] and deliveries.claims is None
     finally:
         deliveries.journal.close()

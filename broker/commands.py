@@ -1,0 +1,98 @@
+"""What each command a member sends does, once the broker has read it and found its peer: the
+command table the loop dispatches through (HELLO's admission is in ``admission.py``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from robotlab.bus.protocol import Command, ErrorCode, Frame
+
+from .admin import Admin
+from .admission import Hall, admit
+from .outbox import Outbox
+from .registry import Peer
+from .stats import on_heartbeat
+
+Handler = Callable[[bytes, Peer, Frame], None]
+
+
+class Host(Hall, Protocol):
+    """What the commands use of the broker (``Broker`` is one); a protocol, so no import cycle."""
+
+    outbox: Outbox
+    admin: Admin
+
+
+class Commands:
+    """The handler of each command a member sends; made once the broker's collaborators are."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.config = host.config
+        self.deliveries = host.deliveries
+        self.table: dict[Command, Handler] = {
+            Command.HELLO: self.on_hello,
+            Command.SEND: self.on_send,
+            Command.ACK: self.on_ack,
+            Command.NACK: self.on_nack,
+            Command.TOUCH: self.on_touch,
+            Command.HEARTBEAT: on_heartbeat,
+            Command.BYE: self.on_bye,
+            Command.REQUEST: self.on_request,
+        }
+
+    def on_hello(self, identity: bytes, peer: Peer | None, frame: Frame) -> None:
+        """HELLO {name, instance, token?, role, pid, parent?, max_inflight?} -> WELCOME.
+
+        Refused with ``forbidden`` when the key may not use the name, with ``passive`` by a
+        standby whose peer is live, and with ``conflict`` when another live connection holds
+        the instance. A second HELLO on one connection replaces its earlier registration
+        (:func:`robotlab.broker.admission.admit`).
+        """
+        admit(self.host, identity, peer, frame)
+
+    def on_send(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """SEND {id, to, type, ...} + body -> DELIVER to the targets; RECEIPT back later."""
+        h = frame.header
+        ack = h.pop("ack", None)
+        peer.unconfirmed = peer.unconfirmed or bool(h.get("untracked"))
+        if len(frame.body) > self.config.max_message_bytes:
+            if isinstance(ack, int):  # the request was handled: only its reply is refused
+                self.deliveries.ack(peer, ack, reply=h)
+            self.host._error(identity, ErrorCode.TOO_LARGE,
+                             f"body of {len(frame.body)} bytes exceeds "
+                             f"{self.config.max_message_bytes}", frame)
+            return
+        h["from"] = peer.name  # stamped here: no robot can speak as another
+        h["from_instance"] = peer.instance
+        h.setdefault("type", "message")
+        self.deliveries.route(h, frame.body, notify=peer.instance)
+        # a reply's ack after the reply left: settling is not on its way back
+        if isinstance(ack, int):
+            self.deliveries.ack(peer, ack, reply=h)
+
+    def on_ack(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """ACK {deliveries: [ids]}: settle each as delivered."""
+        peer.unconfirmed = True
+        for delivery_id in frame.header["deliveries"]:
+            if isinstance(delivery_id, int):
+                self.deliveries.ack(peer, delivery_id)
+
+    def on_nack(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """NACK {delivery, reason}: settle as refused (retried first when idempotent)."""
+        peer.unconfirmed = True
+        self.deliveries.nack(peer, frame.header["delivery"], str(frame.header.get("reason", "")))
+
+    def on_touch(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """TOUCH {deliveries: [ids]}: the peer is still working on these; push their deadlines."""
+        self.deliveries.touch(peer, frame.header["deliveries"], time.monotonic(), time.time())
+
+    def on_bye(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """BYE {}: the peer leaves; what it had in flight fails over or is dead-lettered."""
+        self.host._forget(peer, "left", gone=True)
+
+    def on_request(self, identity: bytes, peer: Peer, frame: Frame) -> None:
+        """REQUEST {id, op, args} -> REPLY {id, ok, result | error}."""
+        self.host.outbox.add(peer, Command.REPLY, self.host.admin.handle(peer, frame.header))
