@@ -34,7 +34,7 @@ class Absences:
         Unless it said it is ``gone`` (BYE, or its connection said HELLO as another instance),
         it is expected back for the hold period, and its in-flight deliveries wait for it. An
         idle member is expected back too: work held for its name keeps its share
-        (:meth:`~robotlab.broker.deliveries.Deliveries.release`), so the first instance back
+        (:func:`~robotlab.broker.releases.release`), so the first instance back
         after a cut does not take everything.
         """
         if gone:

@@ -46,7 +46,7 @@ class Hall(Protocol):
 
 def admit(hall: Hall, identity: bytes, peer: Peer | None, frame: Frame) -> None:
     """HELLO {name, instance, token?, role, pid, parent?, max_inflight?} + claims -> WELCOME, or
-    an ERROR (``forbidden``, ``passive`` or ``conflict``); see ``Broker.on_hello``."""
+    an ERROR (``forbidden``, ``passive`` or ``conflict``); see ``Commands.on_hello``."""
     h, guard = frame.header, hall.guard
     refusal = guard.refusal(hall.user_id, h["name"]) if guard is not None else None
     if refusal is not None and guard is not None:
