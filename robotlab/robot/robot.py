@@ -57,8 +57,8 @@ from robotlab.tools.tool import Tool
 __all__ = ["Robot", "build"]
 
 _SETTINGS = frozenset((
-    *ModelSettings.model_fields, "on_tool_call", "on_tool_result", "on_content", "on_truncated", "bus",
-    "max_tool_rounds", "token_budget", "cost_budget", "doom_loop_threshold", "history_path",
+    *ModelSettings.model_fields, "on_tool_call", "on_tool_result", "on_content", "on_truncated",
+    "bus", "max_tool_rounds", "token_budget", "cost_budget", "doom_loop_threshold", "history_path",
 ))
 """The keyword settings a robot takes: every model field, plus these RunConfig fields."""
 
@@ -74,9 +74,10 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         config: a ``RunConfig`` (or dict) under the keyword settings: ``model``, ``provider``,
             ``api_base``, ``api_key``, request parameters (``temperature``...), callbacks
             (``on_content``, ``on_tool_call``, ``on_tool_result``, ``on_truncated``: called with the
-            ``max_tokens`` that cut a reply, instead of the robot's own warning), ``max_tool_rounds``,
-            ``token_budget``, ``cost_budget``, ``doom_loop_threshold``, ``bus`` (joined: ``docs/messaging.md``),
-            ``history_path`` (the conversation log, loaded if it exists and saved after every step).
+            ``max_tokens`` that cut a reply, instead of the robot's own warning),
+            ``max_tool_rounds``, ``token_budget``, ``cost_budget``, ``doom_loop_threshold``, ``bus``
+            (joined: ``docs/messaging.md``), ``history_path`` (the conversation log, loaded if it
+            exists and saved after every step).
         llm: the ``LLM`` to call (default ``LiteLLM``; tests pass ``robotlab.testing.ScriptedLLM``).
 
     Raises:
@@ -119,7 +120,8 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         self._mcp = MCPConnections()
         explicit = {k: v for k, v in settings.items() if v is not None}
         chosen_mcp = mcp if not (mcp in (None, "none") and mcp_servers) else list(mcp_servers)
-        explicit.update({k: v for k, v in (("mcp", chosen_mcp), ("tools", tools)) if not is_none_value(v)})
+        explicit.update({k: v for k, v in (("mcp", chosen_mcp), ("tools", tools))
+                         if not is_none_value(v)})
         self._setup = RobotSetup(self, template, system_prompt, context or {}, local_tools, llm)
         self._setup.apply(RunConfig.of(config).merge(RunConfig.of(explicit)), named=name != "robot")
         self._budget = RobotBudget(self.config.token_budget, self.config.cost_budget)
@@ -196,24 +198,28 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         per_run: list[type[Hook] | Hook] = (
             [] if hooks is None else [hooks] if isinstance(hooks, (Hook, type)) else list(hooks))
         scope = HookScope(global_hooks(), getattr(network, "hooks", None), self.hooks, per_run)
-        with active_memory(self.name, self._memory, lambda: self.memory, memory, network, network_memory) as active:
-            ctx = RunHookContext(robot=self, network=network, task=task, memory=active, config=self.config,
-                                 request=message)
+        with active_memory(self.name, self._memory, lambda: self.memory, memory, network,
+                           network_memory) as active:
+            ctx = RunHookContext(robot=self, network=network, task=task, memory=active,
+                                 config=self.config, request=message)
             return scope.run("run", ctx, lambda: self._run(
                 message, tools, mcp, on_content, network_config, template_context, scope, ctx))
 
-    def _run(self, message: str | None, tools: Any, mcp: Any, on_content: Callable[[str], Any] | None,
-             network_config: RunConfig | None, template_context: dict[str, Any], scope: HookScope,
+    def _run(self, message: str | None, tools: Any, mcp: Any,
+             on_content: Callable[[str], Any] | None, network_config: RunConfig | None,
+             template_context: dict[str, Any], scope: HookScope,
              ctx: RunHookContext) -> RobotResult:
         started = time.monotonic()
-        with self._setup.matched_skills(message, getattr(self._memory, "embedder", None)) as skill_tools:
+        embedder = getattr(self._memory, "embedder", None)
+        with self._setup.matched_skills(message, embedder) as skill_tools:
             sent_tools = self._prepare_tools(message, tools, mcp, network_config, skill_tools)
             attachments = pop_attachments(template_context)
             if template_context and self._setup.prompt.has_template():
                 self._setup.rerender(template_context)
             reservation = self._budget.reserve()
             try:
-                outcome = self._generate(message, attachments, sent_tools, on_content, network_config, scope, ctx)
+                outcome = self._generate(message, attachments, sent_tools, on_content,
+                                         network_config, scope, ctx)
             except BaseException as exc:
                 self._budget.release(reservation)
                 self.conversation.log.end_run(exc)
@@ -224,7 +230,8 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
                             self.total_input_tokens + self.total_output_tokens)
         return result
 
-    def _prepare_tools(self, message: str | None, tools: Any, mcp: Any, network_config: RunConfig | None,
+    def _prepare_tools(self, message: str | None, tools: Any, mcp: Any,
+                       network_config: RunConfig | None,
                        skill_tools: list[Tool]) -> list[Tool]:
         if not is_explicit_none(mcp):
             build = self.config.mcp
@@ -233,16 +240,19 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
             if servers:
                 self._mcp.ensure(servers, message, discovery=self.mcp_discovery)
         parent = parent_value("tools", network_config) if self.config.tools == "inherit" else None
-        return select_tools([*self._setup.local_tools, *skill_tools, *self._mcp.tools], tools, self.config.tools, parent,
+        available = [*self._setup.local_tools, *skill_tools, *self._mcp.tools]
+        return select_tools(available, tools, self.config.tools, parent,
                             max_tools=self.config.max_tools, robot_name=self.name)
 
-    def _generate(self, message: str | None, attachments: list[Any], sent_tools: list[Tool], on_content: Callable[[str], Any] | None,
-                  network_config: RunConfig | None, scope: HookScope, run_ctx: RunHookContext) -> LoopOutcome:
+    def _generate(self, message: str | None, attachments: list[Any], sent_tools: list[Tool],
+                  on_content: Callable[[str], Any] | None, network_config: RunConfig | None,
+                  scope: HookScope, run_ctx: RunHookContext) -> LoopOutcome:
         ctx = LlmGenerationHookContext(robot=self, network=run_ctx.network, task=run_ctx.task,
                                        memory=run_ctx.memory, config=self.config, request=message)
 
         def core() -> LoopOutcome:
-            compacted = maybe_compact(self, self.conversation.log.messages(), self._setup.params()["model"], scope)
+            compacted = maybe_compact(self, self.conversation.log.messages(),
+                                      self._setup.params()["model"], scope)
             if compacted is not None:
                 self.conversation.log.rewrite(compacted, "compaction")
             self.conversation.log.begin_run(self._setup.run_system_text)
@@ -250,7 +260,8 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
             if text is not None:
                 self.conversation.log.append(TaskEntry(content=content_with(text, attachments)))
             params = {**self._setup.params(network_config), **self.chat_extras.params()}
-            loop = ToolLoop.of_robot(self, params, sent_tools, scope, on_content, self.chat_extras.structured)
+            loop = ToolLoop.of_robot(self, params, sent_tools, scope, on_content,
+                                     self.chat_extras.structured)
             return loop.run(self.conversation.log, self._setup.system_messages())
 
         return scope.run("llm_generation", ctx, core)
@@ -261,8 +272,9 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         self.total_input_tokens += outcome.input_tokens
         self.total_output_tokens += outcome.output_tokens
         return RobotResult(
-            self.name, reply=outcome.text(), input_tokens=outcome.input_tokens, output_tokens=outcome.output_tokens,
-            cost=outcome.cost, duration=time.monotonic() - started, tool_calls=outcome.tool_calls, raw=outcome.reply,
+            self.name, reply=outcome.text(), input_tokens=outcome.input_tokens,
+            output_tokens=outcome.output_tokens, cost=outcome.cost,
+            duration=time.monotonic() - started, tool_calls=outcome.tool_calls, raw=outcome.reply,
             parsed=outcome.parsed, truncated=outcome.truncated, stop_reason=outcome.stop_reason,
         )
 
@@ -281,11 +293,13 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         return self
 
     def delegate(self, to: Any, task: str, *, async_: bool = False, **kwargs: Any) -> Any:
-        """Run ``task`` on ``to`` (robot, spawn handle or bus name): its result, or a future if ``async_``."""
+        """Run ``task`` on ``to`` (robot, spawn handle or bus name): its result, or a future if
+        ``async_``."""
         return _delegate(self, self.messaging.delegatee(to), task, async_=async_, **kwargs)
 
     def update(self, **changes: Any) -> Robot:
-        """Re-apply settings (``template``, ``context``, ``system_prompt``, ``model``, ...); returns self."""
+        """Re-apply settings (``template``, ``context``, ``system_prompt``, ``model``, ...);
+        returns self."""
         self._setup.update(changes)
         self._budget = self._budget.with_limits(self.config.token_budget, self.config.cost_budget)
         return self
@@ -318,7 +332,8 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         return {
             "name": self.name, "description": self.description, "template": self.template,
             "system_prompt": self.system_prompt, "model": self.model, "provider": self.provider,
-            "local_tools": [t.name for t in self._setup.local_tools], "config": self.config.to_json_dict(),
+            "local_tools": [t.name for t in self._setup.local_tools],
+            "config": self.config.to_json_dict(),
             "learnings": self.learnings,
         }
 

@@ -2,8 +2,8 @@
 
 Usage and cost are summed over every round trip. The circuit breaker (``max_tool_rounds``, else
 the global ``max_tool_iterations``) raises ``ToolLoopError`` before the extra tool runs;
-doom-loop detection only warns the model inside the tool result. A tool failure becomes ``Error (<name>): <message>`` for the model,
-unless the tool has ``raise_on_error``.
+doom-loop detection only warns the model inside the tool result. A tool failure becomes
+``Error (<name>): <message>`` for the model, unless the tool has ``raise_on_error``.
 
 Every step goes into the robot's ``HistoryLog`` as it happens (the reply with its tool calls,
 then each tool result), and each request is rendered from that log.
@@ -30,7 +30,8 @@ from robotlab.robot.text_tool_calls import parse_file_blocks, parse_text_tool_ca
 from robotlab.tools import effects
 from robotlab.tools.tool import Tool
 
-__all__ = ["LoopOutcome", "ToolLoop", "chain_callbacks", "reply_entries", "tool_error_text", "truncation_warning"]
+__all__ = ["LoopOutcome", "ToolLoop", "chain_callbacks", "reply_entries", "tool_error_text",
+           "truncation_warning"]
 
 log = logging.getLogger("robotlab.tool")
 robot_log = logging.getLogger("robotlab.robot")
@@ -45,8 +46,9 @@ def tool_error_text(name: str, error: BaseException) -> str:
 def truncation_warning(robot: str, limit: int | None) -> str:
     """The one line logged when a reply was cut by the output-token limit, with how to raise it."""
     where = f"at max_tokens={limit}" if limit else "at the provider's own output limit"
-    return (f"robot {robot}: a reply was cut {where} (finish_reason 'length'); raise the limit with "
-            "max_tokens=N (robotd --max-tokens N, or chat.with_params.max_tokens for every robot), 0 for no cap")
+    return (f"robot {robot}: a reply was cut {where} (finish_reason 'length'); raise the limit "
+            "with max_tokens=N (robotd --max-tokens N, or chat.with_params.max_tokens for every "
+            "robot), 0 for no cap")
 
 
 def chain_callbacks(
@@ -76,16 +78,19 @@ def _as_text(result: Any) -> str:
 def reply_entries(reply: LLMReply) -> list[ReplyEntry | ToolCallEntry]:
     """The history entries of one model answer: the reply, then each tool call it asks for."""
     entries: list[ReplyEntry | ToolCallEntry] = [ReplyEntry(
-        content=reply.content, reasoning=reply.reasoning, model=reply.model, input_tokens=reply.usage.input_tokens,
-        output_tokens=reply.usage.output_tokens, cost=reply.cost,
+        content=reply.content, reasoning=reply.reasoning, model=reply.model,
+        input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
+        cost=reply.cost,
     )]
-    entries += [ToolCallEntry(id=call.id, name=call.name, arguments=dict(call.arguments)) for call in reply.tool_calls]
+    entries += [ToolCallEntry(id=call.id, name=call.name, arguments=dict(call.arguments))
+                for call in reply.tool_calls]
     return entries
 
 
 @dataclass
 class LoopOutcome:
-    """What the loop produced: the last reply, this turn's last assistant text, and the summed usage."""
+    """What the loop produced: the last reply, this turn's last assistant text, and the summed
+    usage."""
 
     reply: LLMReply
     last_text: str | None = None
@@ -103,7 +108,8 @@ class LoopOutcome:
         return "max_tokens" if self.reply.truncated else None
 
     def text(self) -> str | None:
-        """Content, else thinking text, else this turn's last non-empty assistant text, else None."""
+        """Content, else thinking text, else this turn's last non-empty assistant text, else
+        None."""
         if self.reply.content and self.reply.content.strip():
             return self.reply.content
         if self.reply.reasoning and self.reply.reasoning.strip():
@@ -136,7 +142,8 @@ class ToolLoop:
 
     @classmethod
     def of_robot(cls, robot: Any, params: dict[str, Any], tools: Sequence[Tool], scope: HookScope,
-                 on_content: ChunkCallback | None = None, structured: StructuredOutput | None = None) -> ToolLoop:
+                 on_content: ChunkCallback | None = None,
+                 structured: StructuredOutput | None = None) -> ToolLoop:
         """The loop of one run of ``robot``: its LLM, and the callbacks and limits of its config.
 
         A robot that sets no ``max_tool_rounds`` is bounded by the global ``max_tool_iterations``,
@@ -146,7 +153,8 @@ class ToolLoop:
         rounds, bound_by = config.max_tool_rounds, "max_tool_rounds"
         if rounds is None:
             rounds, bound_by = settings.max_tool_iterations, "max_tool_iterations"
-        return cls(robot.llm, params, tools, scope, robot, on_chunk=chain_callbacks(config.on_content, on_content),
+        return cls(robot.llm, params, tools, scope, robot,
+                   on_chunk=chain_callbacks(config.on_content, on_content),
                    on_tool_call=config.on_tool_call, on_tool_result=config.on_tool_result,
                    on_truncated=config.on_truncated, max_tool_rounds=rounds, bound_by=bound_by,
                    doom_loop_threshold=config.doom_loop_threshold, structured=structured,
@@ -162,8 +170,9 @@ class ToolLoop:
         self._effects_made = 0
 
     def run(self, history: HistoryLog, system: list[dict[str, Any]]) -> LoopOutcome:
-        """Ask the model with ``system`` plus the rendered ``history``, record and run its tool calls,
-        and repeat until a reply has no tool calls (inside an ``invoke_agent`` span when traced)."""
+        """Ask the model with ``system`` plus the rendered ``history``, record and run its tool
+        calls, and repeat until a reply has no tool calls (inside an ``invoke_agent`` span when
+        traced)."""
         if not tracing.ENABLED:
             return self._loop(history, system)
         model = self.params.get("model")
@@ -173,7 +182,10 @@ class ToolLoop:
             return outcome
 
     def _cost(self, dollars: float) -> float | None:
-        """``dollars`` when the model has a price; None ("unknown") when its 0.0 only means unpriced."""
+        """``dollars`` when the model has a price.
+
+        None ("unknown") when its 0.0 only means unpriced.
+        """
         model = self.params.get("model")
         return dollars if dollars or (isinstance(model, str) and is_priced(model)) else None
 
@@ -208,7 +220,8 @@ class ToolLoop:
         if tracing.ENABLED:
             with spans.chatting(self.params.get("model")) as span:
                 reply = self.llm.complete(messages, self._schemas, self.params, streamed_to)
-                spans.used(span, reply.usage.input_tokens, reply.usage.output_tokens, self._cost(reply.cost), reply.model)
+                spans.used(span, reply.usage.input_tokens, reply.usage.output_tokens,
+                           self._cost(reply.cost), reply.model)
         else:
             reply = self.llm.complete(messages, self._schemas, self.params, streamed_to)
         if not self.streaming and self.on_chunk is not None and reply.content:
@@ -216,8 +229,8 @@ class ToolLoop:
         if reply.tool_calls or not self._schemas:
             return reply
         schemas = {name: tool.parameters for name, tool in self._by_name.items()}
-        calls = parse_text_tool_calls(reply.content, self._by_name, schemas) or parse_file_blocks(reply.content,
-                                                                                                 schemas)
+        calls = (parse_text_tool_calls(reply.content, self._by_name, schemas)
+                 or parse_file_blocks(reply.content, schemas))
         if not calls:
             return reply
         return dataclasses.replace(reply, content=None, tool_calls=calls)
@@ -237,7 +250,8 @@ class ToolLoop:
         return outcome
 
     def _report_truncation(self) -> None:
-        """Tell ``on_truncated``; without one, log the library's warning (it names robotd's flag)."""
+        """Tell ``on_truncated``; without one, log the library's warning (it names robotd's
+        flag)."""
         limit = self.params.get("max_tokens")
         if self.on_truncated is not None:
             self.on_truncated(limit)
@@ -271,7 +285,8 @@ class ToolLoop:
             return (f"Error ({call.name}): no tool named {call.name!r} is available; "
                     f"the tools are: {', '.join(self._by_name)}")
         tool.robot = self.robot
-        ctx = ToolCallHookContext(tool=tool, tool_name=call.name, tool_args=call.arguments, robot=self.robot)
+        ctx = ToolCallHookContext(tool=tool, tool_name=call.name, tool_args=call.arguments,
+                                  robot=self.robot)
 
         key = None
         if tool.side_effects:
