@@ -48,33 +48,43 @@ def test_send_waits_for_the_reply(runner: CliRunner, broker: str, start_robotd) 
     assert result.output.strip() == f"hello (from {bob.pid})"
 
 
-def test_send_to_a_missing_robot_exits_69_and_is_dead_lettered(runner: CliRunner, broker: str) -> None:
+def test_send_to_a_missing_robot_exits_69_and_is_dead_lettered(runner: CliRunner,
+                                                               broker: str) -> None:
     result = runner.invoke(main, ["send", "--to", "ghost", "--broker", broker, "boo"])
     assert result.exit_code == 69
     assert "undeliverable: no live robot named 'ghost'" in result.output
     listed = runner.invoke(main, ["dlq", "list", "--broker", broker, "--json"])
     rows = json.loads(listed.output)
-    assert [(r["reason"], r["to"], r["content"]) for r in rows] == [("undeliverable", "ghost", "boo")]
+    assert ([(r["reason"], r["to"], r["content"]) for r in rows]
+            == [("undeliverable", "ghost", "boo")])
 
 
 def test_send_times_out_with_75(runner: CliRunner, broker: str, start_robotd) -> None:
     start_robotd("sloth", "handlers:hang")
-    result = runner.invoke(main, ["send", "--to", "sloth", "--broker", broker, "--wait", "--timeout", "0.5", "x"])
+    result = runner.invoke(main, ["send", "--to", "sloth", "--broker", broker, "--wait",
+                                  "--timeout", "0.5", "x"])
     assert result.exit_code == 75
     assert "still in flight to sloth" in result.output
 
 
-def test_dlq_replay_delivers_once_the_robot_exists(runner: CliRunner, broker: str, start_robotd) -> None:
+def test_dlq_replay_delivers_once_the_robot_exists(runner: CliRunner, broker: str,
+                                                   start_robotd) -> None:
     runner.invoke(main, ["send", "--to", "late", "--broker", broker, "early"])
-    dlq_id = json.loads(runner.invoke(main, ["dlq", "list", "--broker", broker, "--json"]).output)[0]["dlq_id"]
+    dlq_id = _letters(runner, broker)[0]["dlq_id"]
     start_robotd("late")
     replayed = runner.invoke(main, ["dlq", "replay", dlq_id, "--broker", broker])
     assert replayed.exit_code == 0, replayed.output
     assert f"{dlq_id} delivered" in replayed.output
     # The replayed letter is gone, and late's reply to the `robotlab send` that said BYE long
     # ago is dropped (counted), not held and dead-lettered: nobody waits for it.
-    wait_until(lambda: _stats(broker)["replies_dropped"] == 1, timeout=10, message="the reply dropped")
-    assert json.loads(runner.invoke(main, ["dlq", "list", "--broker", broker, "--json"]).output) == []
+    wait_until(lambda: _stats(broker)["replies_dropped"] == 1, timeout=10,
+               message="the reply dropped")
+    assert _letters(runner, broker) == []
+
+
+def _letters(runner: CliRunner, broker: str) -> list[dict]:
+    """The dead letters ``robotlab dlq list --json`` prints."""
+    return json.loads(runner.invoke(main, ["dlq", "list", "--broker", broker, "--json"]).output)
 
 
 def _stats(broker: str) -> dict:
@@ -82,19 +92,22 @@ def _stats(broker: str) -> dict:
         return client.admin("stats")
 
 
-def test_a_dead_letter_whose_work_may_have_run_is_replayed_only_when_forced(runner: CliRunner, broker: str,
-                                                                           start_robotd) -> None:
+def test_a_dead_letter_whose_work_may_have_run_is_replayed_only_when_forced(
+        runner: CliRunner, broker: str, start_robotd) -> None:
     sloth = start_robotd("sloth", "handlers:hang")
-    sent = runner.invoke(main, ["send", "--to", "sloth", "--broker", broker, "--timeout", "0.5", "charge the card"])
+    sent = runner.invoke(main, ["send", "--to", "sloth", "--broker", broker, "--timeout", "0.5",
+                                "charge the card"])
     assert sent.exit_code == 75, sent.output  # in flight, never acked
     sloth.popen.kill()  # kill -9 mid-work: whether the card was charged, nobody knows
-    rows = wait_until(lambda: json.loads(runner.invoke(main, ["dlq", "list", "--broker", broker, "--json"]).output),
+    rows = wait_until(lambda: _letters(runner, broker),
                       timeout=30, message="the silent robot's message dead-lettered")
     assert [(r["reason"], r["to"], r["maybe_ran"]) for r in rows] == [("timeout", "sloth", True)]
     start_robotd("sloth", "handlers:echo")
     refused = runner.invoke(main, ["dlq", "replay", rows[0]["dlq_id"], "--broker", broker])
-    assert refused.exit_code == 69 and "may have run already" in refused.output and "--force" in refused.output
-    forced = runner.invoke(main, ["dlq", "replay", rows[0]["dlq_id"], "--broker", broker, "--force"])
+    assert refused.exit_code == 69
+    assert "may have run already" in refused.output and "--force" in refused.output
+    forced = runner.invoke(main, ["dlq", "replay", rows[0]["dlq_id"], "--broker", broker,
+                                  "--force"])
     assert forced.exit_code == 0, forced.output
 
 
@@ -114,26 +127,31 @@ def test_broker_refuses_a_public_bind_without_keys(runner: CliRunner) -> None:
 def test_broker_rejects_a_malformed_address(runner: CliRunner) -> None:
     result = runner.invoke(main, ["broker", "--bind", "http://localhost:80"])
     assert result.exit_code == 78
-    assert "'http://localhost:80' is not a broker address: one looks like tcp://HOST:PORT" in result.output
+    assert ("'http://localhost:80' is not a broker address: one looks like tcp://HOST:PORT"
+            in result.output)
 
 
 def test_robotd_with_a_bad_handler_exits_78(runner: CliRunner, broker: str) -> None:
-    result = runner.invoke(robotd_main, ["--name", "x", "--broker", broker, "--handler", "no_such_module:f"])
+    result = runner.invoke(robotd_main, ["--name", "x", "--broker", broker, "--handler",
+                                         "no_such_module:f"])
     assert result.exit_code == 78
     assert "cannot import handler module 'no_such_module'" in result.output
 
 
-def test_a_handler_only_robotd_that_cannot_load_its_handler_says_so_in_one_line_and_exits_78(broker: str) -> None:
-    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "x", "--broker", broker, "--handler", "no_such_module:f"]
+def test_a_handler_only_robotd_that_cannot_load_its_handler_says_so_in_one_line_and_exits_78(
+        broker: str) -> None:
+    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "x", "--broker", broker, "--handler",
+            "no_such_module:f"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     assert done.returncode == 78
-    assert done.stderr.splitlines()[-1] == ("python -m robotlab.robotd: cannot import handler module "
-                                            "'no_such_module': No module named 'no_such_module'")
+    assert done.stderr.splitlines()[-1] == ("python -m robotlab.robotd: cannot import handler "
+                                            "module 'no_such_module': No module named "
+                                            "'no_such_module'")
 
 
 def test_robotd_given_a_connect_timeout_and_no_broker_exits_75(tmp_path) -> None:
-    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "x", "--broker", f"ipc://{tmp_path}/none.sock",
-            "--handler", "json:dumps", "--connect-timeout", "0.5"]
+    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "x", "--broker",
+            f"ipc://{tmp_path}/none.sock", "--handler", "json:dumps", "--connect-timeout", "0.5"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     assert done.returncode == 75
     assert "no broker answered" in done.stderr
@@ -150,25 +168,31 @@ def test_the_commands_refuse_an_inproc_address_at_once(runner: CliRunner) -> Non
         result = runner.invoke(main, [*argv, "--broker", "inproc://crew"])
         assert result.exit_code == 78, result.output
         assert len(result.output.strip().splitlines()) == 1, result.output
-        assert result.output.strip().endswith(": inproc://crew is an in-process address: give the broker's tcp:// "
-                                              "or ipc:// address")
+        assert result.output.strip().endswith(": inproc://crew is an in-process address: give the "
+                                              "broker's tcp:// or ipc:// address")
 
 
 def test_a_negative_timeout_is_refused(runner: CliRunner) -> None:
-    for argv in (["send", "--to", "bob", "--timeout", "-1", "hi"], ["dlq", "replay", "dl-1", "--timeout", "-1"]):
+    for argv in (["send", "--to", "bob", "--timeout", "-1", "hi"],
+                 ["dlq", "replay", "dl-1", "--timeout", "-1"]):
         result = runner.invoke(main, argv)
-        assert result.exit_code == 64 and "-1" in result.output and ">=0" in result.output.replace(" ", ""), result.output
+        assert result.exit_code == 64, result.output
+        assert "-1" in result.output and ">=0" in result.output.replace(" ", ""), result.output
 
 
-def test_send_json_prints_json_and_json_content_sends_data(runner: CliRunner, broker: str, start_robotd) -> None:
+def test_send_json_prints_json_and_json_content_sends_data(runner: CliRunner, broker: str,
+                                                           start_robotd) -> None:
     bob = start_robotd("bob")
-    replied = runner.invoke(main, ["send", "--to", "bob", "--broker", broker, "--wait", "--json", "hi"])
+    replied = runner.invoke(main, ["send", "--to", "bob", "--broker", broker, "--wait", "--json",
+                                   "hi"])
     assert replied.exit_code == 0, replied.output
     assert json.loads(replied.output) == {"from": "bob", "content": f"hi (from {bob.pid})"}
-    delivered = runner.invoke(main, ["send", "--to", "bob", "--broker", broker, "--json", "--json-content", '{"n": 3}'])
+    delivered = runner.invoke(main, ["send", "--to", "bob", "--broker", broker, "--json",
+                                     "--json-content", '{"n": 3}'])
     assert delivered.exit_code == 0, delivered.output
     assert len(json.loads(delivered.output)["delivered_to"]) == 1
-    bad = runner.invoke(main, ["send", "--to", "bob", "--broker", broker, "--json-content", "{nope"])
+    bad = runner.invoke(main, ["send", "--to", "bob", "--broker", broker, "--json-content",
+                               "{nope"])
     assert bad.exit_code == 64 and "not JSON" in bad.output
 
 
@@ -193,8 +217,9 @@ def test_robotd_says_its_version(runner: CliRunner) -> None:
 def test_a_robot_hosted_without_serve_warns_at_start(processes, broker: str) -> None:
     from tests.waiting import wait_until
 
-    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "quiet", "--broker", broker, "--system-prompt", "hi"]
+    argv = [sys.executable, "-m", "robotlab.robotd", "--name", "quiet", "--broker", broker,
+            "--system-prompt", "hi"]
     proc = processes.start(argv, name="robotd-quiet")
-    wait_until(lambda: "without --serve" in proc.output() or proc.popen.poll() is not None, timeout=60,
-               message="the warning")
+    wait_until(lambda: "without --serve" in proc.output() or proc.popen.poll() is not None,
+               timeout=60, message="the warning")
     assert "it acks messages but never runs or answers them; pass --serve" in proc.output()

@@ -30,7 +30,8 @@ NEVER_IN_A_HANDLER_MEMBER = [
 ]
 
 
-def test_a_handler_only_robotd_imports_no_robot_model_tls_or_tracing(start_robotd, broker: str) -> None:
+def test_a_handler_only_robotd_imports_no_robot_model_tls_or_tracing(start_robotd,
+                                                                     broker: str) -> None:
     start_robotd("lean", "handlers:loaded")
     with bus.connect(broker, name="asker", timeout=10) as client:
         assert client.request("lean", NEVER_IN_A_HANDLER_MEMBER, timeout=10).content == []

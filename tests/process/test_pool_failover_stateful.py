@@ -30,7 +30,8 @@ ROLES = ("primary", "backup")
 
 
 class Pair:
-    """A primary and a backup broker process on ipc:// sockets in ``folder``, each with a journal."""
+    """A primary and a backup broker process on ipc:// sockets in ``folder``, each with a
+    journal."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -39,7 +40,8 @@ class Pair:
         self.restarts = itertools.count()
         for role in ROLES:
             self.start(role)
-        wait_until(lambda: "-> passive" in self.log("backup"), timeout=30, message="the backup passive")
+        wait_until(lambda: "-> passive" in self.log("backup"), timeout=30,
+                   message="the backup passive")
 
     @property
     def url(self) -> str:
@@ -51,10 +53,12 @@ class Pair:
 
     def start(self, role: str) -> None:
         peer = ROLES[1 - ROLES.index(role)]
-        argv = [sys.executable, "-m", "robotlab.cli", "broker", "--bind", f"ipc://{self.folder}/{role}.sock",
+        argv = [sys.executable, "-m", "robotlab.cli", "broker", "--bind",
+                f"ipc://{self.folder}/{role}.sock",
                 "--standby", role, "--state-bind", f"ipc://{self.folder}/{role}.state",
-                "--peer", f"ipc://{self.folder}/{peer}.state", "--heartbeat", "0.1", "--liveness", "20",
-                "--hold", "30", "--ack-timeout", "60", "--journal", str(self.folder / f"{role}.db")]
+                "--peer", f"ipc://{self.folder}/{peer}.state", "--heartbeat", "0.1",
+                "--liveness", "20", "--hold", "30", "--ack-timeout", "60",
+                "--journal", str(self.folder / f"{role}.db")]
         with open(self.folder / f"{role}.log", "w") as log:  # each start writes a fresh log
             self.procs[role] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
 
@@ -65,10 +69,12 @@ class Pair:
         os.kill(self.procs[killed].pid, signal.SIGKILL)
         self.procs[killed].wait()
         wait_until(lambda: "taking over as the active broker" in self.log(survivor)
-                   or "-> active" in self.log(survivor), timeout=30, message=f"the {survivor} taking over")
+                   or "-> active" in self.log(survivor), timeout=30,
+                   message=f"the {survivor} taking over")
         self.active = survivor
         self.start(killed)
-        wait_until(lambda: "took the active peer's whole journal" in self.log(killed) and "-> passive" in self.log(killed),
+        wait_until(lambda: "took the active peer's whole journal" in self.log(killed)
+                   and "-> passive" in self.log(killed),
                    timeout=30, message=f"the {killed} back as passive, on the {survivor}'s journal")
 
     def stop(self) -> None:
@@ -83,8 +89,8 @@ class PoolFailoverMachine(PoolMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        wait_until(lambda: {row["instance"] for row in self.alice.admin("ps")} >= {"w-0", "w-1"}, timeout=30,
-                   message="both instances of w on the bus")
+        wait_until(lambda: {row["instance"] for row in self.alice.admin("ps")} >= {"w-0", "w-1"},
+                   timeout=30, message="both instances of w on the bus")
 
     def _broker(self) -> Pair:  # type: ignore[override]
         pair = Pair(self.folder)
@@ -104,6 +110,6 @@ class PoolFailoverMachine(PoolMachine):
 
 
 TestPoolFailoverMachine = pytest.mark.timeout(600)(PoolFailoverMachine.TestCase)
-TestPoolFailoverMachine.settings = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate], max_examples=4,
-                                            stateful_step_count=15, deadline=None,
+TestPoolFailoverMachine.settings = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate],
+                                            max_examples=4, stateful_step_count=15, deadline=None,
                                             suppress_health_check=[HealthCheck.too_slow])

@@ -35,7 +35,8 @@ class BrokerProcess:
         argv = [sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--heartbeat", "0.1",
                 "--liveness", "20", "--hold", "30", "--ack-timeout", "60", "--journal", journal]
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_until(lambda: self.proc.poll() is not None or ping(url), timeout=30, message="the broker answering")
+        wait_until(lambda: self.proc.poll() is not None or ping(url), timeout=30,
+                   message="the broker answering")
         assert self.proc.poll() is None, "the broker exited at start"
 
     def stop(self) -> None:
@@ -50,8 +51,8 @@ class PoolKillMachine(PoolMachine):
         super().__init__()
         # Both on the bus before the first send; an admin reply waits for the journal's commit,
         # so from here on every broker knows the name ``w`` and holds messages for it.
-        wait_until(lambda: {row["instance"] for row in self.alice.admin("ps")} >= set(WORKERS), timeout=30,
-                   message="both instances of w on the bus")
+        wait_until(lambda: {row["instance"] for row in self.alice.admin("ps")} >= set(WORKERS),
+                   timeout=30, message="both instances of w on the bus")
 
     def _broker(self) -> BrokerProcess:  # type: ignore[override]
         return BrokerProcess(self.url, str(self.folder / "broker.db"))
@@ -71,6 +72,6 @@ class PoolKillMachine(PoolMachine):
 
 
 TestPoolKillMachine = pytest.mark.timeout(600)(PoolKillMachine.TestCase)
-TestPoolKillMachine.settings = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate], max_examples=6,
-                                        stateful_step_count=20, deadline=None,
+TestPoolKillMachine.settings = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate],
+                                        max_examples=6, stateful_step_count=20, deadline=None,
                                         suppress_health_check=[HealthCheck.too_slow])

@@ -47,7 +47,8 @@ def test_a_pool_is_n_robotds_under_one_name_sharing_the_work(boss: Robot, broker
 
 
 def test_a_failing_item_is_reported_and_the_rest_still_run_in_order(boss: Robot) -> None:
-    turns = [{"content": "first"}, {"error": {"status": 400, "message": "scripted refusal"}}, {"content": "third"}]
+    turns = [{"content": "first"}, {"error": {"status": 400, "message": "scripted refusal"}},
+             {"content": "third"}]
     with serve_script(turns) as url:
         boss.update(api_base=url)
         with boss.pool("worker", 2) as pool:
@@ -65,9 +66,11 @@ def test_a_killed_member_does_not_stop_the_rest(boss: Robot, broker: str) -> Non
         with boss.pool("worker", 3, timeout=20) as pool:
             victim = pool.members[0]
             outcome: list[list[RobotResult | RobotlabError]] = []
-            runner = threading.Thread(target=lambda: outcome.append(pool.map([f"job {i}" for i in range(6)])))
+            jobs = [f"job {i}" for i in range(6)]
+            runner = threading.Thread(target=lambda: outcome.append(pool.map(jobs)))
             runner.start()
-            wait_until(lambda: any(r["in_flight"] for r in live(broker, "worker") if r["pid"] == victim.pid),
+            wait_until(lambda: any(r["in_flight"] for r in live(broker, "worker")
+                                   if r["pid"] == victim.pid),
                        timeout=10, message="the victim holds a job")
             os.kill(victim.pid, signal.SIGKILL)
             runner.join(60)

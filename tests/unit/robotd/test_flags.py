@@ -1,4 +1,5 @@
-"""A handler-only robotd's command line, read without click: what it takes, and what it leaves to click."""
+"""A handler-only robotd's command line, read without click: what it takes, and what it leaves to
+click."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ def test_a_handler_line_gets_the_click_commands_defaults() -> None:
 
 
 def test_values_come_as_separate_words_or_after_an_equals_sign() -> None:
-    flags = handler_flags(["--name=echo", "--handler", "mod:f", "--broker=tcp://127.0.0.1:5555,tcp://h:1",
+    flags = handler_flags(["--name=echo", "--handler", "mod:f",
+                           "--broker=tcp://127.0.0.1:5555,tcp://h:1",
                            "--max-inflight", "4", "--connect-timeout=2.5", "--log-format", "json"])
     assert flags is not None
     assert (flags["url"], flags["max_inflight"], flags["connect_timeout"], flags["log_format"]) == (

@@ -1,4 +1,5 @@
-"""The fork server's holes (robotd/holes.py): free pymalloc blocks and malloc chunks, taken for good."""
+"""The fork server's holes (robotd/holes.py): free pymalloc blocks and malloc chunks, taken for
+good."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def test_the_fence_takes_the_free_malloc_chunks_of_the_main_heap() -> None:
     # worker, threads other tests left running malloc and free on the same heap meanwhile.
     # Given free chunks on glibc's main heap: every other one of many 200-byte allocations freed
     # When the free chunks are fenced
-    run = subprocess.run([sys.executable, "-c", FENCE_CHUNKS], capture_output=True, text=True, timeout=60, check=False)
+    run = subprocess.run([sys.executable, "-c", FENCE_CHUNKS], capture_output=True, text=True,
+                         timeout=60, check=False)
     assert run.returncode == 0, run.stderr
     before, taken, after = json.loads(run.stdout.splitlines()[-1])
 

@@ -1,4 +1,5 @@
-"""The fork server's code relocation (robotd/warmup.py): hot functions get copies that behave the same."""
+"""The fork server's code relocation (robotd/warmup.py): hot functions get copies that behave the
+same."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def test_the_functions_a_call_runs_get_copies_of_their_code_that_behave_the_same
     # Then the hot function runs a new, equal code object, its comprehension's code is new too,
     # the original stays alive (no hole in the shared heap), and the cold one is untouched
     assert moved >= 1 and results == [9]
-    assert scaled_sum.__code__ is not hot_before and scaled_sum.__code__.co_code == hot_before.co_code
+    assert scaled_sum.__code__ is not hot_before
+    assert scaled_sum.__code__.co_code == hot_before.co_code
     nested_after = next(c for c in scaled_sum.__code__.co_consts if hasattr(c, "co_code"))
     assert nested_after is not nested_before
     assert hot_before in warmup._ORIGINALS
@@ -93,7 +95,8 @@ def test_a_warm_up_of_several_rounds_ends_every_thread_it_started_and_drops_its_
     # ZeroMQ's shared context, which in a test worker would end the sockets other tests left on it.
     # Given a fresh process, its threads and ZeroMQ's shared context
     # When the warm-up makes two rounds of hosted robot runs against its stub, through a broker
-    run = subprocess.run([sys.executable, "-c", WARM_UP_TWICE], capture_output=True, text=True, timeout=120, check=False)
+    run = subprocess.run([sys.executable, "-c", WARM_UP_TWICE], capture_output=True, text=True,
+                         timeout=120, check=False)
     assert run.returncode == 0, run.stderr
     found = json.loads(run.stdout.splitlines()[-1])
 
