@@ -35,7 +35,8 @@ __all__ = [
 ]
 
 
-def connect(url: str | None = None, *, name: str | None = None, timeout: float | None = 5.0, **options: Any) -> BusClient:
+def connect(url: str | None = None, *, name: str | None = None, timeout: float | None = 5.0,
+            **options: Any) -> BusClient:
     """Join the bus at ``url`` and return a started client.
 
     With no ``url`` a broker is started inside this process (``inproc://``, the same broker

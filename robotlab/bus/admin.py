@@ -30,7 +30,8 @@ class AdminCalls:
         self._waiting: dict[str, Tracker] = {}
         self._answers: dict[str, dict[str, Any]] = {}
 
-    def ask(self, link: Link, request_id: str, op: str, args: dict[str, Any], timeout: float) -> Any:
+    def ask(self, link: Link, request_id: str, op: str, args: dict[str, Any],
+            timeout: float) -> Any:
         """Send the request and return the broker's ``result``; see :meth:`BusClient.admin`."""
         tracker = Tracker(request_id, "broker")
         with self._lock:
@@ -38,7 +39,8 @@ class AdminCalls:
         link.post(protocol.encode(Command.REQUEST, {"id": request_id, "op": op, "args": args}))
         try:
             if not link.wait_reading(tracker._settled, timeout):
-                raise PeerUnavailable(f"the broker at {link.url} did not answer {op!r} within {timeout:g}s")
+                raise PeerUnavailable(f"the broker at {link.url} did not answer {op!r} within "
+                                      f"{timeout:g}s")
         finally:
             with self._lock:
                 self._waiting.pop(request_id, None)

@@ -118,9 +118,9 @@ def _read_key_text(path: Path) -> str:
 
 
 def _unreadable(path: Path, exc: OSError) -> str:
-    return (f"cannot read the key {path} ({exc.strerror}) as uid {os.getuid()}: make it readable by this "
-            "service's user (chown it; mode 0600 for a secret, 0644 for a public key), or under systemd "
-            "load a secret with LoadCredential= (see deploy/README.md)")
+    return (f"cannot read the key {path} ({exc.strerror}) as uid {os.getuid()}: make it readable "
+            "by this service's user (chown it; mode 0600 for a secret, 0644 for a public key), or "
+            "under systemd load a secret with LoadCredential= (see deploy/README.md)")
 
 
 def allows(robots: frozenset[str], name: str) -> bool:
@@ -129,4 +129,5 @@ def allows(robots: frozenset[str], name: str) -> bool:
     A name may be a shell pattern (``bob-*``): a parent's key that lists the names of the
     children it spawns, which join with that key (docs/broker.md, "Keys of spawned robots").
     """
-    return ANY_NAME in robots or name in robots or any(fnmatch.fnmatchcase(name, pattern) for pattern in robots)
+    return (ANY_NAME in robots or name in robots
+            or any(fnmatch.fnmatchcase(name, pattern) for pattern in robots))

@@ -42,5 +42,6 @@ def end(context: zmq.Context, name: str, timeout: float = END_SECONDS) -> bool:
     ending.start()
     ending.join(timeout)
     if ending.is_alive():
-        log.warning("bus: %s closed; ZeroMQ had not sent everything after %gs, some frames may be lost", name, timeout)
+        log.warning("bus: %s closed; ZeroMQ had not sent everything after %gs, some frames may "
+                    "be lost", name, timeout)
     return not ending.is_alive()

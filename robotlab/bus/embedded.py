@@ -24,9 +24,11 @@ class _Stoppable(Protocol):
 
 
 class EmbeddedBroker:
-    """A Broker on a daemon thread. ``inproc://`` by default; ``ipc://`` or ``tcp://`` for children."""
+    """A Broker on a daemon thread. ``inproc://`` by default; ``ipc://`` or ``tcp://`` for
+    children."""
 
-    def __init__(self, url: str | None = None, config: BrokerConfig | None = None, context: zmq.Context | None = None) -> None:
+    def __init__(self, url: str | None = None, config: BrokerConfig | None = None,
+                 context: zmq.Context | None = None) -> None:
         bind = url or f"inproc://robotlab-{os.urandom(6).hex()}"
         self.config = replace(config or BrokerConfig(), bind=bind)
         self.context = context or zmq.Context.instance()
@@ -40,7 +42,8 @@ class EmbeddedBroker:
 
         broker = self._broker = Broker(self.config, self.context)
         self.url = broker.bind()
-        self._thread = threading.Thread(target=broker.run, name="robotlab-embedded-broker", daemon=True)
+        self._thread = threading.Thread(target=broker.run, name="robotlab-embedded-broker",
+                                        daemon=True)
         self._thread.start()
         return self
 

@@ -30,7 +30,8 @@ def _libc() -> ctypes.PyDLL | None:
     try:
         libc = ctypes.PyDLL(None, use_errno=True)
         libc.timerfd_create.argtypes = [ctypes.c_int, ctypes.c_int]
-        libc.timerfd_settime.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.POINTER(_Itimerspec), ctypes.c_void_p]
+        libc.timerfd_settime.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.POINTER(_Itimerspec),
+                                         ctypes.c_void_p]
     except (OSError, AttributeError):  # not Linux (or no such symbol): callers fall back to polling
         return None
     return libc
@@ -53,7 +54,8 @@ class OneShot:
         self.fd: int = fd
         whole = int(seconds)
         self._spec = _Itimerspec(_Timespec(0, 0), _Timespec(whole, int((seconds - whole) * 1e9)))
-        self._spec_ref = ctypes.byref(self._spec)  # made once: arm runs whenever a caller leaves its seat
+        # made once: arm runs whenever a caller leaves its seat
+        self._spec_ref = ctypes.byref(self._spec)
 
     def arm(self) -> None:
         """Fire once, ``seconds`` from now (a pending expiry is pushed back)."""
@@ -71,7 +73,8 @@ class OneShot:
 
 
 def one_shot(seconds: float) -> OneShot | None:
-    """A :class:`OneShot`, or None where timerfd is not available (then poll on a timeout instead)."""
+    """A :class:`OneShot`, or None where timerfd is not available (then poll on a timeout
+    instead)."""
     try:
         return OneShot(seconds)
     except OSError:

@@ -1,4 +1,6 @@
-"""Forget the requests whose Tracker nobody holds any more, so a client that runs for weeks does not keep them.
+"""Forget the requests whose Tracker nobody holds any more.
+
+A client that runs for weeks then does not keep them.
 
 :meth:`BusClient.send_request <robotlab.bus.BusClient.send_request>` registers its Tracker before it
 sends, so that a fast reply finds its waiter. ``request()`` forgets the entry when it returns, and
@@ -32,7 +34,8 @@ def forget_unheld(requests: dict[str, Any]) -> int:
     """
     requests[_PROBE] = object()
     counts = [(key, sys.getrefcount(value)) for key, value in list(requests.items())]
-    only_the_table = counts[-1][1]  # the probe's count: the table, the list's pair, the loop, the call
+    # the probe's count: the table, the list's pair, the loop, the call
+    only_the_table = counts[-1][1]
     for key, count in counts:
         if count <= only_the_table:
             del requests[key]
