@@ -39,28 +39,36 @@ def start_pair(processes, folder: Path) -> dict:
     """A primary at a.sock and a backup at b.sock, the backup passive behind it."""
     brokers = {}
     for me, other, role in (("a", "b", "primary"), ("b", "a", "backup")):
-        standby = ["--standby", role, "--state-bind", f"ipc://{folder}/{me}.state", "--peer", f"ipc://{folder}/{other}.state"]
+        standby = ["--standby", role, "--state-bind", f"ipc://{folder}/{me}.state", "--peer",
+                   f"ipc://{folder}/{other}.state"]
         brokers[role] = processes.start(
-            broker_argv(f"ipc://{folder}/{me}.sock", *standby, "--journal", str(folder / f"{me}.db"), *OPTIONS), name=role)
-    wait_until(lambda: "-> passive" in brokers["backup"].output(), timeout=15, message="the backup follows the primary")
+            broker_argv(f"ipc://{folder}/{me}.sock", *standby, "--journal",
+                        str(folder / f"{me}.db"), *OPTIONS), name=role)
+    wait_until(lambda: "-> passive" in brokers["backup"].output(), timeout=15,
+               message="the backup follows the primary")
     return brokers
 
 
-def test_a_takeover_that_missed_the_owners_still_runs_every_request_once(processes, tmp_path: Path) -> None:
+def test_a_takeover_that_missed_the_owners_still_runs_every_request_once(processes,
+                                                                         tmp_path: Path) -> None:
     folder, runs = Path(tempfile.mkdtemp(prefix="rl-")), tmp_path / "runs"
     brokers = start_pair(processes, folder)
     primary, backup = brokers["primary"], brokers["backup"]
     a, b = f"ipc://{folder}/a.sock", f"ipc://{folder}/b.sock"
-    robotd = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", f"{a},{b}", "--max-inflight", "1000"]
-    pool = [processes.start([*robotd, "--handler", "handlers:counted_long"], env={"RUNS": str(runs)}, name=f"bob-{n}")
+    robotd = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", f"{a},{b}",
+              "--max-inflight", "1000"]
+    pool = [processes.start([*robotd, "--handler", "handlers:counted_long"],
+                            env={"RUNS": str(runs)}, name=f"bob-{n}")
             for n in (1, 2)]
-    wait_until(lambda: live_at(a, "bob") == 2, timeout=30, message="two instances of bob on the primary")
+    wait_until(lambda: live_at(a, "bob") == 2, timeout=30,
+               message="two instances of bob on the primary")
     with bus.connect(f"{a},{b}", name="alice") as alice:
         # Given both instances handed `any` work while the backup follows: it knows them as members
         warm: list = []
 
         def both_answered() -> bool:
-            warm.extend(t.reply(30) for t in [alice.send_request("bob", "warm", any=True) for _ in range(4)])
+            asked = [alice.send_request("bob", "warm", any=True) for _ in range(4)]
+            warm.extend(t.reply(30) for t in asked)
             return pids(warm) == {str(p.pid) for p in pool}
 
         wait_until(both_answered, timeout=30, message="both instances answered")
@@ -70,7 +78,8 @@ def test_a_takeover_that_missed_the_owners_still_runs_every_request_once(process
         os.kill(backup.pid, signal.SIGSTOP)
         try:
             trackers = [alice.send_request("bob", f"{i} {PAD}", any=True) for i in range(MESSAGES)]
-            wait_until(lambda: len(lines(runs)) >= before + 20, timeout=30, message="the pool has worked through some")
+            wait_until(lambda: len(lines(runs)) >= before + 20, timeout=30,
+                       message="the pool has worked through some")
             # And the primary is killed -9, and the backup goes on
             os.kill(primary.pid, signal.SIGKILL)
             primary.popen.wait(5)
@@ -86,4 +95,5 @@ def test_a_takeover_that_missed_the_owners_still_runs_every_request_once(process
     assert len(ran) == before + MESSAGES and set(ran.values()) == {1}, ran.most_common(3)
     assert "taking over as the active broker" in backup.output()
     assert "2 members (1 names) may hold messages sent to any instance" in backup.output()
-    print(f"{unanswered} of {MESSAGES} unanswered at the kill; {len(lines(runs)) - before} handler runs")
+    print(f"{unanswered} of {MESSAGES} unanswered at the kill; {len(lines(runs)) - before} "
+          "handler runs")

@@ -42,7 +42,8 @@ def live_at(url: str, name: str) -> int:
 
 def primary_argv(folder: Path, a: str) -> list[str]:
     return broker_argv(a, "--standby", "primary", "--state-bind", f"ipc://{folder}/a.state",
-                       "--peer", f"ipc://{folder}/b.state", "--journal", str(folder / "a.db"), *OPTIONS)
+                       "--peer", f"ipc://{folder}/b.state", "--journal", str(folder / "a.db"),
+                       *OPTIONS)
 
 
 def journal_rows(path: Path) -> tuple[int, int]:
@@ -52,23 +53,28 @@ def journal_rows(path: Path) -> tuple[int, int]:
                 db.execute("SELECT COUNT(*) FROM dead_letters").fetchone()[0])
 
 
-def test_a_failover_under_a_pool_of_two_answers_and_runs_every_request_once(processes, tmp_path: Path) -> None:
+def test_a_failover_under_a_pool_of_two_answers_and_runs_every_request_once(processes,
+                                                                            tmp_path: Path) -> None:
     folder = Path(tempfile.mkdtemp(prefix="rl-"))
     a, b = f"ipc://{folder}/a.sock", f"ipc://{folder}/b.sock"
     primary = processes.start(primary_argv(folder, a), name="primary")
-    backup = processes.start(broker_argv(b, "--standby", "backup", "--state-bind", f"ipc://{folder}/b.state",
-                                         "--peer", f"ipc://{folder}/a.state", "--journal", str(folder / "b.db"),
-                                         *OPTIONS), name="backup")
-    wait_until(lambda: "-> passive" in backup.output(), timeout=15, message="the backup sees the active primary")
+    backup = processes.start(broker_argv(b, "--standby", "backup", "--state-bind",
+                                         f"ipc://{folder}/b.state",
+                                         "--peer", f"ipc://{folder}/a.state", "--journal",
+                                         str(folder / "b.db"), *OPTIONS), name="backup")
+    wait_until(lambda: "-> passive" in backup.output(), timeout=15,
+               message="the backup sees the active primary")
     runs = tmp_path / "runs"
-    pool = [processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", f"{a},{b}",
-                             "--handler", "handlers:counted", "--max-inflight", "1000"], env={"RUNS": str(runs)},
-                            name=f"bob-{n}") for n in (1, 2)]
-    wait_until(lambda: live_at(a, "bob") == 2, timeout=30, message="two instances of bob on the primary")
+    pool = [processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker",
+                             f"{a},{b}", "--handler", "handlers:counted", "--max-inflight", "1000"],
+                            env={"RUNS": str(runs)}, name=f"bob-{n}") for n in (1, 2)]
+    wait_until(lambda: live_at(a, "bob") == 2, timeout=30,
+               message="two instances of bob on the primary")
     with bus.connect(f"{a},{b}", name="alice") as alice:
         # Given 200 requests, each for any one instance, of which the pool has done some
         trackers = [alice.send_request("bob", i, any=True) for i in range(MESSAGES)]
-        wait_until(lambda: len(lines(runs)) >= 20, timeout=30, message="the pool has worked through some")
+        wait_until(lambda: len(lines(runs)) >= 20, timeout=30,
+                   message="the pool has worked through some")
 
         # When the active primary is killed -9
         os.kill(primary.pid, signal.SIGKILL)
@@ -77,22 +83,28 @@ def test_a_failover_under_a_pool_of_two_answers_and_runs_every_request_once(proc
         unanswered = sum(1 for t in trackers if not t._replied.is_set())
         assert unanswered > 50, "the primary died too late to leave work unsettled"
 
-        # Then the backup takes over: every request answered, each ran exactly once, and no dead letters
+        # Then the backup takes over: every request answered, each ran exactly once, and no dead
+        # letters
         replies = [t.reply(90) for t in trackers]
         answered = time.monotonic() - killed
         letters = alice.admin("dlq.list")
-    assert [str(r.content).split(" (from ")[0] for r in replies] == [str(i) for i in range(MESSAGES)]
-    assert {str(r.content).split(" (from ")[1].rstrip(")") for r in replies} <= {str(p.pid) for p in pool}
+    answers = [str(r.content).split(" (from ")[0] for r in replies]
+    assert answers == [str(i) for i in range(MESSAGES)]
+    answerers = {str(r.content).split(" (from ")[1].rstrip(")") for r in replies}
+    assert answerers <= {str(p.pid) for p in pool}
     ran = Counter(lines(runs))
     assert len(ran) == MESSAGES and set(ran.values()) == {1}, ran.most_common(3)
     assert letters == [], letters
     assert "taking over as the active broker" in backup.output()
-    print(f"{unanswered} of {MESSAGES} unanswered at the kill; all answered {answered:.1f} s after it; "
-          f"{len(lines(runs))} handler runs; {len(letters)} dead letters")  # the figures in docs/durability.md
+    # the figures in docs/durability.md
+    print(f"{unanswered} of {MESSAGES} unanswered at the kill; all answered {answered:.1f} s after "
+          f"it; {len(lines(runs))} handler runs; {len(letters)} dead letters")
 
-    # And the old primary, started again, goes passive and takes the backup's journal in place of its own
+    # And the old primary, started again, goes passive and takes the backup's journal in place of
+    # its own
     again = processes.start(primary_argv(folder, a), name="primary-again")
-    wait_until(lambda: "took the active peer's whole journal" in again.output() and "-> passive" in again.output(),
+    wait_until(lambda: "took the active peer's whole journal" in again.output()
+               and "-> passive" in again.output(),
                timeout=15, message="the old primary passive, re-synced from the active backup")
     assert "unsettled messages held" not in again.output()
     again.popen.send_signal(signal.SIGTERM)
@@ -100,14 +112,18 @@ def test_a_failover_under_a_pool_of_two_answers_and_runs_every_request_once(proc
     assert journal_rows(folder / "a.db") == (0, 0)
 
 
-def test_a_silent_backup_never_stalls_the_primary_and_catches_up_when_it_is_back(processes, tmp_path: Path) -> None:
+def test_a_silent_backup_never_stalls_the_primary_and_catches_up_when_it_is_back(
+        processes, tmp_path: Path) -> None:
     folder = Path(tempfile.mkdtemp(prefix="rl-"))
     a = f"ipc://{folder}/a.sock"
-    backup_argv = broker_argv(f"ipc://{folder}/b.sock", "--standby", "backup", "--state-bind", f"ipc://{folder}/b.state",
-                              "--peer", f"ipc://{folder}/a.state", "--journal", str(folder / "b.db"), *OPTIONS)
+    backup_argv = broker_argv(f"ipc://{folder}/b.sock", "--standby", "backup", "--state-bind",
+                              f"ipc://{folder}/b.state",
+                              "--peer", f"ipc://{folder}/a.state", "--journal",
+                              str(folder / "b.db"), *OPTIONS)
     primary = processes.start(primary_argv(folder, a), name="primary")
     backup = processes.start(backup_argv, name="backup")
-    wait_until(lambda: "-> passive" in backup.output(), timeout=15, message="the backup sees the active primary")
+    wait_until(lambda: "-> passive" in backup.output(), timeout=15,
+               message="the backup sees the active primary")
     processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", a,
                      "--handler", "handlers:echo"], name="bob")
     wait_until(lambda: live_at(a, "bob") == 1, timeout=30, message="bob on the primary")
@@ -118,14 +134,18 @@ def test_a_silent_backup_never_stalls_the_primary_and_catches_up_when_it_is_back
     backup.popen.wait(5)
     with bus.connect(a, name="alice") as alice:
         sent = [alice.send_request("bob", f"alone {i}", any=True) for i in range(5)]
-        assert [str(t.reply(10).content).split(" (from ")[0] for t in sent] == [f"alone {i}" for i in range(5)]
-    wait_until(lambda: "the peer is silent: receipts go out unreplicated" in primary.output(), timeout=5,
-               message="the primary says it goes on alone")
+        assert [str(t.reply(10).content).split(" (from ")[0] for t in sent] == [f"alone {i}"
+                                                                                for i in range(5)]
+    wait_until(lambda: "the peer is silent: receipts go out unreplicated" in primary.output(),
+               timeout=5, message="the primary says it goes on alone")
     assert primary.output().count("the peer is silent") == 1
 
     # When the backup is back, it takes the whole journal, and receipts wait for it again
     again = processes.start(backup_argv, name="backup-again")
-    wait_until(lambda: "took the active peer's whole journal" in again.output(), timeout=15, message="the backup re-synced")
+    wait_until(lambda: "took the active peer's whole journal" in again.output(), timeout=15,
+               message="the backup re-synced")
     with bus.connect(a, name="alice") as alice:
-        assert str(alice.request("bob", "replicated", any=True, timeout=10).content).startswith("replicated")
-    wait_until(lambda: "the peer holds the journal again" in primary.output(), timeout=15, message="the primary says so")
+        reply = alice.request("bob", "replicated", any=True, timeout=10)
+        assert str(reply.content).startswith("replicated")
+    wait_until(lambda: "the peer holds the journal again" in primary.output(), timeout=15,
+               message="the primary says so")

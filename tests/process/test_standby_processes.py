@@ -29,33 +29,37 @@ def robots_at(url: str) -> list[str]:
 
 
 def send_wait(urls: str, text: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--to", "bob", "--broker", urls,
-                           "--wait", "--timeout", "10", text], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "robotlab.cli", "send", "--to", "bob", "--broker",
+                           urls, "--wait", "--timeout", "10", text], capture_output=True, text=True,
+                          timeout=60)
 
 
 def test_kill_9_of_the_primary_moves_the_crew_to_the_backup(processes) -> None:
     folder = Path(tempfile.mkdtemp(prefix="rl-"))
     a, b = f"ipc://{folder}/a.sock", f"ipc://{folder}/b.sock"
     state_a, state_b = f"ipc://{folder}/a.state", f"ipc://{folder}/b.state"
-    primary = processes.start(broker_argv(a, "--standby", "primary", "--state-bind", state_a, "--peer", state_b,
-                                          "--journal", str(folder / "a.db")),
+    primary = processes.start(broker_argv(a, "--standby", "primary", "--state-bind", state_a,
+                                          "--peer", state_b, "--journal", str(folder / "a.db")),
                               name="primary")
-    backup = processes.start(broker_argv(b, "--standby", "backup", "--state-bind", state_b, "--peer", state_a,
-                                         "--journal", str(folder / "b.db")),
+    backup = processes.start(broker_argv(b, "--standby", "backup", "--state-bind", state_b,
+                                         "--peer", state_a, "--journal", str(folder / "b.db")),
                              name="backup")
-    wait_until(lambda: "-> passive" in backup.output(), timeout=15, message="the backup sees the active primary")
-    bob = processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", f"{a},{b}",
-                           "--handler", "handlers:echo"], name="bob")
+    wait_until(lambda: "-> passive" in backup.output(), timeout=15,
+               message="the backup sees the active primary")
+    bob = processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker",
+                           f"{a},{b}", "--handler", "handlers:echo"], name="bob")
     wait_until(lambda: "bob" in robots_at(a), timeout=15, message="bob joins the primary")
     assert robots_at(b) == []  # the passive backup turns clients away
     before = send_wait(f"{a},{b}", "before")
-    assert (before.returncode, before.stdout.strip()) == (0, f"before (from {bob.pid})"), before.stderr
+    assert (before.returncode, before.stdout.strip()) == (0, f"before (from {bob.pid})"), \
+        before.stderr
 
     # When the primary is killed, the backup takes over once clients come to it
     os.kill(primary.pid, signal.SIGKILL)
     wait_until(lambda: "bob" in robots_at(b), timeout=10, message="bob moved to the backup")
     after = send_wait(f"{a},{b}", "after")
-    assert (after.returncode, after.stdout.strip()) == (0, f"after (from {bob.pid})"), after.stderr + backup.output()
+    assert (after.returncode, after.stdout.strip()) == (0, f"after (from {bob.pid})"), \
+        after.stderr + backup.output()
     assert "taking over as the active broker" in backup.output()
 
 
@@ -63,25 +67,33 @@ def start_pair(processes, folder: Path, *extra: str) -> tuple[str, str, object, 
     """A primary and a backup broker, the backup passive once it has heard the primary."""
     a, b = f"ipc://{folder}/a.sock", f"ipc://{folder}/b.sock"
     state_a, state_b = f"ipc://{folder}/a.state", f"ipc://{folder}/b.state"
-    primary = processes.start(broker_argv(a, "--standby", "primary", "--state-bind", state_a, "--peer", state_b,
-                                          "--journal", str(folder / "a.db"), *extra), name="primary")
-    backup = processes.start(broker_argv(b, "--standby", "backup", "--state-bind", state_b, "--peer", state_a,
+    primary = processes.start(broker_argv(a, "--standby", "primary", "--state-bind", state_a,
+                                          "--peer", state_b,
+                                          "--journal", str(folder / "a.db"), *extra),
+                              name="primary")
+    backup = processes.start(broker_argv(b, "--standby", "backup", "--state-bind", state_b,
+                                         "--peer", state_a,
                                          "--journal", str(folder / "b.db"), *extra), name="backup")
-    wait_until(lambda: "-> passive" in backup.output(), timeout=15, message="the backup sees the active primary")
+    wait_until(lambda: "-> passive" in backup.output(), timeout=15,
+               message="the backup sees the active primary")
     return a, b, primary, backup
 
 
 def cli(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "robotlab.cli", *argv], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "robotlab.cli", *argv], capture_output=True,
+                          text=True, timeout=60)
 
 
 def test_a_passive_standby_says_try_again_and_a_takeover_is_waited_for(processes) -> None:
-    # Heartbeats of a second, as in production: the backup takes over 2 s after the primary's last word.
-    a, b, primary, backup = start_pair(processes, Path(tempfile.mkdtemp(prefix="rl-")), "--heartbeat", "1")
+    # Heartbeats of a second, as in production: the backup takes over 2 s after the primary's last
+    # word.
+    a, b, primary, backup = start_pair(processes, Path(tempfile.mkdtemp(prefix="rl-")),
+                                       "--heartbeat", "1")
     # Only the passive backup's address: not "unavailable" (69) but "try again" (75), saying why
     refused = cli("ps", "--broker", b)
     assert refused.returncode == 75, refused.stderr
-    assert "passive" in refused.stderr and "try again if it is taking over" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    assert "passive" in refused.stderr and "try again if it is taking over" in refused.stderr
+    assert len(refused.stderr.splitlines()) == 1
     # The primary killed, a command given both addresses at once keeps trying the pair while the
     # backup takes over, and is served by it
     os.kill(primary.pid, signal.SIGKILL)
