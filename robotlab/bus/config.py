@@ -67,7 +67,8 @@ class BrokerConfig:
     """Seconds a known name's messages wait for a member to come back, and a silent member's
     in-flight deliveries wait for it, before they are dead-lettered (0: fail at once)."""
     key_file: str | None = None
-    """The broker's secret key file, when not ``keys_dir/broker.key_secret`` (a systemd credential)."""
+    """The broker's secret key file, when not ``keys_dir/broker.key_secret`` (a systemd
+    credential)."""
     bind_timeout: float = 60.0
     """Seconds to keep trying a bind address that does not exist yet (an interface still coming
     up) before giving up with the temporary-failure code."""
@@ -82,7 +83,8 @@ class BrokerConfig:
         if self.max_handling <= 0:
             raise ConfigError(f"max handling time must be positive, got {self.max_handling}")
         if self.max_message_bytes < 1024:
-            raise ConfigError(f"max message bytes must be at least 1024, got {self.max_message_bytes}")
+            raise ConfigError(f"max message bytes must be at least 1024, "
+                              f"got {self.max_message_bytes}")
         if self.max_inflight < 1:
             raise ConfigError(f"max in-flight must be at least 1, got {self.max_inflight}")
         self._check_durability()
@@ -93,12 +95,15 @@ class BrokerConfig:
         check_endpoint(self.bind)
 
     def _check_durability(self) -> None:
-        if self.standby is not None and (self.standby not in ("primary", "backup") or not self.state_bind or not self.peer):
-            raise ConfigError("a standby broker needs --standby primary|backup, --state-bind URL and --peer URL")
+        if self.standby is not None and (self.standby not in ("primary", "backup")
+                                         or not self.state_bind or not self.peer):
+            raise ConfigError("a standby broker needs --standby primary|backup, --state-bind URL "
+                              "and --peer URL")
         if self.hold < 0:
             raise ConfigError(f"hold must be 0 or more seconds, got {self.hold}")
         if self.journal_max_bytes < 1024 * 1024:
-            raise ConfigError(f"journal max bytes must be at least 1 MiB, got {self.journal_max_bytes}")
+            raise ConfigError(f"journal max bytes must be at least 1 MiB, "
+                              f"got {self.journal_max_bytes}")
 
     @property
     def expiry(self) -> float:
@@ -107,7 +112,9 @@ class BrokerConfig:
 
 
 def broker_url(explicit: str | None = None) -> str:
-    """The broker address a client should use: ``explicit``, else $ROBOTLAB_BROKER, else the default.
+    """The broker address a client should use.
+
+    ``explicit``, else $ROBOTLAB_BROKER, else the default.
 
     It may list several brokers, comma-separated (a primary and its backup): the client fails
     over from one to the next.
@@ -204,13 +211,15 @@ def check_name(name: str, what: str = "robot name") -> str:
         ConfigError: the one line saying what is wrong with it (``what`` names the argument).
     """
     if not isinstance(name, str) or not name:
-        raise ConfigError(f"{what} is empty: give a name such as 'alice' (no spaces, at most {NAME_MAX} characters)")
+        raise ConfigError(f"{what} is empty: give a name such as 'alice' (no spaces, at most "
+                          f"{NAME_MAX} characters)")
     if len(name) > NAME_MAX:
-        raise ConfigError(f"{what} {name[:20]!r}... is {len(name)} characters long: at most {NAME_MAX}")
+        raise ConfigError(f"{what} {name[:20]!r}... is {len(name)} characters long: "
+                          f"at most {NAME_MAX}")
     bad = NAME_FORBIDDEN.search(name)
     if bad is not None:
-        raise ConfigError(f"{what} {name!r} has {bad.group()!r} in it: a name has no spaces, control "
-                          "characters, ',' or '*' (e.g. 'alice', 'code-reviewer')")
+        raise ConfigError(f"{what} {name!r} has {bad.group()!r} in it: a name has no spaces, "
+                          "control characters, ',' or '*' (e.g. 'alice', 'code-reviewer')")
     return name
 
 

@@ -1,4 +1,6 @@
-"""CURVE keys of the bus: make them, list them, load a client's, read which robot names a key may use.
+"""CURVE keys of the bus.
+
+Make them, list them, load a client's, read which robot names a key may use.
 
 Layout of a keys folder (see docs/broker.md, "Security")::
 
@@ -50,7 +52,8 @@ class KeyConfig:
     server: bytes
 
     @classmethod
-    def load(cls, keys_dir: str | os.PathLike[str], name: str, key_file: str | os.PathLike[str] | None = None) -> KeyConfig:
+    def load(cls, keys_dir: str | os.PathLike[str], name: str,
+             key_file: str | os.PathLike[str] | None = None) -> KeyConfig:
         """Read ``key_file`` (default ``keys_dir/NAME.key_secret``) and ``keys_dir/broker.key``.
 
         Raises:
@@ -65,7 +68,8 @@ class KeyConfig:
         return cls(public=public, secret=secret, server=server)
 
     @classmethod
-    def find(cls, keys_dir: str | os.PathLike[str], name: str, key_file: str | os.PathLike[str] | None = None) -> KeyConfig:
+    def find(cls, keys_dir: str | os.PathLike[str], name: str,
+             key_file: str | os.PathLike[str] | None = None) -> KeyConfig:
         """Like :meth:`load`, but a member with no key of its own name uses the folder's client
         key, ``robotlab.key_secret`` (the CLI's), when there is one.
 
@@ -75,19 +79,22 @@ class KeyConfig:
         folder = Path(keys_dir)
         if key_file is None and not (folder / f"{name}.key_secret").is_file():
             if not (folder / f"{CLIENT_KEY}.key_secret").is_file():
-                raise ConfigError(f"no CURVE key for {name!r} in {folder} (looked for {name}.key_secret and "
-                                  f"{CLIENT_KEY}.key_secret); make one with `robotlab keys new {name} --robot {name}`")
+                raise ConfigError(f"no CURVE key for {name!r} in {folder} (looked for "
+                                  f"{name}.key_secret and {CLIENT_KEY}.key_secret); make one with "
+                                  f"`robotlab keys new {name} --robot {name}`")
             name = CLIENT_KEY
         return cls.load(folder, name, key_file)
 
     def to_plain(self) -> dict[str, str]:
         """The three keys as z85 text, to hand to a spawned child (never written to disk)."""
-        return {"public": self.public.decode(), "secret": self.secret.decode(), "server": self.server.decode()}
+        return {"public": self.public.decode(), "secret": self.secret.decode(),
+                "server": self.server.decode()}
 
     @classmethod
     def from_plain(cls, data: dict[str, str]) -> KeyConfig:
         """The inverse of :meth:`to_plain`."""
-        return cls(public=data["public"].encode(), secret=data["secret"].encode(), server=data["server"].encode())
+        return cls(public=data["public"].encode(), secret=data["secret"].encode(),
+                   server=data["server"].encode())
 
     def apply(self, socket: zmq.Socket) -> None:
         """Make ``socket`` a CURVE client of the broker (call before connect)."""
@@ -96,7 +103,8 @@ class KeyConfig:
         socket.curve_serverkey = self.server
 
 
-def client_keys(name: str, keys_folder: str | None = None, key_file: str | None = None) -> KeyConfig | None:
+def client_keys(name: str, keys_folder: str | None = None,
+                key_file: str | None = None) -> KeyConfig | None:
     """The keys a member named ``name`` joins with: the one rule every client follows.
 
     The folder is ``keys_folder``, else ``$ROBOTLAB_KEYS``; without either, None (no CURVE).
@@ -110,7 +118,8 @@ def client_keys(name: str, keys_folder: str | None = None, key_file: str | None 
     folder = keys_dir(keys_folder)
     if folder is None:
         if key_file:
-            raise ConfigError("a key file needs its keys folder (--keys DIR or $ROBOTLAB_KEYS) for the broker's public key")
+            raise ConfigError("a key file needs its keys folder (--keys DIR or $ROBOTLAB_KEYS) for "
+                              "the broker's public key")
         return None
     if key_file is None and not (Path(folder) / f"{name}.key_secret").is_file():
         key_file = key_file_of_process()
@@ -143,7 +152,9 @@ def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], auth
     unknown = sorted(set(roles) - set(ROLES))
     if unknown:
         raise ConfigError(f"unknown role {unknown[0]!r}; a key's roles are {' and '.join(ROLES)}")
-    import shutil  # here, as zmq.auth: only `robotlab keys new` makes keys, and every member imports this module
+    # imported here, as zmq.auth: only `robotlab keys new` makes keys, and every member imports
+    # this module
+    import shutil
 
     import zmq.auth
 
@@ -166,7 +177,9 @@ def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], auth
 
 
 def list_keys(keys_dir: str | os.PathLike[str]) -> list[dict[str, str]]:
-    """One row per key in ``keys_dir``: each pair here, and each authorized key whose secret is elsewhere.
+    """One row per key in ``keys_dir``.
+
+    Each pair here, and each authorized key whose secret is elsewhere.
 
     Columns: name, robot names, whether the broker accepts it, and where its secret is
     (``here``, or ``elsewhere`` for a robot on another host whose public key was copied in).
@@ -175,13 +188,15 @@ def list_keys(keys_dir: str | os.PathLike[str]) -> list[dict[str, str]]:
     rows = {}
     for secret in sorted(folder.glob("*.key_secret")):
         name = secret.name[: -len(".key_secret")]
-        authorized = "broker" if name == BROKER_KEY else ("yes" if (folder / AUTHORIZED / f"{name}.key").is_file() else "no")
+        known = (folder / AUTHORIZED / f"{name}.key").is_file()
+        authorized = "broker" if name == BROKER_KEY else ("yes" if known else "no")
         roles = "" if name == BROKER_KEY else ",".join(sorted(key_roles(secret)))
         rows[name] = {"name": name, "robots": ",".join(sorted(key_robots(secret))), "roles": roles,
                       "authorized": authorized, "secret": "here"}
     for public in sorted((folder / AUTHORIZED).glob("*.key")):
         if public.stem not in rows:
-            rows[public.stem] = {"name": public.stem, "robots": ",".join(sorted(key_robots(public))),
+            rows[public.stem] = {"name": public.stem,
+                                 "robots": ",".join(sorted(key_robots(public))),
                                  "roles": ",".join(sorted(key_roles(public))), "authorized": "yes",
                                  "secret": "elsewhere"}
     return sorted(rows.values(), key=lambda row: row["name"])

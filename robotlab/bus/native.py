@@ -90,8 +90,8 @@ def _decide(asked_pure: bool) -> str:
         return "pure"
     stale = stale_sources(built)
     if stale:
-        announce(f"robotlab: {stale[0]} changed since the bus was compiled; running the pure-Python bus "
-                 "(`make compile` builds it again)")
+        announce(f"robotlab: {stale[0]} changed since the bus was compiled; running the "
+                 "pure-Python bus (`make compile` builds it again)")
         return "pure"
     return "compiled"
 
@@ -121,7 +121,8 @@ def _compiled_files() -> dict[str, Path]:
     """Module name -> its extension file, for the group library and each compiled module."""
     found: dict[str, Path] = {}
     for name in (f"{GROUP}__mypyc", *MODULES):
-        spec = _find(name, importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES)
+        spec = _find(name, importlib.machinery.ExtensionFileLoader,
+                     importlib.machinery.EXTENSION_SUFFIXES)
         if spec is not None and spec.origin:
             found[name] = Path(spec.origin)
     return found
@@ -135,7 +136,8 @@ def stale_sources(built: dict[str, Path]) -> list[str]:
     newest = library.stat().st_mtime
     stale = []
     for name in MODULES:
-        source = _find(name, importlib.machinery.SourceFileLoader, importlib.machinery.SOURCE_SUFFIXES)
+        source = _find(name, importlib.machinery.SourceFileLoader,
+                       importlib.machinery.SOURCE_SUFFIXES)
         if source is None or not source.origin:
             continue
         if name not in built or Path(source.origin).stat().st_mtime > newest:
@@ -143,13 +145,15 @@ def stale_sources(built: dict[str, Path]) -> list[str]:
     return stale
 
 
-def _find(name: str, loader: type, suffixes: Sequence[str]) -> importlib.machinery.ModuleSpec | None:
+def _find(name: str, loader: type,
+          suffixes: Sequence[str]) -> importlib.machinery.ModuleSpec | None:
     """The spec of ``name`` from a file of one kind only, in its package's folders."""
     for folder in _package_folders(name.rpartition(".")[0]):
         # One finder per folder and kind: each lists its folder once, not once per module.
         finder = _finders.get((folder, loader))
         if finder is None:
-            finder = _finders[(folder, loader)] = importlib.machinery.FileFinder(folder, (loader, list(suffixes)))
+            finder = _finders[(folder, loader)] = importlib.machinery.FileFinder(
+                folder, (loader, list(suffixes)))
         spec = finder.find_spec(name)
         if spec is not None:
             return spec
@@ -180,4 +184,5 @@ class SourceFirst:
         """The source spec of a listed module; None (ask the next finder) for any other."""
         if name not in self.names:
             return None
-        return _find(name, importlib.machinery.SourceFileLoader, importlib.machinery.SOURCE_SUFFIXES)
+        return _find(name, importlib.machinery.SourceFileLoader,
+                     importlib.machinery.SOURCE_SUFFIXES)
