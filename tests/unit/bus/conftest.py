@@ -11,14 +11,17 @@ import pytest
 from robotlab import bus
 from robotlab.bus import BrokerConfig, EmbeddedBroker
 
-RUN_PURE = ("robotlab.bus.client", "robotlab.bus.protocol", "robotlab.broker.deliveries", "robotlab.broker.journal")
-"""Compiled modules whose source ``ROBOTLAB_PURE=1`` must run, for the member's side and the broker's."""
+RUN_PURE = ("robotlab.bus.client", "robotlab.bus.protocol", "robotlab.broker.deliveries",
+            "robotlab.broker.journal")
+"""Compiled modules whose source ``ROBOTLAB_PURE=1`` must run, for the member's side and the
+broker's."""
 
 
 @pytest.fixture(autouse=True, scope="session")
 def pure_source_when_asked() -> None:
     """Under ``ROBOTLAB_PURE=1`` (``make test-pure``) these tests run the bus's ``.py`` source:
-    were the variable ignored, they would test the compiled build a second time and prove nothing."""
+    were the variable ignored, they would test the compiled build a second time and prove
+    nothing."""
     if os.environ.get("ROBOTLAB_PURE", "") in ("", "0"):
         return
     for name in RUN_PURE:

@@ -1,4 +1,5 @@
-"""BoundaryError: what cannot cross a process boundary is refused in the sender, named and placed."""
+"""BoundaryError: what cannot cross a process boundary is refused in the sender, named and
+placed."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ class Dumpable:
 
 def test_plain_data_passes_and_models_cross_through_their_dump() -> None:
     payload = {"a": [1, 2.5, None, True, b"x", ("t", 1)], 3: {"m": Dumpable()}}
-    assert to_plain(payload) == {"a": [1, 2.5, None, True, b"x", ["t", 1]], 3: {"m": {"kind": "model", "n": 1}}}
+    assert to_plain(payload) == {"a": [1, 2.5, None, True, b"x", ["t", 1]],
+                                 3: {"m": {"kind": "model", "n": 1}}}
 
 
 @pytest.mark.parametrize(
@@ -30,7 +32,8 @@ def test_plain_data_passes_and_models_cross_through_their_dump() -> None:
         ({"n": 2**70}, "content['n']", "int"),
     ],
 )
-def test_the_error_names_the_type_and_where_it_sits(payload: object, path: str, type_name: str) -> None:
+def test_the_error_names_the_type_and_where_it_sits(payload: object, path: str,
+                                                    type_name: str) -> None:
     with pytest.raises(BoundaryError) as info:
         to_plain(payload, "content")
     assert info.value.path == path
@@ -97,7 +100,8 @@ def test_a_default_hook_that_packs_gets_a_packer_of_its_own() -> None:
 
     packs = ThreadPacker(default=default)
     value = {"a": "before", "b": Inner(), "c": "after"}
-    expected = msgpack.packb({"a": "before", "b": {"nested": msgpack.packb([1, 2, 3])}, "c": "after"},
+    expected = msgpack.packb({"a": "before", "b": {"nested": msgpack.packb([1, 2, 3])},
+                              "c": "after"},
                              use_bin_type=True)
     assert packs.pack(value) == expected
     with pytest.raises(TypeError):

@@ -15,14 +15,16 @@ def random_frames(rng: random.Random) -> list[bytes]:
     def blob() -> bytes:
         return rng.randbytes(rng.randint(0, 16))
 
-    headers = [1, "x", [], None, {"id": 3}, {"to": None}, {"name": "n", "instance": 5}, {"deliveries": "x"},
-               {"id": "a", "to": "b"}, {"delivery": "7"}, {"id": "q", "op": 4}]
+    headers = [1, "x", [], None, {"id": 3}, {"to": None}, {"name": "n", "instance": 5},
+               {"deliveries": "x"}, {"id": "a", "to": "b"}, {"delivery": "7"}, {"id": "q", "op": 4}]
     shapes = [
         lambda: [blob() for _ in range(rng.randint(0, 6))],
         lambda: [protocol.SIGNATURE + bytes([rng.randint(0, 255)]) + blob(), blob()],
-        lambda: [protocol.SIGNATURE + bytes([rng.choice(list(Command))]) + rng.randint(0, 2**32 - 1).to_bytes(4, "big") + blob()],
+        lambda: [protocol.SIGNATURE + bytes([rng.choice(list(Command))])
+                 + rng.randint(0, 2**32 - 1).to_bytes(4, "big") + blob()],
         lambda: [protocol.encode(rng.choice(list(Command)), rng.choice(headers), blob())[0]],
-        lambda: [b"RLB" + bytes([rng.randint(0, 3)]), b"\x03", protocol.pack({"id": "a", "to": "b"}), b""],
+        lambda: [b"RLB" + bytes([rng.randint(0, 3)]), b"\x03",
+                 protocol.pack({"id": "a", "to": "b"}), b""],
     ]
     return rng.choice(shapes)()
 
@@ -58,7 +60,8 @@ def test_a_fuzzed_broker_still_routes() -> None:
             if frames:
                 sock.send_multipart(frames)
         sock.close(linger=0)
-        with bus.connect(embedded.url, name="alice") as alice, bus.connect(embedded.url, name="bob") as bob:
+        with bus.connect(embedded.url, name="alice") as alice, bus.connect(embedded.url,
+                                                                           name="bob") as bob:
             bob.on_message(lambda m: m.content * 2)
             assert alice.request("bob", 21, timeout=5).content == 42
     finally:

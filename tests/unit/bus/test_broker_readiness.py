@@ -1,4 +1,5 @@
-"""When the broker's ROUTER must be drained (broker/router.py Readiness), on real sockets over inproc.
+"""When the broker's ROUTER must be drained (broker/router.py Readiness), on real sockets over
+inproc.
 
 The ROUTER's fd announces input only once a ZMQ_EVENTS read has found none, and a send
 processes the socket's commands, which can take the announcement of a message that came
@@ -68,7 +69,8 @@ def test_a_send_that_takes_the_edge_leaves_the_socket_pending(sockets) -> None:
     assert drain(router) == 1
     ready.pending = False
     dealer.send(b"came after the drain")
-    router.send_multipart([b"peer", b"a send of the turn's end"])  # processes the commands: the edge is gone
+    # processes the commands: the edge is gone
+    router.send_multipart([b"peer", b"a send of the turn's end"])
     assert not ready.wait(0), "the fd no longer shows the waiting message (what sent() is for)"
     ready.sent()
     assert ready.pending and ready.wait(5_000)

@@ -62,7 +62,8 @@ class BrokerMachine(RuleBasedStateMachine):
         self.replays: dict[str, str] = {}  # REQUEST id -> the ref its receipt will carry
         self.replayed: dict[str, str] = {}  # ref -> the broker-made id of the replayed message
         self.letters: list[str] = []
-        self.seen_by: defaultdict[str, set[str]] = defaultdict(set)  # wire id -> instances handed it
+        # wire id -> instances handed it
+        self.seen_by: defaultdict[str, set[str]] = defaultdict(set)
         self.departed: set[str] = set()  # instances that left; the broker may not have noticed yet
 
     # -- talking -------------------------------------------------------------------------------
@@ -95,7 +96,8 @@ class BrokerMachine(RuleBasedStateMachine):
                 self.refused.add(ref)
         elif frame.command == Command.ERROR and h.get("ref"):
             self.refused.add(h["ref"])
-            if h["code"] == ErrorCode.NOT_READY:  # a slow turn let alice expire: introduce her again
+            # a slow turn let alice expire: introduce her again
+            if h["code"] == ErrorCode.NOT_READY:
                 self.alice.send(Command.HELLO, {"name": "alice", "instance": "alice-1"})
 
     def _member(self, index: int) -> Member:
@@ -174,7 +176,8 @@ class BrokerMachine(RuleBasedStateMachine):
             answer = thief.hello(victim.name, victim.instance)
         finally:
             thief.close()
-        assert answer.command == Command.ERROR and answer.header["code"] == ErrorCode.CONFLICT, answer
+        assert answer.command == Command.ERROR, answer
+        assert answer.header["code"] == ErrorCode.CONFLICT, answer
 
     @rule(index=st.integers(0, 50), purge=st.booleans())
     def dead_letter(self, index: int, purge: bool) -> None:
@@ -183,11 +186,13 @@ class BrokerMachine(RuleBasedStateMachine):
         dlq_id = self.letters[index % len(self.letters)]
         request_id = f"q{next(self.ids)}"
         if purge:
-            self.alice.send(Command.REQUEST, {"id": request_id, "op": "dlq.purge", "args": {"dlq_id": dlq_id}})
+            self.alice.send(Command.REQUEST, {"id": request_id, "op": "dlq.purge",
+                                              "args": {"dlq_id": dlq_id}})
             return
         self.replays[request_id] = f"ref{next(self.ids)}"
         self.alice.send(Command.REQUEST, {"id": request_id, "op": "dlq.replay",
-                                          "args": {"dlq_id": dlq_id, "ref": self.replays[request_id], "id": "m1"}})
+                                          "args": {"dlq_id": dlq_id,
+                                                   "ref": self.replays[request_id], "id": "m1"}})
 
     # -- checks --------------------------------------------------------------------------------
 
@@ -211,8 +216,10 @@ class BrokerMachine(RuleBasedStateMachine):
             if receipt["status"] in DEAD_LETTERED:
                 assert receipt.get("dlq_id"), receipt
             if receipt["status"] == Status.DELIVERED:
-                wire_id = self.replayed.get(message_id, message_id)  # a replay travels under the broker's id
-                assert set(receipt["instances"]) <= self.seen_by[wire_id], receipt  # each one acked it
+                # a replay travels under the broker's id
+                wire_id = self.replayed.get(message_id, message_id)
+                # each one acked it
+                assert set(receipt["instances"]) <= self.seen_by[wire_id], receipt
 
     @invariant()
     def the_broker_loop_runs(self) -> None:
@@ -229,17 +236,20 @@ class BrokerMachine(RuleBasedStateMachine):
                 member.raw.send(Command.BYE, {})
                 member.raw.close()
             self.members.clear()
-            wait_until(lambda: self.pump() or self.awaited - self.refused <= set(self.receipts) and not self.replays,
+            wait_until(lambda: self.pump() or self.awaited - self.refused <= set(self.receipts)
+                       and not self.replays,
                        timeout=10, message="every message settled and its sender told")
             for message_id in self.awaited - self.refused:
                 assert len(self.receipts[message_id]) == 1, (message_id, self.receipts[message_id])
-                event(f"ended {self.receipts[message_id][0]['status']}")  # --hypothesis-show-statistics
+                # counted by --hypothesis-show-statistics
+                event(f"ended {self.receipts[message_id][0]['status']}")
             broker = self.broker._broker
-            wait_until(lambda: not broker.deliveries.inflight and not broker.deliveries.active, timeout=5,
-                       message="the broker holds no delivery")
+            wait_until(lambda: not broker.deliveries.inflight and not broker.deliveries.active,
+                       timeout=5, message="the broker holds no delivery")
             wait_until(lambda: self.pump() or len(broker.registry) == 1, timeout=5,
                        message="alice alone: every robot connection forgotten, silent ones expired")
-            assert len(broker.dlq) <= CONFIG.dlq_max and len(broker.deliveries.recent) <= RECENT_RECEIPTS
+            assert len(broker.dlq) <= CONFIG.dlq_max
+            assert len(broker.deliveries.recent) <= RECENT_RECEIPTS
             assert broker.counters.get("internal_errors", 0) == 0
         finally:
             self.alice.close()

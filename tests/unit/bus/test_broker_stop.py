@@ -1,4 +1,5 @@
-"""A broker process stopping: what had come in before the stop is routed and sent, then it closes."""
+"""A broker process stopping: what had come in before the stop is routed and sent, then it
+closes."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def turn_until(broker: Broker, condition: Callable[[], Any], message: str) -> No
 
 def test_a_stopping_broker_routes_the_reply_that_came_in_before_the_stop(tmp_path: Path) -> None:
     # A long heartbeat: while the loop is held, the reply is the only frame that comes in.
-    broker = Broker(BrokerConfig(bind=f"ipc://{tmp_path}/broker.sock", heartbeat=30.0), stopping.own())
+    broker = Broker(BrokerConfig(bind=f"ipc://{tmp_path}/broker.sock", heartbeat=30.0),
+                    stopping.own())
     url = broker.bind()
     handling, release = threading.Event(), threading.Event()
 
@@ -45,7 +47,8 @@ def test_a_stopping_broker_routes_the_reply_that_came_in_before_the_stop(tmp_pat
         # Given bob's reply waiting in the broker's socket, not read yet
         release.set()
         wait_until(lambda: not robot.dispatcher.holding(), message="bob replied")
-        wait_until(lambda: broker.socket is not None and broker.socket.poll(0, zmq.POLLIN), message="the reply came in")
+        wait_until(lambda: broker.socket is not None and broker.socket.poll(0, zmq.POLLIN),
+                   message="the reply came in")
         # When the broker is stopped before its loop reads it
         broker.stop()
         broker.run()

@@ -19,7 +19,8 @@ def test_a_client_drops_every_malformed_frame_and_still_handles_the_next_message
     url = f"inproc://forged-{id(router)}"
     router.bind(url)
     got: list[bus.Message] = []
-    client = bus.BusClient(url, name="bob", context=context).on_message(lambda message: got.append(message))
+    client = bus.BusClient(url, name="bob", context=context)
+    client.on_message(lambda message: got.append(message))
     try:
         client.start(timeout=None)
         assert router.poll(5000)
@@ -35,13 +36,16 @@ def test_a_client_drops_every_malformed_frame_and_still_handles_the_next_message
         shapes = malformed_headers(BROKER_COMMANDS)
         for command, header in shapes:
             to_client(command, header, protocol.pack("poison"))
-        garbage = ([b"RLB\x01"], [b"RLB\x01", b"\x04", b"\xc1", b""], [b"RLB\x07", b"\x04", b"\x80", b""],
-                   [protocol.SIGNATURE + b"\x04"], [protocol.SIGNATURE + b"\x04\x00\x00\x01\x00\x80"],
+        garbage = ([b"RLB\x01"], [b"RLB\x01", b"\x04", b"\xc1", b""],
+                   [b"RLB\x07", b"\x04", b"\x80", b""], [protocol.SIGNATURE + b"\x04"],
+                   [protocol.SIGNATURE + b"\x04\x00\x00\x01\x00\x80"],
                    [protocol.SIGNATURE + b"\x04\x00\x00\x00\x01\xc1"])
         for frames in garbage:
             router.send_multipart([identity, *frames])
-        to_client(Command.DELIVER, {**BROKER_COMMANDS[Command.DELIVER], "id": "m.2", "delivery": 8}, b"\xc1")
-        to_client(Command.DELIVER, {**BROKER_COMMANDS[Command.DELIVER], "id": "m.3", "delivery": 9}, protocol.pack("ok"))
+        to_client(Command.DELIVER, {**BROKER_COMMANDS[Command.DELIVER], "id": "m.2", "delivery": 8},
+                  b"\xc1")
+        to_client(Command.DELIVER, {**BROKER_COMMANDS[Command.DELIVER], "id": "m.3", "delivery": 9},
+                  protocol.pack("ok"))
         # Then the undecodable body is nacked, the good message is handled and acked
         answers: list[protocol.Frame] = []
 
@@ -71,7 +75,8 @@ def test_a_client_whose_socket_breaks_under_it_reconnects_and_still_answers(memb
     with bob._link._lock:
         bob._link._socket.close(linger=0)
     # Then the loop counts the failure, opens a fresh socket, and bob answers again
-    wait_until(lambda: bob._link.dropped["io_error"] >= 1 and not bob._link._socket.closed and bob.connected,
+    wait_until(lambda: bob._link.dropped["io_error"] >= 1 and not bob._link._socket.closed
+               and bob.connected,
                message="the I/O loop noticed and was welcomed again on a fresh socket")
     assert alice.request("bob", "two", timeout=10).content == "hi two"
     assert bob._link._io_thread.is_alive()

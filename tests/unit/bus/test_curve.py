@@ -1,4 +1,5 @@
-"""CURVE keys: making and listing them, the broker's key check, and what clients see when refused."""
+"""CURVE keys: making and listing them, the broker's key check, and what clients see when
+refused."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def keyed_broker(keys_dir: Path) -> Iterator[EmbeddedBroker]:
     """A broker with --keys on loopback TCP (CURVE does not run over inproc), on its own context:
     a context holds one ZAP handler."""
     context = zmq.Context()
-    broker = EmbeddedBroker("tcp://127.0.0.1:0", BrokerConfig(heartbeat=0.2, keys_dir=str(keys_dir)), context).start()
+    config = BrokerConfig(heartbeat=0.2, keys_dir=str(keys_dir))
+    broker = EmbeddedBroker("tcp://127.0.0.1:0", config, context).start()
     yield broker
     broker.stop()
     context.term()
@@ -45,7 +47,8 @@ def test_new_key_writes_a_pair_with_a_private_secret_and_authorizes_it(keys_dir:
     assert (keys_dir / "authorized" / "bob.key").read_text() == (keys_dir / "bob.key").read_text()
     assert not (keys_dir / "authorized" / "broker.key").exists()
     public, _ = zmq.auth.load_certificate(keys_dir / "bob.key")
-    assert authorized_keys(keys_dir)[public.decode()] == Grant(frozenset({"bob"}), frozenset({"robot"}), owner="bob")
+    assert authorized_keys(keys_dir)[public.decode()] == Grant(frozenset({"bob"}),
+                                                               frozenset({"robot"}), owner="bob")
 
 
 def test_new_key_refuses_to_overwrite_and_odd_names(keys_dir: Path) -> None:
@@ -58,10 +61,12 @@ def test_new_key_refuses_to_overwrite_and_odd_names(keys_dir: Path) -> None:
 def test_list_keys_shows_names_and_authorization(keys_dir: Path, tmp_path: Path) -> None:
     new_key(keys_dir, "carol", ["carol", "dave"], authorize=False)
     assert list_keys(keys_dir) == [
-        {"name": "admin", "robots": "*", "roles": "admin,robot", "authorized": "yes", "secret": "here"},
+        {"name": "admin", "robots": "*", "roles": "admin,robot", "authorized": "yes",
+         "secret": "here"},
         {"name": "bob", "robots": "bob", "roles": "robot", "authorized": "yes", "secret": "here"},
         {"name": "broker", "robots": "", "roles": "", "authorized": "broker", "secret": "here"},
-        {"name": "carol", "robots": "carol,dave", "roles": "robot", "authorized": "no", "secret": "here"},
+        {"name": "carol", "robots": "carol,dave", "roles": "robot", "authorized": "no",
+         "secret": "here"},
     ]
 
 
@@ -84,21 +89,25 @@ def test_a_broker_with_keys_refuses_to_start_without_its_own_key(tmp_path: Path)
     context.term()
 
 
-def test_authorized_keys_talk_and_the_broker_stamps_the_sender(keyed_broker: EmbeddedBroker, keys_dir: Path) -> None:
+def test_authorized_keys_talk_and_the_broker_stamps_the_sender(keyed_broker: EmbeddedBroker,
+                                                               keys_dir: Path) -> None:
     with bus.connect(keyed_broker.url, name="bob", keys=KeyConfig.load(keys_dir, "bob")) as bob, \
-            bus.connect(keyed_broker.url, name="anyone", keys=KeyConfig.load(keys_dir, "admin")) as admin:
+            bus.connect(keyed_broker.url, name="anyone",
+                        keys=KeyConfig.load(keys_dir, "admin")) as admin:
         bob.on_message(lambda message: f"{message.sender} said {message.content}")
         assert admin.request("bob", "hi", timeout=5).content == "anyone said hi"
 
 
-def test_a_name_the_key_does_not_allow_is_forbidden_at_once(keyed_broker: EmbeddedBroker, keys_dir: Path) -> None:
+def test_a_name_the_key_does_not_allow_is_forbidden_at_once(keyed_broker: EmbeddedBroker,
+                                                            keys_dir: Path) -> None:
     with pytest.raises(ConfigError, match=r"refused 'alice' \(forbidden\).*may use: bob"):
         bus.connect(keyed_broker.url, name="alice", keys=KeyConfig.load(keys_dir, "bob"), timeout=5)
     assert keyed_broker._broker.counters["error_forbidden"] == 1
     assert keyed_broker._broker.registry.instances("alice") == []
 
 
-def test_an_unknown_key_never_gets_a_welcome(keyed_broker: EmbeddedBroker, keys_dir: Path, tmp_path: Path) -> None:
+def test_an_unknown_key_never_gets_a_welcome(keyed_broker: EmbeddedBroker, keys_dir: Path,
+                                             tmp_path: Path) -> None:
     stranger = tmp_path / "elsewhere"
     new_key(stranger, "eve", ["*"])
     (stranger / "broker.key").write_bytes((keys_dir / "broker.key").read_bytes())
@@ -108,7 +117,8 @@ def test_an_unknown_key_never_gets_a_welcome(keyed_broker: EmbeddedBroker, keys_
 
 
 def test_a_client_without_keys_never_reaches_a_keyed_broker(keyed_broker: EmbeddedBroker) -> None:
-    with pytest.raises(PeerUnavailable, match="this broker requires CURVE keys and this client has none"):
+    with pytest.raises(PeerUnavailable,
+                       match="this broker requires CURVE keys and this client has none"):
         bus.connect(keyed_broker.url, name="bob", timeout=0.5)
     assert keyed_broker._broker.counters["frames_in"] == 0
 
@@ -119,14 +129,17 @@ def test_new_key_refuses_an_unknown_role(keys_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("op", ["ps", "stats", "dlq.list", "dlq.replay", "dlq.purge"])
-def test_a_robot_key_may_not_use_admin_ops_and_an_admin_key_may(keyed_broker: EmbeddedBroker, keys_dir: Path, op: str) -> None:
+def test_a_robot_key_may_not_use_admin_ops_and_an_admin_key_may(keyed_broker: EmbeddedBroker,
+                                                                keys_dir: Path, op: str) -> None:
     # Given bob's robot key and an admin key on a keyed broker
     with bus.connect(keyed_broker.url, name="bob", keys=KeyConfig.load(keys_dir, "bob")) as bob, \
-            bus.connect(keyed_broker.url, name="ops", keys=KeyConfig.load(keys_dir, "admin")) as admin:
+            bus.connect(keyed_broker.url, name="ops",
+                        keys=KeyConfig.load(keys_dir, "admin")) as admin:
         # Then the robot key is refused every admin op, naming the fix
         with pytest.raises(BusError, match=f"forbidden: '{op}' needs an admin key"):
             bob.admin(op, dlq_id="dl-1")
-        # And ping stays open, while the admin key may use the op (a missing letter is its only complaint)
+        # And ping stays open, while the admin key may use the op (a missing letter is its only
+        # complaint)
         assert bob.admin("ping")["peers"] == 2
         try:
             admin.admin(op, dlq_id="dl-none")
@@ -134,18 +147,22 @@ def test_a_robot_key_may_not_use_admin_ops_and_an_admin_key_may(keyed_broker: Em
             assert "no dead letter" in str(exc)
 
 
-def test_a_key_cannot_take_over_another_keys_live_instance(keyed_broker: EmbeddedBroker, keys_dir: Path) -> None:
+def test_a_key_cannot_take_over_another_keys_live_instance(keyed_broker: EmbeddedBroker,
+                                                           keys_dir: Path) -> None:
     new_key(keys_dir, "mallory", ["bob"])  # allowed the name bob, but not bob's connection
     keyed_broker._broker.guard.reload()  # what SIGHUP does
     with bus.connect(keyed_broker.url, name="bob", keys=KeyConfig.load(keys_dir, "bob")) as bob:
-        with pytest.raises(PeerUnavailable, match="conflict: instance .* belongs to another live connection"):
-            bus.connect(keyed_broker.url, name="bob", instance=bob.instance, keys=KeyConfig.load(keys_dir, "mallory"),
-                        timeout=1)
-        assert [p.key for p in keyed_broker._broker.registry.instances("bob")] == [bob._link.keys.public.decode()]
+        with pytest.raises(PeerUnavailable,
+                           match="conflict: instance .* belongs to another live connection"):
+            bus.connect(keyed_broker.url, name="bob", instance=bob.instance,
+                        keys=KeyConfig.load(keys_dir, "mallory"), timeout=1)
+        keys = [p.key for p in keyed_broker._broker.registry.instances("bob")]
+        assert keys == [bob._link.keys.public.decode()]
 
 
-def test_a_member_without_a_key_of_its_name_uses_this_process_key(keyed_broker: EmbeddedBroker, keys_dir: Path,
-                                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_member_without_a_key_of_its_name_uses_this_process_key(
+        keyed_broker: EmbeddedBroker, keys_dir: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # What a systemd unit gives a robotd: the keys folder's public files, and its own secret
     # key as a credential elsewhere, named by $ROBOTLAB_KEY. A Robot built inside finds it.
     credential = tmp_path / "credentials" / "robotlab.key"
@@ -155,7 +172,8 @@ def test_a_member_without_a_key_of_its_name_uses_this_process_key(keyed_broker: 
     monkeypatch.setenv("ROBOTLAB_KEY", str(credential))
     with bus.connect(keyed_broker.url, name="bob", timeout=5) as bob:
         assert bob.keys is not None and bob.connected
-    with pytest.raises(ConfigError, match="refused 'carol'"):  # the process key is bob's, and bob's only
+    # the process key is bob's, and bob's only
+    with pytest.raises(ConfigError, match="refused 'carol'"):
         bus.connect(keyed_broker.url, name="carol", timeout=5)
     monkeypatch.delenv("ROBOTLAB_KEY")
     with pytest.raises(ConfigError, match="no CURVE key for 'bob'"):

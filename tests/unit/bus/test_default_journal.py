@@ -20,7 +20,8 @@ def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_brokers_on_one_host_get_a_journal_each(state: Path) -> None:
     paths = {bind: default_journal(bind) for bind in
-             ("tcp://127.0.0.1:5555", "tcp://127.0.0.1:5556", "ipc:///tmp/crew.sock", "tcp://[::1]:5555")}
+             ("tcp://127.0.0.1:5555", "tcp://127.0.0.1:5556", "ipc:///tmp/crew.sock",
+              "tcp://[::1]:5555")}
 
     assert paths["tcp://127.0.0.1:5555"] == str(state / "broker-tcp-127.0.0.1-5555.db")
     assert paths["ipc:///tmp/crew.sock"] == str(state / "broker-ipc-tmp-crew.sock.db")

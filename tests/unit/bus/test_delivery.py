@@ -43,7 +43,8 @@ def test_undeliverable_is_dead_lettered_and_the_sender_told(member) -> None:
         alice.send("nobody", {"x": 1}).wait(5)
     assert info.value.dlq_id
     letters = alice.admin("dlq.list")
-    assert [(d["dlq_id"], d["reason"], d["to"]) for d in letters] == [(info.value.dlq_id, "undeliverable", "nobody")]
+    assert [(d["dlq_id"], d["reason"], d["to"]) for d in letters] == [(info.value.dlq_id,
+                                                                       "undeliverable", "nobody")]
     assert protocol.unpack(letters[0]["body"]) == {"x": 1}
 
 
@@ -64,11 +65,13 @@ def test_unacked_delivery_times_out_into_the_dlq(member) -> None:
     assert alice.admin("dlq.list")[0]["reason"] == "timeout"
 
 
-def test_a_dead_letter_says_whether_its_work_may_have_run_and_such_a_replay_must_be_forced(member) -> None:
+def test_a_dead_letter_says_whether_its_work_may_have_run_and_such_a_replay_must_be_forced(
+        member) -> None:
     alice = member("alice", ack_timeout=0.3)
     bob = member("bob")
     runs: list[str] = []
-    bob.on_message(lambda delivery, message: runs.append(message.content), manual=True)  # runs, never acks
+    # runs, never acks
+    bob.on_message(lambda delivery, message: runs.append(message.content), manual=True)
     with pytest.raises(DeliveryTimeout):
         alice.send("bob", "charge the card").wait(5)
     with pytest.raises(Undeliverable):
@@ -78,7 +81,8 @@ def test_a_dead_letter_says_whether_its_work_may_have_run_and_such_a_replay_must
     # Replaying what may have run is refused, and the letter stays; forced, it runs again
     with pytest.raises(BusError, match="may have run already.*--force"):
         alice.replay(letters["bob"]["dlq_id"])
-    assert {d["dlq_id"] for d in alice.admin("dlq.list")} == {letters["bob"]["dlq_id"], letters["nobody"]["dlq_id"]}
+    assert {d["dlq_id"] for d in alice.admin("dlq.list")} == {letters["bob"]["dlq_id"],
+                                                              letters["nobody"]["dlq_id"]}
     with pytest.raises(DeliveryTimeout):
         alice.replay(letters["bob"]["dlq_id"], force=True).wait(5)
     assert runs == ["charge the card", "charge the card"]
@@ -98,9 +102,11 @@ def test_a_copy_that_timed_out_is_not_hidden_behind_a_busy_one(member) -> None:
     to_both = alice.send("bob", "to both", busy_retry=5)
     with pytest.raises(DeliveryTimeout, match="in flight.*did not ack|did not ack.*in flight"):
         to_both.wait(5)
-    assert {(copy[0], copy[1]) for copy in to_both.failed_copies} == {(full.instance, "busy"), (silent.instance, "timeout")}
+    assert {(copy[0], copy[1]) for copy in to_both.failed_copies} == {(full.instance, "busy"),
+                                                                      (silent.instance, "timeout")}
     letters = [d for d in alice.admin("dlq.list") if protocol.unpack(d["body"]) == "to both"]
-    assert sorted((d["reason"], d["maybe_ran"]) for d in letters) == [("busy", False), ("timeout", True)]
+    assert sorted((d["reason"], d["maybe_ran"]) for d in letters) == [("busy", False),
+                                                                      ("timeout", True)]
 
 
 def test_in_flight_bound_answers_busy_instead_of_queueing(member) -> None:
@@ -152,7 +158,9 @@ def test_a_resent_message_runs_the_handler_once(member) -> None:
     seen = collector(bob)
     tracker = alice.send("bob", "once")
     tracker.wait(5)
-    frames = protocol.encode(protocol.Command.SEND, {"id": tracker.id, "to": "bob", "type": "message"}, protocol.pack("once"))
+    frames = protocol.encode(protocol.Command.SEND,
+                             {"id": tracker.id, "to": "bob", "type": "message"},
+                             protocol.pack("once"))
     alice._link.post(frames)  # the same message again, as a resend after a reconnect would be
     alice.send("bob", "next").wait(5)
     wait_until(lambda: "next" in seen, message="later message handled")
@@ -222,11 +230,15 @@ def test_the_message_in_hand_when_the_receiver_drains_is_still_touched(member) -
 def test_a_deliver_carries_the_senders_fields_but_not_the_brokers_own() -> None:
     from robotlab.broker.records import deliver_header
 
-    send = {"id": "a.1", "to": "bob", "type": "reply", "reply_to": "b.7", "to_instance": "bob-1", "untracked": True,
-            "ack": 12, "receipt": False, "any": True, "idempotent": True, "max_handling": 5.0, "hold": 1.0,
+    send = {"id": "a.1", "to": "bob", "type": "reply", "reply_to": "b.7", "to_instance": "bob-1",
+            "untracked": True,
+            "ack": 12, "receipt": False, "any": True, "idempotent": True, "max_handling": 5.0,
+            "hold": 1.0,
             "deadline": 99.5, "from": "alice", "from_instance": "alice-1", "newer_field": [1]}
     deliver = deliver_header(send, 0, 1)
-    assert deliver == {"id": "a.1", "to": "bob", "type": "reply", "reply_to": "b.7", "deadline": 99.5, "from": "alice",
+    assert deliver == {"id": "a.1", "to": "bob", "type": "reply", "reply_to": "b.7",
+                       "deadline": 99.5, "from": "alice",
                        "from_instance": "alice-1", "newer_field": [1], "delivery": 0, "attempt": 1}
-    assert send["to_instance"] == "bob-1" and send["ack"] == 12  # the record keeps what the broker acts on
+    # the record keeps what the broker acts on
+    assert send["to_instance"] == "bob-1" and send["ack"] == 12
     protocol.check_header(protocol.Command.DELIVER, deliver)

@@ -30,29 +30,34 @@ def test_a_silent_member_back_with_its_instance_id_gets_its_work_again(make_brok
         first = bus.connect(broker.url, name="bob", instance="bob-1", role="robot")
         first.on_message(lambda delivery, message: None, manual=True)  # takes it, never settles
         tracker = alice.send("bob", "finish me")
-        wait_until(lambda: robots(alice, "bob") and robots(alice, "bob")[0]["in_flight"] == 1, message="in flight")
+        wait_until(lambda: robots(alice, "bob") and robots(alice, "bob")[0]["in_flight"] == 1,
+                   message="in flight")
         first.close(bye=False, drain=0)  # no BYE: to the broker, bob just went silent
         wait_until(lambda: not robots(alice, "bob"), message="the broker noticed bob is gone")
         assert not tracker.settled  # held for bob, not failed
 
         seen: list = []
         again = bus.BusClient(broker.url, name="bob", instance="bob-1", role="robot")
-        again._link.hello["token"] = first._link.hello["token"]  # the same member: it proves it with its token
+        # the same member: it proves it with its token
+        again._link.hello["token"] = first._link.hello["token"]
         with again.on_message(lambda m: seen.append(m.content)).start():
             tracker.wait(5)
     assert seen == ["finish me"] and tracker.instances == ["bob-1"]
 
 
-def test_a_new_process_claiming_a_silent_members_instance_does_not_inherit_its_work(make_broker) -> None:
+def test_a_new_process_claiming_a_silent_members_instance_does_not_inherit_its_work(
+        make_broker) -> None:
     broker = make_broker(hold=30.0)
     with bus.connect(broker.url, name="alice") as alice:
         first = bus.connect(broker.url, name="bob", instance="bob-1", role="robot")
         first.on_message(lambda delivery, message: None, manual=True)
         tracker = alice.send("bob", "whose is it")
-        wait_until(lambda: robots(alice, "bob") and robots(alice, "bob")[0]["in_flight"] == 1, message="in flight")
+        wait_until(lambda: robots(alice, "bob") and robots(alice, "bob")[0]["in_flight"] == 1,
+                   message="in flight")
         first.close(bye=False, drain=0)
         wait_until(lambda: not robots(alice, "bob"), message="the broker noticed bob is gone")
-        with bus.connect(broker.url, name="bob", instance="bob-1", role="robot"):  # another token: not the same member
+        # another token: not the same member
+        with bus.connect(broker.url, name="bob", instance="bob-1", role="robot"):
             with pytest.raises(DeliveryTimeout, match="a new process took its instance id"):
                 tracker.wait(5)
 
@@ -63,8 +68,10 @@ def test_a_silent_member_that_stays_away_fails_its_work_when_the_hold_runs_out(m
         bob = bus.connect(broker.url, name="bob", role="robot")
         bob.on_message(lambda delivery, message: None, manual=True)
         tracker = alice.send("bob", "lost cause")
-        wait_until(lambda: robots(alice, "bob") and robots(alice, "bob")[0]["in_flight"] == 1, message="in flight")
+        wait_until(lambda: robots(alice, "bob") and robots(alice, "bob")[0]["in_flight"] == 1,
+                   message="in flight")
         bob.close(bye=False, drain=0)
-        with pytest.raises(DeliveryTimeout, match="(went silent|disconnected).* and stayed away 0.5s"):
+        with pytest.raises(DeliveryTimeout,
+                           match="(went silent|disconnected).* and stayed away 0.5s"):
             tracker.wait(10)
         assert [d["reason"] for d in alice.admin("dlq.list")] == ["timeout"]

@@ -15,14 +15,16 @@ def raw_hello(url: str, context: zmq.Context, name: str, instance: str, **extra)
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(url)
     try:
-        sock.send_multipart(protocol.encode(Command.HELLO, {"name": name, "instance": instance, **extra}))
+        sock.send_multipart(protocol.encode(Command.HELLO,
+                                            {"name": name, "instance": instance, **extra}))
         assert sock.poll(5000), "no answer to HELLO"
         return protocol.decode(sock.recv_multipart())
     finally:
         sock.close(linger=0)
 
 
-def test_a_reconnect_with_the_clients_token_keeps_the_instance_and_a_stranger_gets_conflict(make_broker) -> None:
+def test_a_reconnect_with_the_clients_token_keeps_the_instance_and_a_stranger_gets_conflict(
+        make_broker) -> None:
     embedded = make_broker(ack_timeout=5.0)
     with bus.connect(embedded.url, name="bob", context=embedded.context) as bob, \
             bus.connect(embedded.url, name="alice", context=embedded.context) as alice:
@@ -34,7 +36,8 @@ def test_a_reconnect_with_the_clients_token_keeps_the_instance_and_a_stranger_ge
         # When a stranger claims bob's instance id (which ps shows): refused
         refused = raw_hello(embedded.url, embedded.context, "bob", bob.instance)
         assert refused.command == Command.ERROR and refused.header["code"] == ErrorCode.CONFLICT
-        # When bob itself reconnects on a fresh socket before the broker noticed: it keeps the instance
+        # When bob itself reconnects on a fresh socket before the broker noticed: it keeps the
+        # instance
         with bob._link._lock:
             bob._link.welcomed.clear()
             bob._link._reconnect()
@@ -61,10 +64,13 @@ def test_every_second_hello_on_one_connection_replaces_the_first(make_broker) ->
     sock.connect(embedded.url)
     try:
         for i in range(200):
-            sock.send_multipart(protocol.encode(Command.HELLO, {"name": f"n{i % 3}", "instance": f"i{i}"}))
+            sock.send_multipart(protocol.encode(Command.HELLO,
+                                                {"name": f"n{i % 3}", "instance": f"i{i}"}))
             assert _answer(sock).command == Command.WELCOME
         registry = embedded._broker.registry
         assert (len(registry.by_identity), len(registry.by_instance)) == (1, 1)
-        assert [[p.instance for p in registry.instances(f"n{i}")] for i in range(3)] == [[], ["i199"], []]
+        assert [[p.instance for p in registry.instances(f"n{i}")] for i in range(3)] == [[],
+                                                                                         ["i199"],
+                                                                                         []]
     finally:
         sock.close(linger=0)

@@ -25,7 +25,8 @@ def test_an_inline_handler_runs_on_the_io_thread_and_answers(member) -> None:
     assert threads == [f"robotlab-bus-{bob.name}"] * 3  # the I/O thread, never the handler thread
 
 
-def test_inline_false_overrides_the_mark_and_plain_handlers_stay_on_the_handler_thread(member) -> None:
+def test_inline_false_overrides_the_mark_and_plain_handlers_stay_on_the_handler_thread(
+        member) -> None:
     alice, bob = member("alice"), member("bob")
     threads: list[str] = []
     handler = bus.inline(lambda m: threads.append(threading.current_thread().name) or "ok")

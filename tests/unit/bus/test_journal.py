@@ -78,21 +78,24 @@ def test_a_second_broker_on_the_same_journal_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "broker.db"
     first = Journal(str(path), 1 << 20)
     try:
-        with pytest.raises(ConfigError, match=f"journal {path} cannot be used: it is locked by another broker"):
+        with pytest.raises(ConfigError,
+                           match=f"journal {path} cannot be used: it is locked by another broker"):
             Journal(str(path), 1 << 20)
     finally:
         first.close()
 
 
 @pytest.mark.parametrize("make", ["corrupt", "unwritable"])
-def test_a_bad_journal_is_a_one_line_start_up_error_naming_the_file(tmp_path: Path, make: str) -> None:
+def test_a_bad_journal_is_a_one_line_start_up_error_naming_the_file(tmp_path: Path,
+                                                                    make: str) -> None:
     if make == "corrupt":
         path = tmp_path / "broker.db"
         path.write_bytes(b"this is not an SQLite database, whatever its name says" * 100)
     else:
         (tmp_path / "file").write_text("")
         path = tmp_path / "file" / "broker.db"  # its folder is a file: nothing can be written there
-    result = CliRunner().invoke(main, ["broker", "--bind", f"ipc://{tmp_path}/b.sock", "--journal", str(path)])
+    result = CliRunner().invoke(main, ["broker", "--bind", f"ipc://{tmp_path}/b.sock", "--journal",
+                                       str(path)])
     assert result.exit_code == 78, result.output
     assert result.output.count("\n") == 1 and f"journal {path} cannot be used" in result.output
 
@@ -118,7 +121,8 @@ def test_a_put_falls_due_an_interval_after_its_own_acceptance(tmp_path: Path) ->
         journal.put(("sender", "m1"), {"id": "m1", "to": "echo"}, b"body", "sender", "m1")
         first_due = journal.next_commit()
         assert first_due is not None
-        wait_until(lambda: time.monotonic() > first_due - 0.5, message="the clock moved past m1's put")
+        wait_until(lambda: time.monotonic() > first_due - 0.5,
+                   message="the clock moved past m1's put")
         journal.put(("sender", "m2"), {"id": "m2", "to": "echo"}, b"body", "sender", "m2")
         second_due = journal.next_commit()
         journal.settle(("sender", "m1"))
@@ -141,7 +145,8 @@ def stored(journal: Journal) -> list[str]:
 
 
 def put(journal: Journal, message_id: str, body: bytes = b"body") -> None:
-    journal.put(("sender", message_id), {"id": message_id, "to": "echo"}, body, "sender", message_id)
+    journal.put(("sender", message_id), {"id": message_id, "to": "echo"}, body, "sender",
+                message_id)
 
 
 def test_a_large_body_falls_due_later_by_the_time_it_takes_to_move(tmp_path: Path) -> None:
@@ -164,7 +169,8 @@ def test_a_large_body_falls_due_later_by_the_time_it_takes_to_move(tmp_path: Pat
         journal.close()
 
 
-def test_a_commit_writes_the_puts_up_to_the_last_due_one_and_leaves_the_younger(tmp_path: Path) -> None:
+def test_a_commit_writes_the_puts_up_to_the_last_due_one_and_leaves_the_younger(
+        tmp_path: Path) -> None:
     path = tmp_path / "broker.db"
     journal = Journal(str(path), 64 << 20, interval=0.05)
     put(journal, "first")
@@ -183,7 +189,8 @@ def test_a_commit_writes_the_puts_up_to_the_last_due_one_and_leaves_the_younger(
     journal.close()  # a clean stop writes everything
     reopened = Journal(str(path), 64 << 20)
     try:
-        assert [message[3][1] for message in reopened.restore().messages] == ["first", "young", "big", "after"]
+        assert [message[3][1] for message in reopened.restore().messages] == ["first", "young",
+                                                                              "big", "after"]
     finally:
         reopened.close()
 
@@ -191,7 +198,8 @@ def test_a_commit_writes_the_puts_up_to_the_last_due_one_and_leaves_the_younger(
 def test_a_replayed_dead_letter_is_written_with_the_letters_removal(tmp_path: Path) -> None:
     journal = Journal(str(tmp_path / "broker.db"), 64 << 20, interval=60)
     try:
-        letter = DeadLetter("dlq-1", "undeliverable", "nobody", {"id": "m1", "to": "away"}, b"body", time.time())
+        letter = DeadLetter("dlq-1", "undeliverable", "nobody", {"id": "m1", "to": "away"}, b"body",
+                            time.time())
         journal.letter_added(1, letter)
         assert journal.commit(everything=True)
         # dlq.replay: the letter goes and its message comes back under a new id, in one turn
@@ -206,21 +214,25 @@ def test_a_replayed_dead_letter_is_written_with_the_letters_removal(tmp_path: Pa
         journal.close()
 
 
-def test_a_dead_letters_maybe_ran_survives_a_restart_and_an_older_journal_gets_it(tmp_path: Path) -> None:
+def test_a_dead_letters_maybe_ran_survives_a_restart_and_an_older_journal_gets_it(
+        tmp_path: Path) -> None:
     path = tmp_path / "broker.db"
     # A journal from before the column: its time-outs were handed out, its undeliverables not
     old = sqlite3.connect(path)
     old.executescript("""
-        CREATE TABLE dead_letters (seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL, reason TEXT NOT NULL,
-            detail TEXT NOT NULL, header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL);""")
+        CREATE TABLE dead_letters (seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL,
+            reason TEXT NOT NULL, detail TEXT NOT NULL, header BLOB NOT NULL, body BLOB NOT NULL,
+            at REAL NOT NULL);""")
     old.executemany("INSERT INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [(1, "dl-1", "timeout", "late", pack({"id": "m1", "to": "bob"}), b"", 1.0),
-                     (2, "dl-2", "undeliverable", "nobody", pack({"id": "m2", "to": "away"}), b"", 2.0)])
+                     (2, "dl-2", "undeliverable", "nobody", pack({"id": "m2", "to": "away"}), b"",
+                      2.0)])
     old.commit()
     old.close()
     journal = Journal(str(path), 64 << 20, interval=60)
     try:
-        journal.letter_added(3, DeadLetter("dl-3", "nacked", "it failed", {"id": "m3", "to": "bob"}, b"", 3.0, True))
+        journal.letter_added(3, DeadLetter("dl-3", "nacked", "it failed", {"id": "m3", "to": "bob"},
+                                           b"", 3.0, True))
         assert journal.commit(everything=True)
     finally:
         journal.close()
@@ -229,7 +241,8 @@ def test_a_dead_letters_maybe_ran_survives_a_restart_and_an_older_journal_gets_i
         letters = reopened.restore().letters
     finally:
         reopened.close()
-    assert [(row[1], row[7]) for row in letters] == [("dl-1", True), ("dl-2", False), ("dl-3", True)]
+    assert [(row[1], row[7]) for row in letters] == [("dl-1", True), ("dl-2", False),
+                                                     ("dl-3", True)]
 
 
 def test_the_owner_of_a_message_is_written_with_it_or_after_it_and_restored(tmp_path: Path) -> None:
@@ -250,10 +263,12 @@ def test_the_owner_of_a_message_is_written_with_it_or_after_it_and_restored(tmp_
         owners = {row[3][1]: row[5] for row in reopened.restore().messages}
     finally:
         reopened.close()
-    assert owners == {"handed-before-written": "bob-1", "handed-after-written": "bob-2", "never-handed": None}
+    assert owners == {"handed-before-written": "bob-1", "handed-after-written": "bob-2",
+                      "never-handed": None}
 
 
-def test_a_pooled_message_waits_for_its_owner_after_a_restart_then_goes_to_another(brokers, tmp_path: Path) -> None:
+def test_a_pooled_message_waits_for_its_owner_after_a_restart_then_goes_to_another(
+        brokers, tmp_path: Path) -> None:
     journal = tmp_path / "broker.db"
     first = brokers(journal, hold=30.0)
     handed: list = []
@@ -265,7 +280,8 @@ def test_a_pooled_message_waits_for_its_owner_after_a_restart_then_goes_to_anoth
         first.stop()  # its owner, bob-1, is journaled with it
     second = brokers(journal, hold=1.0)
     runs: list = []
-    other = bus.BusClient(second.url, name="bob", instance="bob-2").on_message(lambda message: runs.append(message))
+    other = bus.BusClient(second.url, name="bob", instance="bob-2")
+    other.on_message(lambda message: runs.append(message))
     with other.start():
         # bob-2 is back first, but the message waits for bob-1 (which may be working on it)
         # through the hold; bob-1 never returns, so then it goes to bob-2, marked as attempt 2

@@ -19,8 +19,8 @@ from robotlab.bus.protocol import Command
 
 
 def peer(name: str, instance: str) -> Peer:
-    return Peer(identity=instance.encode(), name=name, instance=instance, role="robot", max_inflight=8,
-                expires=1e9, joined=0.0)
+    return Peer(identity=instance.encode(), name=name, instance=instance, role="robot",
+                max_inflight=8, expires=1e9, joined=0.0)
 
 
 def on_disk(journal: Journal) -> list[tuple[str, str | None]]:
@@ -35,15 +35,18 @@ def test_the_handout_waits_for_the_commit_that_writes_its_owner(tmp_path: Path) 
         registry.add(member)
     journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
     # The broker's socket seam: record what leaves instead of sending it
-    outbox = Outbox(journal, registry, lambda to, command, header, body: sent.append((to.instance, command, body)) or True)
-    deliveries = Deliveries(registry, DeadLetterQueue(100), outbox.transmit_settled, 30.0, journal=journal,
-                            deliver=lambda to, command, header, body: sent.append((to.instance, command, body)) or True)
+    outbox = Outbox(journal, registry, lambda to, command, header,
+                    body: sent.append((to.instance, command, body)) or True)
+    deliveries = Deliveries(registry, DeadLetterQueue(100), outbox.transmit_settled, 30.0,
+                            journal=journal, deliver=lambda to, command, header,
+                            body: sent.append((to.instance, command, body)) or True)
     try:
         # When alice sends one `any` message and one addressed to bob-1 in a turn
-        deliveries.route({"id": "m1", "to": "bob", "any": True, "from": "alice", "from_instance": "alice-1"},
+        deliveries.route({"id": "m1", "to": "bob", "any": True, "from": "alice",
+                          "from_instance": "alice-1"},
                          b"refund 7", notify="alice-1")
-        deliveries.route({"id": "m2", "to": "bob", "from": "alice", "from_instance": "alice-1"}, b"note",
-                         notify="alice-1")
+        deliveries.route({"id": "m2", "to": "bob", "from": "alice", "from_instance": "alice-1"},
+                         b"note", notify="alice-1")
         # Then the addressed one left at once, and the `any` one waits, on disk nowhere yet
         assert sent == [("bob-1", Command.DELIVER, b"note")]
         assert on_disk(journal) == []
@@ -57,16 +60,21 @@ def test_the_handout_waits_for_the_commit_that_writes_its_owner(tmp_path: Path) 
 
 def test_a_reply_held_for_a_requester_away_survives_a_restart(tmp_path: Path) -> None:
     sent: list = []
-    reply = {"id": "r1", "to": "alice", "to_instance": "alice-1", "untracked": True, "reply_to": "m1",
-             "from": "bob", "from_instance": "bob-1"}
+    reply = {"id": "r1", "to": "alice", "to_instance": "alice-1", "untracked": True,
+             "reply_to": "m1", "from": "bob", "from_instance": "bob-1"}
 
     def table(journal: Journal, *members: Peer) -> Deliveries:
         registry, holds = Registry(), Holds(30.0)
         holds.know("alice")
         for member in members:
             registry.add(member)
-        transmit = lambda to, command, header, body: sent.append((to.instance, command, body)) or True  # noqa: E731
-        return Deliveries(registry, DeadLetterQueue(100), transmit, 30.0, journal=journal, holds=holds)
+
+        def transmit(to: Peer, command: Command, header: dict, body: object) -> bool:
+            sent.append((to.instance, command, body))
+            return True
+
+        return Deliveries(registry, DeadLetterQueue(100), transmit, 30.0, journal=journal,
+                          holds=holds)
 
     # Given bob's reply to alice, who is away: held, and written with the turn's commit
     journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
@@ -88,7 +96,8 @@ def test_a_reply_held_for_a_requester_away_survives_a_restart(tmp_path: Path) ->
         journal.close()
 
 
-def test_a_resend_of_an_answered_request_goes_back_to_the_instance_that_answered(tmp_path: Path) -> None:
+def test_a_resend_of_an_answered_request_goes_back_to_the_instance_that_answered(
+        tmp_path: Path) -> None:
     sent: list = []
     request = {"id": "m1", "to": "w", "any": True, "from": "alice", "from_instance": "alice-1"}
     members = [peer("w", "w-1"), peer("w", "w-2"), peer("alice", "alice-1")]
@@ -97,8 +106,13 @@ def test_a_resend_of_an_answered_request_goes_back_to_the_instance_that_answered
         registry = Registry()
         for member in members:
             registry.add(member)
-        transmit = lambda to, command, header, body: sent.append((to.instance, command, header)) or True  # noqa: E731
-        return Deliveries(registry, DeadLetterQueue(100), transmit, 30.0, journal=journal, deliver=transmit)
+
+        def transmit(to: Peer, command: Command, header: dict, body: object) -> bool:
+            sent.append((to.instance, command, header))
+            return True
+
+        return Deliveries(registry, DeadLetterQueue(100), transmit, 30.0, journal=journal,
+                          deliver=transmit)
 
     # Given a request w-1 answered and acked; the reply then lost with the broker
     journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
@@ -114,7 +128,8 @@ def test_a_resend_of_an_answered_request_goes_back_to_the_instance_that_answered
     try:
         second = table(journal)
         second.answered_by = journal.restore().answered
-        second.registry.by_instance[answered_by].inflight.add(-1)  # busier: `any` alone would pick the other
+        # busier: `any` alone would pick the other
+        second.registry.by_instance[answered_by].inflight.add(-1)
         sent.clear()
         second.route(request, b"refund 7", notify="alice-1")
         # Then it goes to the instance that answered it (which answers again from its cache),

@@ -21,13 +21,15 @@ def test_a_reply_finished_while_the_broker_is_away_arrives_after_it_is_back(tmp_
     first = EmbeddedBroker(url, config).start()
     taken: list = []
     bob = bus.BusClient(url, name="bob", role="robot")
-    bob.on_message(lambda delivery, message: (delivery.ack(), taken.append(message)), manual=True).start()
+    bob.on_message(lambda delivery, message: (delivery.ack(), taken.append(message)),
+                   manual=True).start()
     alice = bus.connect(url, name="alice")
     second = None
     try:
         # Given a request bob acked at once (so alice will not resend it) and answers later
         tracker = alice.send_request("bob", "later")
-        wait_until(lambda: taken and tracker.status == "delivered", message="acked, not answered yet")
+        wait_until(lambda: taken and tracker.status == "delivered",
+                   message="acked, not answered yet")
         # When bob answers while the broker is down, and a broker comes back
         first.stop()
         wait_until(lambda: not bob.connected, message="bob notices the broker is gone")

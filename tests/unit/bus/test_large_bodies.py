@@ -14,13 +14,16 @@ MIB = 1024 * 1024
 
 
 def test_a_4_mib_body_that_is_not_msgpack_passes_the_broker_as_a_view_of_its_frame() -> None:
-    broker = EmbeddedBroker(config=BrokerConfig(heartbeat=10.0)).start()  # raw peers send no heartbeats
+    # raw peers send no heartbeats
+    broker = EmbeddedBroker(config=BrokerConfig(heartbeat=10.0)).start()
     alice, bob = Raw(broker.url), Raw(broker.url)
     try:
         assert alice.hello("alice", "a-1").command == Command.WELCOME
         assert bob.hello("bob", "b-1").command == Command.WELCOME
         body = b"\xc1" + os.urandom(4 * MIB)  # 0xc1 is never valid msgpack: decoding it would fail
-        alice.socket.send_multipart(protocol.encode(Command.SEND, {"id": "m.1", "to": "bob", "type": "message"}, body))
+        alice.socket.send_multipart(protocol.encode(Command.SEND,
+                                                    {"id": "m.1", "to": "bob", "type": "message"},
+                                                    body))
         delivered = bob.expect(Command.DELIVER, timeout=10)
         assert delivered.body == body
         # Unacked, the broker still holds it: a view of the frame it received, not a copy.

@@ -1,4 +1,5 @@
-"""The stats map a member reports for `ps`: what the client sends and when, what the broker keeps."""
+"""The stats map a member reports for `ps`: what the client sends and when, what the broker
+keeps."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from robotlab.cli.ps_view import table_row, with_figures
 
 
 def test_the_broker_keeps_short_keys_and_scalar_values_only() -> None:
-    raw: dict[str, Any] = {"tokens_in": 12, "cost": 0.5, "status": "x" * 500, "k" * 40: 1, "nested": {"a": 1},
+    raw: dict[str, Any] = {"tokens_in": 12, "cost": 0.5, "status": "x" * 500, "k" * 40: 1,
+                           "nested": {"a": 1},
                            "nan": float("nan"), "listed": [1], "flag": True, "none": None}
     kept = member_stats(raw)
-    assert kept == {"tokens_in": 12, "cost": 0.5, "status": "x" * TEXT_MAX, "flag": True, "none": None}
+    assert kept == {"tokens_in": 12, "cost": 0.5, "status": "x" * TEXT_MAX, "flag": True,
+                    "none": None}
     assert len(member_stats({f"k{i}": i for i in range(40)})) == KEYS_MAX
 
 
@@ -39,10 +42,11 @@ def test_a_failing_source_reports_its_failure_instead_of_breaking_the_link() -> 
 
 
 def test_ps_cells_say_unknown_for_an_unpriced_model_and_show_small_costs() -> None:
-    row = {"name": "bob", "oldest": 3.21, "stats": {"tokens_in": 1200, "tokens_out": 34, "cost": "unknown",
-                                                    "status": "running"}}
+    row = {"name": "bob", "oldest": 3.21, "stats": {"tokens_in": 1200, "tokens_out": 34,
+                                                    "cost": "unknown", "status": "running"}}
     cells = table_row(row)
-    assert (cells["tokens"], cells["cost"], cells["status"], cells["oldest"]) == ("1,200 in / 34 out", "unknown",
+    assert (cells["tokens"], cells["cost"], cells["status"], cells["oldest"]) == ("1,200 in / 34 "
+                                                                                  "out", "unknown",
                                                                                 "running", "3.2s")
     assert table_row({"stats": {"cost": 0.0000216}})["cost"] == "$0.000022"
     assert table_row({"stats": {"cost": 1.5}})["cost"] == "$1.5000"

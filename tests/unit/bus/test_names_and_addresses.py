@@ -11,7 +11,8 @@ from robotlab.bus.config import check_endpoints, check_name
 from robotlab.errors import ConfigError
 
 
-@pytest.mark.parametrize("name", ["alice", "code-reviewer", "sage.1", "team/bob", "a" * 128, "ünïcode"])
+@pytest.mark.parametrize("name", ["alice", "code-reviewer", "sage.1", "team/bob", "a" * 128,
+                                  "ünïcode"])
 def test_a_robot_name_without_spaces_passes(name: str) -> None:
     assert check_name(name) == name
 
@@ -31,14 +32,15 @@ def test_a_name_no_one_could_address_is_one_line(name: str, says: str) -> None:
     assert "\n" not in str(caught.value)
 
 
-@pytest.mark.parametrize("url", ["tcp://127.0.0.1:5555", "ipc:///tmp/rl/broker.sock", "inproc://crew",
-                                 "tcp://[::1]:5555", "tcp://a:1,tcp://b:2"])
+@pytest.mark.parametrize("url", ["tcp://127.0.0.1:5555", "ipc:///tmp/rl/broker.sock",
+                                 "inproc://crew", "tcp://[::1]:5555", "tcp://a:1,tcp://b:2"])
 def test_broker_addresses_pass(url: str) -> None:
     assert check_endpoints(url) == url
 
 
 @pytest.mark.parametrize(("url", "says"), [
-    ("http://x", "'http://x' is not a broker address: one looks like tcp://HOST:PORT, ipc:///path/to/socket"),
+    ("http://x",
+     "'http://x' is not a broker address: one looks like tcp://HOST:PORT, ipc:///path/to/socket"),
     ("ipc://", "'ipc://' is not a broker address"),
     ("127.0.0.1:5555", "is not a broker address"),
     ("tcp://host", "needs a host and a port"),

@@ -32,9 +32,11 @@ def test_the_listed_modules_run_all_compiled_or_all_from_source() -> None:
 def test_a_dev_install_runs_the_compiled_bus() -> None:
     # make venv / make test compile with the locked mypyc; a stale or missing build runs the
     # source, which is correct but slow, and the benchmarks would measure the wrong thing.
-    if importlib.util.find_spec("mypyc") is None or os.environ.get("ROBOTLAB_PURE", "") not in ("", "0"):
+    if importlib.util.find_spec("mypyc") is None or os.environ.get("ROBOTLAB_PURE", "") not in ("",
+                                                                                                "0"):
         pytest.skip("no mypyc here, or the pure source was asked for: nothing is compiled")
-    assert native.choose() == "compiled", "the bus's compiled modules are stale or missing: run `make compile`"
+    assert native.choose() == "compiled", ("the bus's compiled modules are stale or missing: run "
+                                           "`make compile`")
 
 
 def test_a_source_newer_than_the_build_is_stale(tmp_path: Path) -> None:
@@ -57,13 +59,15 @@ def test_the_pure_source_runs_a_round_trip_when_asked() -> None:
         "from robotlab import bus\n"
         "from robotlab.bus import native, protocol\n"
         "import robotlab.broker.deliveries as deliveries\n"
-        "assert protocol.__file__.endswith('.py') and deliveries.__file__.endswith('.py'), protocol.__file__\n"
+        "assert protocol.__file__.endswith('.py') and deliveries.__file__.endswith('.py'), "
+        "protocol.__file__\n"
         "with bus.connect(name='alice') as alice, bus.connect(alice.url, name='bob') as bob:\n"
         "    bob.on_message(lambda m: m.content * 2)\n"
         "    print(native.choose(), alice.request('bob', 21, timeout=10).content)\n"
     )
     env = {**os.environ, "ROBOTLAB_PURE": "1"}
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split() in (["pure", "42"], ["source", "42"])
 
@@ -78,18 +82,22 @@ def test_a_warning_given_before_logging_is_set_up_comes_out_in_its_format(log_fo
         "native.announce('robotlab: link.py changed since the bus was compiled')\n"
         f"configure_logging('INFO', {log_format!r})\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                          cwd=ROOT, env={**os.environ, "ROBOTLAB_PURE": ""})
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT, env={**os.environ, "ROBOTLAB_PURE": ""})
     lines = done.stderr.splitlines()
     assert done.returncode == 0 and len(lines) == 1, done.stderr
     if log_format == "json":
-        assert json.loads(lines[0])["message"] == "robotlab: link.py changed since the bus was compiled"
+        assert (json.loads(lines[0])["message"]
+                == "robotlab: link.py changed since the bus was compiled")
     else:
-        assert lines[0].endswith("robotlab.bus WARNING robotlab: link.py changed since the bus was compiled")
+        assert lines[0].endswith("robotlab.bus WARNING robotlab: link.py changed since the bus was "
+                                 "compiled")
 
 
 def test_a_warning_nobody_sets_logging_up_for_comes_out_at_exit() -> None:
-    script = "from robotlab.bus import native\nnative.announce('robotlab: stale build')\nprint('ran')\n"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    script = ("from robotlab.bus import native\nnative.announce('robotlab: stale build')\n"
+              "print('ran')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
     assert done.returncode == 0 and done.stdout == "ran\n"
     assert done.stderr == "robotlab: stale build\n"

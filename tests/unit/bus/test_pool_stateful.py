@@ -60,7 +60,8 @@ class PoolMachine(RuleBasedStateMachine):
             gate.wait(60)
             return int(message.content)
 
-        return BusClient(self.url, name="w", instance=instance, role="robot").on_message(work).start()
+        return BusClient(self.url, name="w", instance=instance,
+                         role="robot").on_message(work).start()
 
     @rule()
     def send(self) -> None:
@@ -100,7 +101,8 @@ class PoolMachine(RuleBasedStateMachine):
             wait_until(self._finish_all, timeout=60, message="every request answered")
             answers = {number: tracker.reply(1).content for number, tracker in self.sent.items()}
             assert answers == {number: number for number in self.sent}
-            assert {number: self.runs[number] for number in self.sent} == dict.fromkeys(self.sent, 1), self.runs
+            runs = {number: self.runs[number] for number in self.sent}
+            assert runs == dict.fromkeys(self.sent, 1), self.runs
         finally:
             for client in (self.alice, *self.workers):
                 client.close(drain=0)

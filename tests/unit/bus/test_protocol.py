@@ -10,9 +10,11 @@ from robotlab.errors import ProtocolError
 
 HEADERS = {
     Command.HELLO: {"name": "bob", "instance": "i1", "role": "robot", "pid": 7},
-    Command.WELCOME: {"broker": "b", "heartbeat": 1.0, "liveness": 3, "ack_timeout": 30.0, "max_message_bytes": 1024},
+    Command.WELCOME: {"broker": "b", "heartbeat": 1.0, "liveness": 3, "ack_timeout": 30.0,
+                      "max_message_bytes": 1024},
     Command.SEND: {"id": "e.1", "to": "bob", "type": "message", "any": True},
-    Command.DELIVER: {"delivery": 4, "id": "e.1", "from": "alice", "from_instance": "i2", "to": "bob", "attempt": 1},
+    Command.DELIVER: {"delivery": 4, "id": "e.1", "from": "alice", "from_instance": "i2",
+                      "to": "bob", "attempt": 1},
     Command.ACK: {"deliveries": [1, 2, 3]},
     Command.NACK: {"delivery": 4, "reason": "no"},
     Command.RECEIPT: {"id": "e.1", "status": "delivered", "to": "bob", "instances": ["i1"]},
@@ -51,7 +53,8 @@ def test_a_large_body_travels_in_its_own_frame_as_it_is() -> None:
 
 
 def test_a_body_that_is_not_msgpack_passes_decode_untouched() -> None:
-    frame = protocol.decode(protocol.encode(Command.SEND, {"id": "a.1", "to": "bob"}, b"\xc1 not msgpack"))
+    frame = protocol.decode(protocol.encode(Command.SEND, {"id": "a.1", "to": "bob"},
+                                            b"\xc1 not msgpack"))
     assert frame.body == b"\xc1 not msgpack"
 
 
@@ -71,13 +74,16 @@ def v2(command: int, header: bytes, body: bytes = b"", length: int | None = None
         ([b"RLB\x01", b"\x03", b"\x80", b""], ErrorCode.BAD_VERSION),  # a version 1 peer
         ([b"RLB\x01\x03\x00\x00\x00\x01\x80"], ErrorCode.BAD_VERSION),
         ([b"RLB\x09\x03\x00\x00\x00\x01\x80"], ErrorCode.BAD_VERSION),
-        ([b"RLB\x02", b"\x03", b"\x80", b""], ErrorCode.BAD_VERSION),  # version 2's signature, version 1's framing
+        # version 2's signature, version 1's framing
+        ([b"RLB\x02", b"\x03", b"\x80", b""], ErrorCode.BAD_VERSION),
         ([*v2(3, protocol.pack({"id": "a", "to": "b"})), b"", b""], ErrorCode.MALFORMED),
         ([b"RLB\x02\x03\x00\x00"], ErrorCode.MALFORMED),  # truncated header length
         ([b"RLB\x02"], ErrorCode.MALFORMED),
-        (v2(3, protocol.pack({"id": "a", "to": "b"}), length=40), ErrorCode.MALFORMED),  # length past the end
+        # length past the end
+        (v2(3, protocol.pack({"id": "a", "to": "b"}), length=40), ErrorCode.MALFORMED),
         (v2(3, b"\x80", length=protocol.MAX_HEADER_BYTES + 1), ErrorCode.TOO_LARGE),
-        ([*v2(3, protocol.pack({"id": "a", "to": "b"}), b"\xa2hi"), b"body"], ErrorCode.MALFORMED),  # body twice
+        # body twice
+        ([*v2(3, protocol.pack({"id": "a", "to": "b"}), b"\xa2hi"), b"body"], ErrorCode.MALFORMED),
         (v2(0x63, b"\x80"), ErrorCode.UNKNOWN_COMMAND),
         (v2(0, b"\x80"), ErrorCode.UNKNOWN_COMMAND),
         (v2(3, b"\xc1"), ErrorCode.MALFORMED),
@@ -87,7 +93,8 @@ def v2(command: int, header: bytes, body: bytes = b"", length: int | None = None
         (v2(6, protocol.pack({"delivery": True})), ErrorCode.BAD_HEADER),
     ],
 )
-def test_decode_refuses_bad_input_with_a_code_and_the_raw_frames(frames: list[bytes], code: str) -> None:
+def test_decode_refuses_bad_input_with_a_code_and_the_raw_frames(frames: list[bytes],
+                                                                 code: str) -> None:
     with pytest.raises(ProtocolError) as info:
         protocol.decode(frames)
     assert info.value.code == code
@@ -95,5 +102,6 @@ def test_decode_refuses_bad_input_with_a_code_and_the_raw_frames(frames: list[by
 
 
 def test_a_version_1_peer_is_told_both_versions() -> None:
-    with pytest.raises(ProtocolError, match="version 1 is not supported: this side speaks version 2"):
+    with pytest.raises(ProtocolError,
+                       match="version 1 is not supported: this side speaks version 2"):
         protocol.decode([b"RLB\x01", b"\x01", protocol.pack({"name": "old", "instance": "i"}), b""])

@@ -1,4 +1,5 @@
-"""A standby pair's journal replica, with real journals and the pair's real state sockets (inproc)."""
+"""A standby pair's journal replica, with real journals and the pair's real state sockets
+(inproc)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def pair(tmp_path: Path):
     context = zmq.Context.instance()
     sides = []
     for me, peer, role in (("a", "b", "primary"), ("b", "a", "backup")):
-        standby = Standby(role, f"inproc://{name}-{me}", f"inproc://{name}-{peer}", HEARTBEAT, context, 0.0)
+        standby = Standby(role, f"inproc://{name}-{me}", f"inproc://{name}-{peer}", HEARTBEAT,
+                          context, 0.0)
         journal = Journal(str(tmp_path / f"{me}.db"), 64 * 1024 * 1024)
         sides.append(Replica(standby, journal, sync=True, epoch=me.encode()))
     active, follower = sides
@@ -46,7 +48,8 @@ def test_a_commit_reaches_the_follower_s_journal_with_its_owner_and_is_acked(pai
     active, follower = pair
     # Given an accepted `any` message handed to an instance, committed on the active side
     key = ("alice-1", "m1")
-    active.journal.put(key, {"id": "m1", "to": "bob", "from": "alice", "any": True}, b"body", "alice-1", "m1")
+    active.journal.put(key, {"id": "m1", "to": "bob", "from": "alice", "any": True}, b"body",
+                       "alice-1", "m1")
     active.journal.owned(key, "bob-2")
     assert active.journal.commit()
     seq = active.seq
@@ -54,7 +57,8 @@ def test_a_commit_reaches_the_follower_s_journal_with_its_owner_and_is_acked(pai
     assert not active.holds(seq, now=0.0)  # the peer is live and has not got it: receipts wait
 
     # When the two exchange what they publish (the follower, new, asks for everything and gets it)
-    wait_until(lambda: (pump(active, follower), active.acked >= seq)[1], timeout=5, message="the commit acked")
+    wait_until(lambda: (pump(active, follower), active.acked >= seq)[1], timeout=5,
+               message="the commit acked")
 
     # Then the follower's journal holds the message with its owner, and the receipts may go
     assert active.holds(seq, now=0.0)
@@ -64,7 +68,8 @@ def test_a_commit_reaches_the_follower_s_journal_with_its_owner_and_is_acked(pai
     # And a settle is streamed as one more commit, applied in order
     active.journal.settle(key)
     assert active.journal.commit()
-    wait_until(lambda: (pump(active, follower), active.acked == active.seq)[1], timeout=5, message="the settle acked")
+    wait_until(lambda: (pump(active, follower), active.acked == active.seq)[1], timeout=5,
+               message="the settle acked")
     assert follower.journal.restore().messages == []
 
 
@@ -77,7 +82,8 @@ def test_a_silent_peer_releases_what_waits_with_one_line(pair, caplog) -> None:
     with caplog.at_level(logging.WARNING, logger="robotlab.broker"):
         assert active.holds(active.seq, now=10.5) and active.holds(active.seq, now=11.0)
     assert [r.message for r in caplog.records].count(
-        "standby: the peer is silent: receipts go out unreplicated until it is back and has caught up") == 1
+        "standby: the peer is silent: receipts go out unreplicated until it is back and has caught "
+        "up") == 1
 
 
 def test_without_sync_nothing_waits(pair) -> None:

@@ -20,7 +20,8 @@ def test_a_reply_the_broker_would_refuse_leaves_its_request_to_be_nacked_at_once
         bob.reply(message, "ok", type="t" * (protocol.NAME_MAX + 1))  # raises: the type is too long
 
     bob.on_message(handler, manual=True)
-    # The ack stays with the delivery, so the handler's failure nacks it now, not at the ack timeout.
+    # The ack stays with the delivery, so the handler's failure nacks it now, not at the ack
+    # timeout.
     with pytest.raises(Nacked, match="ProtocolError: SEND header field 'type'"):
         alice.request("bob", "hi", timeout=30)
 
@@ -30,12 +31,14 @@ def test_a_reply_to_a_message_built_by_hand_is_checked_before_it_is_sent(member)
     from robotlab.errors import ProtocolError
 
     bob = member("bob")
-    forged = Message(id="x.1", sender="a" * (protocol.NAME_MAX + 1), sender_instance="i-1", to="bob",
-                     type="request", content=None)
+    forged = Message(id="x.1", sender="a" * (protocol.NAME_MAX + 1), sender_instance="i-1",
+                     to="bob", type="request", content=None)
     with pytest.raises(ProtocolError, match="SEND header field 'to'"):
         bob.reply(forged, "ok")
     with pytest.raises(ProtocolError, match="SEND header field 'reply_to'"):
-        bob.reply(Message(id="", sender="alice", sender_instance="i-1", to="bob", type="request", content=None), "ok")
+        asked = Message(id="", sender="alice", sender_instance="i-1", to="bob", type="request",
+                        content=None)
+        bob.reply(asked, "ok")
 
 
 def test_a_duplicate_is_answered_with_the_reply_as_it_was_sent() -> None:
@@ -46,17 +49,20 @@ def test_a_duplicate_is_answered_with_the_reply_as_it_was_sent() -> None:
     try:
         answer, runs, seen = ["first"], [], []
         bob.on_message(lambda message: (runs.append(message.id), answer)[1])
-        alice.on_message(lambda message: seen.append(message.content))  # replies nobody waits for come here
+        # replies nobody waits for come here
+        alice.on_message(lambda message: seen.append(message.content))
         tracker = alice.send("bob", "question")
         wait_until(lambda: seen == [["first"]], message="the first reply")
         answer.append("changed after the reply went")
         # A broker that forgot the message (restarted without its journal) gets it again, as a
         # resend after a reconnect would bring it.
         brokers[0].stop()
-        wait_until(lambda: not (alice.connected or bob.connected), message="both notice the broker is gone")
+        wait_until(lambda: not (alice.connected or bob.connected),
+                   message="both notice the broker is gone")
         brokers.append(EmbeddedBroker(url, config).start())
         wait_until(lambda: alice.connected and bob.connected, message="both welcomed again")
-        frames = protocol.encode(protocol.Command.SEND, {"id": tracker.id, "to": "bob", "type": "message"},
+        frames = protocol.encode(protocol.Command.SEND,
+                                 {"id": tracker.id, "to": "bob", "type": "message"},
                                  protocol.pack("question"))
         alice._link.post(frames)
         wait_until(lambda: len(seen) == 2, message="the duplicate answered from the reply cache")
@@ -71,8 +77,11 @@ def test_a_duplicate_is_answered_with_the_reply_as_it_was_sent() -> None:
 
 def test_a_reply_that_cannot_cross_nacks_its_request_with_the_reason(member) -> None:
     alice, bob = member("alice", ack_timeout=60.0), member("bob")
-    bob.on_message(lambda message: {"callback": print})  # a function cannot cross a process boundary
-    with pytest.raises(Nacked, match=r"the reply could not be sent: BoundaryError: reply\['callback'\] is a function"):
+    # a function cannot cross a process boundary
+    bob.on_message(lambda message: {"callback": print})
+    with pytest.raises(Nacked,
+                       match=r"the reply could not be sent: BoundaryError: reply\['callback'\] is "
+                             r"a function"):
         alice.request("bob", "hi", timeout=30)
 
 
@@ -103,7 +112,8 @@ def test_requests_sent_ahead_are_forgotten_once_answered_or_failed(member) -> No
     assert _live_trackers() <= before
 
 
-def test_a_request_never_answered_is_forgotten_once_its_caller_lets_go_of_its_tracker(member) -> None:
+def test_a_request_never_answered_is_forgotten_once_its_caller_lets_go_of_its_tracker(
+        member) -> None:
     # A caller that gave up on send_request's reply (the request delivered, never answered) once
     # left its Tracker registered for as long as the client ran: one more for every such request.
     from robotlab.bus.outstanding import REQUESTS_MARK

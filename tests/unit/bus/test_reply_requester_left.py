@@ -21,8 +21,8 @@ REPLY = {"id": "r1", "to": "alice", "to_instance": "alice-1", "untracked": True,
 
 
 def peer(name: str, instance: str) -> Peer:
-    return Peer(identity=instance.encode(), name=name, instance=instance, role="client", max_inflight=8,
-                expires=1e9, joined=0.0)
+    return Peer(identity=instance.encode(), name=name, instance=instance, role="client",
+                max_inflight=8, expires=1e9, joined=0.0)
 
 
 class Table:
@@ -37,7 +37,8 @@ class Table:
             self.registry.add(member)
             holds.know(member.name)
         self.dlq = DeadLetterQueue(100)
-        self.deliveries = Deliveries(self.registry, self.dlq, self.send, 30.0, journal=journal, holds=holds)
+        self.deliveries = Deliveries(self.registry, self.dlq, self.send, 30.0, journal=journal,
+                                     holds=holds)
         self.absences = Absences(holds, self.deliveries, journal)
 
     def send(self, to: Peer, command: Command, header: dict, body: bytes) -> bool:
@@ -56,7 +57,8 @@ def unsettled(journal: Journal) -> int:
     return int(journal._db.execute("SELECT COUNT(*) FROM messages").fetchone()[0])
 
 
-def test_a_reply_to_a_requester_that_left_under_the_send_is_dropped_not_dead_lettered(tmp_path: Path) -> None:
+def test_a_reply_to_a_requester_that_left_under_the_send_is_dropped_not_dead_lettered(
+        tmp_path: Path) -> None:
     journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
     try:
         table = Table(journal)
@@ -75,7 +77,8 @@ def test_a_reply_to_a_requester_that_left_under_the_send_is_dropped_not_dead_let
         journal.close()
 
 
-def test_a_requester_whose_connection_dropped_gets_the_reply_when_it_is_back(tmp_path: Path) -> None:
+def test_a_requester_whose_connection_dropped_gets_the_reply_when_it_is_back(
+        tmp_path: Path) -> None:
     journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
     try:
         table = Table(journal)

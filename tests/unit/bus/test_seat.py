@@ -1,4 +1,5 @@
-"""The reader's seat: a caller waiting for its reply reads the socket itself, and nothing else suffers."""
+"""The reader's seat: a caller waiting for its reply reads the socket itself, and nothing else
+suffers."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def test_a_waiting_caller_reads_and_handles_what_arrives_meanwhile(member) -> No
     alice, bob, carol = member("alice"), member("bob"), member("carol")
     bob.on_message(_slow_echo(0.05))
     seen: list[tuple[object, str]] = []
-    alice.on_message(bus.inline(lambda m: seen.append((m.content, threading.current_thread().name))))
+    alice.on_message(bus.inline(lambda m: seen.append((m.content,
+                                                       threading.current_thread().name))))
     asked = threading.Event()
 
     def ask() -> None:
@@ -64,7 +66,9 @@ def test_many_threads_waiting_at_once_each_get_their_own_replies(member) -> None
 
 @pytest.mark.parametrize("timer", [True, False], ids=["leave-timer", "no-timerfd"])
 @pytest.mark.parametrize("inline", [True, False])
-def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inline: bool, timer: bool, monkeypatch) -> None:
+def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inline: bool,
+                                                                   timer: bool,
+                                                                   monkeypatch) -> None:
     if not timer:  # where timerfd is missing, the stepped-aside I/O thread looks every LOOK_MS
         monkeypatch.setattr(seat, "one_shot", lambda seconds: None)
     alice, bob, carol = member("alice"), member("bob"), member("carol")
@@ -76,7 +80,8 @@ def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inlin
         start = time.monotonic()
         carol.send("alice", i).wait(5)  # acked only once alice's handler took it
         assert got[-1] == i
-        assert time.monotonic() - start < 2  # seconds of slack on a loaded machine; a lost wake-up is forever
+        # seconds of slack on a loaded machine; a lost wake-up is forever
+        assert time.monotonic() - start < 2
     assert got == list(range(5))
     assert (alice._link.seat.timer is not None) == timer
 
@@ -135,7 +140,8 @@ def test_closing_the_client_ends_a_seated_wait(member) -> None:
 
     asker = threading.Thread(target=ask)
     asker.start()
-    wait_until(lambda: alice._link.seat.holder is not None or bool(alice._outstanding.requests), timeout=5)
+    wait_until(lambda: alice._link.seat.holder is not None or bool(alice._outstanding.requests),
+               timeout=5)
     start = time.monotonic()
     alice.close()
     asker.join(10)
@@ -165,7 +171,8 @@ def test_frames_behind_a_seated_callers_reply_never_wait_out_a_poll_timeout() ->
         asker.start()
         try:
             for i in range(200):
-                carol.send("alice", i).wait(5)  # acked once alice's handler has it: a few ms, never 15 s
+                # acked once alice's handler has it: a few ms, never 15 s
+                carol.send("alice", i).wait(5)
         finally:
             stop.set()
             asker.join(10)
@@ -193,7 +200,8 @@ def test_a_frame_right_behind_the_reply_is_read_though_the_caller_asks_nothing_m
         alice.on_message(lambda m: got.append(m.content))
         for i in range(20):
             assert alice.request("bob", i, timeout=5).content == i
-            wait_until(lambda i=i: ["behind", i] in got, timeout=5, message=f"the frame behind reply {i}")
+            wait_until(lambda i=i: ["behind", i] in got, timeout=5,
+                       message=f"the frame behind reply {i}")
     finally:
         for client in (alice, bob):
             client.close()
@@ -201,14 +209,16 @@ def test_a_frame_right_behind_the_reply_is_read_though_the_caller_asks_nothing_m
 
 
 
-def test_a_sender_reads_what_waits_behind_its_send_itself_and_no_more_than_its_budget(member) -> None:
+def test_a_sender_reads_what_waits_behind_its_send_itself_and_no_more_than_its_budget(
+        member) -> None:
     from robotlab.bus.link import DRAIN_BUDGET
 
     alice, bob, carol = member("alice", ack_timeout=30.0), member("bob"), member("carol")
     bob.on_message(bus.inline(lambda m: None))
     sends = [0]  # alice's sends so far: the frames one send read share its count
     seen: list[tuple[object, str, int]] = []
-    alice.on_message(bus.inline(lambda m: seen.append((m.content, threading.current_thread().name, sends[0]))))
+    alice.on_message(bus.inline(lambda m: seen.append((m.content, threading.current_thread().name,
+                                                       sends[0]))))
     done = threading.Event()
 
     def send_meanwhile() -> None:  # paced: a flood of its own would only queue at the broker
@@ -227,7 +237,8 @@ def test_a_sender_reads_what_waits_behind_its_send_itself_and_no_more_than_its_b
     finally:
         done.set()
         sender.join(10)
-    assert sorted(content for content, _, _ in seen) == list(range(start + 48))  # each once, none lost
+    # each once, none lost
+    assert sorted(content for content, _, _ in seen) == list(range(start + 48))
     assert {thread for _, thread, _ in seen} <= {"sender", f"robotlab-bus-{alice.name}"}
     by_send = Counter(count for _, thread, count in seen if thread == "sender")
     assert by_send, "the sending thread never read what waited behind its send"

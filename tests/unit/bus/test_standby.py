@@ -19,7 +19,8 @@ def pair():
 
     def make(role: str, now: float = 0.0) -> Standby:
         name = uuid.uuid4().hex[:8]
-        side = Standby(role, f"inproc://{name}-me", f"inproc://{name}-peer", HEARTBEAT, zmq.Context.instance(), now)
+        side = Standby(role, f"inproc://{name}-me", f"inproc://{name}-peer", HEARTBEAT,
+                       zmq.Context.instance(), now)
         made.append(side)
         return side
 
@@ -28,7 +29,8 @@ def pair():
         side.close()
 
 
-def test_the_backup_turns_clients_away_while_the_primary_is_live_and_takes_over_when_it_is_not(pair) -> None:
+def test_the_backup_turns_clients_away_while_the_primary_is_live_and_takes_over_when_it_is_not(
+        pair) -> None:
     backup = pair("backup")
     assert not backup.accepts(now=0.1)  # never seen the primary: a backup alone serves no one
     backup._on_peer(State.ACTIVE)
@@ -39,7 +41,8 @@ def test_the_backup_turns_clients_away_while_the_primary_is_live_and_takes_over_
     assert backup.state == State.ACTIVE
 
 
-def test_a_primary_waits_out_its_grace_before_serving_alone_and_goes_passive_under_an_active_peer(pair) -> None:
+def test_a_primary_waits_out_its_grace_before_serving_alone_and_goes_passive_under_an_active_peer(
+        pair) -> None:
     lone = pair("primary", now=0.0)
     assert not lone.accepts(now=1.0)  # it may yet hear an active backup
     assert lone.accepts(now=2.0)
@@ -49,7 +52,8 @@ def test_a_primary_waits_out_its_grace_before_serving_alone_and_goes_passive_und
 
 
 @pytest.mark.parametrize("both", [State.ACTIVE, State.PASSIVE])
-def test_two_active_or_two_passive_brokers_stop_with_a_configuration_error(pair, both: State) -> None:
+def test_two_active_or_two_passive_brokers_stop_with_a_configuration_error(pair,
+                                                                           both: State) -> None:
     side = pair("primary")
     side.state = both
     with pytest.raises(ConfigError, match="both brokers are"):

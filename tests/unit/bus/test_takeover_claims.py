@@ -27,34 +27,39 @@ HOLD = 30.0
 
 
 def peer(name: str, instance: str) -> Peer:
-    return Peer(identity=instance.encode(), name=name, instance=instance, role="robot", max_inflight=8,
-                expires=1e9, joined=0.0)
+    return Peer(identity=instance.encode(), name=name, instance=instance, role="robot",
+                max_inflight=8, expires=1e9, joined=0.0)
 
 
 def request(message_id: str, to: str = "bob") -> dict:
     return {"id": message_id, "to": to, "any": True, "from": "alice", "from_instance": "alice-1"}
 
 
-def taken_over(tmp_path: Path, ids: list[str], members: dict[str, str]) -> tuple[Deliveries, Registry, list]:
+def taken_over(tmp_path: Path, ids: list[str], members: dict[str, str]) -> tuple[Deliveries,
+                                                                                 Registry, list]:
     """The backup after a takeover: its journal holds ``ids`` (alice's `any` requests to bob)
     with no owner, as when the owners' commits had not reached it; ``members`` were streamed."""
     journal = Journal(str(tmp_path / "backup.db"), 1 << 20)
     for message_id in ids:
-        journal.put(("alice-1", message_id), request(message_id), message_id.encode(), "alice-1", message_id)
+        journal.put(("alice-1", message_id), request(message_id), message_id.encode(), "alice-1",
+                    message_id)
     assert journal.commit(everything=True)
     registry, sent, holds = Registry(), [], Holds(HOLD)
 
-    def handed(to: Peer, command: Command, header: dict, body: bytes) -> bool:  # the broker's socket seam
+    # the broker's socket seam
+    def handed(to: Peer, command: Command, header: dict, body: bytes) -> bool:
         if command == Command.DELIVER:
             sent.append((to.instance, bytes(body)))
         return True
 
-    deliveries = Deliveries(registry, DeadLetterQueue(100), handed, 30.0, journal=journal, holds=holds, deliver=handed)
+    deliveries = Deliveries(registry, DeadLetterQueue(100), handed, 30.0, journal=journal,
+                            holds=holds, deliver=handed)
     restore(journal.restore(), deliveries.dlq, holds, deliveries, journal.path, members)
     return deliveries, registry, sent
 
 
-def hello(deliveries: Deliveries, registry: Registry, member: Peer, claimed: list[tuple[str, str]]) -> None:
+def hello(deliveries: Deliveries, registry: Registry, member: Peer,
+          claimed: list[tuple[str, str]]) -> None:
     """What admission does with a HELLO after a takeover: register, read the claims, release."""
     registry.add(member)
     assert deliveries.claims is not None
@@ -62,9 +67,12 @@ def hello(deliveries: Deliveries, registry: Registry, member: Peer, claimed: lis
     release(deliveries, member.name, 0.0)
 
 
-def test_nothing_goes_to_another_instance_before_the_members_that_were_live_said_what_they_hold(tmp_path: Path) -> None:
-    # Given a takeover whose journal has m1, m2, m3 with no owner, and bob-1 and bob-2 streamed as members
-    deliveries, registry, sent = taken_over(tmp_path, ["m1", "m2", "m3"], {"bob-1": "bob", "bob-2": "bob"})
+def test_nothing_goes_to_another_instance_before_the_members_that_were_live_said_what_they_hold(
+        tmp_path: Path) -> None:
+    # Given a takeover whose journal has m1, m2, m3 with no owner, and bob-1 and bob-2 streamed as
+    # members
+    deliveries, registry, sent = taken_over(tmp_path, ["m1", "m2", "m3"],
+                                            {"bob-1": "bob", "bob-2": "bob"})
     try:
         # When bob-2 comes back first, saying it had m2
         hello(deliveries, registry, peer("bob", "bob-2"), [("alice-1", "m2")])
@@ -80,7 +88,7 @@ def test_nothing_goes_to_another_instance_before_the_members_that_were_live_said
         hello(deliveries, registry, peer("bob", "bob-1"), [("alice-1", "m1"), ("alice-1", "m4")])
         # Then those go back to it, and m3, which nobody had, goes out now to one of them
         by_message = {body.decode(): instance for instance, body in sent}
-        assert by_message["m1"] == "bob-1" and by_message["m4"] == "bob-1" and by_message["m2"] == "bob-2"
+        assert (by_message["m1"], by_message["m4"], by_message["m2"]) == ("bob-1", "bob-1", "bob-2")
         assert by_message["m3"] in ("bob-1", "bob-2") and len(sent) == 4
         assert deliveries.claims is not None and not deliveries.claims.open("bob")
 
@@ -101,11 +109,14 @@ def test_claims_count_only_from_a_streamed_member_for_its_own_name(tmp_path: Pat
         hello(deliveries, registry, peer("eve", "eve-1"), [("alice-1", "m1")])
         registry.add(peer("bob", "bob-9"))
         assert not claims.joined("bob", "bob-9", pack([["alice-1", "m1"]]))
-        assert not claims.joined("eve", "bob-1", pack([["alice-1", "m1"]]))  # bob-1 saying HELLO as eve
-        for garbage in (b"\xc1", pack({"a": 1}), pack([[1, 2]]), pack([["x" * 1000, "m1"]]), b"\x00" * 10):
+        # bob-1 saying HELLO as eve
+        assert not claims.joined("eve", "bob-1", pack([["alice-1", "m1"]]))
+        for garbage in (b"\xc1", pack({"a": 1}), pack([[1, 2]]), pack([["x" * 1000, "m1"]]),
+                        b"\x00" * 10):
             assert keys(garbage) == []
         release(deliveries, "bob", 0.0)
-        assert sent == [] and claims.open("bob")  # m1 waits for bob-1, the one streamed member of bob
+        # m1 waits for bob-1, the one streamed member of bob
+        assert sent == [] and claims.open("bob")
         # When bob-1 comes back without it, m1 goes out (to bob-9, the least loaded, or bob-1)
         hello(deliveries, registry, peer("bob", "bob-1"), [])
         assert [body for _, body in sent] == [b"m1"]
@@ -132,12 +143,15 @@ def test_no_window_without_members_or_without_a_hold() -> None:
     assert Claims.of({"bob-1": "bob"}, 0.0, 0.0) is None
 
 
-def test_the_active_side_streams_each_member_once_and_the_passive_side_keeps_them(tmp_path: Path) -> None:
+def test_the_active_side_streams_each_member_once_and_the_passive_side_keeps_them(
+        tmp_path: Path) -> None:
     name, context = uuid.uuid4().hex[:8], zmq.Context.instance()
     sides = []
     for me, other, role in (("a", "b", "primary"), ("b", "a", "backup")):
-        standby = Standby(role, f"inproc://{name}-{me}", f"inproc://{name}-{other}", 0.05, context, 0.0)
-        sides.append(Replica(standby, Journal(str(tmp_path / f"{me}.db"), 1 << 20), sync=True, epoch=me.encode()))
+        standby = Standby(role, f"inproc://{name}-{me}", f"inproc://{name}-{other}", 0.05, context,
+                          0.0)
+        sides.append(Replica(standby, Journal(str(tmp_path / f"{me}.db"), 1 << 20), sync=True,
+                             epoch=me.encode()))
     active, follower = sides
     active.active = True
 
@@ -157,10 +171,13 @@ def test_the_active_side_streams_each_member_once_and_the_passive_side_keeps_the
         # A member gone for good is no longer waited for; a snapshot carries every member
         active.member("bob-2", "bob")
         active.left("bob-1")
-        wait_until(lambda: (pump(), follower.members == {"bob-2": "bob"})[1], timeout=5, message="bob-1 left")
+        wait_until(lambda: (pump(), follower.members == {"bob-2": "bob"})[1], timeout=5,
+                   message="bob-1 left")
         follower.members.clear()
-        follower.source, follower._asked = (b"", 0), float("-inf")  # lost track: it asks for everything
-        wait_until(lambda: (pump(), follower.members == {"bob-2": "bob"})[1], timeout=5, message="the snapshot")
+        # lost track: it asks for everything
+        follower.source, follower._asked = (b"", 0), float("-inf")
+        wait_until(lambda: (pump(), follower.members == {"bob-2": "bob"})[1], timeout=5,
+                   message="the snapshot")
     finally:
         for side in sides:
             side.standby.close()
@@ -179,10 +196,12 @@ def test_the_outbox_sends_a_handout_once_the_local_commit_is_done(tmp_path: Path
     registry, sent = Registry(), []
     bob = peer("bob", "bob-1")
     registry.add(bob)
-    outbox = Outbox(journal, registry, lambda to, command, header, body: sent.append(command) or True)
+    outbox = Outbox(journal, registry, lambda to, command, header,
+                    body: sent.append(command) or True)
     outbox.replica = replica
     try:
-        replica.seq, replica.covered["bob-1"], replica.acked = 5, 3, 3  # the peer holds bob-1 already
+        # the peer holds bob-1 already
+        replica.seq, replica.covered["bob-1"], replica.acked = 5, 3, 3
         journal.name_seen("bob")  # the turn commits something
         outbox.add(bob, Command.DELIVER, {"id": "m1"})
         outbox.add(bob, Command.RECEIPT, {"id": "m0"})
@@ -198,7 +217,8 @@ def test_a_member_s_hello_claims_the_newest_messages_it_had_that_fit_the_broker_
     from robotlab.bus import protocol
     from robotlab.bus.dispatcher import CLAIM_BYTES
 
-    # Given a forged broker (a bare ROUTER) that welcomes bob with a 2 KiB limit and hands him 20 messages
+    # Given a forged broker (a bare ROUTER) that welcomes bob with a 2 KiB limit and hands him 20
+    # messages
     url, got = f"inproc://claims-{uuid.uuid4().hex[:8]}", []
     router = zmq.Context.instance().socket(zmq.ROUTER)
     router.bind(url)
@@ -221,9 +241,10 @@ def test_a_member_s_hello_claims_the_newest_messages_it_had_that_fit_the_broker_
         router.send_multipart([identity, *protocol.encode(Command.WELCOME, welcome)])
         assert client.wait_connected(5)
         for i in range(20):
-            header = {"id": f"m{i}", "to": "bob", "type": "message", "delivery": i + 1, "from": "alice",
-                      "from_instance": "alice-1", "attempt": 1}
-            router.send_multipart([identity, *protocol.encode(Command.DELIVER, header, protocol.pack(i))])
+            header = {"id": f"m{i}", "to": "bob", "type": "message", "delivery": i + 1,
+                      "from": "alice", "from_instance": "alice-1", "attempt": 1}
+            router.send_multipart([identity, *protocol.encode(Command.DELIVER, header,
+                                                              protocol.pack(i))])
         wait_until(lambda: len(got) == 20, timeout=5, message="bob handled all 20")
 
         # When the broker goes silent and bob says HELLO again
