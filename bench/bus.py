@@ -215,14 +215,18 @@ def run_raw(n: int, seconds: float) -> dict[str, float]:
 
 def broker_argv(url: str, journal: bool) -> list[str]:
     """``robotlab broker`` on ``url``, journaling to a fresh temporary file or not at all."""
-    where = ["--journal", os.path.join(tempfile.mkdtemp(prefix="rl-bench-"), "broker.db")] if journal else ["--no-journal"]
-    return [sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level", "WARNING", *where]
+    where = (["--journal", os.path.join(tempfile.mkdtemp(prefix="rl-bench-"), "broker.db")]
+             if journal else ["--no-journal"])
+    return [sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level", "WARNING",
+            *where]
 
 
-def run_robotlab(n: int, seconds: float, journal: bool = True, env: dict[str, str] | None = None) -> dict[str, float]:
+def run_robotlab(n: int, seconds: float, journal: bool = True,
+                 env: dict[str, str] | None = None) -> dict[str, float]:
     url = f"tcp://127.0.0.1:{free_port()}"
     procs = [spawn(broker_argv(url, journal), env)]
-    procs.append(spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo", "--broker", url, "--handler", "bus:echo_handler"], env))
+    procs.append(spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo", "--broker", url,
+                        "--handler", "bus:echo_handler"], env))
     try:
         wait_robot(url, "echo")
         return robotlab_numbers(url, n, seconds)
@@ -255,11 +259,13 @@ def robot_echo(url: str) -> None:
 
 
 def run_robot_ask(n: int) -> dict[str, float]:
-    """p50/p99 of ``Robot.ask`` (the robot API: outbox, RobotMessage) to a robot in another process."""
+    """p50/p99 of ``Robot.ask`` (the robot API: outbox, RobotMessage) to a robot in another
+    process."""
     from robotlab import Robot
 
     url = f"tcp://127.0.0.1:{free_port()}"
-    procs = [spawn(broker_argv(url, journal=True)), spawn([sys.executable, __file__, "--role", "robot-echo", "--url", url])]
+    procs = [spawn(broker_argv(url, journal=True)),
+             spawn([sys.executable, __file__, "--role", "robot-echo", "--url", url])]
     try:
         wait_robot(url, "robot-echo")
         asker = Robot(name="robot-asker", bus=url)
@@ -281,26 +287,32 @@ def alternate(rounds: int, *runs: Callable[[], dict[str, float]]) -> list[dict[s
     for _ in range(rounds):
         for run, bucket in zip(runs, results, strict=True):
             bucket.append(run())
-    return [{key: statistics.median(r[key] for r in bucket) for key in bucket[0]} for bucket in results]
+    return [{key: statistics.median(r[key] for r in bucket) for key in bucket[0]}
+            for bucket in results]
 
 
 def report(raw: dict[str, float], ours: dict[str, float]) -> str:
     rows = [
         ("round trip p50 (ms)", raw["p50"], ours["p50"], ours["p50"] / raw["p50"]),
         ("round trip p99 (ms)", raw["p99"], ours["p99"], ours["p99"] / raw["p99"]),
-        ("throughput, 8 outstanding (req/s)", raw["rate"], ours["rate"], ours["rate"] / raw["rate"]),
+        ("throughput, 8 outstanding (req/s)", raw["rate"], ours["rate"],
+         ours["rate"] / raw["rate"]),
     ]
     lines = ["| measure | raw pyzmq broker | robotlab | ratio |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {name} | {a:,.3f} | {b:,.3f} | {r:.2f}x |" for name, a, b, r in rows]
     return "\n".join(lines)
 
 
-def cost_report(without: dict[str, float], with_it: dict[str, float], labels: tuple[str, str]) -> str:
+def cost_report(without: dict[str, float], with_it: dict[str, float],
+                labels: tuple[str, str]) -> str:
     """What a feature costs, run without it and with it: p50 and p99 grow, throughput falls."""
     rows = [
-        ("round trip p50 (ms)", without["p50"], with_it["p50"], with_it["p50"] / without["p50"] - 1),
-        ("round trip p99 (ms)", without["p99"], with_it["p99"], with_it["p99"] / without["p99"] - 1),
-        ("throughput, 8 outstanding (req/s)", without["rate"], with_it["rate"], 1 - with_it["rate"] / without["rate"]),
+        ("round trip p50 (ms)", without["p50"], with_it["p50"],
+         with_it["p50"] / without["p50"] - 1),
+        ("round trip p99 (ms)", without["p99"], with_it["p99"],
+         with_it["p99"] / without["p99"] - 1),
+        ("throughput, 8 outstanding (req/s)", without["rate"], with_it["rate"],
+         1 - with_it["rate"] / without["rate"]),
     ]
     lines = [f"| measure | {labels[0]} | {labels[1]} | cost |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {name} | {a:,.3f} | {b:,.3f} | {cost:+.1%} |" for name, a, b, cost in rows]
@@ -322,16 +334,22 @@ def write_section(title: str, body: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--role", choices=["raw-broker", "raw-echo", "robot-echo"])
     parser.add_argument("--url")
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; medians are reported")
-    parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
-    parser.add_argument("--wake-ms", type=int, default=-1, help="raw peers: wake an idle receive this often")
-    parser.add_argument("--tracing", action="store_true", help="price tracing (off, and on) instead")
-    parser.add_argument("--keys", action="store_true", help="price CURVE keys (keyless, and keyed) instead")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternating rounds; medians are reported")
+    parser.add_argument("--write", action="store_true",
+                        help="record the results in docs/benchmarks.md")
+    parser.add_argument("--wake-ms", type=int, default=-1,
+                        help="raw peers: wake an idle receive this often")
+    parser.add_argument("--tracing", action="store_true",
+                        help="price tracing (off, and on) instead")
+    parser.add_argument("--keys", action="store_true",
+                        help="price CURVE keys (keyless, and keyed) instead")
     args = parser.parse_args()
     if args.tracing:
         from tracing_cost import main as tracing_main
@@ -355,26 +373,36 @@ def main() -> None:
     journal_table = cost_report(memory_only, ours, ("--no-journal", "journal"))
     print(journal_table)
     if args.write:
-        write_section("Broker journal cost", f"Same run and command as the bus round trip above: the robotlab broker "
-                      f"with `--no-journal` and with its journal (SQLite, WAL; a commit at the end of a turn that "
+        write_section("Broker journal cost",
+                      f"Same run and command as the bus round trip above: the robotlab broker "
+                      "with `--no-journal` and with its journal (SQLite, WAL; a commit at the end "
+                      "of a turn that "
                       f"has a receipt or admin reply waiting, else at most every 10 ms), "
-                      f"medians of {args.rounds} interleaved rounds. Target: the journal costs under 20% of "
+                      f"medians of {args.rounds} interleaved rounds. Target: the journal costs "
+                      "under 20% of "
                       f"round-trip p50 and of throughput.\n\n{journal_table}")
     if args.write:
-        note = (f"`python bench/bus.py --n {args.n} --seconds {args.seconds:g} --rounds {args.rounds} --write`, "
+        note = (f"`python bench/bus.py --n {args.n} --seconds {args.seconds:g} --rounds "
+                f"{args.rounds} --write`, "
                 f"{time.strftime('%Y-%m-%d')}, medians of {args.rounds} interleaved rounds, "
-                f"{os.cpu_count()} cores. Targets (DESIGN.md section 7): p50 within 1.5x of the raw broker "
+                f"{os.cpu_count()} cores. Targets (DESIGN.md section 7): p50 within 1.5x of the "
+                "raw broker "
                 "(never worse than 2x), throughput at least half of it.")
         write_section("Bus round trip (robot to robot through the broker)", f"{note}\n\n{table}")
     ask = run_robot_ask(args.n)
-    ask_table = ("| measure | BusClient.request | Robot.ask | ratio |\n| --- | ---: | ---: | ---: |\n"
-                 f"| round trip p50 (ms) | {ours['p50']:,.3f} | {ask['p50']:,.3f} | {ask['p50'] / ours['p50']:.2f}x |\n"
-                 f"| round trip p99 (ms) | {ours['p99']:,.3f} | {ask['p99']:,.3f} | {ask['p99'] / ours['p99']:.2f}x |")
+    ask_table = ("| measure | BusClient.request | Robot.ask | ratio |\n| --- | ---: | ---: | ---: "
+                 "|\n"
+                 f"| round trip p50 (ms) | {ours['p50']:,.3f} | {ask['p50']:,.3f} | "
+                 f"{ask['p50'] / ours['p50']:.2f}x |\n"
+                 f"| round trip p99 (ms) | {ours['p99']:,.3f} | {ask['p99']:,.3f} | "
+                 f"{ask['p99'] / ours['p99']:.2f}x |")
     print(ask_table)
     if args.write:
         write_section("Robot.ask round trip (a robot in another process)",
-                      f"`Robot.ask` to a robot whose `respond_to_tasks` echoes, one at a time, {args.n} round "
-                      f"trips after the bus numbers above (same command); BusClient.request is the median "
+                      "`Robot.ask` to a robot whose `respond_to_tasks` echoes, one at a time, "
+                      f"{args.n} round "
+                      "trips after the bus numbers above (same command); BusClient.request is the "
+                      "median "
                       f"from the section above.\n\n{ask_table}")
 
 

@@ -37,25 +37,31 @@ def threads(process: psutil.Process) -> dict[int, float]:
     return {t.id: t.user_time + t.system_time for t in process.threads()}
 
 
-def measure(processes: dict[str, psutil.Process], pipeline: Pipeline, seconds: float) -> dict[str, object]:
+def measure(processes: dict[str, psutil.Process], pipeline: Pipeline, seconds: float) -> dict[str,
+                                                                                              object]:
     """µs of user and system time per round trip in each process over one pipelined phase."""
     before = {name: cpu_seconds(p) for name, p in processes.items()}
     before_threads = {name: threads(p) for name, p in processes.items()}
     done, elapsed = pipeline(seconds)
     result: dict[str, object] = {"rate": done / elapsed}
     for name, process in processes.items():
-        user, system = (after - start for after, start in zip(cpu_seconds(process), before[name], strict=True))
+        user, system = (after - start for after, start in zip(cpu_seconds(process), before[name],
+                                                              strict=True))
         result[name] = (user / done * 1e6, system / done * 1e6)
         spent = threads(process)
-        result[f"{name} threads"] = sorted(((spent[t] - before_threads[name].get(t, 0.0)) / done * 1e6 for t in spent), reverse=True)
+        earlier = before_threads[name]
+        result[f"{name} threads"] = sorted(((spent[t] - earlier.get(t, 0.0)) / done * 1e6
+                                            for t in spent), reverse=True)
     return result
 
 
 def raw(seconds: float) -> dict[str, object]:
     url = f"tcp://127.0.0.1:{harness.free_port()}"
-    procs = {"broker": harness.spawn([sys.executable, harness.__file__, "--role", "raw-broker", "--url", url])}
+    procs = {"broker": harness.spawn([sys.executable, harness.__file__, "--role", "raw-broker",
+                                      "--url", url])}
     time.sleep(0.3)  # as bench/bus.py: the raw peers have no readiness signal
-    procs["echo"] = harness.spawn([sys.executable, harness.__file__, "--role", "raw-echo", "--url", url])
+    procs["echo"] = harness.spawn([sys.executable, harness.__file__, "--role", "raw-echo", "--url",
+                                   url])
     time.sleep(0.3)
     client, body = harness.RawClient(url), msgpack.packb(harness.PAYLOAD)
     harness.wait_for_echo(client)
@@ -65,7 +71,8 @@ def raw(seconds: float) -> dict[str, object]:
 
     try:
         pipeline(0.5)  # warm-up
-        return measure({**{n: psutil.Process(p.pid) for n, p in procs.items()}, "client": psutil.Process()}, pipeline, seconds)
+        return measure({**{n: psutil.Process(p.pid) for n, p in procs.items()},
+                        "client": psutil.Process()}, pipeline, seconds)
     finally:
         client.close()
         for p in procs.values():
@@ -78,8 +85,8 @@ def robotlab(seconds: float) -> dict[str, object]:
 
     url = f"tcp://127.0.0.1:{harness.free_port()}"
     procs = {"broker": harness.spawn(harness.broker_argv(url, journal=True)),
-             "echo": harness.spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo", "--broker", url,
-                                    "--handler", "bus:echo_handler"])}
+             "echo": harness.spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo",
+                                    "--broker", url, "--handler", "bus:echo_handler"])}
     try:
         harness.wait_robot(url, "echo")
         with bus.connect(url, name="bench-client") as client:
@@ -87,7 +94,8 @@ def robotlab(seconds: float) -> dict[str, object]:
                 return harness.robotlab_pipeline(client, seconds)
 
             pipeline(0.5)
-            return measure({**{n: psutil.Process(p.pid) for n, p in procs.items()}, "client": psutil.Process()}, pipeline, seconds)
+            return measure({**{n: psutil.Process(p.pid) for n, p in procs.items()},
+                            "client": psutil.Process()}, pipeline, seconds)
     finally:
         for p in procs.values():
             p.terminate()
@@ -99,7 +107,8 @@ def median(runs: list[dict[str, object]], key: str, part: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
@@ -107,20 +116,24 @@ def main() -> None:
     for _ in range(args.rounds):
         raws.append(raw(args.seconds))
         ours.append(robotlab(args.seconds))
-    print(f"µs of CPU per round trip, 8 outstanding, medians of {args.rounds} interleaved rounds (user + system)\n")
+    print(f"µs of CPU per round trip, 8 outstanding, medians of {args.rounds} interleaved rounds "
+          "(user + system)\n")
     print("| process | raw pyzmq | robotlab | ratio |\n| --- | ---: | ---: | ---: |")
     totals = [0.0, 0.0]
     for name in ("broker", "echo", "client"):
         cells = [median(runs, name, 0) + median(runs, name, 1) for runs in (raws, ours)]
         totals = [t + c for t, c in zip(totals, cells, strict=True)]
         split = f"{median(ours, name, 0):.0f} + {median(ours, name, 1):.0f}"
-        print(f"| {name} | {cells[0]:.0f} | {cells[1]:.0f} ({split}) | {cells[1] / cells[0]:.2f}x |")
+        print(f"| {name} | {cells[0]:.0f} | {cells[1]:.0f} ({split}) | "
+              f"{cells[1] / cells[0]:.2f}x |")
     print(f"| total | {totals[0]:.0f} | {totals[1]:.0f} | {totals[1] / totals[0]:.2f}x |")
     rates = [statistics.median(float(run["rate"]) for run in runs) for runs in (raws, ours)]  # type: ignore[arg-type]
-    print(f"| throughput (req/s) | {rates[0]:,.0f} | {rates[1]:,.0f} | {rates[1] / rates[0]:.2f}x |")
+    print(f"| throughput (req/s) | {rates[0]:,.0f} | {rates[1]:,.0f} | "
+          f"{rates[1] / rates[0]:.2f}x |")
     for name in ("echo", "client"):
         busiest = [f"{t:.0f}" for t in ours[-1][f"{name} threads"][:4]]  # type: ignore[index]
-        print(f"\nrobotlab {name}, µs per round trip by thread (last round, busiest first): {', '.join(busiest)}")
+        print(f"\nrobotlab {name}, µs per round trip by thread (last round, busiest first): "
+              f"{', '.join(busiest)}")
 
 
 if __name__ == "__main__":

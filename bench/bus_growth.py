@@ -69,7 +69,8 @@ def raw_fan_members(url: str) -> None:
 
 
 def robotlab_fan_members(url: str) -> None:
-    """16 BusClients named 'fan' in one process, each acking every message as its handler returns."""
+    """16 BusClients named 'fan' in one process, each acking every message as its handler
+    returns."""
     import threading
 
     from robotlab import bus
@@ -129,11 +130,14 @@ def run_fan(stack: str, seconds: float) -> float:
     """Copies delivered per second to 16 instances, one stack."""
     url = f"tcp://127.0.0.1:{bench_bus.free_port()}"
     if stack == "raw":
-        procs = [bench_bus.spawn([sys.executable, __file__, "--role", "raw-fan-broker", "--url", url])]
-        procs.append(bench_bus.spawn([sys.executable, __file__, "--role", "raw-fan-members", "--url", url]))
+        procs = [bench_bus.spawn([sys.executable, __file__, "--role", "raw-fan-broker", "--url",
+                                  url])]
+        procs.append(bench_bus.spawn([sys.executable, __file__, "--role", "raw-fan-members",
+                                      "--url", url]))
     else:
         procs = [bench_bus.spawn(bench_bus.broker_argv(url, journal=True))]
-        procs.append(bench_bus.spawn([sys.executable, __file__, "--role", "robotlab-fan-members", "--url", url]))
+        procs.append(bench_bus.spawn([sys.executable, __file__, "--role", "robotlab-fan-members",
+                                      "--url", url]))
     try:
         if stack == "robotlab":
             wait_members(url)
@@ -148,7 +152,8 @@ def wait_members(url: str) -> None:
     from robotlab import bus
 
     deadline = time.monotonic() + 60
-    with bus.connect(url, name="bench-probe", timeout=120) as probe:  # a loaded machine starts a broker slowly
+    # a loaded machine starts a broker slowly
+    with bus.connect(url, name="bench-probe", timeout=120) as probe:
         while sum(r["name"] == "fan" for r in probe.admin("ps")) < INSTANCES:
             if time.monotonic() > deadline:
                 raise SystemExit("the 16 fan members never joined")
@@ -160,12 +165,14 @@ def size_p50(stack: str, size: int, n: int) -> float:
     url = f"tcp://127.0.0.1:{bench_bus.free_port()}"
     body = os.urandom(size)
     if stack == "raw":
-        procs = [bench_bus.spawn([sys.executable, bench_bus.__file__, "--role", "raw-broker", "--url", url])]
-        procs.append(bench_bus.spawn([sys.executable, bench_bus.__file__, "--role", "raw-echo", "--url", url]))
+        procs = [bench_bus.spawn([sys.executable, bench_bus.__file__, "--role", "raw-broker",
+                                  "--url", url])]
+        procs.append(bench_bus.spawn([sys.executable, bench_bus.__file__, "--role", "raw-echo",
+                                      "--url", url]))
     else:
         procs = [bench_bus.spawn(bench_bus.broker_argv(url, journal=True))]
-        procs.append(bench_bus.spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo", "--broker", url,
-                                      "--handler", "bus:echo_handler"]))
+        procs.append(bench_bus.spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo",
+                                      "--broker", url, "--handler", "bus:echo_handler"]))
     try:
         return _p50(stack, url, body, n)
     finally:
@@ -200,29 +207,39 @@ def _timed(round_trip: Callable[[], object], n: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--role", choices=["raw-fan-broker", "raw-fan-members", "robotlab-fan-members"])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--role", choices=["raw-fan-broker", "raw-fan-members",
+                                           "robotlab-fan-members"])
     parser.add_argument("--url")
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--n", type=int, default=100, help="round trips per body size")
-    parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
+    parser.add_argument("--write", action="store_true",
+                        help="record the results in docs/benchmarks.md")
     args = parser.parse_args()
-    roles = {"raw-fan-broker": raw_fan_broker, "raw-fan-members": raw_fan_members, "robotlab-fan-members": robotlab_fan_members}
+    roles = {"raw-fan-broker": raw_fan_broker, "raw-fan-members": raw_fan_members,
+             "robotlab-fan-members": robotlab_fan_members}
     if args.role:
         return roles[args.role](args.url)
-    fan = {stack: statistics.median(run_fan(stack, args.seconds) for _ in range(args.rounds)) for stack in ("raw", "robotlab")}
-    sizes = {(stack, name): size_p50(stack, size, args.n) for name, size in SIZES.items() for stack in ("raw", "robotlab")}
+    fan = {stack: statistics.median(run_fan(stack, args.seconds) for _ in range(args.rounds))
+           for stack in ("raw", "robotlab")}
+    sizes = {(stack, name): size_p50(stack, size, args.n) for name,
+             size in SIZES.items() for stack in ("raw", "robotlab")}
     lines = ["| measure | raw pyzmq | robotlab | ratio |", "| --- | ---: | ---: | ---: |",
-             f"| fan-out to {INSTANCES} instances, copies delivered/s | {fan['raw']:,.0f} | {fan['robotlab']:,.0f} | "
+             f"| fan-out to {INSTANCES} instances, copies delivered/s | {fan['raw']:,.0f} | "
+             f"{fan['robotlab']:,.0f} | "
              f"{fan['robotlab'] / fan['raw']:.2f}x |"]
-    lines += [f"| {name} request/reply p50 (ms) | {sizes['raw', name]:,.2f} | {sizes['robotlab', name]:,.2f} | "
+    lines += [f"| {name} request/reply p50 (ms) | {sizes['raw', name]:,.2f} | "
+              f"{sizes['robotlab', name]:,.2f} | "
               f"{sizes['robotlab', name] / sizes['raw', name]:.2f}x |" for name in SIZES]
     table = "\n".join(lines)
     print(table)
     if args.write:
-        note = (f"`python bench/bus_growth.py --seconds {args.seconds:g} --rounds {args.rounds} --n {args.n} --write`, "
-                f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores (see the script's docstring for what each row does). "
+        note = (f"`python bench/bus_growth.py --seconds {args.seconds:g} --rounds {args.rounds} "
+                f"--n {args.n} --write`, "
+                f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores (see the script's docstring "
+                "for what each row does). "
                 "Target: fan-out at least half of raw's copies per second.")
         bench_bus.write_section("Bus growth: fan-out and large bodies", f"{note}\n\n{table}")
 

@@ -81,7 +81,8 @@ def run(side: str, n: int, seconds: float) -> dict[str, float]:
 
 def table(results: list[dict[str, float]]) -> str:
     one = results[0]
-    lines = ["| request | measure | " + " | ".join(SIDES) + " |", "| --- | --- |" + " ---: |" * len(SIDES)]
+    lines = ["| request | measure | " + " | ".join(SIDES) + " |",
+             "| --- | --- |" + " ---: |" * len(SIDES)]
     for kind in KINDS:
         for key, name in (("p50", "round trip p50 (ms)"), ("p99", "round trip p99 (ms)"),
                           ("rate", "throughput, 8 outstanding (req/s)")):
@@ -95,19 +96,26 @@ def table(results: list[dict[str, float]]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=2.0)
-    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; medians are reported")
-    parser.add_argument("--write", action="store_true", help="record the results in docs/benchmarks.md")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternating rounds; medians are reported")
+    parser.add_argument("--write", action="store_true",
+                        help="record the results in docs/benchmarks.md")
     args = parser.parse_args()
-    results = alternate(args.rounds, *(lambda side=side: run(side, args.n, args.seconds) for side in SIDES))
+    results = alternate(args.rounds,
+                        *(lambda side=side: run(side, args.n, args.seconds) for side in SIDES))
     text = table(results)
     print(text)
     if args.write:
-        note = (f"`python bench/bus_standby.py --n {args.n} --seconds {args.seconds:g} --rounds {args.rounds} --write`, "
-                f"{time.strftime('%Y-%m-%d')}, medians of {args.rounds} interleaved rounds, {os.cpu_count()} cores, "
-                "tcp loopback. The cost in brackets is against one journaled broker. Target: replication "
+        note = (f"`python bench/bus_standby.py --n {args.n} --seconds {args.seconds:g} --rounds "
+                f"{args.rounds} --write`, "
+                f"{time.strftime('%Y-%m-%d')}, medians of {args.rounds} interleaved rounds, "
+                f"{os.cpu_count()} cores, "
+                "tcp loopback. The cost in brackets is against one journaled broker. Target: "
+                "replication "
                 "costs under 30% of round-trip p50.")
         write_section("Standby pair: the cost of replicating the journal", f"{note}\n\n{text}")
 

@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bus as bench_bus  # noqa: E402  (bench/bus.py: both stacks' peers and the docs writer)
 
 ROLES = ("broker", "echo", "client")
-CALLS = ("poll", "getpid", "futex", "read", "write", "epoll_wait", "epoll_ctl", "sendto", "recvfrom", "pwrite64",
-         "timerfd_settime")
+CALLS = ("poll", "getpid", "futex", "read", "write", "epoll_wait", "epoll_ctl", "sendto",
+         "recvfrom", "pwrite64", "timerfd_settime")
 TITLE = "Bus: system calls per round trip"
 WARM_UP = 300
 
@@ -54,12 +54,13 @@ def robotlab_stack() -> Iterator[tuple[list[int], Callable[[], object]]]:
 
     url = f"tcp://127.0.0.1:{bench_bus.free_port()}"
     procs = [bench_bus.spawn(bench_bus.broker_argv(url, journal=True))]
-    procs.append(bench_bus.spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo", "--broker", url,
-                                  "--handler", "bus:echo_handler"]))
+    procs.append(bench_bus.spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo",
+                                  "--broker", url, "--handler", "bus:echo_handler"]))
     try:
         bench_bus.wait_robot(url, "echo")
         with bus.connect(url, name="bench-client") as client:
-            yield [procs[0].pid, procs[1].pid, os.getpid()], lambda: client.request("echo", bench_bus.PAYLOAD, timeout=10)
+            yield [procs[0].pid, procs[1].pid, os.getpid()], \
+                lambda: client.request("echo", bench_bus.PAYLOAD, timeout=10)
     finally:
         for p in procs:
             p.terminate()
@@ -97,7 +98,8 @@ def counter(tool: str, pid: int, out: Path, per_thread: bool) -> subprocess.Pope
         argv = ["strace", "-c", "-f", "-o", str(out), "-p", str(pid)]
     else:
         events = ",".join(f"syscalls:sys_enter_{name}" for name in CALLS) + ",context-switches"
-        argv = ["perf", "stat", "-x,", "-e", events, "-o", str(out), "-p", str(pid), *(["--per-thread"] if per_thread else [])]
+        argv = ["perf", "stat", "-x,", "-e", events, "-o", str(out), "-p", str(pid),
+                *(["--per-thread"] if per_thread else [])]
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -113,24 +115,29 @@ def parse(tool: str, text: str, n: int, per_thread: bool = False) -> dict[str, C
         parts = line.split(",")  # perf -x,: [thread,] count, unit, event, ...
         thread, parts = (parts[0], parts[1:]) if per_thread else ("all", parts)
         if len(parts) > 2 and parts[0].strip().isdigit():
-            found.setdefault(thread, {})[parts[2].replace("syscalls:sys_enter_", "")] = int(parts[0]) / n
+            call = parts[2].replace("syscalls:sys_enter_", "")
+            found.setdefault(thread, {})[call] = int(parts[0]) / n
     return found
 
 
-def measure(stack: str, n: int, tool: str, per_thread: bool, scratch: Path) -> dict[str, dict[str, Counts]]:
+def measure(stack: str, n: int, tool: str, per_thread: bool, scratch: Path) -> dict[str,
+                                                                                    dict[str,
+                                                                                         Counts]]:
     """Counts per round trip for each role of ``stack``."""
     with (robotlab_stack() if stack == "robotlab" else raw_stack()) as (pids, round_trip):
         for _ in range(WARM_UP):
             round_trip()
         outs = [scratch / f"{stack}-{role}.txt" for role in ROLES]
-        counters = [counter(tool, pid, out, per_thread) for pid, out in zip(pids, outs, strict=True)]
+        counters = [counter(tool, pid, out, per_thread) for pid,
+                    out in zip(pids, outs, strict=True)]
         time.sleep(1.5)  # attaching takes a moment; counting idle time adds only heartbeats
         for _ in range(n):
             round_trip()
         for proc in counters:
             proc.send_signal(signal.SIGINT)
             proc.wait()
-        return {role: parse(tool, out.read_text(), n, per_thread) for role, out in zip(ROLES, outs, strict=True)}
+        return {role: parse(tool, out.read_text(), n, per_thread) for role,
+                out in zip(ROLES, outs, strict=True)}
 
 
 def table(raw: dict[str, dict[str, Counts]], ours: dict[str, dict[str, Counts]]) -> str:
@@ -139,7 +146,8 @@ def table(raw: dict[str, dict[str, Counts]], ours: dict[str, dict[str, Counts]])
     names = [*CALLS, "context-switches"]
     for role in ROLES:
         a, b = _total(raw[role]), _total(ours[role])
-        for name in sorted(set(a) | set(b), key=lambda c: names.index(c) if c in names else len(names)):
+        for name in sorted(set(a) | set(b),
+                           key=lambda c: names.index(c) if c in names else len(names)):
             if max(a.get(name, 0), b.get(name, 0)) >= 0.05:
                 lines.append(f"| {role} | {name} | {a.get(name, 0):.2f} | {b.get(name, 0):.2f} |")
     return "\n".join(lines)
@@ -154,11 +162,14 @@ def _total(threads: dict[str, Counts]) -> Counts:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=2000, help="counted round trips")
     parser.add_argument("--tool", choices=["perf", "strace"], default="perf")
-    parser.add_argument("--per-thread", action="store_true", help="perf only: print each thread's counts too")
-    parser.add_argument("--write", action="store_true", help="record the table in docs/benchmarks.md")
+    parser.add_argument("--per-thread", action="store_true",
+                        help="perf only: print each thread's counts too")
+    parser.add_argument("--write", action="store_true",
+                        help="record the table in docs/benchmarks.md")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rl-syscalls-") as scratch:
         raw = measure("raw", args.n, args.tool, args.per_thread, Path(scratch))
@@ -169,10 +180,13 @@ def main() -> None:
         for stack, found in (("raw", raw), ("robotlab", ours)):
             for role in ROLES:
                 for thread, counts in sorted(found[role].items()):
-                    print(stack, role, thread, {k: round(v, 2) for k, v in counts.items() if v >= 0.01})
+                    print(stack, role, thread, {k: round(v, 2) for k,
+                                                v in counts.items() if v >= 0.01})
     if args.write:
-        head = (f"`python bench/bus_syscalls.py --n {args.n} --tool {args.tool} --write`, {time.strftime('%Y-%m-%d')}: "
-                "calls per sequential round trip, every thread of each process (libzmq's I/O thread included).")
+        head = (f"`python bench/bus_syscalls.py --n {args.n} --tool {args.tool} --write`, "
+                f"{time.strftime('%Y-%m-%d')}: "
+                "calls per sequential round trip, every thread of each process (libzmq's I/O "
+                "thread included).")
         bench_bus.write_section(TITLE, head + "\n\n" + text)
 
 

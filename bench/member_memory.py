@@ -41,12 +41,14 @@ def joined(url: str, prefix: str) -> int:
 
 
 def start_members(url: str, count: int, prefix: str) -> list[Any]:
-    """Start ``count`` robotds, a few at a time (each start is a second of CPU), until all joined."""
+    """Start ``count`` robotds, a few at a time (each start is a second of CPU), until all
+    joined."""
     from bus import spawn
 
     procs = []
     for i in range(count):
-        procs.append(spawn([sys.executable, "-m", "robotlab.robotd", "--name", f"{prefix}{i}", "--broker", url,
+        procs.append(spawn([sys.executable, "-m", "robotlab.robotd", "--name", f"{prefix}{i}",
+                            "--broker", url,
                             "--handler", "member_memory:echo", "--log-level", "WARNING"]))
         if i % 10 == 9:
             while joined(url, prefix) < i + 1 - 5:  # keep the start-up queue short on two cores
@@ -74,7 +76,8 @@ def measure(procs: list[Any]) -> dict[str, float]:
     import psutil
 
     rows = [psutil.Process(p.pid).memory_full_info() for p in procs]
-    return {"rss": statistics.median(r.rss for r in rows) / MB, "uss": statistics.median(r.uss for r in rows) / MB,
+    return {"rss": statistics.median(r.rss for r in rows) / MB,
+            "uss": statistics.median(r.uss for r in rows) / MB,
             "pss_total": sum(r.pss for r in rows) / MB}
 
 
@@ -82,8 +85,8 @@ def run(count: int) -> dict[str, float]:
     from bus import free_port, spawn
 
     url = f"tcp://127.0.0.1:{free_port()}"
-    broker = spawn([sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level", "WARNING",
-                    "--no-journal"])
+    broker = spawn([sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level",
+                    "WARNING", "--no-journal"])
     procs: list[Any] = []
     try:
         procs = start_members(url, count, "member-")
@@ -104,13 +107,16 @@ def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from bus import write_section
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--members", default="1,50,200", help="comma-separated member counts, one run each")
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--members", default="1,50,200",
+                        help="comma-separated member counts, one run each")
     parser.add_argument("--label", default="", help="a name for this run's rows (before, after)")
     parser.add_argument("--write", action="store_true", help="add the rows to docs/benchmarks.md")
     args = parser.parse_args()
     counts = [int(n) for n in args.members.split(",")]
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())  # before: 200 starting members are the load after
+    # before: 200 starting members are the load after
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 8 * max(counts) + 256)), hard))
     rows = []
@@ -121,10 +127,13 @@ def main() -> None:
         print(row, flush=True)
         rows.append(row)
     if args.write:
-        note = (f"`python bench/member_memory.py --members {args.members}`, {time.strftime('%Y-%m-%d')}, "
+        note = (f"`python bench/member_memory.py --members {args.members}`, "
+                f"{time.strftime('%Y-%m-%d')}, "
                 f"{os.cpu_count()} cores, load average before the run {load}.")
-        header = "| run | members | RSS each (MB, median) | USS each (MB, median) | PSS of all members (MB) |\n| --- | ---: | ---: | ---: | ---: |"
-        write_section("Member memory: handler-only robotds", f"{note}\n\n{header}\n" + "\n".join(rows))
+        header = ("| run | members | RSS each (MB, median) | USS each (MB, median) | "
+                  "PSS of all members (MB) |\n| --- | ---: | ---: | ---: | ---: |")
+        write_section("Member memory: handler-only robotds",
+                      f"{note}\n\n{header}\n" + "\n".join(rows))
 
 
 if __name__ == "__main__":

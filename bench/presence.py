@@ -37,7 +37,9 @@ def crowd(url: str, robots: int, stop: threading.Event, heartbeat: float) -> Non
         s = ctx.socket(zmq.DEALER)
         s.setsockopt(zmq.LINGER, 0)
         s.connect(url)
-        s.send_multipart(protocol.encode(Command.HELLO, {"name": f"crowd-{i}", "instance": f"c{i}", "role": "robot"}))
+        s.send_multipart(protocol.encode(Command.HELLO,
+                                         {"name": f"crowd-{i}", "instance": f"c{i}",
+                                          "role": "robot"}))
         socks.append(s)
     poller = zmq.Poller()
     for s in socks:
@@ -72,7 +74,8 @@ def count_crowd(client: bus.BusClient) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--robots", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--write", action="store_true")
@@ -80,8 +83,10 @@ def main() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * args.robots + 256)), hard))
     url = f"tcp://127.0.0.1:{free_port()}"
-    procs = [spawn([sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level", "WARNING", "--no-journal"]),
-             spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo", "--broker", url, "--handler", "bus:echo_handler"])]
+    procs = [spawn([sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level",
+                    "WARNING", "--no-journal"]),
+             spawn([sys.executable, "-m", "robotlab.robotd", "--name", "echo", "--broker", url,
+                    "--handler", "bus:echo_handler"])]
     stop = threading.Event()
     try:
         wait_robot(url, "echo")
@@ -115,8 +120,10 @@ def main() -> None:
     print(table)
     print(f"(crowd joined in {joined - (deadline - 60):.1f} s)")
     if args.write:
-        note = (f"`python bench/presence.py --robots {args.robots} --seconds {args.seconds:g} --write`, "
-                f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores; the crowd, the broker, one echo robotd "
+        note = (f"`python bench/presence.py --robots {args.robots} --seconds {args.seconds:g} "
+                "--write`, "
+                f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores; the crowd, the broker, one "
+                "echo robotd "
                 "and the client share the machine.")
         write_section("Presence: 1,000 robots with heartbeats", f"{note}\n\n{table}")
 
