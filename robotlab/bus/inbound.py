@@ -13,7 +13,8 @@ from .message import Message
 _new: Final = object.__new__
 
 
-def delivered(header: dict[str, Any], content: Any, body: bytes | memoryview, extra: dict[str, Any]) -> Message:
+def delivered(header: dict[str, Any], content: Any, body: bytes | memoryview,
+              extra: dict[str, Any]) -> Message:
     """The Message of a DELIVER whose ``header`` :func:`~robotlab.bus.protocol.decode` has checked
     (every field has its type already), with its unpacked ``content`` and the ``body`` it came in.
 

@@ -26,7 +26,8 @@ LIMIT: Final = 10_000
 
 
 class Kept:
-    """Kept frames by sequence number (positive: sent on this connection; negative: not yet sent)."""
+    """Kept frames by sequence number (positive: sent on this connection; negative: not yet
+    sent)."""
 
     def __init__(self, limit: int = LIMIT) -> None:
         self.limit = limit
@@ -44,7 +45,8 @@ class Kept:
             del self._frames[next(iter(self._frames))]
             self.dropped += 1
             if self.dropped == 1:
-                log.warning("bus: the broker confirms nothing; dropping the oldest kept replies and acks")
+                log.warning("bus: the broker confirms nothing; dropping the oldest kept replies "
+                            "and acks")
 
     def confirm(self, seen: int) -> None:
         """The broker has handled the first ``seen`` frames of this connection."""

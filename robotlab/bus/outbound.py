@@ -38,8 +38,8 @@ def reply_body(message: Message, content: Any) -> Body:
     return pack_plain(content, "reply")
 
 
-def send_header(message_id: str, to: str, type: str, given: Iterable[tuple[str, Any]], receipt: bool,
-                hold: float | None) -> dict[str, Any]:
+def send_header(message_id: str, to: str, type: str, given: Iterable[tuple[str, Any]],
+                receipt: bool, hold: float | None) -> dict[str, Any]:
     """The header of a SEND: ``given`` (name, value) pairs go on the wire only when set (a request
     carries 1-2 of them, a reply 4), then ``receipt`` when False and ``hold`` when given."""
     header: dict[str, Any] = {"id": message_id, "to": to, "type": type}

@@ -1,4 +1,6 @@
-"""What a client still waits on: each tracked SEND until the broker's receipt, each request until its reply.
+"""What a client still waits on.
+
+Each tracked SEND until the broker's receipt, each request until its reply.
 
 :class:`~robotlab.bus.client.BusClient` registers a message here as it sends it; the I/O thread
 settles it from a RECEIPT, an ERROR or the DELIVER of a reply; a new WELCOME sends again what
@@ -39,7 +41,8 @@ class Outstanding:
         self._requests_mark = REQUESTS_MARK
         self._answered = Answered()
 
-    def register(self, tracker: Tracker, frames: list[Body], receipt: bool, expect_reply: bool) -> None:
+    def register(self, tracker: Tracker, frames: list[Body], receipt: bool,
+                 expect_reply: bool) -> None:
         """Wait for ``tracker``'s receipt (``receipt``) and its reply (``expect_reply``)."""
         with self._lock:
             if receipt:
@@ -73,10 +76,12 @@ class Outstanding:
         return pending
 
     def send_again(self) -> None:
-        """Post again every message no receipt settled (a new WELCOME: the broker may not have it)."""
+        """Post again every message no receipt settled (a new WELCOME: the broker may not have
+        it)."""
         with self._lock:
             unsettled = list(self.unsettled.values())
-        for frames, tracker in (entry for entry in unsettled if entry[0]):  # a replay has no frames to resend
+        # a replay has no frames to resend
+        for frames, tracker in (entry for entry in unsettled if entry[0]):
             tracker.sent = True
             self._link.post(frames)
 
@@ -94,8 +99,10 @@ class Outstanding:
             again = self._answered.again(reply_to, message.sender, awaited=waiting is not None)
         if entry is not None:
             entry[1].replied(message)  # the broker sends no receipt once a reply proves delivery
-        if again or waiting is None:  # again: a reply sent twice is dropped; not awaited: the handler
-            return again  # gets it (outbox correlation)
+        # again: a reply sent twice is dropped; not awaited: the handler gets it (outbox
+        # correlation)
+        if again or waiting is None:
+            return again
         if entry is None and not waiting._replied.is_set():
             waiting.replied(message)
         if message.delivery:

@@ -1,4 +1,6 @@
-"""The bus's share of tracing: a SEND's header gets its span context, a delivery its ``process`` span.
+"""The bus's share of tracing.
+
+A SEND's header gets its span context, a delivery its ``process`` span.
 
 Each function checks ``tracing.ENABLED`` once and is a plain pass-through when it is False
 (see :mod:`robotlab.observability.tracing`).
@@ -31,7 +33,9 @@ def stamp(header: dict[str, Any], given: tuple[str, ...] | None = None) -> None:
 
 
 def carried(header: dict[str, Any]) -> dict[str, Any]:
-    """The trace fields of a DELIVER header (none while off), kept in ``Message.extra`` for :func:`handle`.
+    """The trace fields of a DELIVER header (none while off).
+
+    They are kept in ``Message.extra`` for :func:`handle`.
 
     Asks ``tracing.ENABLED`` here, compiled, rather than calling into the interpreted module on
     every message while tracing is off."""

@@ -170,7 +170,8 @@ class Tracker:
 
     def error(self) -> DeliveryFailed:
         """The exception that describes this failure."""
-        return delivery_error(self.status, self.detail, message_id=self.id, to=self.to, dlq_id=self.dlq_id)
+        return delivery_error(self.status, self.detail, message_id=self.id, to=self.to,
+                              dlq_id=self.dlq_id)
 
     def wait(self, timeout: float | None = None) -> Tracker:
         """Block until delivered; return self.
@@ -180,7 +181,8 @@ class Tracker:
                 DeliveryTimeout), or DeliveryTimeout when no receipt came within ``timeout``.
         """
         if not self.waiter(self._settled, timeout):
-            raise DeliveryTimeout(f"no receipt within {timeout:g}s ({self.describe()})", message_id=self.id, to=self.to)
+            raise DeliveryTimeout(f"no receipt within {timeout:g}s ({self.describe()})",
+                                  message_id=self.id, to=self.to)
         if self.failed:
             raise self.error()
         return self
@@ -193,7 +195,8 @@ class Tracker:
             ReplyTimeout: no reply in time; its message says what became of the request.
         """
         if not self.waiter(self._replied, timeout):
-            raise ReplyTimeout(f"no reply from {self.to} within {timeout:g}s: {self.describe()}", delivery=self.status)
+            raise ReplyTimeout(f"no reply from {self.to} within {timeout:g}s: {self.describe()}",
+                               delivery=self.status)
         if self._reply is None:
             raise self.error()
         return self._reply
@@ -203,7 +206,8 @@ class Tracker:
         if not self.sent:
             return "the request never reached the broker (not connected)"
         if self.status == "pending":
-            return f"the request reached the broker and is still in flight to {self.to} (not acked yet)"
+            return (f"the request reached the broker and is still in flight to {self.to} "
+                    "(not acked yet)")
         if self.status == "delivered":
             who = ", ".join(self.instances) or self.to
             return f"the request was delivered and acked by {who}, but no reply came"
