@@ -48,7 +48,8 @@ class ThreadPacker:
 
     def pack(self, value: Any) -> bytes:
         """The same bytes as ``msgpack.packb(value, use_bin_type=True, default=...)``."""
-        slot: _Slot | None = getattr(self._local, "slot", None)  # one thread-local read; the rest is native
+        # one thread-local read; the rest is native
+        slot: _Slot | None = getattr(self._local, "slot", None)
         if slot is None:
             slot = self._local.slot = _Slot()
         packer = slot.packer
@@ -56,7 +57,8 @@ class ThreadPacker:
             packer = msgpack.Packer(use_bin_type=True, default=self._default)
         else:
             slot.packer = None
-        data: bytes = packer.pack(value)  # on an error the slot stays empty: the next call makes a new one
+        # on an error the slot stays empty: the next call makes a new one
+        data: bytes = packer.pack(value)
         if len(data) <= KEEP_BUFFER:
             slot.packer = packer
         return data
@@ -113,15 +115,16 @@ def _plain(value: Any, where: str | _Where, depth: int, seen: set[int]) -> Any:
         return value
     if isinstance(value, int):
         if not _INT_MIN <= value <= _INT_MAX:
-            raise BoundaryError(f"{where} is an int too large for 64 bits", type_name="int", path=str(where))
+            raise BoundaryError(f"{where} is an int too large for 64 bits", type_name="int",
+                                path=str(where))
         return value
     if depth >= _MAX_DEPTH:
-        raise BoundaryError(f"{where} nests deeper than {_MAX_DEPTH} levels", type_name=type(value).__name__,
-                            path=str(where))
+        raise BoundaryError(f"{where} nests deeper than {_MAX_DEPTH} levels",
+                            type_name=type(value).__name__, path=str(where))
     if isinstance(value, (list, tuple, dict)):
         if id(value) in seen:
-            raise BoundaryError(f"{where} refers back to itself (a cycle)", type_name=type(value).__name__,
-                                path=str(where))
+            raise BoundaryError(f"{where} refers back to itself (a cycle)",
+                                type_name=type(value).__name__, path=str(where))
         seen = seen | {id(value)}
         if isinstance(value, dict):
             return _plain_dict(value, where, depth, seen)
@@ -142,7 +145,8 @@ def _plain_dict(value: dict, where: str | _Where, depth: int, seen: set[int]) ->
     for key, item in value.items():
         if not isinstance(key, (str, int)) or isinstance(key, bool):
             raise BoundaryError(
-                f"{where} has a key of type {type(key).__qualname__} ({key!r}); keys must be str or int",
+                f"{where} has a key of type {type(key).__qualname__} ({key!r}); keys must be str "
+                "or int",
                 type_name=type(key).__qualname__,
                 path=str(where),
             )
@@ -162,7 +166,10 @@ def _dump_model(value: Any) -> Any:
 
 def _describe(value: Any) -> str:
     kind = type(value)
-    if callable(value) and kind.__name__ in {"function", "method", "builtin_function_or_method", "lambda"}:
+    if callable(value) and kind.__name__ in {"function", "method", "builtin_function_or_method",
+                                             "lambda"}:
         return "a function"
     article = "an" if kind.__qualname__[:1].lower() in "aeiou" else "a"
-    return f"{article} {kind.__module__}.{kind.__qualname__}" if kind.__module__ != "builtins" else f"{article} {kind.__qualname__}"
+    if kind.__module__ == "builtins":
+        return f"{article} {kind.__qualname__}"
+    return f"{article} {kind.__module__}.{kind.__qualname__}"

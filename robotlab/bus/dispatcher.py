@@ -69,7 +69,8 @@ def _ignore(message: Message) -> None:
 
 
 def _drop_queued(pending: queue.SimpleQueue) -> None:
-    """Empty ``pending`` and post the stop marker: the handler thread stops after its current message."""
+    """Empty ``pending`` and post the stop marker: the handler thread stops after its current
+    message."""
     while True:
         try:
             pending.get_nowait()
@@ -94,9 +95,11 @@ class Dispatcher:
         self._unacked: set[int] = set()
         self._working: set[int] = set()  # queued or in a running handler: touched while so
         self._in_hand: int | None = None  # the delivery the handler thread is running
-        self._replies: OrderedDict[tuple[str, str], tuple[Body, str]] = OrderedDict()  # packed reply, type
+        # packed reply, type
+        self._replies: OrderedDict[tuple[str, str], tuple[Body, str]] = OrderedDict()
         self._lock = threading.Lock()
-        self._handler_thread = threading.Thread(target=self._run, name=f"robotlab-handler-{client.name}", daemon=True)
+        self._handler_thread = threading.Thread(target=self._run,
+                                                name=f"robotlab-handler-{client.name}", daemon=True)
 
     def start(self) -> None:
         """Start the handler thread."""
@@ -110,7 +113,8 @@ class Dispatcher:
             # timeout would dead-letter work that then completes.
             self._working.intersection_update({self._in_hand})
         _drop_queued(self._queue)
-        if self._handler_thread.is_alive() and threading.current_thread() is not self._handler_thread:
+        if (self._handler_thread.is_alive()
+                and threading.current_thread() is not self._handler_thread):
             self._handler_thread.join(timeout=drain)
 
     def submit(self, message: Message) -> None:
@@ -215,7 +219,8 @@ class Dispatcher:
         # context variable itself, one C call each way, not a function of the interpreted module.
         token = HANDLING.set((self.client.name, self.client.instance, message.id))
         try:
-            traced.handle(self.client.name, message, self._handle_manual if self.manual else self._handle_auto)
+            traced.handle(self.client.name, message,
+                          self._handle_manual if self.manual else self._handle_auto)
         finally:
             HANDLING.reset(token)
         key = (message.sender_instance, message.id)
@@ -233,7 +238,8 @@ class Dispatcher:
         try:
             result = self.handler(message)
             if hasattr(result, "__await__"):
-                raise TypeError("the handler returned an awaitable; bus handlers are plain functions")
+                raise TypeError("the handler returned an awaitable; bus handlers are plain "
+                                "functions")
         except Exception as exc:
             log.warning("bus: handler of %s failed on %s: %s", self.client.name, message.key, exc)
             self._nack(message, f"{type(exc).__name__}: {exc}")

@@ -37,7 +37,8 @@ longest a frame no caller waits for can sit unread once a seated caller has left
 class Seat:
     """Who reads the socket besides the I/O thread: at most one caller at a time."""
 
-    __slots__ = ("holder", "draining", "timer", "_fires", "_poller", "_fd", "_wake_r", "_wake_w", "_io", "_io_fds")
+    __slots__ = ("holder", "draining", "timer", "_fires", "_poller", "_fd", "_wake_r", "_wake_w",
+                 "_io", "_io_fds")
 
     def __init__(self) -> None:
         self.holder: int | None = None
@@ -45,7 +46,8 @@ class Seat:
         self.draining: int | None = None
         """The thread handling inbound frames right now: what it runs must not wait on the bus."""
         self._poller, self._fd = select.poll(), -1
-        self._wake_r = self._wake_w = -1  # made by the first claim: a member that never waits keeps its fds
+        # made by the first claim: a member that never waits keeps its fds
+        self._wake_r = self._wake_w = -1
         self.timer: OneShot | None = None
         """Armed by each leave (made with the wake pipe; None where timerfd is not available)."""
         self._fires = 0.0  # when the timer fires as last armed (monotonic seconds)
@@ -107,7 +109,8 @@ class Seat:
         stepped aside without a timer, ``LOOK_MS`` at most). Returns what ``poll`` does; a
         fired timer is cleared."""
         timer = -1 if self.timer is None else self.timer.fd
-        if (fd, wake_fd, timer) != self._io_fds:  # rebuilt when one changes: registering costs more than the poll
+        # rebuilt when one changes: registering costs more than the poll
+        if (fd, wake_fd, timer) != self._io_fds:
             self._io, self._io_fds = select.poll(), (fd, wake_fd, timer)
             for each in (fd, wake_fd, timer):
                 if each != -1:
@@ -119,8 +122,9 @@ class Seat:
 
     def read_until(self, latch: Latch, timeout: float | None, read: Callable[[Latch], int | None],
                    leave: Callable[[], None], quiet_fd: int | None = None) -> bool:
-        """Seated: ``read(latch)`` (drain the socket; its fd, or None once it is closed) and poll until
-        ``latch`` is set or the slice ends, then ``leave()``; past the slice, wait on the latch.
+        """Seated: ``read(latch)`` (drain the socket; its fd, or None once it is closed) and poll
+        until ``latch`` is set or the slice ends, then ``leave()``; past the slice, wait on the
+        latch.
         ``quiet_fd``: the socket's fd when nothing waited at its last ZMQ_EVENTS read and nobody
         called into it since; then the first ``read()`` is skipped and the fd polled at once."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -128,12 +132,13 @@ class Seat:
         try:
             while not latch.is_set():
                 fd, quiet_fd = (read(latch) if quiet_fd is None else quiet_fd), None
-                wait = until - time.monotonic() if deadline is None else min(until, deadline) - time.monotonic()
+                wait = (until - time.monotonic() if deadline is None
+                        else min(until, deadline) - time.monotonic())
                 if fd is None or latch.is_set() or wait <= 0:
                     break
                 self._poll(fd, wait)
-        except zmq.ZMQError:  # the socket closed or was replaced under us: the I/O thread carries on
-            pass
+        except zmq.ZMQError:
+            pass  # the socket closed or was replaced under us: the I/O thread carries on
         finally:
             leave()
         return latch.wait(left(deadline))
