@@ -41,7 +41,8 @@ CONNECTED_UNANSWERED: Final = "connected, but no answer to HELLO (a stopped or o
 
 
 class Dialer:
-    """The welcome state machine: welcomed, refused for good, or trying the next URL with backoff."""
+    """The welcome state machine: welcomed, refused for good, or trying the next URL with
+    backoff."""
 
     def __init__(self, url: str, hello: dict[str, Any], keys: KeyConfig | None) -> None:
         self.keys = keys
@@ -52,7 +53,8 @@ class Dialer:
         """The last ERROR the broker answered a HELLO with (e.g. ``conflict``), for messages."""
         self.answered = threading.Event()
         """Set by a WELCOME or a refusal: either way, waiting longer changes nothing."""
-        self.urls = [one.strip() for one in url.split(",")]  # a primary and its standby: each reconnect takes the next
+        # a primary and its standby: each reconnect takes the next
+        self.urls = [one.strip() for one in url.split(",")]
         self.url, self._at = self.urls[0], -1
         self.welcome: dict[str, Any] | None = None
         self.welcomed = Flag()
@@ -60,8 +62,10 @@ class Dialer:
         self._lock = threading.RLock()
         self._monitor: zmq.Socket | None = None
         self._handshake: Mapping[str, Any] | None = None
-        self._failed_here: Mapping[str, Any] | None = None  # a handshake failure on the current socket
-        self._connected_here = False  # the current socket has a connection (its handshake may not have finished)
+        # a handshake failure on the current socket
+        self._failed_here: Mapping[str, Any] | None = None
+        # the current socket has a connection (its handshake may not have finished)
+        self._connected_here = False
         self._broke_off = 0  # handshakes of the current socket that failed with no detail
         self._attempt_at = 0.0
         self._hello_sent = False
@@ -84,10 +88,12 @@ class Dialer:
         raise NotImplementedError  # the Link resends what it keeps
 
     def wait_welcome(self, timeout: float) -> bool:
-        """True once welcomed within ``timeout`` s; False if not yet; ConfigError if the broker refused us."""
+        """True once welcomed within ``timeout`` s; False if not yet; ConfigError if the broker
+        refused us."""
         self.answered.wait(timeout)
         if self.refused is not None:
-            raise ConfigError(f"the broker at {self.url} refused {self.hello['name']!r} (forbidden): {self.refused}")
+            raise ConfigError(f"the broker at {self.url} refused {self.hello['name']!r} "
+                              f"(forbidden): {self.refused}")
         return self.welcomed.is_set()
 
     @property
@@ -99,13 +105,15 @@ class Dialer:
         """The error for no WELCOME within ``timeout`` s: ``StandbyPassive`` (try again) when the
         last broker to answer was a passive standby, else ``PeerUnavailable``."""
         if self.passive:
-            return StandbyPassive(f"{self.no_answer(timeout)}; give both brokers' addresses, or try again if it is taking over")
+            return StandbyPassive(f"{self.no_answer(timeout)}; give both brokers' addresses, or "
+                                  "try again if it is taking over")
         return PeerUnavailable(self.no_answer(timeout))
 
     def no_answer(self, timeout: float) -> str:
         """One line: no WELCOME within ``timeout`` s, and the likeliest reason."""
         if self.last_error is not None:
-            return f"the broker at {self.url} did not welcome {self.hello['name']!r} within {timeout:g}s: {self.last_error}"
+            return (f"the broker at {self.url} did not welcome {self.hello['name']!r} within "
+                    f"{timeout:g}s: {self.last_error}")
         return f"no broker answered at {self.url} within {timeout:g}s: {self.why_not_welcomed()}"
 
     def why_not_welcomed(self) -> str:
@@ -163,7 +171,8 @@ class Dialer:
             self._seq = 0  # the count starts again with this HELLO: what was kept counts as unsent
             self.kept.unsend()
             self._hello_sent = self._send_hello()
-        elif frame.command == Command.ERROR and self._refusal(frame.header.get("code"), str(frame.header.get("detail", ""))):
+        elif frame.command == Command.ERROR and self._refusal(
+                frame.header.get("code"), str(frame.header.get("detail", ""))):
             return
         elif frame.command != Command.HEARTBEAT:
             self.on_frame(frame)
@@ -195,7 +204,8 @@ class Dialer:
             self._attempt_at = time.monotonic() - self._retry_in + 0.1  # the next broker, shortly
         elif code == ErrorCode.CONFLICT:
             self.last_error = f"conflict: {detail}"
-            log.warning("bus: the broker at %s refused our HELLO for now: %s", self.url, self.last_error)
+            log.warning("bus: the broker at %s refused our HELLO for now: %s", self.url,
+                        self.last_error)
         elif code == ErrorCode.FORBIDDEN:
             self.refused = detail or "forbidden"
             self.welcomed.clear()
@@ -209,8 +219,9 @@ class Dialer:
         if now - self._attempt_at >= self._retry_in:
             self._backoff = min(self._backoff * 2, BACKOFF_MAX)
             self._retry_in = self._backoff * random.uniform(0.75, 1.25)
-            # One line per backoff step: a daemon waiting for its broker says so, every 30 s at most,
-            # naming the cause the socket saw, so an outage is not mistaken for a key problem.
+            # One line per backoff step: a daemon waiting for its broker says so, every 30 s at
+            # most, naming the cause the socket saw, so an outage is not mistaken for a key
+            # problem.
             log.info("bus: no welcome from the broker at %s: %s; trying again in %.0fs", self.url,
                      self.attempt_cause(), self._retry_in)
             self._reconnect()

@@ -1,4 +1,6 @@
-"""Why a broker did not welcome us, in one line: the CURVE handshake's fate, read from the socket's monitor.
+"""Why a broker did not welcome us, in one line.
+
+The CURVE handshake's fate, read from the socket's monitor.
 
 A CURVE handshake that fails looks, from the frames, exactly like no broker; the socket's
 monitor tells which it was, so the error can name the cause. It also tells whether a
@@ -26,13 +28,15 @@ HANDSHAKE_FAILED = (int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL) | int(zmq.EVENT_HAN
                     | int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL))
 """The monitor events of a failed handshake."""
 NO_DETAIL = int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
-"""A handshake that broke off: the peer went away mid-way, or could not read it (another server key)."""
+"""A handshake that broke off: the peer went away mid-way, or could not read it (another server
+key)."""
 CONNECTED = int(zmq.EVENT_CONNECTED)
-"""The monitor event of a connection made (before its handshake): once per connection, never per message."""
+"""The monitor event of a connection made (before its handshake): once per connection, never per
+message."""
 WATCHED = HANDSHAKE_FAILED | CONNECTED
 """The monitor events a member's socket watches."""
-NO_KEYS = ("this broker requires CURVE keys and this client has none: give --keys DIR or set ROBOTLAB_KEYS "
-           "(`robotlab keys new NAME --robot NAME` makes one)")
+NO_KEYS = ("this broker requires CURVE keys and this client has none: give --keys DIR or set "
+           "ROBOTLAB_KEYS (`robotlab keys new NAME --robot NAME` makes one)")
 
 
 def diagnose(event: Mapping[str, Any] | None, has_keys: bool) -> str:
@@ -44,13 +48,16 @@ def diagnose(event: Mapping[str, Any] | None, has_keys: bool) -> str:
     if not has_keys:  # a plain handshake fails only against a CURVE server
         return NO_KEYS
     if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
-        return "the broker refused this client's CURVE key (is its public key in the broker's authorized/ folder?)"
+        return ("the broker refused this client's CURVE key (is its public key in the broker's "
+                "authorized/ folder?)")
     if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
         return "the broker does not use CURVE keys: drop --keys (or unset ROBOTLAB_KEYS)"
-    return "the broker cannot read this client's handshake again and again (is broker.key this broker's public key?)"
+    return ("the broker cannot read this client's handshake again and again (is broker.key this "
+            "broker's public key?)")
 
 
-_monitors = itertools.count(1)  # numbers each monitor address (with the pid: a forked child counts on)
+# numbers each monitor address (with the pid: a forked child counts on)
+_monitors = itertools.count(1)
 
 
 def waiting_events(monitor: zmq.Socket) -> list[Mapping[str, Any]]:
@@ -73,8 +80,10 @@ def parse_event(frames: list[bytes]) -> Mapping[str, Any]:
     return {"event": event, "value": value, "endpoint": frames[1]}
 
 
-def open_dealer(context: zmq.Context, url: str, keys: KeyConfig | None) -> tuple[zmq.Socket, zmq.Socket | None]:
-    """A member's DEALER socket connected to ``url``, and the monitor of its handshake (None on inproc)."""
+def open_dealer(context: zmq.Context, url: str,
+                keys: KeyConfig | None) -> tuple[zmq.Socket, zmq.Socket | None]:
+    """A member's DEALER socket connected to ``url``, and the monitor of its handshake (None on
+    inproc)."""
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.IMMEDIATE, 1)  # never queue on a dead connection; the member resends itself
