@@ -91,7 +91,8 @@ def _file_layer(path: Path, env: str, *, bundled: bool) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
-    flat = {k: v for k, v in data.items() if k not in _ENVIRONMENTS and (bundled or k != "defaults")}
+    flat = {k: v for k, v in data.items()
+            if k not in _ENVIRONMENTS and (bundled or k != "defaults")}
     section = data.get(env)
     return deep_merge(flat, section) if isinstance(section, dict) else flat
 
@@ -121,7 +122,8 @@ def _load() -> Any:
         if not isinstance(cause, ValidationError) or cause.title != "LLMSettings":
             raise
         # Its refusal stopped pydantic before the other fields: they are checked again without it.
-        lines = [_problems_besides_the_model(files, code), describe(cause.errors(), source_of, prefix=("ruby_llm",))]
+        lines = [_problems_besides_the_model(files, code),
+                 describe(cause.errors(), source_of, prefix=("ruby_llm",))]
         raise ConfigError("\n".join(line for line in lines if line)) from None
 
 
@@ -170,7 +172,8 @@ def _has(layer: Mapping[str, Any], path: tuple[str, ...]) -> bool:
 
 
 def config() -> Any:
-    """The effective global settings (a ``robotlab.config.settings.Settings``), loaded on first use."""
+    """The effective global settings (a ``robotlab.config.settings.Settings``), loaded on
+    first use."""
     global _loaded
     with _lock:
         if _loaded is None:
@@ -187,7 +190,8 @@ def configure(**overrides: Any) -> Any:
     if "ruby_llm" in overrides:
         # ``llm`` (the alias) wins over ``ruby_llm`` inside a layer; mirror code values into it
         # so an environment ``ROBOT_LAB_LLM__*`` cannot beat what code sets.
-        overrides = {**overrides, "llm": deep_merge(overrides.get("llm") or {}, overrides["ruby_llm"])}
+        overrides = {**overrides,
+                     "llm": deep_merge(overrides.get("llm") or {}, overrides["ruby_llm"])}
     with _lock:
         previous, _code_layer = _code_layer, deep_merge(_code_layer, overrides)
         try:

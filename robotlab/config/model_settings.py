@@ -18,8 +18,8 @@ from robotlab.errors import ConfigError
 
 __all__ = ["REQUEST_FIELDS", "ROUTE_FIELDS", "ModelSettings", "qualify", "validated"]
 
-REQUEST_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "presence_penalty", "frequency_penalty", "stop",
-                  "logit_bias")
+REQUEST_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "presence_penalty",
+                  "frequency_penalty", "stop", "logit_bias")
 """The fields sent as request parameters of a model call."""
 
 ROUTE_FIELDS = ("model", "provider", "api_base", "api_key")
@@ -77,7 +77,8 @@ class ModelSettings(BaseModel):
         validated(super().__init__, type(self).__name__, values)
 
     def qualified_id(self) -> str | None:
-        """The litellm id of ``model`` under ``provider`` (see :func:`qualify`); None without a model."""
+        """The litellm id of ``model`` under ``provider`` (see :func:`qualify`); None without
+        a model."""
         return qualify(self.model, self.provider) if self.model else None
 
     def required_id(self) -> str:
@@ -100,12 +101,15 @@ class ModelSettings(BaseModel):
         return self.set_fields(REQUEST_FIELDS)
 
     def plain(self) -> dict[str, Any]:
-        """The set fields as plain data without the key (a fork request or ``robot.info`` carries it)."""
+        """The set fields as plain data without the key (a fork request or ``robot.info``
+        carries it)."""
         return {k: v for k, v in self.set_fields().items() if k != "api_key"}
 
 
 def validated(init: Any, kind: str, values: dict[str, Any]) -> None:
-    """Run a pydantic ``__init__``; an unknown keyword is Python's ``TypeError``, a bad value a ``ConfigError``.
+    """Run a pydantic ``__init__``.
+
+    An unknown keyword is Python's ``TypeError``, a bad value a ``ConfigError``.
 
     Raises:
         TypeError: a keyword that is not a field (a programming error, as for any class).
@@ -118,5 +122,6 @@ def validated(init: Any, kind: str, values: dict[str, Any]) -> None:
     except ValidationError as exc:
         unknown = [str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden"]
         if unknown:
-            raise TypeError(f"{kind}() got unexpected keyword arguments: {', '.join(unknown)}") from None
+            raise TypeError(f"{kind}() got unexpected keyword arguments: "
+                            f"{', '.join(unknown)}") from None
         raise ConfigError(describe(exc.errors(), prefix=(kind,))) from exc

@@ -13,17 +13,19 @@ from typing import Any
 __all__ = ["describe", "expected"]
 
 _EXPECTED = {
-    "int_parsing": "a whole number", "int_type": "a whole number", "int_from_float": "a whole number",
+    "int_parsing": "a whole number", "int_type": "a whole number",
+    "int_from_float": "a whole number",
     "float_parsing": "a number", "float_type": "a number",
     "bool_parsing": "true or false", "bool_type": "true or false",
-    "string_type": "text", "list_type": "a list", "dict_type": "a mapping", "model_type": "a mapping",
-    "model_attributes_type": "a mapping",
+    "string_type": "text", "list_type": "a list", "dict_type": "a mapping",
+    "model_type": "a mapping", "model_attributes_type": "a mapping",
 }
 """What a field expects, by pydantic's error type; other types keep pydantic's own words."""
 
 
 def expected(error: Mapping[str, Any]) -> str:
-    """What the field of one pydantic ``error`` (an item of ``ValidationError.errors()``) expects."""
+    """What the field of one pydantic ``error`` (an item of ``ValidationError.errors()``)
+    expects."""
     known = _EXPECTED.get(str(error.get("type")))
     if known is not None:
         return known
@@ -31,7 +33,8 @@ def expected(error: Mapping[str, Any]) -> str:
     return message.removeprefix("Input should be ").removeprefix("Value error, ")
 
 
-def describe(errors: Sequence[Mapping[str, Any]], where: Callable[[tuple[str, ...]], str] | None = None,
+def describe(errors: Sequence[Mapping[str, Any]],
+             where: Callable[[tuple[str, ...]], str] | None = None,
              prefix: tuple[str, ...] = ()) -> str:
     """One line per bad field of ``errors`` (``ValidationError.errors()``):
     ``<where>: <field>: got <value>; expected <what>``.

@@ -29,10 +29,10 @@ class RunConfig(ModelSettings):
     """Every setting a run can take; None means "not set here".
 
     The model fields (``model``, ``provider``, ``api_base``, ``api_key``, ``request_timeout``
-    and the request parameters) come from :class:`~robotlab.config.model_settings.ModelSettings`. Tools:
-    ``mcp``, ``tools``. Callbacks: ``on_tool_call``, ``on_tool_result``, ``on_content``,
-    ``on_truncated`` (a reply the output-token limit cut, reported by the caller instead of
-    the robot's WARNING).
+    and the request parameters) come from
+    :class:`~robotlab.config.model_settings.ModelSettings`. Tools: ``mcp``, ``tools``.
+    Callbacks: ``on_tool_call``, ``on_tool_result``, ``on_content``, ``on_truncated`` (a reply
+    the output-token limit cut, reported by the caller instead of the robot's WARNING).
     Infrastructure: ``bus``, ``enable_cache``, ``max_tool_rounds``, ``token_budget``,
     ``cost_budget``, ``max_concurrent_robots``, ``doom_loop_threshold``, ``auto_compact``,
     ``compact_threshold``, ``max_tools``. History: ``history_path`` (the file the
@@ -67,7 +67,8 @@ class RunConfig(ModelSettings):
     history_path: str | None = None
 
     def __init__(self, **values: Any) -> None:
-        # Past ModelSettings.__init__ to pydantic's own, so errors name RunConfig, not ModelSettings.
+        # Past ModelSettings.__init__ to pydantic's own, so errors name RunConfig, not
+        # ModelSettings.
         validated(super(ModelSettings, self).__init__, "RunConfig", values)
 
     @field_validator("history_path", mode="before")

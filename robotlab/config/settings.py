@@ -62,12 +62,14 @@ class SandboxSettings(BaseModel):
 # The request fields of ModelSettings other than the temperature (which has its own key),
 # declared once there.
 _CHAT_FIELDS: dict[str, Any] = {
-    name: (ModelSettings.model_fields[name].annotation, None) for name in REQUEST_FIELDS if name != "temperature"
+    name: (ModelSettings.model_fields[name].annotation, None)
+    for name in REQUEST_FIELDS if name != "temperature"
 }
 ChatParams = create_model(
     "ChatParams",
     __config__=ConfigDict(extra="forbid"),
-    __doc__="Request parameters every robot uses unless its own settings give them (``chat.with_params``).",
+    __doc__=("Request parameters every robot uses unless its own settings give them "
+             "(``chat.with_params``)."),
     **_CHAT_FIELDS,
 )
 
@@ -99,7 +101,8 @@ class _Layer(PydanticBaseSettingsSource):
 class Settings(BaseSettings):
     """Global settings: every field can come from YAML, ``ROBOT_LAB_*`` or ``configure``."""
 
-    model_config = SettingsConfigDict(env_prefix="ROBOT_LAB_", env_nested_delimiter="__", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="ROBOT_LAB_", env_nested_delimiter="__",
+                                      extra="ignore")
     _layers: ClassVar[tuple[dict[str, Any], dict[str, Any]]] = ({}, {})
 
     max_iterations: int | None = 10
@@ -116,7 +119,8 @@ class Settings(BaseSettings):
     prompts_dir: str | None = None
     """Another template directory, searched first."""
     skills_path: str | None = None
-    """Where skill bundles are found (``<skills_path>/*/SKILL.md``); default ``~/.prompts/skills``."""
+    """Where skill bundles are found (``<skills_path>/*/SKILL.md``); default
+    ``~/.prompts/skills``."""
     mcp: Any = "none"
     """Global MCP servers: the parent value for ``mcp="inherit"``."""
     tools: Any = "none"
