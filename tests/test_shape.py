@@ -26,11 +26,14 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 # Top-level source folders and the import name each installs as (package-dir in pyproject.toml).
-SOURCE_ROOTS = {"robotlab": "robotlab", "broker": "robotlab.broker", "robotd": "robotlab.robotd", "cli": "robotlab.cli"}
+SOURCE_ROOTS = {"robotlab": "robotlab", "broker": "robotlab.broker", "robotd": "robotlab.robotd",
+                "cli": "robotlab.cli"}
 OUTER = ("robotlab.broker", "robotlab.robotd", "robotlab.cli")
-# robotlab.observability: the broker's route spans; it imports OpenTelemetry only once tracing is set up.
-BROKER_MAY_IMPORT = ("robotlab.bus.protocol", "robotlab.bus.config", "robotlab.bus.certificates", "robotlab.errors",
-                     "robotlab.broker", "robotlab.observability", "robotlab.bus.native")
+# robotlab.observability: the broker's route spans; it imports OpenTelemetry only once tracing
+# is set up.
+BROKER_MAY_IMPORT = ("robotlab.bus.protocol", "robotlab.bus.config", "robotlab.bus.certificates",
+                     "robotlab.errors", "robotlab.broker", "robotlab.observability",
+                     "robotlab.bus.native")
 BROKER_THIRD_PARTY = ("zmq", "msgpack")
 MAX_MODULE_LINES = 400
 NEAR_BUDGET_LINES = 350
@@ -78,7 +81,8 @@ def _imports_in(tree: ast.AST, module: str, is_package: bool) -> Iterator[tuple[
         elif isinstance(node, ast.ImportFrom):
             base = _resolve(module, is_package, node.level, node.module)
             for alias in node.names:
-                yield node.lineno, f"{base}.{alias.name}" if alias.name != "*" else base, in_function
+                yield (node.lineno, f"{base}.{alias.name}" if alias.name != "*" else base,
+                       in_function)
 
 
 def _walk_with_scope(tree: ast.AST, in_function: bool = False) -> Iterator[tuple[ast.AST, bool]]:
@@ -121,7 +125,8 @@ def test_robotlab_imports_nothing_from_broker_robotd_or_cli() -> None:
                 continue
             # The embedded broker runs the real Broker on a thread; the import is local to
             # EmbeddedBroker.start and documented there.
-            if rel(path) == "robotlab/bus/embedded.py" and in_function and within(name, ("robotlab.broker",)):
+            if (rel(path) == "robotlab/bus/embedded.py" and in_function
+                    and within(name, ("robotlab.broker",))):
                 continue
             bad.append(f"{rel(path)}:{line} imports {name}")
     assert not bad, "robotlab must not import broker, robotd or cli:\n" + "\n".join(bad)
@@ -136,11 +141,13 @@ def test_broker_imports_only_the_wire_protocol_config_and_errors() -> None:
             top = name.split(".")[0]
             allowed = (
                 within(name, BROKER_MAY_IMPORT)
-                or (top != "robotlab" and (top in sys.stdlib_module_names or top in BROKER_THIRD_PARTY or top == "__future__"))
+                or (top != "robotlab" and (top in sys.stdlib_module_names
+                                           or top in BROKER_THIRD_PARTY or top == "__future__"))
             )
             if not allowed:
                 bad.append(f"{rel(path)}:{line} imports {name}")
-    assert not bad, "the broker may import only robotlab.bus.protocol, config, certificates, native and robotlab.errors:\n" + "\n".join(bad)
+    assert not bad, ("the broker may import only robotlab.bus.protocol, config, certificates, "
+                     "native and robotlab.errors:\n" + "\n".join(bad))
 
 
 # Folder layers, lowest first: a module may import its own folder and any folder of a lower
@@ -151,14 +158,18 @@ LAYERS: dict[str, float] = {
     "robotlab.exit_codes": -1,  # below the errors that name them
     "robotlab.errors": 0, "robotlab.text": 0, "robotlab.ipc": 0, "robotlab.process_groups": 0,
     "robotlab.observability": 0.5,  # above the errors it raises, below the bus and robots it traces
-    "robotlab.config": 1, "robotlab.service": 1, "robotlab.bus": 1, "robotlab.hooks": 1, "robotlab.budget": 1,
-    "robotlab.inference": 1.5,  # a model call's deadline and reply, below the LLM client that uses them
+    "robotlab.config": 1, "robotlab.service": 1, "robotlab.bus": 1, "robotlab.hooks": 1,
+    "robotlab.budget": 1,
+    # a model call's deadline and reply, below the LLM client that uses them
+    "robotlab.inference": 1.5,
     "robotlab.llm": 2, "robotlab.memory": 2, "robotlab.tools": 2,
-    "robotlab.history": 3, "robotlab.prompt": 3, "robotlab.testing": 3, "robotlab.skills": 3, "robotlab.knowledge": 3,
+    "robotlab.history": 3, "robotlab.prompt": 3, "robotlab.testing": 3, "robotlab.skills": 3,
+    "robotlab.knowledge": 3,
     "robotlab.robot": 4,
     "robotlab.network": 5,
     "robotlab.interop": 5,  # the crew served over other protocols (MCP): a thin shell over the bus
-    "robotlab.web": 5,  # the crew in a browser: a thin shell over the admin requests, binds as interop does
+    # the crew in a browser: a thin shell over the admin requests, binds as interop does
+    "robotlab.web": 5,
     # robot-to is an application of the library (its child builds a Robot), so all of it sits
     # above the library's top and nothing in the library can import it.
     "robotlab.to": 6, "robotlab.to.process": 6, "robotlab.to.guards": 6,
@@ -278,7 +289,8 @@ def module_graph(include_local: bool) -> dict[str, set[str]]:
     A name taken from a package façade (``from robotlab import Robot``, or ``import robotlab``
     then ``robotlab.Robot``) also counts as an import of the module that defines it.
     """
-    return {module: module_targets(path, module, include_local) for module, path in project_files().items()}
+    return {module: module_targets(path, module, include_local)
+            for module, path in project_files().items()}
 
 
 def module_targets(path: Path, module: str, include_local: bool) -> set[str]:
@@ -404,8 +416,10 @@ def test_every_package_has_a_readme_naming_each_file() -> None:
             bad.append(f"{rel(folder)}/README.md is missing")
             continue
         text = readme.read_text()
-        names = [p.name for p in folder.glob("*.py")] + [f"{p.parent.name}/" for p in folder.glob("*/__init__.py")]
-        bad += [f"{rel(readme)} does not name {name}" for name in sorted(names) if f"`{name}`" not in text]
+        names = ([p.name for p in folder.glob("*.py")]
+                 + [f"{p.parent.name}/" for p in folder.glob("*/__init__.py")])
+        bad += [f"{rel(readme)} does not name {name}" for name in sorted(names)
+                if f"`{name}`" not in text]
     assert not bad, "each package folder has a README with one line per file:\n" + "\n".join(bad)
 
 
@@ -418,14 +432,16 @@ def test_modules_stay_under_the_line_budget() -> None:
         count = len(path.read_text().splitlines())
         if count > MAX_MODULE_LINES and rel(path) not in MODULE_SIZE_ALLOWLIST:
             bad.append(f"{rel(path)}: {count} lines")
-    assert not bad, f"modules over {MAX_MODULE_LINES} lines (split out a cohesive piece):\n" + "\n".join(bad)
+    assert not bad, (f"modules over {MAX_MODULE_LINES} lines (split out a cohesive piece):\n"
+                     + "\n".join(bad))
 
 
 def test_only_a_few_modules_sit_near_the_line_budget() -> None:
     near = [f"{rel(path)}: {count} lines" for path, _ in source_files()
             if (count := len(path.read_text().splitlines())) > NEAR_BUDGET_LINES]
     assert len(near) <= MAX_MODULES_NEAR_BUDGET, (
-        f"{len(near)} modules over {NEAR_BUDGET_LINES} lines, at most {MAX_MODULES_NEAR_BUDGET} may be "
+        f"{len(near)} modules over {NEAR_BUDGET_LINES} lines, "
+        f"at most {MAX_MODULES_NEAR_BUDGET} may be "
         "(split where the concepts part, never reflow):\n" + "\n".join(near))
 
 
@@ -437,7 +453,8 @@ def test_functions_stay_under_the_line_budget() -> None:
         for name, line, span in function_spans(parse(path)):
             if span > MAX_FUNCTION_LINES:
                 bad.append(f"{rel(path)}:{line} {name}() spans {span} lines")
-    assert not bad, f"functions over {MAX_FUNCTION_LINES} lines (split into named steps):\n" + "\n".join(bad)
+    assert not bad, (f"functions over {MAX_FUNCTION_LINES} lines (split into named steps):\n"
+                     + "\n".join(bad))
 
 
 def test_no_grab_bag_module_names() -> None:
@@ -457,7 +474,8 @@ def test_complexity_is_never_silenced() -> None:
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if re.search(r"noqa:[^#]*C901", line)
     ]
-    assert not bad, "ruff's C901 is fixed by splitting the function, never by noqa:\n" + "\n".join(bad)
+    assert not bad, ("ruff's C901 is fixed by splitting the function, never by noqa:\n"
+                     + "\n".join(bad))
 
 
 # ---------------------------------------------------------------- tests
@@ -471,7 +489,8 @@ def test_tests_do_not_sleep_except_in_wait_until() -> None:
         for node in ast.walk(parse(path)):
             if _is_time_sleep(node):
                 bad.append(f"{rel(path)}:{node.lineno}")
-    assert not bad, "tests wait for a condition with tests.waiting.wait_until, never time.sleep:\n" + "\n".join(bad)
+    assert not bad, ("tests wait for a condition with tests.waiting.wait_until, never time.sleep:\n"
+                     + "\n".join(bad))
 
 
 def _is_time_sleep(node: ast.AST) -> bool:
@@ -489,7 +508,8 @@ def test_unit_tests_import_unittest_mock_only_with_a_reason() -> None:
         for line, name, _ in imports(path, "tests.unit"):
             if within(name, ("unittest.mock",)) and "#" not in lines[line - 1]:
                 bad.append(f"{rel(path)}:{line}")
-    assert not bad, "unit tests use robotlab.testing doubles; a mock import needs a comment saying why:\n" + "\n".join(bad)
+    assert not bad, ("unit tests use robotlab.testing doubles; a mock import needs a comment "
+                     "saying why:\n" + "\n".join(bad))
 
 
 # ---------------------------------------------------------------- packaging
@@ -497,7 +517,8 @@ def test_unit_tests_import_unittest_mock_only_with_a_reason() -> None:
 
 def test_every_package_folder_is_listed_in_pyproject() -> None:
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert setuptools["package-dir"] == {package: folder for folder, package in SOURCE_ROOTS.items()}, (
+    package_dir = {package: folder for folder, package in SOURCE_ROOTS.items()}
+    assert setuptools["package-dir"] == package_dir, (
         "pyproject.toml package-dir must map robotlab.broker/robotd/cli to broker/, robotd/, cli/"
     )
     listed = set(setuptools["packages"])
@@ -506,7 +527,8 @@ def test_every_package_folder_is_listed_in_pyproject() -> None:
         for path, module in source_files()
         if path.name == "__init__.py" and module not in listed
     ]
-    assert not missing, "package folders missing from pyproject.toml [tool.setuptools] packages:\n" + "\n".join(missing)
+    assert not missing, ("package folders missing from pyproject.toml [tool.setuptools] packages:\n"
+                         + "\n".join(missing))
 
 
 # ---------------------------------------------------------------- errors
@@ -519,19 +541,23 @@ def test_every_public_error_is_in_the_tree_and_has_an_exit_code() -> None:
     classes = [
         value for name, value in vars(errors).items()
         if isinstance(value, type) and issubclass(value, BaseException)
-        and within(value.__module__, (errors.__name__,)) and name == value.__name__ and not name.startswith("_")
+        and within(value.__module__, (errors.__name__,)) and name == value.__name__
+        and not name.startswith("_")
     ]
     assert classes, "robotlab/errors/ defines no error classes"
-    not_drawn = [cls.__name__ for cls in classes if f" {cls.__name__} " not in tree.replace("\n", " \n ")]
+    not_drawn = [cls.__name__ for cls in classes
+                 if f" {cls.__name__} " not in tree.replace("\n", " \n ")]
     # robot-to's errors (and its stop signal) exit in robot-to's scheme; all others in sysexits.
     robot_to = (errors.ToError, errors.StopRun)
 
     def scheme(cls: type) -> type:
         return errors.RunExit if issubclass(cls, robot_to) else errors.ExitCode
 
-    no_code = [cls.__name__ for cls in classes if not isinstance(getattr(cls, "exit_code", None), scheme(cls))]
+    no_code = [cls.__name__ for cls in classes
+               if not isinstance(getattr(cls, "exit_code", None), scheme(cls))]
     assert not not_drawn, f"robotlab/errors/__init__.py: add to the docstring tree: {not_drawn}"
-    assert not no_code, f"robotlab/errors/: give an exit_code from ExitCode (RunExit for robot-to) to: {no_code}"
+    assert not no_code, ("robotlab/errors/: give an exit_code from ExitCode (RunExit for "
+                         f"robot-to) to: {no_code}")
 
 
 # ---------------------------------------------------------------- import-time effects
@@ -552,22 +578,28 @@ def test_importing_the_packages_prints_and_writes_nothing(tmp_path: Path) -> Non
         # into the test's folder so a stray temporary file is seen. Root ignores the read-only
         # bit, so the folders are compared before and after as well.
         done = subprocess.run(
-            [sys.executable, "-B", "-c", code], cwd=cwd, env={"HOME": str(home), "TMPDIR": str(tmp)},
+            [sys.executable, "-B", "-c", code], cwd=cwd,
+            env={"HOME": str(home), "TMPDIR": str(tmp)},
             capture_output=True, text=True, timeout=60,
         )
     finally:
         home.chmod(stat.S_IRWXU)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "" and done.stderr == "", f"import printed: {done.stdout!r} {done.stderr!r}"
-    written = {name: _snapshot(folder) for name, folder in (("HOME", home), ("TMPDIR", tmp), ("cwd", cwd))}
-    assert written == {"HOME": set(), "TMPDIR": set(), "cwd": set()}, f"import wrote files: {written}"
+    assert done.stdout == "" and done.stderr == "", (
+        f"import printed: {done.stdout!r} {done.stderr!r}")
+    written = {name: _snapshot(folder)
+               for name, folder in (("HOME", home), ("TMPDIR", tmp), ("cwd", cwd))}
+    assert written == {"HOME": set(), "TMPDIR": set(), "cwd": set()}, (
+        f"import wrote files: {written}")
 
 
-ENVIRONMENT_READ = re.compile(r"\bos\.(environ|getenv)\b|^from os import .*\b(environ|getenv)\b", re.M)
+ENVIRONMENT_READ = re.compile(r"\bos\.(environ|getenv)\b"
+                              r"|^from os import .*\b(environ|getenv)\b", re.M)
 
 
 def test_every_module_that_reads_the_environment_is_named_in_the_cascade() -> None:
-    """robotlab/config/cascade.py says where the environment is read; a new reader joins its list."""
+    """robotlab/config/cascade.py says where the environment is read; a new reader joins its
+    list."""
     cascade = ROOT / "robotlab" / "config" / "cascade.py"
     named = ast.get_docstring(parse(cascade)) or ""
     readers = [rel(path) for path, _ in source_files()
@@ -606,7 +638,8 @@ def test_no_comment_narrates_history_or_names_a_version_not_released() -> None:
                     note and _release(note.group(1)) > released
                 ):
                     bad.append(f"{rel(path)}:{number}: {line.strip()}")
-    assert not bad, f"say why, not when (git log has the history; the package is {version}):\n" + "\n".join(bad)
+    assert not bad, (f"say why, not when (git log has the history; the package is {version}):\n"
+                     + "\n".join(bad))
 
 
 # ---------------------------------------------------------------- magic
@@ -624,7 +657,8 @@ def magic_sites() -> Iterator[str]:
 def _magic(node: ast.AST) -> str:
     if isinstance(node, ast.ClassDef) and any(k.arg == "metaclass" for k in node.keywords):
         return f"class {node.name} has a metaclass"
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__init_subclass__":
+    if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name == "__init_subclass__"):
         return "__init_subclass__ (a registry by side effect)"
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
         if len(node.args) >= 2 and _built_string(node.args[1]):
@@ -636,8 +670,10 @@ def _built_string(node: ast.AST) -> bool:
     if isinstance(node, ast.JoinedStr):
         return True
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
-        return any(isinstance(side, ast.Constant) and isinstance(side.value, str) for side in (node.left, node.right))
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+        return any(isinstance(side, ast.Constant) and isinstance(side.value, str)
+                   for side in (node.left, node.right))
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format")
 
 
 def test_no_metaclasses_registries_or_string_built_dispatch() -> None:
@@ -645,7 +681,8 @@ def test_no_metaclasses_registries_or_string_built_dispatch() -> None:
     assert not bad, "use literal dicts and named calls (STYLE.md principle 10):\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("source", ["getattr(self, f'handle_{name}')", "getattr(obj, 'before_' + name)"])
+@pytest.mark.parametrize("source", ["getattr(self, f'handle_{name}')",
+                                    "getattr(obj, 'before_' + name)"])
 def test_the_magic_check_catches_string_built_dispatch(source: str) -> None:
     call = ast.parse(source).body[0].value
     assert _magic(call) == "getattr with a built name (string-built dispatch)"
@@ -680,7 +717,8 @@ def _nav_pages(node: object) -> Iterator[str]:
 
 
 def test_relative_links_in_the_docs_resolve() -> None:
-    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "deploy" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "deploy" / "README.md",
+             *sorted((ROOT / "docs").rglob("*.md"))]
     bad = [
         f"{rel(page)}:{number} links to {target}"
         for page in pages if page.exists()
@@ -695,7 +733,8 @@ def test_the_layout_and_the_architecture_name_every_folder_of_the_library() -> N
     folders = sorted(path.parent.name for path in (ROOT / "robotlab").glob("*/__init__.py"))
     layout = (ROOT / "CONTRIBUTING.md").read_text()
     concepts = (ROOT / "docs" / "architecture.md").read_text()
-    bad = [f"CONTRIBUTING.md's layout does not show {name}/" for name in folders if f"\n  {name}/ " not in layout]
+    bad = [f"CONTRIBUTING.md's layout does not show {name}/" for name in folders
+           if f"\n  {name}/ " not in layout]
     bad += [f"docs/architecture.md does not name robotlab/{name}/" for name in folders
             if f"`robotlab/{name}/`" not in concepts]
     assert not bad, "\n".join(bad)
@@ -708,4 +747,5 @@ def test_every_docs_page_is_in_the_index_and_the_nav() -> None:
     nav = set(_nav_pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]))
     assert not pages - linked, f"docs/index.md: link these pages: {sorted(pages - linked)}"
     assert not pages - nav, f"mkdocs.yml: add these pages to the nav: {sorted(pages - nav)}"
-    assert not nav - pages, f"mkdocs.yml: the nav names pages that do not exist: {sorted(nav - pages)}"
+    assert not nav - pages, (
+        f"mkdocs.yml: the nav names pages that do not exist: {sorted(nav - pages)}")
