@@ -33,8 +33,9 @@ def asks_the_city(client: bus.BusClient) -> None:
 
 
 def follow_up(task_id: str, context_id: str, text: str) -> SendMessageRequest:
-    return SendMessageRequest(message=Message(role=Role.ROLE_USER, message_id=f"m-{text}", task_id=task_id,
-                                              context_id=context_id, parts=[Part(text=text)]))
+    return SendMessageRequest(message=Message(role=Role.ROLE_USER, message_id=f"m-{text}",
+                                              task_id=task_id, context_id=context_id,
+                                              parts=[Part(text=text)]))
 
 
 def test_a_robots_question_is_input_required_and_the_next_message_answers_it(

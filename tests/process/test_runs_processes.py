@@ -34,10 +34,11 @@ def clock(processes: Processes, broker: str, tmp_path: Path) -> Iterator[Callabl
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "clock.md").write_text(CLOCK_TEMPLATE)
     with serve_script(TURNS) as api:
-        argv = [sys.executable, "-m", "robotlab.robotd", "--name", "clock", "--broker", broker, "--prompts-dir",
-                str(tmp_path / "prompts"), "--template", "clock", "--model", "openai/scripted", "--api-base", api,
-                "--serve"]
-        processes.keep(argv, lambda proc: is_live(broker, "clock", proc), name="robotd-clock", timeout=ROBOT_READY)
+        argv = [sys.executable, "-m", "robotlab.robotd", "--name", "clock", "--broker", broker,
+                "--prompts-dir", str(tmp_path / "prompts"), "--template", "clock",
+                "--model", "openai/scripted", "--api-base", api, "--serve"]
+        processes.keep(argv, lambda proc: is_live(broker, "clock", proc), name="robotd-clock",
+                       timeout=ROBOT_READY)
 
         def run_once() -> None:
             asked = {"message": "What time is it in Oslo?", "kwargs": {"tools": "inherit"}}
@@ -54,15 +55,18 @@ def test_runs_shows_the_prompt_the_tool_call_and_the_final_words(clock, broker: 
     shown = runs_cli(broker, "clock")
     as_json = runs_cli(broker, "clock", "--json")
 
-    assert before.returncode == 0 and "clock has not run since its robotd started" in before.stderr, before.stderr
+    assert before.returncode == 0, before.stderr
+    assert "clock has not run since its robotd started" in before.stderr, before.stderr
     assert shown.returncode == 0, shown.stderr
     assert "  prompt: What time is it in Oslo?" in shown.stdout
     assert '  tool clock({"city": "Oslo"}) -> 12:00 in Oslo' in shown.stdout
     assert "  reply: It is 12:00 in Oslo." in shown.stdout
     assert " done " in shown.stdout and "80 in / 16 out tokens  unknown" in shown.stdout
     [run] = json.loads(as_json.stdout)
-    assert (run["status"], run["prompt"], run["reply"]) == ("done", "What time is it in Oslo?", "It is 12:00 in Oslo.")
-    assert run["tool_calls"] == [{"name": "clock", "arguments": '{"city": "Oslo"}', "result": "12:00 in Oslo"}]
+    assert (run["status"], run["prompt"], run["reply"]) == (
+        "done", "What time is it in Oslo?", "It is 12:00 in Oslo.")
+    assert run["tool_calls"] == [
+        {"name": "clock", "arguments": '{"city": "Oslo"}', "result": "12:00 in Oslo"}]
     assert (run["tokens_in"], run["tokens_out"], run["cost"]) == (80, 16, "unknown")
     assert run["seconds"] >= 0 and run["error"] is None
 
@@ -73,8 +77,8 @@ def test_runs_shows_the_prompt_the_tool_call_and_the_final_words(clock, broker: 
     ("echo", 69, ": echo keeps no record of its runs"),
     ("two words", 64, "Invalid value for 'NAME'"),
 ])
-def test_an_unknown_absent_or_runless_member_is_one_line(start_robotd, broker: str, who: str, code: int,
-                                                         line: str) -> None:
+def test_an_unknown_absent_or_runless_member_is_one_line(start_robotd, broker: str, who: str,
+                                                         code: int, line: str) -> None:
     start_robotd("echo")  # a handler robotd: it hosts a function, not a robot
     with bus.connect(broker, name="fixture-client", timeout=5):
         done = runs_cli(broker, who)

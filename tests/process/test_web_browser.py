@@ -67,11 +67,13 @@ def test_a_dead_letter_is_replayed_by_a_click(page, web, start_robotd, broker: s
     expect(letters).to_have_text(["the dead-letter queue is empty"])
 
 
-def test_a_robots_runs_show_its_prompt_tool_call_and_final_words(page, web, clock) -> None:  # noqa: F811
+def test_a_robots_runs_show_its_prompt_tool_call_and_final_words(
+        page, web, clock) -> None:  # noqa: F811
     expect = sync_api.expect
     url, _ = web()
     page.goto(url)
-    page.locator("#members tbody tr").filter(has_text="clock").get_by_role("button", name="Runs").click()
+    clock_row = page.locator("#members tbody tr").filter(has_text="clock")
+    clock_row.get_by_role("button", name="Runs").click()
     expect(page.locator("#runs-title")).to_have_text("Recent runs of clock")
     expect(page.locator("#runs-note")).to_have_text("clock has not run since its robotd started")
     clock()
@@ -85,7 +87,8 @@ def test_a_robots_runs_show_its_prompt_tool_call_and_final_words(page, web, cloc
     expect(run.locator(".reply .words")).to_have_text("It is 12:00 in Oslo.")
 
 
-def test_a_robot_to_run_on_the_bus_shows_its_iteration_phase_and_cost(page, web, broker: str) -> None:
+def test_a_robot_to_run_on_the_bus_shows_its_iteration_phase_and_cost(page, web,
+                                                                      broker: str) -> None:
     # A member reporting what a robot-to run on the bus reports with its heartbeats
     # (robotlab/to/runner/on_the_bus.py: RunOnBus.stats).
     expect = sync_api.expect
@@ -99,8 +102,8 @@ def test_a_robot_to_run_on_the_bus_shows_its_iteration_phase_and_cost(page, web,
         client.stats.source = lambda: figures
         row = runs.filter(has_text="run-7f3a")
         expect(row).to_have_count(1)
-        expect(row.locator("td")).to_have_text(["run-7f3a", "2/5", "verify", "1", "1,234", "$0.0421", "0",
-                                               "none"])
+        expect(row.locator("td")).to_have_text(["run-7f3a", "2/5", "verify", "1", "1,234",
+                                                "$0.0421", "0", "none"])
         figures = {**figures, "iteration": "3/5", "phase": "think"}
         expect(row.locator("td").nth(1)).to_have_text("3/5")
     expect(runs).to_have_text(["no robot-to run on the bus"])

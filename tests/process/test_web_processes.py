@@ -26,16 +26,19 @@ SECONDS = 60  # how long a step may take on two shared cores
 
 
 def web_argv(broker: str, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "robotlab.cli", "web", "--broker", broker, "--interval", "0.2", *extra]
+    return [sys.executable, "-m", "robotlab.cli", "web", "--broker", broker, "--interval", "0.2",
+            *extra]
 
 
 @pytest.fixture
 def web(processes: Processes, broker: str) -> Callable[..., tuple[str, Any]]:
-    """Start ``robotlab web --bind 127.0.0.1:0``; return its page's URL (from its log) and its process."""
+    """Start ``robotlab web --bind 127.0.0.1:0``; return its page's URL (from its log) and its
+    process."""
 
     def start(*extra: str) -> tuple[str, Any]:
         proc = processes.keep(web_argv(broker, "--bind", "127.0.0.1:0", *extra),
-                              lambda proc: "serving the web console at" in proc.output(), name="web")
+                              lambda proc: "serving the web console at" in proc.output(),
+                              name="web")
         found = re.search(r"serving the web console at (http://\S+)", proc.output())
         assert found, proc.output()
         return found.group(1), proc
@@ -56,8 +59,10 @@ def events(url: str, stack: ExitStack) -> Iterator[tuple[str, Any]]:
             name = ""
 
 
-def next_members(stream: Iterator[tuple[str, Any]], wanted: Callable[[list[dict]], bool]) -> list[dict]:
-    """The first ``members`` event that ``wanted`` accepts (the stream's read time-out bounds the wait)."""
+def next_members(stream: Iterator[tuple[str, Any]],
+                 wanted: Callable[[list[dict]], bool]) -> list[dict]:
+    """The first ``members`` event that ``wanted`` accepts (the stream's read time-out bounds the
+    wait)."""
     for name, data in stream:
         if name == "members" and wanted(data):
             return data
@@ -78,7 +83,8 @@ def dead_letter(broker: str, to: str, content: str) -> None:
         client.send(to, content).wait(SECONDS)
 
 
-def test_the_stream_shows_the_crew_and_a_robotd_joining_and_leaving(web, start_robotd, broker: str) -> None:
+def test_the_stream_shows_the_crew_and_a_robotd_joining_and_leaving(web, start_robotd,
+                                                                    broker: str) -> None:
     start_robotd("echo")
     url, server = web()
     page = httpx.get(url, timeout=SECONDS)
@@ -101,11 +107,14 @@ def test_the_stream_shows_the_crew_and_a_robotd_joining_and_leaving(web, start_r
     assert "Traceback" not in server.output() and "ERROR" not in server.output()
 
 
-def test_a_model_robots_tokens_and_dollars_are_in_the_view(web, processes: Processes, broker: str) -> None:
+def test_a_model_robots_tokens_and_dollars_are_in_the_view(web, processes: Processes,
+                                                           broker: str) -> None:
     with serve_script([{"content": "pong"}]) as api:
-        argv = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", broker, "--system-prompt",
-                "You answer briefly.", "--model", "openai/scripted", "--api-base", api, "--serve"]
-        processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob", timeout=ROBOT_READY)
+        argv = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", broker,
+                "--system-prompt", "You answer briefly.", "--model", "openai/scripted",
+                "--api-base", api, "--serve"]
+        processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob",
+                       timeout=ROBOT_READY)
         url, _ = web()
         with bus.connect(broker, name="test-ask", timeout=5) as client:
             assert client.send_request("bob", "ping").reply(SECONDS).content == "pong"
@@ -115,31 +124,36 @@ def test_a_model_robots_tokens_and_dollars_are_in_the_view(web, processes: Proce
     assert stats[0]["tokens_out"] > 0 and "cost" in stats[0]
 
 
-def test_a_dead_letter_is_listed_and_replayed_once_its_robot_exists(web, start_robotd, broker: str) -> None:
+def test_a_dead_letter_is_listed_and_replayed_once_its_robot_exists(web, start_robotd,
+                                                                    broker: str) -> None:
     url, _ = web()
     dead_letter(broker, "late", "early")
-    [letter] = wait_until(lambda: view(url)["dlq"], timeout=SECONDS, message="the dead letter in the view")
-    assert (letter["reason"], letter["to"], letter["content"], letter["maybe_ran"]) == ("undeliverable", "late",
-                                                                                          "early", False)
+    [letter] = wait_until(lambda: view(url)["dlq"], timeout=SECONDS,
+                          message="the dead letter in the view")
+    assert (letter["reason"], letter["to"], letter["content"], letter["maybe_ran"]) == (
+        "undeliverable", "late", "early", False)
     late = start_robotd("late")
     replayed = httpx.post(f"{url}api/dlq/{letter['dlq_id']}/replay", timeout=SECONDS)
     assert replayed.status_code == 200, replayed.text
-    assert replayed.json()["ok"] and replayed.json()["delivered_to"][0] in {row["instance"] for row in
-                                                                            view(url)["members"] if row["pid"] == late.pid}
+    assert replayed.json()["ok"] and replayed.json()["delivered_to"][0] in {
+        row["instance"] for row in view(url)["members"] if row["pid"] == late.pid}
     assert view(url)["dlq"] == []
     unknown = httpx.post(f"{url}api/dlq/dl-999/replay", timeout=SECONDS)
     assert unknown.status_code == 409 and "no dead letter 'dl-999'" in unknown.json()["error"]
 
 
-def test_a_letter_whose_work_may_have_run_is_replayed_only_when_forced(web, start_robotd, broker: str) -> None:
+def test_a_letter_whose_work_may_have_run_is_replayed_only_when_forced(web, start_robotd,
+                                                                      broker: str) -> None:
     url, _ = web()
     sloth = start_robotd("sloth", "handlers:hang")
     with bus.connect(broker, name="test-send", timeout=5) as client:
         client.send("sloth", "charge the card")  # delivered, never acked
-        wait_until(lambda: any(row["in_flight"] for row in view(url)["members"] if row["name"] == "sloth"),
+        wait_until(lambda: any(row["in_flight"] for row in view(url)["members"]
+                               if row["name"] == "sloth"),
                    timeout=SECONDS, message="sloth holding the message")
     sloth.popen.kill()  # kill -9 mid-work: whether the card was charged, nobody knows
-    [letter] = wait_until(lambda: view(url)["dlq"], timeout=SECONDS, message="the silent robot's message dead-lettered")
+    [letter] = wait_until(lambda: view(url)["dlq"], timeout=SECONDS,
+                          message="the silent robot's message dead-lettered")
     assert (letter["reason"], letter["maybe_ran"]) == ("timeout", True)
     start_robotd("sloth", "handlers:echo")
     refused = httpx.post(f"{url}api/dlq/{letter['dlq_id']}/replay", timeout=SECONDS)
@@ -149,7 +163,8 @@ def test_a_letter_whose_work_may_have_run_is_replayed_only_when_forced(web, star
 
 
 @pytest.mark.parametrize(("argv", "code", "line"), [
-    (["--bind", "0.0.0.0:0"], 78, "refusing to serve the web console on 0.0.0.0:0: it is reachable beyond this machine"),
+    (["--bind", "0.0.0.0:0"], 78,
+     "refusing to serve the web console on 0.0.0.0:0: it is reachable beyond this machine"),
     (["--bind", "8765"], 64, "'8765' is not HOST:PORT"),
     (["--interval", "0"], 64, "--interval"),
 ])

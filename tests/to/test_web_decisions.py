@@ -70,7 +70,8 @@ def test_a_pending_decision_shows_whom_it_went_to_and_until_when(
     url, _ = web()
     with asking_alice(repo, tmp_path, broker) as (alice, proc):
         page.goto(url)
-        stats = wait_until(lambda: _asking(url), timeout=90, message="the run's decision in its heartbeat")
+        stats = wait_until(lambda: _asking(url), timeout=90,
+                           message="the run's decision in its heartbeat")
         row = page.locator("#runs tbody tr").filter(has_text="awaiting decision")
         expect(row.locator("td.decisions .decision")).to_have_text(DECISION)
         expect(row.locator("td.decisions .until")).to_have_text(UNTIL)

@@ -25,7 +25,8 @@ def refuse(message: Message) -> None:
 
 
 def slow(message: Message) -> str:
-    """Content "SECONDS[:MARKER]": touch MARKER (the test knows the handler started), wait, reply."""
+    """Content "SECONDS[:MARKER]": touch MARKER (the test knows the handler started), wait,
+    reply."""
     seconds, _, marker = str(message.content).partition(":")
     if marker:
         open(marker, "w").close()
@@ -56,7 +57,8 @@ def judge_prefers_b(message: Message) -> str:
 
 
 def counted(message: Message) -> str:
-    """Append "SENDER_INSTANCE ID" to the file $RUNS (each run of the handler is one line), work 5 ms, echo."""
+    """Append "SENDER_INSTANCE ID" to the file $RUNS (each run of the handler is one line), work
+    5 ms, echo."""
     with open(os.environ["RUNS"], "a") as runs:
         runs.write(f"{message.sender_instance} {message.id}\n")
     threading.Event().wait(0.005)
@@ -72,7 +74,8 @@ def counted_long(message: Message) -> str:
 
 
 def counted_slow(message: Message) -> str:
-    """Content "SECONDS:LABEL": append LABEL to $RUNS as the run starts, work that long, echo LABEL."""
+    """Content "SECONDS:LABEL": append LABEL to $RUNS as the run starts, work that long, echo
+    LABEL."""
     seconds, _, label = str(message.content).partition(":")
     with open(os.environ["RUNS"], "a") as runs:
         runs.write(f"{label}\n")
@@ -82,7 +85,8 @@ def counted_slow(message: Message) -> str:
 
 def partition_client(url: str, go: str, out: str) -> None:
     """Ask bob for "slow" (4 s), then, once the file ``go`` exists, for five quick ones; write the
-    replies (or the errors) to ``out`` as JSON lines. Run by the partition test on the broker's host."""
+    replies (or the errors) to ``out`` as JSON lines. Run by the partition test on the broker's
+    host."""
     import json
 
     from robotlab import bus
@@ -102,14 +106,16 @@ def partition_client(url: str, go: str, out: str) -> None:
 
 def spawn_child(message: Message) -> dict[str, Any]:
     """Content {"broker", "parent", "child", "api_base"}: a robot ``parent`` in this process spawns
-    ``child`` (through the fork server) on a model at ``api_base``; reply the child's pid and instance."""
+    ``child`` (through the fork server) on a model at ``api_base``; reply the child's pid and
+    instance."""
     from robotlab import Robot, bus
 
     asked = dict(message.content)
     # No keys given: the client finds this robotd's own key (a systemd credential at
     # $ROBOTLAB_KEY) as every client does, and that key must list the parent's name.
     client = bus.connect(asked["broker"], name=asked["parent"])
-    parent = Robot(name=asked["parent"], model="openai/scripted", api_base=asked["api_base"]).with_bus(client)
+    parent = Robot(name=asked["parent"], model="openai/scripted",
+                   api_base=asked["api_base"]).with_bus(client)
     _PARENTS.append(parent)
     child = parent.spawn(name=asked["child"], system_prompt="You answer.", timeout=90)
     return {"pid": child.pid, "instance": child.instance}
