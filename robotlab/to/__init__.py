@@ -15,7 +15,8 @@ from robotlab.to.evals.registry import EvalRegistry
 from robotlab.to.evals.score import Context, Eval, Score
 from robotlab.to.runner.orchestrator import RunReport
 
-__all__ = ["Context", "Eval", "EvalRegistry", "RunReport", "Score", "evals", "register_eval", "resume", "run"]
+__all__ = ["Context", "Eval", "EvalRegistry", "RunReport", "Score", "evals", "register_eval",
+           "resume", "run"]
 
 evals = EvalRegistry()
 """The registry ``register_eval`` fills and ``run``/``resume`` read unless given another."""
@@ -57,7 +58,8 @@ def run(objective: str, *, work_dir: str | None = None, registry: EvalRegistry |
     try:
         loaded = config.load(settings)
         _quiet_llm_loggers(loaded.debug)
-        session = orchestrator.start(objective.strip(), loaded, registry or evals, streams, work_dir)
+        session = orchestrator.start(objective.strip(), loaded, registry or evals, streams,
+                                     work_dir)
     except orchestrator.SETUP_ERRORS as exc:
         return orchestrator.setup_failure(exc, streams)
     except KeyboardInterrupt:
@@ -67,7 +69,8 @@ def run(objective: str, *, work_dir: str | None = None, registry: EvalRegistry |
 
 def resume(run_id: str, *, work_dir: str | None = None, registry: EvalRegistry | None = None,
            streams: Any = None, **settings: Any) -> Any:
-    """Continue a paused run on its branch, with its stored settings (``settings`` override them)."""
+    """Continue a paused run on its branch, with its stored settings (``settings`` override
+    them)."""
     from robotlab.to.runner import orchestrator
 
     streams = streams or orchestrator.Streams()

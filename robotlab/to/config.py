@@ -85,7 +85,8 @@ class FileKeys(BaseModel):
         ``max_tokens``, ``call_timeout`` as ``request_timeout``, 0 meaning unset), so its
         provider-qualified id is made the way every robot's is."""
         return ModelSettings(model=self.model, provider=self.provider, api_base=self.api_base,
-                             max_tokens=self.max_output_tokens, request_timeout=self.call_timeout or None)
+                             max_tokens=self.max_output_tokens,
+                             request_timeout=self.call_timeout or None)
 
 
 class FileSettings(BaseSettings, FileKeys):
@@ -133,7 +134,8 @@ class RobotToSettings(FileKeys):
     def judge_model_settings(self) -> ModelSettings:
         """The prose judge's model: ``eval_judge_model`` (else the run's model) on the run's
         provider and server with its output cap; its calls keep the library's time-out."""
-        return ModelSettings(**{**self.model_settings.set_fields(), "model": self.eval_judge_model or self.model,
+        return ModelSettings(**{**self.model_settings.set_fields(),
+                                "model": self.eval_judge_model or self.model,
                                 "request_timeout": None})
 
     def persisted(self) -> dict[str, Any]:
@@ -147,7 +149,8 @@ Settings = RobotToSettings
 """The short name, for code that imports ``robotlab.to.config.Settings``."""
 
 
-def load(overrides: dict[str, Any] | None = None, base: dict[str, Any] | None = None) -> RobotToSettings:
+def load(overrides: dict[str, Any] | None = None,
+         base: dict[str, Any] | None = None) -> RobotToSettings:
     """Apply the cascade. ``base`` (a resumed run's stored settings) sits just under ``overrides``.
 
     Unknown keys are ignored; a None override means "not given". Raises ConfigError.

@@ -31,7 +31,8 @@ class Git:
             stdin=subprocess.DEVNULL,
         )
         if check and proc.returncode != 0:
-            raise PermanentError(f"git {args[0]} failed: {proc.stderr.strip() or proc.stdout.strip()}")
+            detail = proc.stderr.strip() or proc.stdout.strip()
+            raise PermanentError(f"git {args[0]} failed: {detail}")
         return proc
 
     def toplevel(self) -> str | None:
@@ -63,7 +64,8 @@ class Git:
 
     def branch_exists(self, name: str) -> bool:
         """True when a local branch ``name`` exists."""
-        return self._run("rev-parse", "--verify", "--quiet", f"refs/heads/{name}", check=False).returncode == 0
+        proc = self._run("rev-parse", "--verify", "--quiet", f"refs/heads/{name}", check=False)
+        return proc.returncode == 0
 
     def create_branch(self, name: str, start: str | None = None) -> None:
         """``git checkout -b name`` from HEAD (or from ``start``)."""
@@ -88,7 +90,8 @@ class Git:
     def commit(self, message: str) -> None:
         """Commit the index with signing off; raises CommitFailedError on failure."""
         proc = self._run(
-            "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", "commit", "-q", "-m", message, check=False
+            "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", "commit", "-q", "-m", message,
+            check=False,
         )
         if proc.returncode != 0:
             raise CommitFailedError((proc.stdout + proc.stderr).strip())
@@ -127,7 +130,8 @@ class Git:
     def changed_vs_worktree(self, ref: str) -> list[str]:
         """Tracked files differing from ``ref`` plus untracked, not-ignored files."""
         tracked = self._run("diff", "--name-only", ref, check=False).stdout.splitlines()
-        untracked = self._run("ls-files", "--others", "--exclude-standard", check=False).stdout.splitlines()
+        untracked = self._run("ls-files", "--others", "--exclude-standard",
+                              check=False).stdout.splitlines()
         return list(dict.fromkeys(path for path in tracked + untracked if path))
 
     def show(self, ref: str, path: str) -> str:
@@ -143,7 +147,9 @@ class Git:
     def staged_files(self) -> list[str]:
         """The paths staged for the next commit (``git diff --cached --name-only``)."""
         proc = self._run("diff", "--cached", "--name-only", check=False)
-        return [line for line in proc.stdout.splitlines() if line.strip()] if proc.returncode == 0 else []
+        if proc.returncode != 0:
+            return []
+        return [line for line in proc.stdout.splitlines() if line.strip()]
 
     def log_subjects(self, base: str) -> list[str]:
         """Commit subjects in ``base..HEAD``, newest first."""

@@ -8,4 +8,5 @@ from robotlab.to.evals.prose import JudgeReply, ProseEval
 from robotlab.to.evals.registry import EvalRegistry, build
 from robotlab.to.evals.score import Context, Eval, Score
 
-__all__ = ["CodeEval", "Context", "Eval", "EvalRegistry", "JudgeReply", "NullEval", "ProseEval", "Score", "build"]
+__all__ = ["CodeEval", "Context", "Eval", "EvalRegistry", "JudgeReply", "NullEval", "ProseEval",
+           "Score", "build"]

@@ -70,10 +70,12 @@ class CodeEval(Eval):
             result = self._run("verify", self.verify, context)
             gate_ok, output = result.passed, result.output
         if not gate_ok or not self.measure:
-            return Score(gate_ok=gate_ok, improved=gate_ok, detail=f"verify={str(gate_ok).lower()}", output=output)
+            return Score(gate_ok=gate_ok, improved=gate_ok, detail=f"verify={str(gate_ok).lower()}",
+                         output=output)
         value, failure = self._measure(context)
         if value is None:
-            return Score(gate_ok=False, improved=False, detail="verify=true measure=none", output=failure)
+            return Score(gate_ok=False, improved=False, detail="verify=true measure=none",
+                         output=failure)
         previous = context.previous_value
         improved = previous is None or value > previous
         met = self.target is not None and value >= self.target

@@ -10,4 +10,5 @@ class NullEval(Eval):
 
     def score(self, context: Context) -> Score:
         """``Score(True, True, False, None, "no eval configured")``."""
-        return Score(gate_ok=True, improved=True, met_target=False, value=None, detail="no eval configured")
+        return Score(gate_ok=True, improved=True, met_target=False, value=None,
+                     detail="no eval configured")

@@ -97,7 +97,8 @@ class ProseEval(Eval):
             detail += f" ({reason[:200]})"
         return Score(
             True, verdict == "better", False, None, detail, output,
-            reply.input_tokens if reply else 0, reply.output_tokens if reply else 0, reply.text if reply else None,
+            reply.input_tokens if reply else 0, reply.output_tokens if reply else 0,
+            reply.text if reply else None,
         )
 
     def _compare(self, context: Context) -> tuple[str, str, JudgeReply | None]:
@@ -119,7 +120,8 @@ class ProseEval(Eval):
         if spec and spec.is_file():
             parts.append("SPEC:\n" + _read(spec))
         parts += [f"VERSION A (accepted):\n{old}", f"VERSION B (new draft):\n{new}"]
-        parts.append("Is VERSION B better, worse or the same as VERSION A? Reply with the JSON verdict.")
+        parts.append("Is VERSION B better, worse or the same as VERSION A? "
+                     "Reply with the JSON verdict.")
         return "\n\n".join(parts)
 
 

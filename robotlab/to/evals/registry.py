@@ -50,9 +50,11 @@ def _bundled(name: str, settings: RobotToSettings, judge: Judge, supervisor: Sup
     if name == "null":
         return NullEval()
     if name == "prose":
-        return ProseEval(judge, settings.eval_spec, settings.eval_floor, settings.verify_timeout, supervisor)
+        return ProseEval(judge, settings.eval_spec, settings.eval_floor, settings.verify_timeout,
+                         supervisor)
     return CodeEval(
-        settings.verify_command, settings.eval_measure, settings.eval_target, settings.verify_timeout, supervisor
+        settings.verify_command, settings.eval_measure, settings.eval_target,
+        settings.verify_timeout, supervisor,
     )
 
 
@@ -61,7 +63,8 @@ def _default_name(settings: RobotToSettings) -> str:
     return "code" if verify or settings.eval_measure or settings.eval_target is not None else "null"
 
 
-def build(settings: RobotToSettings, registry: EvalRegistry, judge: Judge, supervisor: Supervisor) -> Any:
+def build(settings: RobotToSettings, registry: EvalRegistry, judge: Judge,
+          supervisor: Supervisor) -> Any:
     """The eval of a run, built once (a custom eval keeps its state across iterations).
 
     Raises:

@@ -73,8 +73,10 @@ class GuardChain:
                 reply = f"Error ({name}): {exc}"
             self.monitor.record(name, args)
             outcome = tool_outcome(reply)
-            reason = reply.strip().splitlines()[0][:200] if outcome != "ok" and reply.strip() else None
-            self._tell({"event": "tool:result", "name": name, "target": target, "outcome": outcome, "reason": reason})
+            failed = outcome != "ok" and reply.strip()
+            reason = reply.strip().splitlines()[0][:200] if failed else None
+            self._tell({"event": "tool:result", "name": name, "target": target, "outcome": outcome,
+                        "reason": reason})
             return reply
 
         return guarded
@@ -115,7 +117,8 @@ class GuardChain:
         if not self.settings.local_guards:
             return None
         shown = relative(self.root, path)
-        if name == "write" and self.settings.write_guard and os.path.exists(path) and path not in self.known:
+        if (name == "write" and self.settings.write_guard and os.path.exists(path)
+                and path not in self.known):
             return WRITE_REFUSAL.format(path=shown)
         if name == "edit" and path not in self.known:
             return EDIT_REFUSAL.format(path=shown)
@@ -133,7 +136,8 @@ def tool_target(name: str, args: dict[str, Any]) -> str:
 
 
 def tool_outcome(reply: str) -> str:
-    """``refused`` (a guard said no), ``error`` (the tool failed) or ``ok``, from the reply the model reads."""
+    """``refused`` (a guard said no), ``error`` (the tool failed) or ``ok``, from the reply the
+    model reads."""
     head = reply.lstrip()
     if head.startswith("Refused"):
         return "refused"

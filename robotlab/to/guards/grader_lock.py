@@ -55,7 +55,8 @@ class GraderLock:
         """True when ``path`` (absolute) is locked, including not-yet-existing glob matches."""
         path = os.path.normpath(path)
         rel = os.path.relpath(path, self.root)
-        return path in self.files() or any(fnmatch.fnmatch(rel, p) for p in self.patterns if _GLOB_CHARS.search(p))
+        return path in self.files() or any(fnmatch.fnmatch(rel, p) for p in self.patterns
+                                           if _GLOB_CHARS.search(p))
 
     def refusal(self, path: str) -> str:
         """The text a refused tool call returns."""
@@ -72,7 +73,8 @@ class GraderLock:
     def refuses_command(self, command: str) -> str | None:
         """The locked path a shell command would change, or None when it may run."""
         for path in self._mentioned(command):
-            names = [re.escape(n) for n in (path, os.path.relpath(path, self.root), os.path.basename(path))]
+            names = [re.escape(n)
+                     for n in (path, os.path.relpath(path, self.root), os.path.basename(path))]
             redirect = re.search(r">>?\s*['\"]?(\S*/)?(" + "|".join(names) + r")\b", command)
             if redirect or _MUTATING.search(command):
                 return path
@@ -83,7 +85,8 @@ class GraderLock:
         return {path: _digest(path) for path in self.files()}
 
     def changed(self, before: dict[str, str | None]) -> list[str]:
-        """Locked paths (relative) whose content, existence or membership changed since ``before``."""
+        """Locked paths (relative) whose content, existence or membership changed since
+        ``before``."""
         after = self.snapshot()
         paths = sorted(set(before) | set(after))
         return [relative(self.root, p) for p in paths if before.get(p) != after.get(p)]

@@ -2,10 +2,10 @@
 
 | reason | seen when | ends the attempt (``QualityError``) |
 | --- | --- | --- |
-| ``repeated_tool_call`` | the same tool with the same arguments again | the 4th identical call in a row |
-| ``empty_tool_name`` | a tool call without a name | the 3rd bad tool name in a row |
-| ``unknown_tool:<name>`` | a tool call naming a tool the robot does not have | the 3rd bad tool name in a row |
-| ``empty_response`` | a run ends with neither text nor tool calls and nothing submitted | the 2nd such run in a row |
+| ``repeated_tool_call`` | the same tool, same arguments, again | 4th identical call in a row |
+| ``empty_tool_name`` | a tool call without a name | 3rd bad tool name in a row |
+| ``unknown_tool:<name>`` | a tool call naming a tool the robot lacks | 3rd bad tool name in a row |
+| ``empty_response`` | a run ends with no text, tool call or submission | 2nd such run in a row |
 
 Below its limit a detector records a warning: the orchestrator logs it and puts the
 detector's correction message in front of the robot's next message (the nudge or repair).
@@ -31,7 +31,8 @@ CORRECTIONS = {
     "repeated_tool_call": "You repeated the previous tool call verbatim; you appear to be stuck. "
                           "Try a different approach or explain what is blocking you.",
     "empty_response": "Your response was empty. Respond with text or a tool call to make progress.",
-    "empty_tool_name": "You called a tool without a name. Call one of your tools by its exact name.",
+    "empty_tool_name": "You called a tool without a name. "
+                       "Call one of your tools by its exact name.",
 }
 
 
@@ -39,7 +40,8 @@ def correction_message(reason: str) -> str:
     """What the robot is told after ``reason`` was detected."""
     if reason.startswith("unknown_tool:"):
         return f"Tool '{reason.split(':', 1)[1]}' does not exist. Use only your registered tools."
-    return CORRECTIONS.get(reason, f"Response quality issue ({reason}). Please correct and continue.")
+    return CORRECTIONS.get(reason,
+                           f"Response quality issue ({reason}). Please correct and continue.")
 
 
 class QualityMonitor:
@@ -53,7 +55,8 @@ class QualityMonitor:
         self.warnings: list[str] = []
 
     def record(self, name: str, args: dict[str, Any]) -> None:
-        """Record one call of a known tool; raises QualityError on the 4th identical call in a row."""
+        """Record one call of a known tool; raises QualityError on the 4th identical call in a
+        row."""
         key = json.dumps({"name": name, "args": args}, sort_keys=True, default=str)
         self.repeats = self.repeats + 1 if key == self._last else 0
         self._last = key

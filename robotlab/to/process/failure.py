@@ -13,8 +13,8 @@ from typing import Any
 from robotlab.errors import InferenceError, RemoteError
 from robotlab.inference.causes import PERMANENT, Cause, classify, classify_exception
 
-__all__ = ["CHILD_EXITED", "INTERRUPTED", "ITERATION_TIMEOUT", "PERMANENT", "Cause", "Failure", "classify",
-           "describe_error"]
+__all__ = ["CHILD_EXITED", "INTERRUPTED", "ITERATION_TIMEOUT", "PERMANENT", "Cause", "Failure",
+           "classify", "describe_error"]
 
 INTERRUPTED = "Interrupted"
 ITERATION_TIMEOUT = "IterationTimeout"
@@ -26,7 +26,8 @@ class Failure:
     """One failed attempt: the class that was raised, its message, and what it implies.
 
     Attributes:
-        error_class: the exception class name (or ``Interrupted``/``IterationTimeout``/``ChildExited``).
+        error_class: the exception class name (or ``Interrupted``/``IterationTimeout``/
+            ``ChildExited``).
         message: the exception's message.
         cause: what kind of failure it is (``permanent`` follows from it).
         retry_after: seconds the provider asked us to wait, if it said.
@@ -80,7 +81,8 @@ class Failure:
         retry_after = data.get("retry_after")
         cause = data.get("cause")
         return cls(str(data.get("class") or CHILD_EXITED), str(data.get("message") or ""),
-                   Cause(cause) if isinstance(cause, str) and cause in Cause.__members__.values() else Cause.OTHER,
+                   (Cause(cause) if isinstance(cause, str) and cause in Cause.__members__.values()
+                    else Cause.OTHER),
                    float(retry_after) if isinstance(retry_after, int | float) else None)
 
 
@@ -94,7 +96,8 @@ def describe_error(exc: BaseException) -> Failure:
     if isinstance(exc, RemoteError):
         return Failure(exc.type_name, exc.detail, classify(exc.type_name, None, exc.detail))
     given = exc.cause if isinstance(exc, InferenceError) else None
-    cause = Cause(given) if given is not None and given in Cause.__members__.values() else classify_exception(exc)
+    cause = (Cause(given) if given is not None and given in Cause.__members__.values()
+             else classify_exception(exc))
     origin = exc.__cause__ or exc.__context__
     retry_after = getattr(exc, "retry_after", None) or getattr(origin, "retry_after", None)
     return Failure(type(exc).__name__, str(exc), cause,

@@ -24,6 +24,9 @@ from robotlab.observability import tracing
 from robotlab.process_groups import Supervisor, kill_tree
 from robotlab.to.process.failure import Failure, describe_error
 
+# Sees each event the child sends; a dict it returns is the child's answer.
+EventHook = Callable[[dict[str, Any]], dict[str, Any] | None]
+
 POLL_SECONDS = 0.05
 
 Serve = Callable[[socket.socket], None]
@@ -73,7 +76,8 @@ def _child_main(serve: Serve, sock: socket.socket) -> None:
         except BaseException:
             pass
     finally:
-        tracing.flush()  # the spans of the child's robot (a copy of the parent's provider) would be lost
+        # the spans of the child's robot (a copy of the parent's provider) would be lost
+        tracing.flush()
         os._exit(code)
 
 
@@ -103,7 +107,7 @@ class ForkedChild:
         self.supervisor.add(pid)
 
     def request(self, payload: dict[str, Any],
-                on_event: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> dict[str, Any]:
+                on_event: EventHook | None = None) -> dict[str, Any]:
         """Send ``payload`` and wait for the child's reply (or for the watch to end the wait).
 
         Lines with an ``event`` key that arrive first are progress, not the reply: each goes
@@ -124,7 +128,8 @@ class ForkedChild:
                 send_line(self._sock, answer)
 
     def receive(self) -> dict[str, Any]:
-        """The child's next reply; a failure reply when the watch ends the wait or the child dies."""
+        """The child's next reply; a failure reply when the watch ends the wait or the child
+        dies."""
         if self._reader is None:
             return failure(Failure.child_exited("the child process is not running"))
         while True:

@@ -33,15 +33,19 @@ def toolset(
 ) -> list[ToolSpec]:
     """Submit first, then request_decision (if enabled), then read/write/edit/bash (local guards),
     then ask_crew (with a crew and a way to ``ask`` it)."""
-    specs = [ToolSpec(submit.SUBMIT_NAME, submit.SUBMIT_DESCRIPTION, submit.SUBMIT_SCHEMA, capture.submit)]
+    specs = [ToolSpec(submit.SUBMIT_NAME, submit.SUBMIT_DESCRIPTION, submit.SUBMIT_SCHEMA,
+                      capture.submit)]
     if decisions:
-        specs.append(ToolSpec(submit.DECISION_NAME, submit.DECISION_DESCRIPTION, submit.DECISION_SCHEMA, capture.decide))
+        specs.append(ToolSpec(submit.DECISION_NAME, submit.DECISION_DESCRIPTION,
+                              submit.DECISION_SCHEMA, capture.decide))
     if local_tools:
         for name, handler in (("read", files.read), ("write", files.write), ("edit", files.edit)):
             description, schema = files.SCHEMAS[name]
             specs.append(ToolSpec(name, description, schema, handler))  # type: ignore[arg-type]
-        specs.append(ToolSpec("bash", bash.DESCRIPTION, bash.SCHEMA, lambda args: bash.run_bash(chain.root, args, supervisor)))
+        specs.append(ToolSpec("bash", bash.DESCRIPTION, bash.SCHEMA,
+                              lambda args: bash.run_bash(chain.root, args, supervisor)))
     if crew and ask is not None:
         specs.append(ToolSpec(crew_tool.NAME, crew_tool.description(crew), crew_tool.schema(crew),
                               crew_tool.handler(crew, ask)))
-    return [dataclasses.replace(spec, handler=chain.wrap(spec.name, spec.handler)) for spec in specs]
+    return [dataclasses.replace(spec, handler=chain.wrap(spec.name, spec.handler))
+            for spec in specs]

@@ -18,15 +18,18 @@ SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "command": {"type": "string", "description": "shell command, run in the repository root"},
-        "timeout": {"type": "number", "description": "seconds before the command is killed (default 120)"},
+        "timeout": {"type": "number",
+                    "description": "seconds before the command is killed (default 120)"},
     },
     "required": ["command"],
 }
-DESCRIPTION = "Run a shell command in the repository root. Returns '[exit <status>]' and the output."
+DESCRIPTION = ("Run a shell command in the repository root. "
+               "Returns '[exit <status>]' and the output.")
 
 
 def run_bash(root: str, args: dict[str, Any], supervisor: Supervisor | None = None) -> str:
-    """Run ``args["command"]``; returns ``[exit <status>]\\n<output>`` (status ``timeout`` on timeout)."""
+    """Run ``args["command"]``; returns ``[exit <status>]\\n<output>`` (status ``timeout`` on
+    timeout)."""
     timeout = float(args.get("timeout") or DEFAULT_TIMEOUT)
     try:
         proc = subprocess.Popen(

@@ -17,8 +17,9 @@ Ask = Callable[[str, str], str]
 
 def description(crew: list[str]) -> str:
     """What the model is told about the tool and who it may ask."""
-    return ("Ask one of the robots on your crew a question and get its answer (they cannot see or change "
-            f"your files; send them what they need in the question). Crew: {', '.join(crew)}.")
+    return ("Ask one of the robots on your crew a question and get its answer (they cannot see "
+            "or change your files; send them what they need in the question). "
+            f"Crew: {', '.join(crew)}.")
 
 
 def schema(crew: list[str]) -> dict[str, Any]:
@@ -27,7 +28,8 @@ def schema(crew: list[str]) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "robot": {"type": "string", "enum": list(crew), "description": "who to ask"},
-            "question": {"type": "string", "description": "the question, with the context it needs"},
+            "question": {"type": "string",
+                         "description": "the question, with the context it needs"},
         },
         "required": ["robot", "question"],
     }

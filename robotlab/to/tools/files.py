@@ -79,8 +79,8 @@ SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
     "write": (
-        "Create a file with the given content, or replace the whole content of a file you have read. "
-        "For a small change to an existing file, use edit.",
+        "Create a file with the given content, or replace the whole content of a file you have "
+        "read. For a small change to an existing file, use edit.",
         {
             "type": "object",
             "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
@@ -88,7 +88,8 @@ SCHEMAS: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
     "edit": (
-        "Replace exact text in a file you have read. old_text must match exactly (whitespace included).",
+        "Replace exact text in a file you have read. "
+        "old_text must match exactly (whitespace included).",
         {
             "type": "object",
             "properties": {

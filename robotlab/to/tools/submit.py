@@ -16,7 +16,8 @@ BLOCKING_REPLY = (
     "Decision recorded (BLOCKING). Stop work now and call submit_iteration_result; the run will "
     "pause until a human resolves it."
 )
-DECISION_REPLY = "Decision recorded. Continue with other work you can safely do, then submit your result."
+DECISION_REPLY = ("Decision recorded. Continue with other work you can safely do, "
+                  "then submit your result.")
 
 
 def _listed(value: Any) -> list[str]:
@@ -61,16 +62,20 @@ SUBMIT_SCHEMA: dict[str, Any] = {
     "properties": {
         "success": {"type": "boolean", "description": "true if meaningful progress was made"},
         "summary": {"type": "string", "description": "one sentence"},
-        "key_changes": {"type": "array", "items": {"type": "string"}, "description": "files or changes"},
+        "key_changes": {"type": "array", "items": {"type": "string"},
+                        "description": "files or changes"},
         "key_learnings": {"type": "array", "items": {"type": "string"}, "description": "insights"},
-        "should_fully_stop": {"type": "boolean", "description": "only when instructed by a stop condition"},
-        "type": {"type": "string", "description": "conventional commit type: feat, fix, docs, refactor, test, chore"},
+        "should_fully_stop": {"type": "boolean",
+                              "description": "only when instructed by a stop condition"},
+        "type": {"type": "string",
+                 "description": "conventional commit type: feat, fix, docs, refactor, test, chore"},
         "scope": {"type": "string", "description": "conventional commit scope (optional)"},
     },
     "required": ["success", "summary"],
 }
 SUBMIT_DESCRIPTION = (
-    "Submit this iteration's result. You MUST call it as your FINAL action, and not before your work is complete."
+    "Submit this iteration's result. You MUST call it as your FINAL action, "
+    "and not before your work is complete."
 )
 DECISION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -84,8 +89,8 @@ DECISION_SCHEMA: dict[str, Any] = {
     "required": ["question"],
 }
 DECISION_DESCRIPTION = (
-    "Record a decision that needs human judgement (irreversible, public contract, ambiguous intent, "
-    "out of scope) with your lean. It does NOT block for an answer."
+    "Record a decision that needs human judgement (irreversible, public contract, "
+    "ambiguous intent, out of scope) with your lean. It does NOT block for an answer."
 )
 
 
@@ -103,7 +108,8 @@ class Capture:
 
     def decide(self, args: dict[str, Any]) -> str:
         """Handler of ``request_decision``."""
-        request = {key: args.get(key) for key in ("question", "situation", "options", "recommendation")}
+        request = {key: args.get(key)
+                   for key in ("question", "situation", "options", "recommendation")}
         request["blocking"] = bool(args.get("blocking"))
         self.decisions.append(request)
         return BLOCKING_REPLY if request["blocking"] else DECISION_REPLY
