@@ -1,1 +1,2 @@
-"""A run from start to summary: set-up, the iteration loop, one iteration, outcomes, stop conditions."""
+"""A run from start to summary: set-up, the iteration loop, one iteration, outcomes, stop
+conditions."""

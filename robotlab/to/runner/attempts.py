@@ -36,9 +36,10 @@ class Attempts:
         session.log.event("agent:run:start", iteration=session.run.iteration)
         session.status.update(phase="robot")
         message, self.corrections = "\n\n".join([*self.corrections, message]), []
-        report = self.child.run(message, remaining_tokens(session), remaining_cost(session), ChildProgress(session),
-                                shown, hotter, output)
-        session.log.event("agent:run:end", iteration=session.run.iteration, last_reply=report.last_reply)
+        report = self.child.run(message, remaining_tokens(session), remaining_cost(session),
+                                ChildProgress(session), shown, hotter, output)
+        session.log.event("agent:run:end", iteration=session.run.iteration,
+                          last_reply=report.last_reply)
         session.add_usage(report.input_tokens, report.output_tokens, report.cost, report.estimated)
         if report.result:
             self.result = IterationResult(**report.result)
@@ -48,25 +49,29 @@ class Attempts:
             session.log.event("quality:warning", iteration=session.run.iteration, reason=reason)
             self.corrections.append(correction_message(reason))
         if report.budget_stop:
-            session.log.event("budget:stop", iteration=session.run.iteration, total_tokens=session.run.total_tokens)
+            session.log.event("budget:stop", iteration=session.run.iteration,
+                              total_tokens=session.run.total_tokens)
         return report
 
     def _record_decision(self, request: dict[str, Any]) -> None:
         session = self.session
         decision = session.decisions.write(request, session.run.iteration)
-        session.log.event("decision:raised", id=decision.id, blocking=decision.blocking, question=decision.question)
-        session.notes.decision(session.run.iteration, decision.question, decision.blocking, decision.recommendation,
-                         str(decision.path))
+        session.log.event("decision:raised", id=decision.id, blocking=decision.blocking,
+                          question=decision.question)
+        session.notes.decision(session.run.iteration, decision.question, decision.blocking,
+                               decision.recommendation, str(decision.path))
         if session.ask_human is not None:
             session.ask_human(decision.id, request)
 
     def budget_left(self) -> bool:
         """False once a stop was requested or the token or cost budget is spent."""
-        return not self.session.stopping and not budget_spent(self.session.run, self.session.settings)
+        session = self.session
+        return not session.stopping and not budget_spent(session.run, session.settings)
 
 
 def remaining_cost(session: Session) -> float | None:
-    """What is left of ``--max-cost`` in dollars (None without a limit, or while the cost is unknown)."""
+    """What is left of ``--max-cost`` in dollars (None without a limit, or while the cost is
+    unknown)."""
     limit, spent = session.settings.max_cost, session.run.cost_usd
     return None if limit is None or spent is None else max(limit - spent, 0.0)
 

@@ -20,7 +20,8 @@ def wait_for_decisions(session: Session) -> None:
     paths = "\n".join(f"  {d.path}" for d in blocking)
     if mode == "exit":
         session.save()
-        raise StopRun(f"awaiting human decision — resolve then resume:\n{paths}\n  robot-to --resume {session.run.run_id}")
+        raise StopRun(f"awaiting human decision — resolve then resume:\n{paths}\n"
+                      f"  robot-to --resume {session.run.run_id}")
     session.status.say(f"awaiting human decision on {len(blocking)} item(s):\n{paths}")
     session.status.update(phase="awaiting decision")
     session.log.event("decision:wait:start", count=len(blocking))
@@ -30,7 +31,8 @@ def wait_for_decisions(session: Session) -> None:
 def _poll(session: Session) -> None:
     timeout = session.settings.decision_timeout
     deadline = time.monotonic() + timeout if timeout is not None else None
-    session.status.update(decision_until=None if timeout is None else round(time.time() + timeout, 3))
+    until = None if timeout is None else round(time.time() + timeout, 3)
+    session.status.update(decision_until=until)
     try:
         _wait(session, timeout, deadline)
     finally:
@@ -39,11 +41,13 @@ def _poll(session: Session) -> None:
 
 def _wait(session: Session, timeout: float | None, deadline: float | None) -> None:
     while True:
-        if not session.backoff.sleep_seconds(session.settings.decision_wait_poll) or session.stopping:
+        poll = session.settings.decision_wait_poll
+        if not session.backoff.sleep_seconds(poll) or session.stopping:
             return
         if not session.decisions.blocking():
             session.log.event("decision:wait:resolved")
             session.status.say("decision resolved — resuming")
             return
         if deadline is not None and time.monotonic() >= deadline:
-            raise StopRun(f"awaiting human decision (timed out after {timeout:g}s)", exit_code=RunExit.ABORTED)
+            raise StopRun(f"awaiting human decision (timed out after {timeout:g}s)",
+                          exit_code=RunExit.ABORTED)

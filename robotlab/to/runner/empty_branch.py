@@ -17,7 +17,8 @@ def leave_if_empty(session: Session) -> str | None:
         commits, or the working tree holds changes (a failed commit waiting for repair).
     """
     run, git = session.run, session.git
-    if run.commits or git.current_branch() != run.branch or git.head_sha() != run.base_commit or git.dirty_files():
+    if (run.commits or git.current_branch() != run.branch or git.head_sha() != run.base_commit
+            or git.dirty_files()):
         return None
     back = run.start_branch if run.start_branch and run.start_branch != "HEAD" else run.base_commit
     git.checkout_branch(back)

@@ -24,7 +24,8 @@ from robotlab.to.tools.submit import IterationResult
 
 def lock_for(session: Session) -> GraderLock:
     """The grader lock of this iteration: the eval's own files plus ``--protect-path``."""
-    protected = list(session.evaluator.protected_paths()) if hasattr(session.evaluator, "protected_paths") else []
+    evaluator = session.evaluator
+    protected = list(evaluator.protected_paths()) if hasattr(evaluator, "protected_paths") else []
     return GraderLock(session.root, [*protected, *session.lock_patterns])
 
 
@@ -33,13 +34,16 @@ def _plan(session: Session, lock: GraderLock) -> ChildPlan:
     files = session.git.tracked_files()
     texts = prompt.small_project(session.root, files) if session.settings.local_guards else {}
     inputs = prompt.PromptInputs(
-        objective=session.run.objective, iteration=session.run.iteration, notes_path=session.run.notes_path,
-        notes=session.notes.read(), files=files, decisions=decisions,
-        scored=is_scored(session.evaluator, session.settings), last_score_value=session.run.best_score_value,
-        target=session.settings.eval_target, iterations_since_improvement=session.run.iterations_since_improvement,
-        verify_command=session.settings.verify_command, decisions_enabled=session.settings.decisions_enabled,
+        objective=session.run.objective, iteration=session.run.iteration,
+        notes_path=session.run.notes_path, notes=session.notes.read(), files=files,
+        decisions=decisions, scored=is_scored(session.evaluator, session.settings),
+        last_score_value=session.run.best_score_value, target=session.settings.eval_target,
+        iterations_since_improvement=session.run.iterations_since_improvement,
+        verify_command=session.settings.verify_command,
+        decisions_enabled=session.settings.decisions_enabled,
         commit_failure=session.commit_failure, stop_when=session.settings.stop_when,
-        locked=[p for p in lock.patterns], file_texts=texts, local_tools=session.settings.local_guards,
+        locked=[p for p in lock.patterns], file_texts=texts,
+        local_tools=session.settings.local_guards,
     )
     guard = GuardSettings(session.root, session.settings.local_guards, session.settings.write_guard,
                           f"{session.run.run_dir}/checkpoints", shown=tuple(texts))
@@ -47,8 +51,9 @@ def _plan(session: Session, lock: GraderLock) -> ChildPlan:
     crew = tuple(session.settings.crew) if session.ask_crew is not None else ()
     whole = session.settings.edit_format == "whole"
     system = whole_file.SYSTEM_PROMPT if whole else prompt.system_prompt(inputs)
-    return ChildPlan(name, system, session.model, guard, lock.patterns, session.settings.decisions_enabled,
-                     remaining_tokens(session), crew, session.settings.edit_format)
+    return ChildPlan(name, system, session.model, guard, lock.patterns,
+                     session.settings.decisions_enabled, remaining_tokens(session), crew,
+                     session.settings.edit_format)
 
 
 def run_iteration(session: Session) -> Outcome:
@@ -82,7 +87,8 @@ def _work(session: Session, attempts: Attempts) -> Outcome | None:
         if attempts.result is not None or not attempts.budget_left():
             break
         session.log.event("agent:nudge", iteration=session.run.iteration, attempt=attempt)
-        session.status.say(f"iteration {session.run.iteration}: no result submitted — nudging ({attempt}/{session.settings.max_submit_nudges})")
+        session.status.say(f"iteration {session.run.iteration}: no result submitted — nudging "
+                           f"({attempt}/{session.settings.max_submit_nudges})")
         over = ended(attempts.run(prompt.NUDGE), attempts)
         if over:
             return over
@@ -102,7 +108,8 @@ def _gate_decides(session: Session) -> bool:
     return bool(session.settings.verify_command) and bool(session.git.changed_vs_worktree("HEAD"))
 
 
-def _gate(session: Session, attempts: Attempts, lock: GraderLock, before: dict[str, str | None]) -> Outcome:
+def _gate(session: Session, attempts: Attempts, lock: GraderLock,
+          before: dict[str, str | None]) -> Outcome:
     """Evaluate; repair in place while the gate fails; classify the result."""
     budget = session.settings.max_verify_repairs
     for attempt in range(budget + 1):
@@ -120,12 +127,14 @@ def _gate(session: Session, attempts: Attempts, lock: GraderLock, before: dict[s
             return Outcome(OutcomeKind.INTERRUPTED, result, score)
         if score.gate_ok or attempt == budget or not attempts.budget_left():
             break
-        session.log.event("eval:repair", iteration=session.run.iteration, attempt=attempt + 1, reason=score.detail)
-        session.status.say(f"iteration {session.run.iteration}: verification failed ({score.detail}) — "
-                           f"repairing ({attempt + 1}/{budget})")
+        session.log.event("eval:repair", iteration=session.run.iteration, attempt=attempt + 1,
+                          reason=score.detail)
+        session.status.say(f"iteration {session.run.iteration}: verification failed "
+                           f"({score.detail}) — repairing ({attempt + 1}/{budget})")
         report = attempts.run(prompt.repair_message(session.settings.verify_command, score.output))
         if report.error is not None:
-            session.log.event("eval:repair_error", iteration=session.run.iteration, message=report.error.message)
+            session.log.event("eval:repair_error", iteration=session.run.iteration,
+                              message=report.error.message)
             if report.error.is_interrupt:
                 return Outcome(OutcomeKind.INTERRUPTED, result, score)
             break

@@ -24,7 +24,8 @@ WAIT_REMINDER_SECONDS = 30.0
 
 
 def run_loop(session: Session) -> None:
-    """Iterate until a stop condition raises or a signal stops the run (one ``robot-to`` span when traced)."""
+    """Iterate until a stop condition raises or a signal stops the run (one ``robot-to`` span
+    when traced)."""
     run, settings = session.run, session.settings
     attributes = {"robotlab.run.id": run.run_id, "gen_ai.request.model": settings.model,
                   "robotlab.branch": run.branch, "robotlab.objective": run.objective[:200]}
@@ -32,9 +33,11 @@ def run_loop(session: Session) -> None:
         try:
             _iterate(session)
         finally:
-            spans.annotate(span, {"robotlab.iterations": run.iteration, "robotlab.commits": run.commits,
+            spans.annotate(span, {"robotlab.iterations": run.iteration,
+                                  "robotlab.commits": run.commits,
                                   "gen_ai.usage.input_tokens": run.input_tokens,
-                                  "gen_ai.usage.output_tokens": run.output_tokens, "robotlab.cost.usd": run.cost_usd})
+                                  "gen_ai.usage.output_tokens": run.output_tokens,
+                                  "robotlab.cost.usd": run.cost_usd})
 
 
 def _iterate(session: Session) -> None:
@@ -50,7 +53,8 @@ def _iterate(session: Session) -> None:
         session.status.say(f"iteration {session.run.iteration} ({session.settings.model})...")
         spent = (session.run.total_tokens, session.run.cost_usd)
         # The iteration's child is forked inside this span, so its robot's spans are children of it.
-        with spans.step(f"iteration {session.run.iteration}", {"robotlab.iteration": session.run.iteration}) as span:
+        attributes = {"robotlab.iteration": session.run.iteration}
+        with spans.step(f"iteration {session.run.iteration}", attributes) as span:
             outcome = run_with_retries(session)
             try:
                 outcomes.apply(session, outcome)
@@ -65,12 +69,14 @@ def _iterate(session: Session) -> None:
 
 
 def _log_spending(session: Session, outcome: Outcome, before: tuple[int, float | None]) -> None:
-    """``iteration:end``: how the iteration ended and what it spent (``cost_usd`` "unknown" when unpriced)."""
+    """``iteration:end``: how the iteration ended and what it spent (``cost_usd`` "unknown" when
+    unpriced)."""
     run = session.run
     tokens, cost = before
     spent = None if run.cost_usd is None or cost is None else round(run.cost_usd - cost, 6)
     session.log.event("iteration:end", iteration=run.iteration, outcome=str(outcome.kind),
-                      tokens=run.total_tokens - tokens, cost_usd="unknown" if spent is None else spent,
+                      tokens=run.total_tokens - tokens,
+                      cost_usd="unknown" if spent is None else spent,
                       total_cost_usd="unknown" if run.cost_usd is None else round(run.cost_usd, 6))
 
 
@@ -110,13 +116,15 @@ def _never_reached(session: Session, error: Failure) -> bool:
 
 
 def _back_off(session: Session, error: Failure) -> None:
-    """Wait before retrying, counting down on the live line (or a line every 30 s off a terminal)."""
+    """Wait before retrying, counting down on the live line (or a line every 30 s off a
+    terminal)."""
     run = session.run
     seconds = session.backoff.delay(run.consecutive_errors, error.retry_after)
     retry = f"retry {run.consecutive_errors}/{session.settings.max_retries}"
-    session.log.event("backoff:start", consecutive_errors=run.consecutive_errors, seconds=seconds, cause=str(error.cause))
-    session.status.say(f"iteration {run.iteration}: {error.cause.replace('_', ' ')} error — {retry} in {seconds:g}s "
-                       "(Ctrl-C stops the run)")
+    session.log.event("backoff:start", consecutive_errors=run.consecutive_errors, seconds=seconds,
+                      cause=str(error.cause))
+    session.status.say(f"iteration {run.iteration}: {error.cause.replace('_', ' ')} error — "
+                       f"{retry} in {seconds:g}s (Ctrl-C stops the run)")
     end = time.monotonic() + seconds
     session.status.update(phase=retry, wait_until=end)
     while (left := end - time.monotonic()) > 0:
@@ -137,8 +145,8 @@ def _record_error(session: Session, error: Failure) -> None:
     finally ends as counts once toward ``--max-consecutive-failures`` and the plateau.
     """
     run = session.run
-    session.log.event("agent:run:error", iteration=run.iteration, error=error.error_class, message=error.message,
-                      cause=str(error.cause), permanent=error.permanent)
+    session.log.event("agent:run:error", iteration=run.iteration, error=error.error_class,
+                      message=error.message, cause=str(error.cause), permanent=error.permanent)
     session.rollback()
     run.consecutive_errors += 1
     session.status.say(f"iteration {run.iteration} error: {error.error_class}: {error.message}")

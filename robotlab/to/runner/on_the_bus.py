@@ -30,7 +30,8 @@ USAGE = "send `status`, or `decide <decision id> <answer>`"
 ASK_TIMEOUT = 300.0
 """Seconds a crew member may take to answer ``ask_crew`` when no --iteration-timeout is set."""
 DECISION_ASK_TIMEOUT = 24 * 3600.0
-"""Seconds a person asked by ``--ask`` has to answer a decision when no --decision-timeout is set."""
+"""Seconds a person asked by ``--ask`` has to answer a decision when no --decision-timeout is
+set."""
 
 
 class RunOnBus:
@@ -57,7 +58,8 @@ class RunOnBus:
         return self
 
     def ask(self, robot: str, question: str) -> str:
-        """Ask a served robot a question for the iteration's ``ask_crew`` tool; its answer as text."""
+        """Ask a served robot a question for the iteration's ``ask_crew`` tool; its answer as
+        text."""
         assert self.client is not None
         timeout = self.session.settings.iteration_timeout or ASK_TIMEOUT
         answer = self.client.request(robot, question, timeout=timeout).content
@@ -79,7 +81,8 @@ class RunOnBus:
         self.asked.pop(decision_id, None)
         error = done.exception()
         if error is not None:
-            self.session.log.event("decision:ask:failed", id=decision_id, person=person, error=str(error))
+            self.session.log.event("decision:ask:failed", id=decision_id, person=person,
+                                   error=str(error))
             self.session.status.say(f"could not ask {person} about decision {decision_id}: {error}")
         elif done.result() is None:
             self.session.log.event("decision:ask:unanswered", id=decision_id, person=person)
@@ -95,7 +98,8 @@ class RunOnBus:
     def answer(self, message: Any) -> Any:
         """The reply to one message: the state, a decision's new status, or how to ask."""
         content = message.content
-        words = content.split(None, 2) if isinstance(content, str) else [str(content.get("cmd", ""))]
+        words = (content.split(None, 2) if isinstance(content, str)
+                 else [str(content.get("cmd", ""))])
         command = words[0].lower() if words else ""
         if command == "status":
             return self.state()
@@ -104,8 +108,9 @@ class RunOnBus:
         return {"error": f"unknown request {content!r}: {USAGE}"}
 
     def stats(self) -> dict[str, Any]:
-        """The stats map ``ps`` shows: iteration n/N, phase, tokens and dollars ("unknown": unpriced),
-        and the pending decisions: how many, the oldest as a line, and until when it is waited for.
+        """The stats map ``ps`` shows: iteration n/N, phase, tokens and dollars ("unknown":
+        unpriced), and the pending decisions: how many, the oldest as a line, and until when it is
+        waited for.
 
         A heartbeat carries only short scalars (``robotlab.broker.stats``), so the oldest decision
         stands for them all; ``status`` lists every one."""
@@ -114,8 +119,9 @@ class RunOnBus:
         cost: float | str = "unknown" if live.cost is None else live.cost
         pending = self.pending()
         oldest = pending[0] if pending else {}
-        return {"iteration": f"{live.iteration}{of}", "phase": live.phase, "tokens": live.tokens, "cost": cost,
-                "commits": run.commits, "status": f"iteration {live.iteration}{of} · {live.phase}",
+        return {"iteration": f"{live.iteration}{of}", "phase": live.phase, "tokens": live.tokens,
+                "cost": cost, "commits": run.commits,
+                "status": f"iteration {live.iteration}{of} · {live.phase}",
                 "decisions": len(pending), "decision": _decision_line(oldest) if oldest else None,
                 "decision_until": oldest.get("until")}
 
@@ -129,8 +135,10 @@ class RunOnBus:
             if decision.status != "pending":
                 continue
             asked = self.asked.get(decision.id, {})
-            ends = [t for t in (asked.get("until"), waits if decision.blocking else None) if t is not None]
-            rows.append({"id": decision.id, "question": decision.question, "blocking": decision.blocking, **asked,
+            ends = [t for t in (asked.get("until"), waits if decision.blocking else None)
+                    if t is not None]
+            rows.append({"id": decision.id, "question": decision.question,
+                         "blocking": decision.blocking, **asked,
                          **({"until": min(ends)} if ends else {})})
         return rows
 
@@ -140,7 +148,8 @@ class RunOnBus:
         live = dataclasses.asdict(session.status.state)
         pending = self.pending()
         return {**live, "run_id": run.run_id, "objective": run.objective, "branch": run.branch,
-                "commits": run.commits, "cost": "unknown" if run.cost_usd is None else round(run.cost_usd, 6),
+                "commits": run.commits,
+                "cost": "unknown" if run.cost_usd is None else round(run.cost_usd, 6),
                 "pending_decisions": pending}
 
     def decide(self, decision_id: str, answer: str, via: str = "bus") -> dict[str, Any]:
@@ -153,7 +162,8 @@ class RunOnBus:
 
 
 def _decision_line(decision: dict[str, Any]) -> str:
-    """A pending decision in a few words: its id, whether it blocks, whom it went to, its question."""
+    """A pending decision in a few words: its id, whether it blocks, whom it went to, its
+    question."""
     blocking = " (blocking)" if decision["blocking"] else ""
     person = f" to {decision['person']}" if decision.get("person") else ""
     return f"{decision['id']}{blocking}{person}: {decision['question']}"
@@ -161,8 +171,8 @@ def _decision_line(decision: dict[str, Any]) -> str:
 
 def _question(decision_id: str, request: dict[str, Any]) -> str:
     """A decision as the person reads it: the question, then what the robot said around it."""
-    lines = [f"decision {decision_id}{' (BLOCKING: the run waits)' if request.get('blocking') else ''}: "
-             f"{request.get('question')}"]
+    blocking = " (BLOCKING: the run waits)" if request.get("blocking") else ""
+    lines = [f"decision {decision_id}{blocking}: {request.get('question')}"]
     if request.get("situation"):
         lines.append(f"situation: {request['situation']}")
     if request.get("options"):
@@ -185,10 +195,12 @@ class BusJudge:
         self.client: bus.BusClient | None = None
 
     def __call__(self, system: str, message: str) -> JudgeReply:
-        """Ask the served robot; raises the bus's error (``ReplyTimeout``, ``DeliveryFailed``...) if it cannot."""
+        """Ask the served robot; raises the bus's error (``ReplyTimeout``, ``DeliveryFailed``...)
+        if it cannot."""
         if self.client is None:
             self.client = bus.connect(self.url, name=self.member, timeout=5.0)
-        reply = self.client.request(self.robot, f"{system}\n\n{message}", timeout=self.timeout).content
+        reply = self.client.request(self.robot, f"{system}\n\n{message}",
+                                    timeout=self.timeout).content
         return JudgeReply(reply if isinstance(reply, str) else str(reply), 0, 0)
 
     def close(self) -> None:

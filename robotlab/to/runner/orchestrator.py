@@ -49,7 +49,8 @@ from robotlab.to.runner.state import Run, branch_name, new_run_id
 
 DEFAULT_JUDGE_TIMEOUT = 600.0
 """Seconds a served judge robot may take to answer when no --iteration-timeout is set."""
-NO_COMMITS = "No commits found. robot-to requires at least one commit. Run: git commit --allow-empty -m 'initial'"
+NO_COMMITS = ("No commits found. robot-to requires at least one commit. "
+              "Run: git commit --allow-empty -m 'initial'")
 
 
 @dataclasses.dataclass
@@ -87,15 +88,18 @@ def _repository(work_dir: str | os.PathLike[str] | None) -> Git:
         raise SetupError(NO_COMMITS)
     dirty = git.dirty_files()
     if dirty:
-        shown = ", ".join(dirty[:20]) + (f" (and {len(dirty) - 20} more)" if len(dirty) > 20 else "")
-        raise SetupError(f"the working tree has uncommitted changes: {shown}. Commit or stash them first.")
+        more = f" (and {len(dirty) - 20} more)" if len(dirty) > 20 else ""
+        shown = ", ".join(dirty[:20]) + more
+        raise SetupError(f"the working tree has uncommitted changes: {shown}. Commit or stash "
+                         "them first.")
     return git
 
 
 def _prepare(settings: config.RobotToSettings, status: Status) -> None:
     """Load the model client and check the model before anything is created, under a spinner."""
     if settings.edit_format == "whole" and not settings.verify_command:
-        raise ConfigError("--edit-format whole needs --verify-command: the verify command judges every reply")
+        raise ConfigError("--edit-format whole needs --verify-command: the verify command judges "
+                          "every reply")
     with status.working("loading the model client"):
         load_model_client()
     preflight.check_cost_limit(settings)
@@ -105,7 +109,8 @@ def _prepare(settings: config.RobotToSettings, status: Status) -> None:
     warm_up()
 
 
-def _session(git: Git, run: Run, settings: config.RobotToSettings, registry: EvalRegistry, status: Status) -> Session:
+def _session(git: Git, run: Run, settings: config.RobotToSettings, registry: EvalRegistry,
+             status: Status) -> Session:
     supervisor, watch = Supervisor(), Watch()
     the_judge: Any = SupervisedJudge(judge(RobotModel.judging(settings)), supervisor, watch)
     closers = []
@@ -117,30 +122,35 @@ def _session(git: Git, run: Run, settings: config.RobotToSettings, registry: Eva
         check_name(settings.ask, "--ask")
     if settings.judge_robot:
         if not settings.broker:
-            raise ConfigError("--judge-robot needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)")
+            raise ConfigError("--judge-robot needs the bus: pass --broker URL "
+                              "(or set ROBOTLAB_BROKER)")
         the_judge = BusJudge(settings.broker, settings.judge_robot, f"{run.run_id}.judge",
                              settings.iteration_timeout or DEFAULT_JUDGE_TIMEOUT)
         closers.append(the_judge.close)
     evaluator = build(settings, registry, the_judge, supervisor)
     return Session(
-        run=run, settings=settings, root=git.work_dir, git=git, log=JsonlLog(stderr_echo(settings.debug)),
+        run=run, settings=settings, root=git.work_dir, git=git,
+        log=JsonlLog(stderr_echo(settings.debug)),
         notes=Notes(Path(git.work_dir) / run.notes_path), evaluator=evaluator,
-        backoff=Backoff(settings.backoff_base), decisions=DecisionStore(Path(git.work_dir) / run.decisions_path),
+        backoff=Backoff(settings.backoff_base),
+        decisions=DecisionStore(Path(git.work_dir) / run.decisions_path),
         supervisor=supervisor, status=status, lock_patterns=list(settings.protect_paths),
-        watch=watch, closers=closers, model_answered=settings.preflight,  # the preflight's call answered
+        watch=watch, closers=closers,
+        model_answered=settings.preflight,  # the preflight's call answered
     )
 
 
-def start(objective: str, settings: config.RobotToSettings, registry: EvalRegistry, streams: Streams,
-          work_dir: str | None = None) -> Session:
+def start(objective: str, settings: config.RobotToSettings, registry: EvalRegistry,
+          streams: Streams, work_dir: str | None = None) -> Session:
     """Check the repository, create the branch and the run directory; return the session."""
     git = _repository(work_dir)
     status = Status(streams.err, streams.live, streams.quiet)
     _prepare(settings, status)
     now = dt.datetime.now()
     run_id = new_run_id(now)
-    run = Run(run_id, objective, branch_name(objective, now), git.head_sha(), f"{settings.run_dir}/runs/{run_id}",
-              start_branch=git.current_branch(), settings=settings.persisted())
+    run = Run(run_id, objective, branch_name(objective, now), git.head_sha(),
+              f"{settings.run_dir}/runs/{run_id}", start_branch=git.current_branch(),
+              settings=settings.persisted())
     _price_unknown_unless_priced(run, settings)
     session = _session(git, run, settings, registry, status)
     if git.branch_exists(run.branch):  # two runs of one objective within a second
@@ -148,10 +158,12 @@ def start(objective: str, settings: config.RobotToSettings, registry: EvalRegist
     git.create_branch(run.branch)
     try:
         _open_run(session)
-    except BaseException:  # Ctrl-C or a failing baseline before the loop: leave no empty branch behind
+    except BaseException:
+        # Ctrl-C or a failing baseline before the loop: leave no empty branch behind.
         empty_branch.leave_if_empty(session)
         raise
-    session.log.event("orchestrator:start", run_id=run_id, objective=objective, branch=run.branch, model=settings.model)
+    session.log.event("orchestrator:start", run_id=run_id, objective=objective, branch=run.branch,
+                      model=settings.model)
     session.status.say(f"run {run_id} → branch {run.branch}")
     return session
 
@@ -169,7 +181,8 @@ def _open_run(session: Session) -> None:
 
 
 def _price_unknown_unless_priced(run: Run, settings: config.RobotToSettings) -> None:
-    """An unpriced model's spending is unknown from the start, not $0 until its first call succeeds."""
+    """An unpriced model's spending is unknown from the start, not $0 until its first call
+    succeeds."""
     if not is_priced(settings.model_settings.required_id()):
         run.cost_usd = None
 
@@ -203,7 +216,8 @@ def reopen(run_id: str, overrides: dict[str, Any], registry: EvalRegistry, strea
     session = _session(git, run, settings, registry, status)
     empty_branch.restore(session)
     session.log.open(Path(git.work_dir) / run.log_path)
-    session.log.event("orchestrator:resume", run_id=run_id, iteration=run.iteration, branch=run.branch, model=settings.model)
+    session.log.event("orchestrator:resume", run_id=run_id, iteration=run.iteration,
+                      branch=run.branch, model=settings.model)
     session.status.say(f"resumed run {run_id} at iteration {run.iteration} → branch {run.branch}")
     return session
 
@@ -227,18 +241,21 @@ def _join_bus(session: Session) -> RunOnBus | None:
     try:
         membership = RunOnBus(session, url).start()
     except PeerUnavailable as exc:
-        raise PermanentError(f"cannot join the bus at {url} ({exc}): start the broker, or drop --broker") from exc
+        raise PermanentError(f"cannot join the bus at {url} ({exc}): start the broker, or drop "
+                             "--broker") from exc
     session.ask_crew = membership.ask
     if session.settings.ask:
         session.ask_human = membership.ask_human
-    session.status.say(f"on the bus at {url} as {membership.name}: robotlab send --to {membership.name} status --wait")
+    session.status.say(f"on the bus at {url} as {membership.name}: "
+                       f"robotlab send --to {membership.name} status --wait")
     return membership
 
 
 def execute(session: Session, streams: Streams) -> RunReport:
     """Run the loop, turn how it ended into a reason and an exit code, print the summary."""
     previous = _install_signals(session)
-    session.status.update(iteration=session.run.iteration, max_iterations=session.settings.max_iterations,
+    session.status.update(iteration=session.run.iteration,
+                          max_iterations=session.settings.max_iterations,
                           tokens=session.run.total_tokens, cost=session.run.cost_usd)
     warm_up()
     session.status.start()
@@ -274,20 +291,26 @@ def finish(session: Session, reason: str | None, code: int, streams: Streams) ->
     run = session.run
     elapsed = (dt.datetime.now().astimezone() - run.started()).total_seconds()
     returned_to = empty_branch.leave_if_empty(session)
-    session.log.event("orchestrator:end", iterations=run.iteration, commits=run.commits, input_tokens=run.input_tokens,
-                output_tokens=run.output_tokens, tokens_estimated=run.tokens_estimated, cost_usd="unknown" if run.cost_usd is None else round(run.cost_usd, 6), abort_reason=reason, elapsed=round(elapsed, 1))
+    session.log.event("orchestrator:end", iterations=run.iteration, commits=run.commits,
+                      input_tokens=run.input_tokens, output_tokens=run.output_tokens,
+                      tokens_estimated=run.tokens_estimated,
+                      cost_usd="unknown" if run.cost_usd is None else round(run.cost_usd, 6),
+                      abort_reason=reason, elapsed=round(elapsed, 1))
     for close in session.closers:
         close()
     session.log.close()
     session.save()
     ins, dels, files = session.git.diff_stat(run.base_commit)
     facts = summary.SummaryFacts(
-        model=session.settings.model, elapsed=elapsed, reason=reason, branch=run.branch, run_id=run.run_id,
-        run_dir=run.run_dir, base_commit=run.base_commit, iterations=run.iteration, commits=run.commits,
+        model=session.settings.model, elapsed=elapsed, reason=reason, branch=run.branch,
+        run_id=run.run_id, run_dir=run.run_dir, base_commit=run.base_commit,
+        iterations=run.iteration, commits=run.commits,
         rolled_back=run.rolled_back, no_change=run.no_change,
-        input_tokens=run.input_tokens, output_tokens=run.output_tokens, cost_usd=run.cost_usd, insertions=ins, deletions=dels,
+        input_tokens=run.input_tokens, output_tokens=run.output_tokens, cost_usd=run.cost_usd,
+        insertions=ins, deletions=dels,
         files=files, returned_to=returned_to, resumable=not summary.is_complete(reason),
-        truncated_replies=run.truncated_replies, max_output_tokens=run.cut_at, tokens_estimated=run.tokens_estimated,
+        truncated_replies=run.truncated_replies, max_output_tokens=run.cut_at,
+        tokens_estimated=run.tokens_estimated,
     )
     text = summary.as_json(facts, code) if streams.summary_json else summary.render(facts)
     streams.out.write(text)

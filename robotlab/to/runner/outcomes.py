@@ -60,7 +60,8 @@ def errored(session: Session, error: Failure) -> None:
 
 
 def apply(session: Session, outcome: Outcome) -> None:
-    """Act on ``outcome``; raises StopRun when a committing iteration meets the target or stop condition."""
+    """Act on ``outcome``; raises StopRun when a committing iteration meets the target or stop
+    condition."""
     n, result = session.run.iteration, outcome.result
     if outcome.kind == OutcomeKind.COMMIT and session.stopping:
         outcome.kind = OutcomeKind.INTERRUPTED  # nothing commits after a signal
@@ -75,7 +76,8 @@ def apply(session: Session, outcome: Outcome) -> None:
     elif outcome.kind == OutcomeKind.BUDGET:
         session.notes.budget_stop(n, session.run.total_tokens)
         session.log.event("iteration:budget_stop", iteration=n)
-        session.status.say(f"iteration {n} stopped by the token budget before submitting — rolled back")
+        session.status.say(f"iteration {n} stopped by the token budget before submitting — "
+                           "rolled back")
     elif outcome.kind == OutcomeKind.NO_IMPROVEMENT:
         detail = outcome.score.detail if outcome.score else ""
         session.notes.no_improvement(n, result.summary, detail)
@@ -91,13 +93,15 @@ def _failure(session: Session, outcome: Outcome) -> None:
     n, result = session.run.iteration, outcome.result
     _failed(session)
     if outcome.kind == OutcomeKind.GATE_FAILURE:
-        session.notes.verify_failed(n, result.summary, outcome.score.output if outcome.score else None)
+        session.notes.verify_failed(n, result.summary,
+                                    outcome.score.output if outcome.score else None)
         session.log.event("iteration:gate_failure", iteration=n)
         session.status.say(f"iteration {n} verification failed — rolled back")
     elif outcome.kind == OutcomeKind.TAMPERED:
         session.notes.grader_tampered(n, result.summary, outcome.tampered)
         session.log.event("iteration:grader_lock", iteration=n, paths=outcome.tampered)
-        session.status.say(f"iteration {n} changed locked grader files ({', '.join(outcome.tampered)}) — rolled back")
+        session.status.say(f"iteration {n} changed locked grader files "
+                           f"({', '.join(outcome.tampered)}) — rolled back")
     else:
         session.notes.failure(n, result.summary, result.key_learnings)
         session.log.event("iteration:failure", iteration=n, summary=result.summary)
@@ -106,7 +110,8 @@ def _failure(session: Session, outcome: Outcome) -> None:
 
 def commit_message(session: Session, result: IterationResult) -> str:
     """``robot-to <n>: <summary>``, or ``<type>(<scope>): <summary>`` for conventional commits."""
-    summary = (result.summary.splitlines() or [""])[0].strip() or f"iteration {session.run.iteration}"
+    summary = ((result.summary.splitlines() or [""])[0].strip()
+               or f"iteration {session.run.iteration}")
     if session.settings.commit_format != "conventional":
         return f"robot-to {session.run.iteration}: {summary}"
     kind = (result.type or "chore").strip().lower()
@@ -136,9 +141,10 @@ def _commit_path(session: Session, outcome: Outcome) -> None:
     if result.should_fully_stop and session.settings.stop_when:
         raise StopRun(f"stop condition met: {session.settings.stop_when}")
     if result.should_fully_stop:  # only --stop-when gives the robot a say in when the run ends
-        session.log.event("stop:ignored", iteration=n, reason="should_fully_stop without --stop-when")
-        session.status.say(f"iteration {n}: the robot asked to stop; the run goes on (only --stop-when lets "
-                           "the robot end it)")
+        session.log.event("stop:ignored", iteration=n,
+                          reason="should_fully_stop without --stop-when")
+        session.status.say(f"iteration {n}: the robot asked to stop; the run goes on (only "
+                           "--stop-when lets the robot end it)")
 
 
 def _commit(session: Session, message: str, improved: bool) -> bool:

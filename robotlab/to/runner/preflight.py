@@ -28,15 +28,17 @@ def explain(failure: Failure, settings: RobotToSettings, timeout: float | None =
     causes = {
         Cause.AUTH: f"the provider refused the API key ({_key_name(settings)}): check it, "
                     "or pass --api-base URL for a local server",
-        Cause.MODEL_NOT_FOUND: f"model {settings.model!r} was not found at {where}: check --model and --provider",
-        Cause.HOST_NOT_FOUND: f"cannot resolve the host of {where}: check the network, or pass --api-base URL",
+        Cause.MODEL_NOT_FOUND: f"model {settings.model!r} was not found at {where}: "
+                               "check --model and --provider",
+        Cause.HOST_NOT_FOUND: f"cannot resolve the host of {where}: check the network, "
+                              "or pass --api-base URL",
         Cause.CONNECTION: f"cannot reach {where}: start the server or check --api-base",
         Cause.TIMEOUT: f"{where} did not answer" + (f" within {timeout:g}s" if timeout else "")
                        + ": check the server, or skip this check with --no-preflight",
         Cause.BAD_REQUEST: f"{where} rejected the request: check --model and --provider",
-        Cause.CONTEXT_WINDOW: f"the conversation does not fit the model's context window at {where}, even after "
-                              "compaction: give the server a larger window (llama.cpp: --n_ctx), or lower "
-                              "--max-output-tokens",
+        Cause.CONTEXT_WINDOW: f"the conversation does not fit the model's context window at "
+                              f"{where}, even after compaction: give the server a larger window "
+                              "(llama.cpp: --n_ctx), or lower --max-output-tokens",
     }
     reason = causes.get(failure.cause)
     detail = failure.message.splitlines()[0][:200] if failure.message else failure.error_class
@@ -49,8 +51,8 @@ def check_cost_limit(settings: RobotToSettings) -> None:
         return
     model = settings.model_settings.required_id()
     if not is_priced(model):
-        raise SetupError(f"--max-cost needs a price, and litellm's price table has none for {model}: "
-                         "drop --max-cost (or use --max-tokens)")
+        raise SetupError(f"--max-cost needs a price, and litellm's price table has none for "
+                         f"{model}: drop --max-cost (or use --max-tokens)")
 
 
 def check(settings: RobotToSettings) -> None:
@@ -61,8 +63,10 @@ def check(settings: RobotToSettings) -> None:
     if missing:
         names = " and ".join(missing)
         verb = "is" if len(missing) == 1 else "are"
-        raise SetupError(f"{names} {verb} not set: set it, or pass --api-base URL for a local server")
+        raise SetupError(f"{names} {verb} not set: set it, or pass --api-base URL for a local "
+                         "server")
     try:
         ping(model, settings.preflight_timeout)
     except Exception as exc:  # every provider failure becomes one line with its fix
-        raise SetupError(f"preflight: {explain(describe_error(exc), settings, settings.preflight_timeout)}") from exc
+        reason = explain(describe_error(exc), settings, settings.preflight_timeout)
+        raise SetupError(f"preflight: {reason}") from exc

@@ -2,8 +2,9 @@
 
 The iteration's child sends events mid-attempt (``tool:call``, ``tool:result``, ``usage`` after
 each model call, ``model:streaming`` while a reply streams, ``model:truncated`` when the
-output-token limit cut one, ``model:retry``); the code eval reports each command it ran. Both become ``run.log`` events and update the
-live view; a refused tool call and a failed verify are also progress lines, with their why.
+output-token limit cut one, ``model:retry``); the code eval reports each command it ran. Both
+become ``run.log`` events and update the live view; a refused tool call and a failed verify are
+also progress lines, with their why.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def output_tail(text: str | None) -> str:
 
 def truncation_line(limit: int | None) -> str:
     """The progress line for a reply the output-token limit cut, with how to raise it."""
-    where = f"at {limit} output tokens (--max-output-tokens)" if limit else "at the provider's own output limit"
+    where = (f"at {limit} output tokens (--max-output-tokens)" if limit
+             else "at the provider's own output limit")
     return f"a model reply was cut {where}; raise it with --max-output-tokens N (0: no cap)"
 
 
@@ -43,10 +45,12 @@ class ChildProgress:
         if kind == "crew:ask":
             return self._ask_crew(str(event.get("robot")), str(event.get("question")))
         if kind == "usage":
-            self._show_usage(event, estimated=bool(event.get("estimated")) or session.run.tokens_estimated)
+            estimated = bool(event.get("estimated")) or session.run.tokens_estimated
+            self._show_usage(event, estimated=estimated)
             return None
         # ``name`` is the event's own name in the log, so the tool's name is logged as ``tool``.
-        fields = {("tool" if key == "name" else key): value for key, value in event.items() if key != "event"}
+        fields = {("tool" if key == "name" else key): value
+                  for key, value in event.items() if key != "event"}
         session.log.event(kind, iteration=iteration, **fields)
         name, target = event.get("name", ""), event.get("target", "")
         if kind == "model:streaming":
@@ -59,14 +63,18 @@ class ChildProgress:
         elif kind == "tool:call":
             session.status.update(activity=f"{name} {target}".strip())
         elif kind == "tool:result" and event.get("outcome") == "refused":
-            session.status.say(f"iteration {iteration}: refused {name} {target}: {event.get('reason')}")
+            session.status.say(f"iteration {iteration}: refused {name} {target}: "
+                               f"{event.get('reason')}")
         return None
 
     def _show_usage(self, event: dict[str, Any], *, estimated: bool) -> None:
-        """The run's tokens and dollars so far on the live line; ``estimated`` while a reply streams."""
+        """The run's tokens and dollars so far on the live line; ``estimated`` while a reply
+        streams."""
         run = self.session.run
-        tokens = run.total_tokens + int(event.get("input_tokens") or 0) + int(event.get("output_tokens") or 0)
-        self.session.status.update(tokens=tokens, cost=add_cost(run.cost_usd, event.get("cost")), estimated=estimated)
+        tokens = (run.total_tokens + int(event.get("input_tokens") or 0)
+                  + int(event.get("output_tokens") or 0))
+        self.session.status.update(tokens=tokens, cost=add_cost(run.cost_usd, event.get("cost")),
+                                   estimated=estimated)
 
     def _show_retry(self, event: dict[str, Any]) -> None:
         session, iteration = self.session, self.session.run.iteration
@@ -74,36 +82,42 @@ class ChildProgress:
         within = f", {left:g}s left of the call's deadline" if isinstance(left, int | float) else ""
         cause = str(event.get("cause")).replace("_", " ")
         session.status.say(f"iteration {iteration}: model call failed ({cause} error) — retry "
-                           f"{event.get('attempt')}/{event.get('of')} in {float(event.get('wait') or 0):g}s{within}")
+                           f"{event.get('attempt')}/{event.get('of')} in "
+                           f"{float(event.get('wait') or 0):g}s{within}")
         session.status.update(activity=f"model retry {event.get('attempt')}/{event.get('of')}")
 
     def _ask_crew(self, robot: str, question: str) -> dict[str, Any]:
         session = self.session
-        session.log.event("crew:ask", iteration=session.run.iteration, robot=robot, question=question[:500])
+        session.log.event("crew:ask", iteration=session.run.iteration, robot=robot,
+                          question=question[:500])
         session.status.update(activity=f"asking {robot}")
         if session.ask_crew is None:
             return {"error": "not on the bus"}
         try:
             answer = session.ask_crew(robot, question)
         except Exception as exc:  # the crew's failure goes back to the robot as text
-            session.log.event("crew:answer", iteration=session.run.iteration, robot=robot, error=str(exc))
+            session.log.event("crew:answer", iteration=session.run.iteration, robot=robot,
+                              error=str(exc))
             return {"error": str(exc)}
-        session.log.event("crew:answer", iteration=session.run.iteration, robot=robot, answer=answer[:500])
+        session.log.event("crew:answer", iteration=session.run.iteration, robot=robot,
+                          answer=answer[:500])
         return {"answer": answer}
 
 
 def command_reporter(session: Session) -> Any:
-    """The eval's ``on_command``: one ``verify:run`` event per gate command, and the tail on failure."""
+    """The eval's ``on_command``: one ``verify:run`` event per gate command, and the tail on
+    failure."""
 
     def report(kind: str, command: str, result: CommandResult, seconds: float) -> None:
         iteration = session.run.iteration
         tail = output_tail(result.output)
-        session.log.event("verify:run", iteration=iteration, kind=kind, command=command, exit_code=result.status,
-                          passed=result.passed, timed_out=result.timed_out, seconds=round(seconds, 2),
-                          output_tail=tail)
+        session.log.event("verify:run", iteration=iteration, kind=kind, command=command,
+                          exit_code=result.status, passed=result.passed,
+                          timed_out=result.timed_out, seconds=round(seconds, 2), output_tail=tail)
         if not result.passed:
             why = "timed out" if result.timed_out else f"exited {result.status}"
-            session.status.say(f"iteration {iteration}: {kind} `{command}` {why} after {seconds:.1f}s:\n{tail}")
+            session.status.say(f"iteration {iteration}: {kind} `{command}` {why} after "
+                               f"{seconds:.1f}s:\n{tail}")
         else:
             session.status.update(activity=f"{kind} passed ({seconds:.1f}s)")
 

@@ -88,13 +88,15 @@ def _files(p: PromptInputs) -> str:
     if not p.files:
         return ""
     if p.file_texts:
-        shown = "\n\n".join(f"### {name}\n\n```\n{text.rstrip()}\n```" for name, text in p.file_texts.items())
+        shown = "\n\n".join(f"### {name}\n\n```\n{text.rstrip()}\n```"
+                             for name, text in p.file_texts.items())
         return (
             "## Project Files\n\nThe whole project, every file with its current content (paths are "
             f"relative to the repository root; you need not read them again):\n\n{shown}"
         )
     listed = "\n".join(f"- {name}" for name in p.files[:FILE_LIST_LIMIT])
-    more = f"\n- ... and {len(p.files) - FILE_LIST_LIMIT} more" if len(p.files) > FILE_LIST_LIMIT else ""
+    hidden = len(p.files) - FILE_LIST_LIMIT
+    more = f"\n- ... and {hidden} more" if hidden > 0 else ""
     return (
         "## Project Files\n\nRead these files directly instead of rediscovering them; files you "
         f"create show up here next iteration.\n\n{listed}{more}"
@@ -114,7 +116,8 @@ def _answered(p: PromptInputs) -> str:
 def _task(p: PromptInputs) -> str:
     locked = ""
     if p.locked:
-        locked = "\n5. These grader files are locked (read and run them, never change them): " + ", ".join(p.locked)
+        locked = ("\n5. These grader files are locked (read and run them, never change them): "
+                  + ", ".join(p.locked))
     return (
         "## Your Task\n\n1. Make one focused change toward the objective.\n2. Stop any background "
         "process you started.\n3. Run the project's tests, build and linters if they exist.\n4. A "
@@ -131,8 +134,9 @@ def _score(p: PromptInputs) -> str:
         body.append(f"Best score committed so far: {p.last_score_value}{target}.")
     if p.iterations_since_improvement > 0:
         body.append(
-            f"The last {p.iterations_since_improvement} iteration(s) did not improve and were rolled back. "
-            "A similar change will be rolled back again — try a DIFFERENT approach now."
+            f"The last {p.iterations_since_improvement} iteration(s) did not improve and were "
+            "rolled back. A similar change will be rolled back again — try a DIFFERENT approach "
+            "now."
         )
     elif p.iteration > 1:
         body.append("Your last change improved the result and was committed. Build on it.")
@@ -143,9 +147,10 @@ def _verification(p: PromptInputs) -> str:
     if not p.verify_command:
         return ""
     return (
-        "## Verification — how this iteration is judged\n\nAfter your change the orchestrator runs this "
-        "EXACT command and commits only if it exits 0; otherwise everything is rolled back:\n\n"
-        f"    {p.verify_command}\n\nRun it yourself and make it pass BEFORE calling submit_iteration_result."
+        "## Verification — how this iteration is judged\n\nAfter your change the orchestrator "
+        "runs this EXACT command and commits only if it exits 0; otherwise everything is rolled "
+        f"back:\n\n    {p.verify_command}\n\nRun it yourself and make it pass BEFORE calling "
+        "submit_iteration_result."
     )
 
 
@@ -153,14 +158,18 @@ def _tool_calls(p: PromptInputs) -> str:
     if not p.local_tools:
         return ""
     return (
-        "## How to Call Tools\n\nThe tools are: read, write, edit, bash, submit_iteration_result (the "
-        "functions in the project's code are not tools). Call one tool at a time, by its exact name. If you cannot make a native tool call, reply with only the "
-        "call as one JSON object, in this shape (put the real path and text in place of the capitals):\n\n"
-        '    {"name": "edit", "arguments": {"path": "PATH", "old_text": "OLD LINES", "new_text": "NEW LINES"}}\n\n'
-        "Change an existing file with edit (OLD LINES copied exactly from the file), create a new one "
-        "with write, run commands with bash. To replace a whole file, you may instead reply with its path "
-        "on one line and its complete new content in a fenced code block below it. Finish with:\n\n"
-        '    {"name": "submit_iteration_result", "arguments": {"success": true, "summary": "WHAT YOU CHANGED"}}'
+        "## How to Call Tools\n\nThe tools are: read, write, edit, bash, submit_iteration_result "
+        "(the functions in the project's code are not tools). Call one tool at a time, by its "
+        "exact name. If you cannot make a native tool call, reply with only the call as one JSON "
+        "object, in this shape (put the real path and text in place of the capitals):\n\n"
+        '    {"name": "edit", "arguments": {"path": "PATH", "old_text": "OLD LINES", '
+        '"new_text": "NEW LINES"}}\n\n'
+        "Change an existing file with edit (OLD LINES copied exactly from the file), create a new "
+        "one with write, run commands with bash. To replace a whole file, you may instead reply "
+        "with its path on one line and its complete new content in a fenced code block below it. "
+        "Finish with:\n\n"
+        '    {"name": "submit_iteration_result", "arguments": {"success": true, '
+        '"summary": "WHAT YOU CHANGED"}}'
     )
 
 
@@ -168,11 +177,11 @@ def _ask(p: PromptInputs) -> str:
     if not p.decisions_enabled:
         return ""
     return (
-        "## When to Ask for a Human Decision\n\nYou have a `request_decision` tool. Use it only for "
-        "choices that are irreversible or hard to reverse, set a public contract, are genuinely "
-        "ambiguous about intent, or fall outside the objective's scope. Always include your "
-        "recommendation (your lean). Set blocking=true only when work cannot continue without the "
-        "answer. Do not use it for routine engineering choices; prefer progress over asking."
+        "## When to Ask for a Human Decision\n\nYou have a `request_decision` tool. Use it only "
+        "for choices that are irreversible or hard to reverse, set a public contract, are "
+        "genuinely ambiguous about intent, or fall outside the objective's scope. Always include "
+        "your recommendation (your lean). Set blocking=true only when work cannot continue without "
+        "the answer. Do not use it for routine engineering choices; prefer progress over asking."
     )
 
 
@@ -180,7 +189,8 @@ def _submit(p: PromptInputs) -> str:
     return (
         "## Required: Submit Your Result\n\nYou MUST call `submit_iteration_result` as your FINAL "
         "action, with success, a one-sentence summary, key_changes and key_learnings (and, for "
-        "conventional commits, a type such as feat/fix/docs/refactor/test/chore and an optional scope)."
+        "conventional commits, a type such as feat/fix/docs/refactor/test/chore and an optional "
+        "scope)."
     )
 
 
@@ -188,9 +198,9 @@ def _commit_failure(p: PromptInputs) -> str:
     if not p.commit_failure:
         return ""
     return (
-        "## ⚠ Previous Commit Failure — Repair Required\n\nThe previous iteration succeeded but git "
-        f"commit failed with:\n\n```\n{p.commit_failure}\n```\n\nFix the uncommitted changes first, then "
-        "submit with success=true."
+        "## ⚠ Previous Commit Failure — Repair Required\n\nThe previous iteration succeeded but "
+        f"git commit failed with:\n\n```\n{p.commit_failure}\n```\n\nFix the uncommitted changes "
+        "first, then submit with success=true."
     )
 
 
@@ -198,13 +208,14 @@ def _stop(p: PromptInputs) -> str:
     if not p.stop_when:
         return ""
     return (
-        f'## Stop Condition\n\nAfter your work, check whether this condition is met: "{p.stop_when}". '
+        "## Stop Condition\n\nAfter your work, check whether this condition is met: "
+        f'"{p.stop_when}". '
         "If it is met AND this iteration was successful, set should_fully_stop=true."
     )
 
 
-_SECTIONS = (_role, _prior_work, _files, _answered, _task, _score, _verification, _tool_calls, _ask, _submit,
-             _commit_failure, _stop)
+_SECTIONS = (_role, _prior_work, _files, _answered, _task, _score, _verification, _tool_calls,
+             _ask, _submit, _commit_failure, _stop)
 
 
 def system_prompt(inputs: PromptInputs) -> str:
@@ -217,6 +228,6 @@ def repair_message(verify_command: str | None, output: str | None) -> str:
     what = f"running `{verify_command}`" if verify_command else "the verification gate"
     return (
         f"Your changes did not pass verification: {what} failed.\n\n```\n{output or ''}\n```\n\n"
-        "Fix the code so it passes, then call submit_iteration_result again. Build on your existing "
-        "work instead of starting over."
+        "Fix the code so it passes, then call submit_iteration_result again. Build on your "
+        "existing work instead of starting over."
     )

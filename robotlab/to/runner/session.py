@@ -66,7 +66,8 @@ class Session:
         self.backoff.interrupt()
 
     def rollback(self) -> bool:
-        """Throw away the iteration's changes, unless a failed commit awaits repair; True when it did."""
+        """Throw away the iteration's changes, unless a failed commit awaits repair; True when it
+        did."""
         if self.commit_failure is not None:
             return False
         self.git.reset_hard()
@@ -79,7 +80,8 @@ class Session:
         except OSError as exc:
             self.log.event("run_state:write_failed", message=str(exc))
 
-    def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None, estimated: bool = False) -> None:
+    def add_usage(self, input_tokens: int, output_tokens: int, cost: float | None,
+                  estimated: bool = False) -> None:
         """Count tokens and dollars toward the run (robot and judge alike; None: unpriced).
 
         ``estimated``: the provider reported no usage for some of these tokens' calls.
@@ -89,4 +91,5 @@ class Session:
         self.run.output_tokens += output_tokens
         self.run.cost_usd = add_cost(self.run.cost_usd, cost)
         self.run.tokens_estimated = self.run.tokens_estimated or estimated
-        self.status.update(tokens=self.run.total_tokens, cost=self.run.cost_usd, estimated=self.run.tokens_estimated)
+        self.status.update(tokens=self.run.total_tokens, cost=self.run.cost_usd,
+                           estimated=self.run.tokens_estimated)

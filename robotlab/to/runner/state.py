@@ -36,7 +36,8 @@ def new_run_id(now: dt.datetime | None = None) -> str:
 
 
 def slugify(objective: str) -> str:
-    """Lowercase, runs of other characters to ``-``, trimmed, cut to 40 at a word boundary, or ``takeover``.
+    """Lowercase, runs of other characters to ``-``, trimmed, cut to 40 at a word boundary, or
+    ``takeover``.
 
     A single word longer than the limit is cut at the limit.
     """
@@ -61,7 +62,8 @@ class Run:
     branch: str
     base_commit: str
     run_dir: str
-    started_at: str = dataclasses.field(default_factory=lambda: dt.datetime.now().astimezone().isoformat())
+    started_at: str = dataclasses.field(
+        default_factory=lambda: dt.datetime.now().astimezone().isoformat())
     iteration: int = 0
     consecutive_failures: int = 0
     consecutive_errors: int = 0
@@ -122,7 +124,8 @@ class Run:
     def record_score(self, value: float) -> None:
         """A committed (or the base commit's) score: the newest, and the best so far."""
         self.last_score_value = value
-        self.best_score_value = value if self.best_score_value is None else max(self.best_score_value, value)
+        best = self.best_score_value
+        self.best_score_value = value if best is None else max(best, value)
 
     def started(self) -> dt.datetime:
         """``started_at`` parsed (elapsed time includes paused time across resumes)."""
@@ -131,7 +134,8 @@ class Run:
     def to_json(self) -> dict[str, Any]:
         """The ``run.json`` document."""
         data = dataclasses.asdict(self)
-        data.update(notes_path=self.notes_path, log_path=self.log_path, decisions_path=self.decisions_path)
+        data.update(notes_path=self.notes_path, log_path=self.log_path,
+                    decisions_path=self.decisions_path)
         return data
 
     def save(self, root: str | Path = ".") -> None:
@@ -155,7 +159,8 @@ class Run:
             start_branch=data.get("start_branch"),
             cost_usd=data["cost_usd"] if "cost_usd" in data else 0.0,
             settings=data.get("settings") or {},
-            truncated={str(key): int(value) for key, value in (data.get("truncated") or {}).items()},
+            truncated={str(key): int(value)
+                       for key, value in (data.get("truncated") or {}).items()},
             cut_at=data.get("cut_at"),
             tokens_estimated=bool(data.get("tokens_estimated")),
         )

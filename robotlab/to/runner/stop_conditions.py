@@ -24,7 +24,7 @@ def check_limits(run: Run, settings: RobotToSettings) -> None:
         raise StopRun(f"max iterations reached ({settings.max_iterations})")
     if settings.max_tokens is not None and run.total_tokens >= settings.max_tokens:
         raise StopRun(f"max tokens reached ({settings.max_tokens})")
-    if settings.max_cost is not None and run.cost_usd is not None and run.cost_usd >= settings.max_cost:
+    if _cost_spent(run, settings):
         raise StopRun(f"max cost reached (${settings.max_cost:g})")
 
 
@@ -33,7 +33,8 @@ def check_after(run: Run, settings: RobotToSettings) -> None:
     check_limits(run, settings)
     if run.consecutive_failures >= settings.max_consecutive_failures:
         raise StopRun(f"{run.consecutive_failures} consecutive failures", exit_code=RunExit.ABORTED)
-    if settings.stop_on_plateau is not None and run.iterations_since_improvement >= settings.stop_on_plateau:
+    plateau = settings.stop_on_plateau
+    if plateau is not None and run.iterations_since_improvement >= plateau:
         raise StopRun(f"plateau: {run.iterations_since_improvement} iterations without improvement")
 
 
@@ -41,4 +42,10 @@ def budget_spent(run: Run, settings: RobotToSettings) -> bool:
     """True once the token or cost budget is used up (then no nudge or repair is started)."""
     if settings.max_tokens is not None and run.total_tokens >= settings.max_tokens:
         return True
-    return settings.max_cost is not None and run.cost_usd is not None and run.cost_usd >= settings.max_cost
+    return _cost_spent(run, settings)
+
+
+def _cost_spent(run: Run, settings: RobotToSettings) -> bool:
+    """True once a known cost has reached ``--max-cost``."""
+    limit = settings.max_cost
+    return limit is not None and run.cost_usd is not None and run.cost_usd >= limit

@@ -18,15 +18,17 @@ def evaluate(session: Session) -> Score:
     run = session.run
     # --require-improvement means "beat the best committed score", not only the parent's (which
     # may be lower after a commit made with --no-require-improvement).
-    previous = run.best_score_value if session.settings.require_improvement else run.last_score_value
+    previous = (run.best_score_value if session.settings.require_improvement
+                else run.last_score_value)
     context = Context(session.root, session.git.head_sha(), previous, run.objective, run.iteration,
                       on_command=command_reporter(session))
     score = session.evaluator.score(context)
     if not isinstance(score, Score):
         raise TypeError(f"eval returned {type(score).__name__}, not Score")
     session.add_usage(score.input_tokens, score.output_tokens, judge_cost(session, score))
-    session.log.event("eval", iteration=run.iteration, gate=score.gate_ok, improved=score.improved, value=score.value,
-                met_target=score.met_target, detail=score.detail, judge_reply=score.reply)
+    session.log.event("eval", iteration=run.iteration, gate=score.gate_ok, improved=score.improved,
+                      value=score.value, met_target=score.met_target, detail=score.detail,
+                      judge_reply=score.reply)
     return score
 
 
@@ -34,13 +36,15 @@ def judge_cost(session: Session, score: Score) -> float | None:
     """The dollars of the eval's model call (a prose judge), at the judge model's price."""
     if not score.input_tokens and not score.output_tokens:
         return 0.0
-    return price(session.settings.judge_model_settings.required_id(), score.input_tokens, score.output_tokens)
+    model = session.settings.judge_model_settings.required_id()
+    return price(model, score.input_tokens, score.output_tokens)
 
 
 def unsubmitted_result(session: Session, summary: str = NO_SUBMIT) -> IterationResult:
     """The result of an iteration that never submitted and whose changes passed the gate."""
     files = session.git.changed_vs_worktree("HEAD")
-    session.log.event("iteration:no_submit", iteration=session.run.iteration, detail=summary, files=files)
+    session.log.event("iteration:no_submit", iteration=session.run.iteration, detail=summary,
+                      files=files)
     session.status.say(f"iteration {session.run.iteration}: {summary}")
     return IterationResult(success=True, summary=summary, key_changes=files)
 

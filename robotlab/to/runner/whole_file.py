@@ -40,8 +40,9 @@ def request(objective: str, files: dict[str, str], verify_command: str, output: 
     the verify command's output (None: it passes), what the last reply did wrong (``last``,
     from ``after_reply``), the task."""
     order = sorted(files, key=lambda name: name not in locked)
-    shown = "\n\n".join(f"{name}{LOCKED_MARK if name in locked else ''}\n```\n{files[name].rstrip()}\n```"
-                         for name in order)
+    shown = "\n\n".join(
+        f"{name}{LOCKED_MARK if name in locked else ''}\n```\n{files[name].rstrip()}\n```"
+        for name in order)
     if output is None:
         state = f"`{verify_command}` passes."
     elif not output.strip():
@@ -50,7 +51,8 @@ def request(objective: str, files: dict[str, str], verify_command: str, output: 
         state = f"`{verify_command}` fails with:\n```\n{output.strip()[-OUTPUT_CHARS:]}\n```"
     last = f"{last}\n\n" if last else ""
     return (f"The project's files:\n\n{shown}\n\n{state}\n\n{last}Task: {objective}\n\n"
-            "Write each file you change: its name on one line, then its whole new content in a ``` block.")
+            "Write each file you change: its name on one line, then its whole new content in a "
+            "``` block.")
 
 
 def after_reply(report: AttemptReport) -> str:
@@ -60,7 +62,8 @@ def after_reply(report: AttemptReport) -> str:
         return ""
     said = []
     if report.unchanged:
-        said.append(f"Your last reply repeated {', '.join(report.unchanged)} unchanged, which fixes nothing.")
+        said.append(f"Your last reply repeated {', '.join(report.unchanged)} unchanged, which "
+                    "fixes nothing.")
     if report.refused:
         said.append("Your last reply tried to write a locked file, which is refused.")
     if not said:
@@ -91,11 +94,13 @@ def shown_files(session: Session, output: str | None) -> dict[str, str]:
 def _verify_now(session: Session) -> str | None:
     """The verify command's output on the tree as it is; None when it passes."""
     settings = session.settings
-    result = run_command(str(settings.verify_command), session.root, settings.verify_timeout, session.supervisor)
+    result = run_command(str(settings.verify_command), session.root, settings.verify_timeout,
+                         session.supervisor)
     return None if result.passed else result.output
 
 
-def run_attempts(session: Session, attempts: Attempts, lock: GraderLock, before: dict[str, str | None]) -> Outcome:
+def run_attempts(session: Session, attempts: Attempts, lock: GraderLock,
+                 before: dict[str, str | None]) -> Outcome:
     """Ask, write, verify, up to 1 + ``max_verify_repairs`` times; the iteration's outcome."""
     settings, iteration = session.settings, session.run.iteration
     tries = settings.max_verify_repairs + 1
@@ -105,7 +110,8 @@ def run_attempts(session: Session, attempts: Attempts, lock: GraderLock, before:
             break
         files = shown_files(session, output)
         locked = {name for name in files if lock.locks(str(Path(session.root) / name))}
-        message = request(session.run.objective, files, str(settings.verify_command), output, locked, last)
+        message = request(session.run.objective, files, str(settings.verify_command), output,
+                          locked, last)
         report = attempts.run(message, files, hotter, (output or "").strip()[-OUTPUT_CHARS:])
         over = ended(report, attempts)
         if over:
@@ -113,13 +119,15 @@ def run_attempts(session: Session, attempts: Attempts, lock: GraderLock, before:
         tampered = lock.changed(before)
         if tampered:
             return Outcome(OutcomeKind.TAMPERED, IterationResult.missing(), tampered=tampered)
-        session.log.event("whole_file:reply", iteration=iteration, attempt=attempt, written=report.written,
-                          refused=report.refused, unchanged=report.unchanged, hotter=hotter)
+        session.log.event("whole_file:reply", iteration=iteration, attempt=attempt,
+                          written=report.written, refused=report.refused,
+                          unchanged=report.unchanged, hotter=hotter)
         # A reply that changed nothing is said so to the next attempt, which samples hotter: at
         # the same temperature a small model mostly repeats the same answer.
         last, hotter = after_reply(report), 0 if report.written else hotter + 1
         if not report.written:
-            session.status.say(f"iteration {iteration}: the reply wrote no file ({attempt}/{tries})")
+            session.status.say(f"iteration {iteration}: the reply wrote no file "
+                               f"({attempt}/{tries})")
             continue
         try:
             score = evaluate(session)
@@ -129,9 +137,11 @@ def run_attempts(session: Session, attempts: Attempts, lock: GraderLock, before:
             return Outcome(OutcomeKind.INTERRUPTED, IterationResult.missing(), score)
         if score.gate_ok:
             return classify(session, unsubmitted_result(session, ACCEPTED), score)
-        session.status.say(f"iteration {iteration}: {', '.join(report.written)} did not pass verification "
-                           f"({score.detail}) ({attempt}/{tries})")
+        session.status.say(f"iteration {iteration}: {', '.join(report.written)} did not pass "
+                           f"verification ({score.detail}) ({attempt}/{tries})")
         output = score.output
     if score is None:
-        return Outcome(OutcomeKind.FAILURE, IterationResult(False, f"no reply wrote a file in {tries} attempts"))
-    return Outcome(OutcomeKind.GATE_FAILURE, IterationResult(False, "no reply passed verification"), score)
+        return Outcome(OutcomeKind.FAILURE,
+                       IterationResult(False, f"no reply wrote a file in {tries} attempts"))
+    return Outcome(OutcomeKind.GATE_FAILURE,
+                   IterationResult(False, "no reply passed verification"), score)
