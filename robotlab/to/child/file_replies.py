@@ -48,7 +48,8 @@ MIN_LIKENESS = 0.5
 _FENCE_LINE = re.compile(r"^\s*```\s*([\w+-]*)\s*$")
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "text", "output"}
 _HEADER = re.compile(r"^#+\s*([\w./-]+\.[A-Za-z]\w*)\s*$")
-_NAME_FENCE = re.compile(r"^```[\w+-]*\n\s*([\w./-]+\.[A-Za-z]\w*)\s*\n```\s*\n(?!\s*```)", re.MULTILINE)
+_NAME_FENCE = re.compile(r"^```[\w+-]*\n\s*([\w./-]+\.[A-Za-z]\w*)\s*\n```\s*\n(?!\s*```)",
+                         re.MULTILINE)
 """A fence holding only a file name, then unfenced text: rewritten as the name above a fence."""
 _FIRST_LINE_NAME = re.compile(r"^\s*([\w./-]+\.(?:py|json|ya?ml|toml|cfg|ini|txt|md|sh|js|ts))\s*$")
 
@@ -84,7 +85,8 @@ def read_reply(reply: str | None, files: Mapping[str, str],
         if block is not None:
             found[block.path] = block
     after = {**files, **{path: block.content for path, block in found.items()}}
-    kept = [dataclasses.replace(block, content=_keeping_used(block.path, files.get(block.path), after))
+    kept = [dataclasses.replace(block,
+                                content=_keeping_used(block.path, files.get(block.path), after))
             for block in found.values()]
     same = [block for block in kept if _lines(files.get(block.path)) == _lines(block.content)]
     return [block for block in kept if block not in same], [block.path for block in same]
@@ -122,7 +124,8 @@ def _fences(reply: str) -> list[tuple[str, str, str]]:
         if opened is not None:
             fences.append((above, opened, "\n".join(body)))
             # A fence opening inside a block: what the model meant as its name is above it.
-            above = next((line for line in reversed(body) if line.strip()), "") if fence.group(1) else ""
+            above = (next((line for line in reversed(body) if line.strip()), "")
+                     if fence.group(1) else "")
             opened, body = None, []
             if not fence.group(1):
                 continue
@@ -181,9 +184,11 @@ def _likest(body: str, files: Mapping[str, str]) -> str | None:
 
 
 def _copies(body: str, files: Mapping[str, str], shown: Collection[str]) -> bool:
-    """``body`` is at least ``MIN_LIKENESS`` like a text of ``shown``, and more than like any file."""
+    """``body`` is at least ``MIN_LIKENESS`` like a text of ``shown``, and more than like any
+    file."""
     copied = max((_likeness(body, text) for text in shown), default=0.0)
-    return copied >= MIN_LIKENESS and copied > max((_likeness(body, text) for text in files.values()), default=0.0)
+    return copied >= MIN_LIKENESS and copied > max(
+        (_likeness(body, text) for text in files.values()), default=0.0)
 
 
 def _likeness(body: str, text: str) -> float:
@@ -213,13 +218,14 @@ def _keeping_used(path: str, old: str | None, after: Mapping[str, str]) -> str:
     defined = {node.name for node in _definitions(new_tree)}
     used = _used_names({name: text for name, text in after.items() if name != path})
     lines = old.splitlines()
-    kept = ["\n".join(lines[_first_line(node) - 1: node.end_lineno]) for node in _definitions(old_tree)
-            if node.name not in defined and used(node.name)]
+    kept = ["\n".join(lines[_first_line(node) - 1: node.end_lineno])
+            for node in _definitions(old_tree) if node.name not in defined and used(node.name)]
     if not kept:
         return new
     new_lines = new.splitlines()
     first = min((_first_line(node) for node in _definitions(new_tree)), default=len(new_lines) + 1)
-    merged = [*new_lines[: first - 1], *"\n\n\n".join(kept).splitlines(), "", "", *new_lines[first - 1:]]
+    merged = [*new_lines[: first - 1], *"\n\n\n".join(kept).splitlines(), "", "",
+              *new_lines[first - 1:]]
     return "\n".join(merged).rstrip("\n") + "\n"
 
 
@@ -245,11 +251,13 @@ def _used_names(files: Mapping[str, str]) -> Callable[[str], bool]:
             elif isinstance(node, ast.alias):
                 identifiers.add(node.name.rsplit(".", 1)[-1])
     rest = "\n".join(texts)
-    return lambda name: name in identifiers or re.search(rf"\b{re.escape(name)}\b", rest) is not None
+    return lambda name: (name in identifiers
+                         or re.search(rf"\b{re.escape(name)}\b", rest) is not None)
 
 
 def _definitions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
-    return [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    return [node for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
 
 
 def _first_line(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:

@@ -32,7 +32,8 @@ class SupervisedJudge:
 
         Raises:
             RemoteError: the call failed, ran past the iteration's deadline or was stopped by
-                a signal (``type_name`` is the class raised, or ``IterationTimeout``/``Interrupted``).
+                a signal (``type_name`` is the class raised, or
+                ``IterationTimeout``/``Interrupted``).
         """
         inner = self.inner
 

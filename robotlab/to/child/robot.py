@@ -95,14 +95,16 @@ class AttemptReport:
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> AttemptReport:
-        """Read ``to_wire``'s dict, or a failure reply of the forked child (``ok`` false, ``error``)."""
+        """Read ``to_wire``'s dict, or a failure reply of the forked child (``ok`` false,
+        ``error``)."""
         fields = {f.name for f in dataclasses.fields(cls)}
         values = {key: value for key, value in data.items() if key in fields}
         values["error"] = Failure.from_wire(data["error"]) if data.get("error") else None
         return cls(**values)
 
 
-def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, oversight: Oversight) -> AttemptReport:
+def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture,
+             oversight: Oversight) -> AttemptReport:
     meter = oversight.meter
     meter.start(command.get("budget"), command.get("cost_budget"))
     oversight.last_reply = None
@@ -114,11 +116,12 @@ def _attempt(robot: Any, command: dict[str, Any], capture: submit.Capture, overs
         # shrink: the attempt ends with the cause.
         grew = meter.input_tokens > 0
         before, after = compact(robot)
-        oversight.tell({"event": "context:compacted", "messages_before": before, "messages_after": after,
-                        "retried": grew})
+        oversight.tell({"event": "context:compacted", "messages_before": before,
+                        "messages_after": after, "retried": grew})
         if grew:
             report = _run_once(robot, CONTINUE_AFTER_COMPACTION, meter)
-    report.input_tokens, report.output_tokens, report.cost = meter.input_tokens, meter.output_tokens, meter.cost
+    report.input_tokens, report.output_tokens = meter.input_tokens, meter.output_tokens
+    report.cost = meter.cost
     report.estimated = meter.estimated
     report.result = dataclasses.asdict(capture.result) if capture.result else None
     report.decisions, capture.decisions = capture.decisions, []
@@ -188,8 +191,8 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     commands = json_lines.LineReader(sock)
     chain = GuardChain(plan.guard, GraderLock(plan.guard.root, plan.lock_patterns))
     whole, heated = plan.edit_format == "whole", False
-    specs = [] if whole else toolset(capture, chain, plan.decisions, plan.guard.local_guards, Supervisor(),
-                                     list(plan.crew), _asker(sock, commands))
+    specs = [] if whole else toolset(capture, chain, plan.decisions, plan.guard.local_guards,
+                                     Supervisor(), list(plan.crew), _asker(sock, commands))
     tell = _tell_parent(sock)
     meter = metered_llm(plan.model.request_timeout, tell)
     meter.on_usage = lambda: tell({"event": "usage", "input_tokens": meter.input_tokens,
@@ -198,10 +201,11 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
     meter.on_streaming = lambda chunks, cost: tell({
         "event": "model:streaming", "chunks": chunks, "input_tokens": meter.input_tokens,
         "output_tokens": meter.output_tokens + chunks, "cost": add_cost(meter.cost, cost)})
-    oversight = Oversight(chain.monitor, lambda: capture.result is not None, meter, plan.token_budget, tell=tell)
+    oversight = Oversight(chain.monitor, lambda: capture.result is not None, meter,
+                          plan.token_budget, tell=tell)
     chain.observer = tell
-    robot = build_robot(plan.name, plan.system_prompt, plan.model, specs, on_content=lambda _chunk: None,
-                        oversight=oversight)
+    robot = build_robot(plan.name, plan.system_prompt, plan.model, specs,
+                        on_content=lambda _chunk: None, oversight=oversight)
     while True:
         try:
             command = commands.next()
@@ -214,8 +218,8 @@ def _serve(plan: ChildPlan, sock: socket.socket) -> None:
             heated = _sample(robot, plan.model, int(command.get("hotter") or 0), heated)
         report = _attempt(robot, command, capture, oversight)
         if whole and report.error is None:
-            _write_blocks(oversight.last_reply, command.get("files") or {}, str(command.get("output") or ""), chain,
-                          report)
+            _write_blocks(oversight.last_reply, command.get("files") or {},
+                          str(command.get("output") or ""), chain, report)
         send_line(sock, report.to_wire())
 
 
@@ -248,7 +252,8 @@ class RobotChild:
 
     def run(self, message: str, budget: int | None = None, cost_budget: float | None = None,
             on_event: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
-            shown: dict[str, str] | None = None, hotter: int = 0, output: str = "") -> AttemptReport:
+            shown: dict[str, str] | None = None, hotter: int = 0,
+            output: str = "") -> AttemptReport:
         """Ask the robot to run ``message`` using at most ``budget`` tokens and ``cost_budget``
         dollars (None: no limit); progress events (tool calls, usage) go to ``on_event``.
         ``shown``: the files (path to text) the message showed, which a whole-file reply rewrites;

@@ -41,7 +41,8 @@ class RobotModel(ModelSettings):
 
     @classmethod
     def of(cls, settings: RobotToSettings) -> RobotModel:
-        """The iteration's robot's: the settings' ``model_settings`` with their streaming and tool rounds."""
+        """The iteration's robot's: the settings' ``model_settings`` with their streaming and
+        tool rounds."""
         return cls(**settings.model_settings.set_fields(), stream=settings.stream,
                    max_tool_rounds=settings.max_tool_rounds)
 
@@ -96,9 +97,10 @@ class Oversight:
     tell: Callable[[dict[str, Any]], None] = lambda _event: None
 
 
-def metered_llm(call_timeout: float | None = None, on_retry: Callable[[dict[str, Any]], None] | None = None
-                ) -> MeteredLLM:
-    """The robot library's LLM behind a meter, every call (retries included) within ``call_timeout``.
+def metered_llm(call_timeout: float | None = None,
+                on_retry: Callable[[dict[str, Any]], None] | None = None) -> MeteredLLM:
+    """The robot library's LLM behind a meter, every call (retries included) within
+    ``call_timeout``.
 
     The library's client keeps the one deadline, retries transient failures (the global
     ``max_retries`` times) inside it and reports each retry to ``on_retry``. Without
@@ -108,8 +110,8 @@ def metered_llm(call_timeout: float | None = None, on_retry: Callable[[dict[str,
     from robotlab.llm import LiteLLM
 
     settings = config().ruby_llm
-    return MeteredLLM(LiteLLM(max_retries=settings.max_retries, timeout=call_timeout or settings.request_timeout,
-                              on_retry=on_retry))
+    return MeteredLLM(LiteLLM(max_retries=settings.max_retries,
+                              timeout=call_timeout or settings.request_timeout, on_retry=on_retry))
 
 
 def _quality_hook(oversight: Oversight) -> Any:
@@ -160,7 +162,8 @@ def build_robot(
     # library's warning, which names robotd's, stays silent.
     options.update(llm=oversight.meter, token_budget=oversight.token_budget,
                    on_tool_call=lambda call: oversight.monitor.tool_called(call.name, known),
-                   on_truncated=lambda limit: oversight.tell({"event": "model:truncated", "max_tokens": limit}))
+                   on_truncated=lambda limit: oversight.tell({"event": "model:truncated",
+                                                              "max_tokens": limit}))
     return robotlab.build(**options).on(_quality_hook(oversight))
 
 
@@ -198,7 +201,8 @@ def judge(model: RobotModel) -> Callable[[str, str], JudgeReply]:
     def ask(system: str, message: str) -> JudgeReply:
         robot = build_robot("prose-judge", system, model.model_copy(update={"stream": False}), [])
         result = robot.run(message)
-        return JudgeReply(result.reply or "", int(result.input_tokens or 0), int(result.output_tokens or 0))
+        return JudgeReply(result.reply or "", int(result.input_tokens or 0),
+                          int(result.output_tokens or 0))
 
     return ask
 
@@ -217,7 +221,8 @@ def ping(model: RobotModel, timeout: float) -> None:
         params["api_base"] = model.api_base
         if dummy_api_key_needed(model.provider):
             params["api_key"] = "not-needed"
-    LiteLLM(max_retries=0, timeout=timeout).complete([{"role": "user", "content": "Reply with OK."}], [], params)
+    LiteLLM(max_retries=0, timeout=timeout).complete(
+        [{"role": "user", "content": "Reply with OK."}], [], params)
 
 
 def load_model_client() -> None:
@@ -239,7 +244,8 @@ def check_provider(provider: str | None) -> None:
     known = {str(getattr(p, "value", p)) for p in _litellm().provider_list}
     if provider is None or provider in known:
         return
-    examples = ", ".join(p for p in ("anthropic", "gemini", "groq", "ollama", "openai", "openrouter") if p in known)
+    popular = ("anthropic", "gemini", "groq", "ollama", "openai", "openrouter")
+    examples = ", ".join(p for p in popular if p in known)
     raise SetupError(f"unknown provider {provider!r}: known ones include {examples} "
                      "(all of them: https://docs.litellm.ai/docs/providers)")
 
@@ -260,8 +266,8 @@ def warm_up() -> None:
     messages = [{"role": "user", "content": "warm-up"}]
     try:
         for stream in (False, True):
-            litellm.completion(model="openai/warm-up", messages=messages, mock_response="ok", stream=stream,
-                               api_key="none", api_base="http://127.0.0.1:9/v1")
+            litellm.completion(model="openai/warm-up", messages=messages, mock_response="ok",
+                               stream=stream, api_key="none", api_base="http://127.0.0.1:9/v1")
     except Exception:  # warming is an optimisation; the real call reports real errors
         pass
     # Everything imported so far is shared copy-on-write with every forked child; freezing it

@@ -1,4 +1,5 @@
-"""The iteration robot's model calls, metered against what is left of the run's token and cost budgets.
+"""The iteration robot's model calls, metered against what is left of the run's token and cost
+budgets.
 
 The robot core checks a ``token_budget`` once per run (and raises after a run that crossed
 it), so one long run of tool rounds could still spend far past ``--max-tokens``. The meter
@@ -51,10 +52,12 @@ class MeteredLLM:
         self.output_tokens = 0
         self.cost: float | None = 0.0
         self.estimated = False
-        """True once a reply of the attempt came without the provider's usage (its count is an estimate)."""
+        """True once a reply of the attempt came without the provider's usage (its count is an
+        estimate)."""
         self.on_usage: Callable[[], None] | None = None
         self.on_streaming: Callable[[int, float | None], None] | None = None
-        """Called with a streaming reply's chunks so far and their estimated dollars (None: no price)."""
+        """Called with a streaming reply's chunks so far and their estimated dollars (None: no
+        price)."""
 
     @property
     def used(self) -> int:
@@ -66,10 +69,12 @@ class MeteredLLM:
         """True once the attempt has used its whole token or cost limit."""
         if self.limit is not None and self.used >= self.limit:
             return True
-        return self.cost_limit is not None and self.cost is not None and self.cost >= self.cost_limit
+        return (self.cost_limit is not None and self.cost is not None
+                and self.cost >= self.cost_limit)
 
     def start(self, limit: int | None, cost_limit: float | None = None) -> None:
-        """Begin an attempt that may use ``limit`` tokens and ``cost_limit`` dollars (None: no limit)."""
+        """Begin an attempt that may use ``limit`` tokens and ``cost_limit`` dollars (None: no
+        limit)."""
         self.limit, self.cost_limit = limit, cost_limit
         self.input_tokens = self.output_tokens = 0
         self.cost = 0.0
@@ -88,20 +93,23 @@ class MeteredLLM:
             BudgetExceeded: the attempt's tokens or dollars reached its limit (nothing is sent).
         """
         if self.exhausted:
-            raise BudgetExceeded(f"budget reached: {self.used} tokens and ${self.cost or 0:.4f} used "
+            raise BudgetExceeded(f"budget reached: {self.used} tokens and "
+                                 f"${self.cost or 0:.4f} used "
                                  f"({self.limit} tokens, ${self.cost_limit} were left)")
         model = str(params.get("model"))
         reply = self.inner.complete(messages, tools, params, self._counting(on_chunk, model))
         self.input_tokens += reply.usage.input_tokens
         self.output_tokens += reply.usage.output_tokens
         self.estimated = self.estimated or reply.usage.estimated
-        self.cost = add_cost(self.cost, price(model, reply.usage.input_tokens, reply.usage.output_tokens))
+        self.cost = add_cost(self.cost,
+                             price(model, reply.usage.input_tokens, reply.usage.output_tokens))
         if self.on_usage is not None:
             self.on_usage()
         return reply
 
     def _counting(self, on_chunk: ChunkCallback | None, model: str) -> ChunkCallback | None:
-        """``on_chunk`` that also counts the text and tool-argument chunks and reports the count, throttled."""
+        """``on_chunk`` that also counts the text and tool-argument chunks and reports the count,
+        throttled."""
         report = self.on_streaming
         if on_chunk is None or report is None:
             return on_chunk

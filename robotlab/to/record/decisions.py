@@ -76,7 +76,8 @@ def parse(path: Path) -> Decision | None:
     resolution = _text(meta.get("resolution"))
     if not resolution:
         parts = _DECISION_HEADING.split(body, maxsplit=1)
-        resolution = re.sub(r"<!--.*?-->", "", parts[1], flags=re.DOTALL).strip() if len(parts) > 1 else ""
+        resolution = (re.sub(r"<!--.*?-->", "", parts[1], flags=re.DOTALL).strip()
+                      if len(parts) > 1 else "")
     return Decision(
         path=path,
         id=_text(meta.get("id")) or path.stem,
@@ -112,8 +113,9 @@ def render(decision_id: str, request: dict[str, Any], iteration: int) -> str:
         f"## Situation\n\n{_text(request.get('situation')) or '(none provided)'}\n\n"
         f"## Options\n\n{_numbered(options)}\n\n"
         f"## Recommendation (robot's lean)\n\n{meta['recommendation'] or '(none provided)'}\n\n"
-        "## Your Decision\n\n<!-- Set `status: resolved` above and fill `resolution:` (or write your "
-        "answer below this comment), then re-run or `robot-to --resume <run id>`. -->\n"
+        "## Your Decision\n\n<!-- Set `status: resolved` above and fill `resolution:` "
+        "(or write your answer below this comment), then re-run or "
+        "`robot-to --resume <run id>`. -->\n"
     )
 
 
@@ -149,21 +151,26 @@ class DecisionStore:
         return [d for d in self.all() if d.status == "resolved"]
 
     def resolve(self, decision_id: str, answer: str) -> Decision | None:
-        """Answer a pending decision as a human editing its file would; None if no such pending one."""
-        decision = next((d for d in self.all() if d.id == decision_id and d.status == "pending"), None)
+        """Answer a pending decision as a human editing its file would; None if no such pending
+        one."""
+        decision = next((d for d in self.all() if d.id == decision_id and d.status == "pending"),
+                        None)
         if decision is None:
             return None
         text = decision.path.read_text(encoding="utf-8")
         head, sep, body = text.partition("\n---\n")
         meta = yaml.safe_load(head.removeprefix("---\n")) or {}
-        meta.update(status="resolved", resolution=answer, resolved_at=dt.datetime.now(dt.timezone.utc).isoformat())
-        atomic_file.write(decision.path, f"---\n{yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)}---\n{body}")
+        meta.update(status="resolved", resolution=answer,
+                    resolved_at=dt.datetime.now(dt.timezone.utc).isoformat())
+        front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+        atomic_file.write(decision.path, f"---\n{front}---\n{body}")
         return parse(decision.path)
 
     def close(self, decision: Decision) -> None:
         """Mark ``decision`` closed (only its first ``status:`` line changes)."""
         text = decision.path.read_text(encoding="utf-8")
-        atomic_file.write(decision.path, re.sub(r"^status:.*$", "status: closed", text, count=1, flags=re.MULTILINE))
+        atomic_file.write(decision.path, re.sub(r"^status:.*$", "status: closed", text, count=1,
+                                                flags=re.MULTILINE))
 
 
 def report(runs_dir: str | Path, run_id: str | None = None) -> tuple[str, int]:
@@ -174,7 +181,8 @@ def report(runs_dir: str | Path, run_id: str | None = None) -> tuple[str, int]:
         return f"No runs found under {runs}", 1
     if run_id is not None and run_id not in ids:
         known = f"; the newest is {ids[-1]}" if ids else ""
-        return f"No run {run_id} under {runs}{known}. Run `robot-to decisions` for the newest run.", 1
+        return (f"No run {run_id} under {runs}{known}. "
+                "Run `robot-to decisions` for the newest run."), 1
     run_id = run_id or ids[-1]
     store = DecisionStore(runs / run_id / "decisions")
     pending = [d for d in store.all() if d.status == "pending"]
@@ -182,11 +190,13 @@ def report(runs_dir: str | Path, run_id: str | None = None) -> tuple[str, int]:
     lines = [f"Run {run_id}", ""]
     if not pending and not resolved:
         lines.append("No open decisions.")
-    for title, group in (("Pending (awaiting your answer):", pending), ("Resolved (not yet consumed):", resolved)):
+    for title, group in (("Pending (awaiting your answer):", pending),
+                         ("Resolved (not yet consumed):", resolved)):
         if group:
             lines.append(title)
             for d in group:
                 lines += [f"  - {d.question}{' [BLOCKING]' if d.blocking else ''}", f"    {d.path}"]
             lines.append("")
-    lines += ["", f"Answer: set `status: resolved` and fill `resolution:`, then run `robot-to --resume {run_id}`."]
+    lines += ["", "Answer: set `status: resolved` and fill `resolution:`, "
+                  f"then run `robot-to --resume {run_id}`."]
     return "\n".join(lines), 0

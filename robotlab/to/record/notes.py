@@ -42,22 +42,26 @@ class Notes:
 
     def write_header(self, run_id: str, objective: str) -> None:
         """Start the file: run id, objective and the log heading."""
-        atomic_file.write(self.path, f"# robot-to run: {run_id}\n\nObjective: {objective}\n\n## Iteration Log\n")
+        atomic_file.write(self.path, f"# robot-to run: {run_id}\n\nObjective: {objective}\n\n"
+                                     "## Iteration Log\n")
 
     def read(self) -> str:
         """The whole file, or "" when it does not exist."""
         return self.path.read_text(encoding="utf-8") if self.path.exists() else ""
 
-    def _entry(self, iteration: int, marker: str, body: list[str], ends_iteration: bool = True) -> None:
+    def _entry(self, iteration: int, marker: str, body: list[str],
+               ends_iteration: bool = True) -> None:
         if self._retries and ends_iteration:
-            body = [*body, "", f"**Retried after {len(self._retries)} error(s):**", _bullets(self._retries)]
+            body = [*body, "", f"**Retried after {len(self._retries)} error(s):**",
+                    _bullets(self._retries)]
             self._retries = []
         heading = f"### Iteration {iteration}" + (f" {marker}" if marker else "")
         atomic_file.append(self.path, "\n" + heading + "\n\n" + "\n".join(body) + "\n")
 
     def success(self, iteration: int, summary: str, changes: list[str], learnings: list[str],
                 files: list[str] | None = None) -> None:
-        """A committing iteration (written before the commit is attempted); ``files`` as git staged them."""
+        """A committing iteration (written before the commit is attempted); ``files`` as git
+        staged them."""
         body = [f"**Summary:** {summary}", "", "**Changes:**", _bullets(changes)]
         if files is not None:
             body += ["", "**Files changed (git):**", _bullets(files)]
@@ -66,7 +70,8 @@ class Notes:
 
     def failure(self, iteration: int, summary: str, learnings: list[str]) -> None:
         """The robot reported failure or submitted nothing."""
-        self._entry(iteration, "[FAIL]", [f"**Summary:** {summary}", "", "**Learnings:**", _bullets(learnings)])
+        self._entry(iteration, "[FAIL]",
+                    [f"**Summary:** {summary}", "", "**Learnings:**", _bullets(learnings)])
 
     def no_improvement(self, iteration: int, summary: str, detail: str) -> None:
         """The gate passed but the change did not beat the parent commit."""
@@ -99,20 +104,22 @@ class Notes:
 
     def interrupted(self, iteration: int, signal_name: str) -> None:
         """A signal stopped the run mid-iteration; its changes were rolled back."""
-        self._entry(iteration, "[INTERRUPTED]", [f"**Summary:** stopped by {signal_name}; the iteration was rolled back"])
+        self._entry(iteration, "[INTERRUPTED]",
+                    [f"**Summary:** stopped by {signal_name}; the iteration was rolled back"])
 
     def budget_stop(self, iteration: int, total_tokens: int) -> None:
         """``[BUDGET]``: the token budget ran out before the robot submitted."""
         self._entry(iteration, "[BUDGET]", [
-            f"**Summary:** the run's token budget ran out mid-iteration ({total_tokens:,} tokens used) before a "
-            "result was submitted; the iteration was rolled back",
+            f"**Summary:** the run's token budget ran out mid-iteration ({total_tokens:,} tokens "
+            "used) before a result was submitted; the iteration was rolled back",
         ])
 
     def error(self, iteration: int, error_class: str, message: str) -> None:
         """An exception ended the attempt."""
         self._entry(iteration, "[ERROR]", [f"**Error:** {error_class}: {message}"])
 
-    def decision(self, iteration: int, question: str, blocking: bool, recommendation: str, path: str) -> None:
+    def decision(self, iteration: int, question: str, blocking: bool, recommendation: str,
+                 path: str) -> None:
         """The robot raised a decision for a human."""
         body = [
             f"**Raised:** {question}",
@@ -146,7 +153,9 @@ def bounded(text: str, recent: int = RECENT_ENTRIES, limit: int = PROMPT_CHAR_LI
         lines = [_digest_line(entry) for entry in older[-DIGEST_LINES:]]
         if len(older) > DIGEST_LINES:
             lines.insert(0, f"- ({len(older) - DIGEST_LINES} earlier iterations omitted)")
-        digest = "\n### Older iterations (digest; full text in notes.md)\n\n" + "\n".join(lines) + "\n"
+        digest = ("\n### Older iterations (digest; full text in notes.md)\n\n"
+                  + "\n".join(lines) + "\n")
     budget = max(limit - len(head) - len(digest), 400) // max(len(newest), 1)
-    shown = [entry if len(entry) <= budget else entry[:budget] + "\n[entry truncated]\n" for entry in newest]
+    shown = [entry if len(entry) <= budget else entry[:budget] + "\n[entry truncated]\n"
+             for entry in newest]
     return head.rstrip("\n") + "\n" + digest + "".join("\n" + entry for entry in shown)

@@ -26,23 +26,28 @@ class LiveState:
     tokens: int = 0
     cost: float | None = 0.0
     estimated: bool = False
-    """True while a reply streams: tokens and dollars count its chunks, until the provider's usage."""
+    """True while a reply streams: tokens and dollars count its chunks, until the provider's
+    usage."""
     wait_until: float | None = None
-    """While the run waits (a retry's backoff): the ``time.monotonic()`` it ends, shown as a countdown."""
+    """While the run waits (a retry's backoff): the ``time.monotonic()`` it ends, shown as a
+    countdown."""
     decision_until: float | None = None
     """While the run waits for a blocking decision with ``--decision-timeout``: the Unix time it
     gives up (a wall clock, since people on the bus read it)."""
 
     def line(self, elapsed: int, now: float | None = None) -> str:
-        """The status line as text (an estimate starts with ``~``; a wait counts down to ``wait_until``)."""
+        """The status line as text (an estimate starts with ``~``; a wait counts down to
+        ``wait_until``)."""
         of = f"/{self.max_iterations}" if self.max_iterations else ""
         about = "~" if self.estimated else ""
         phase = self.phase
         if self.wait_until is not None:
             left = max(0, math.ceil(self.wait_until - (time.monotonic() if now is None else now)))
             phase = f"{phase} in {left}s (Ctrl-C stops the run)"
-        parts = [f"iteration {self.iteration}{of}", phase, *([self.activity] if self.activity else []),
-                 f"{about}{self.tokens:,} tokens", (about if self.cost is not None else "") + format_cost(self.cost),
+        parts = [f"iteration {self.iteration}{of}", phase,
+                 *([self.activity] if self.activity else []),
+                 f"{about}{self.tokens:,} tokens",
+                 (about if self.cost is not None else "") + format_cost(self.cost),
                  f"{elapsed // 60}m {elapsed % 60:02d}s"]
         return " · ".join(parts)
 
@@ -50,7 +55,8 @@ class LiveState:
 class Status:
     """Progress output; a live line only when ``stream`` is a terminal; nothing when ``quiet``."""
 
-    def __init__(self, stream: TextIO | None = None, live: bool | None = None, quiet: bool = False) -> None:
+    def __init__(self, stream: TextIO | None = None, live: bool | None = None,
+                 quiet: bool = False) -> None:
         self.stream = stream or sys.stderr
         self.quiet = quiet
         self.live_enabled = not quiet and (self.stream.isatty() if live is None else live)
@@ -67,8 +73,8 @@ class Status:
         from rich.live import Live
 
         self._console = Console(file=self.stream)
-        self._live = Live(self._render(), console=self._console, refresh_per_second=4, transient=True,
-                          get_renderable=self._render)
+        self._live = Live(self._render(), console=self._console, refresh_per_second=4,
+                          transient=True, get_renderable=self._render)
         self._live.start()
 
     def _render(self) -> Any:
@@ -88,7 +94,8 @@ class Status:
 
     @contextlib.contextmanager
     def working(self, message: str) -> Iterator[None]:
-        """A spinner with ``message`` while the block runs (a plain ``message…`` line off a terminal)."""
+        """A spinner with ``message`` while the block runs (a plain ``message…`` line off a
+        terminal)."""
         if self.quiet:
             yield
             return

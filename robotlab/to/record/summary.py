@@ -99,11 +99,13 @@ def tokens_line(f: SummaryFacts) -> str:
 
 
 def truncation_line(f: SummaryFacts) -> str | None:
-    """Says how many replies the output-token limit cut and how to raise it; None when none was cut."""
+    """Says how many replies the output-token limit cut and how to raise it; None when none was
+    cut."""
     count = f.truncated_replies
     if not count:
         return None
-    where = f"at {f.max_output_tokens:,} tokens" if f.max_output_tokens else "at the provider's own output limit"
+    where = (f"at {f.max_output_tokens:,} tokens" if f.max_output_tokens
+             else "at the provider's own output limit")
     said = "1 reply was" if count == 1 else f"{count:,} replies were"
     return f"{said} cut {where}: raise --max-output-tokens (0: no cap)"
 
@@ -127,25 +129,28 @@ def as_json(f: SummaryFacts, exit_code: int) -> str:
     """The summary as one JSON object on one line (ends with a newline)."""
     data: dict[str, Any] = dataclasses.asdict(f)
     data.update(status="complete" if is_complete(f.reason) else "stopped", exit_code=int(exit_code),
-                elapsed=round(f.elapsed, 1), branch_deleted=f.returned_to is not None, log=log_path(f),
-                notes=f"{f.run_dir.rstrip('/')}/notes.md", resume=resume_command(f))
+                elapsed=round(f.elapsed, 1), branch_deleted=f.returned_to is not None,
+                log=log_path(f), notes=f"{f.run_dir.rstrip('/')}/notes.md",
+                resume=resume_command(f))
     return json.dumps(data, ensure_ascii=False) + "\n"
 
 
 def render(f: SummaryFacts) -> str:
     """The summary text (ends with a newline)."""
     complete = is_complete(f.reason)
-    lines = ["", f"robot-to {'complete' if complete else 'stopped'} — {f.model} — {format_elapsed(f.elapsed)}"]
+    lines = ["", f"robot-to {'complete' if complete else 'stopped'} — {f.model} — "
+                 f"{format_elapsed(f.elapsed)}"]
     if f.reason:
         lines.append(f"Reason: {f.reason}")
     lines += [
-        f"Branch: {f.branch}" + (f" (deleted: nothing was committed; back on {f.returned_to})" if f.returned_to else ""),
+        f"Branch: {f.branch}" + (f" (deleted: nothing was committed; back on {f.returned_to})"
+                                 if f.returned_to else ""),
         "",
         _iterations_line(f),
         f"  Changes:      +{f.insertions:,} / -{f.deletions:,} across {f.files:,} files",
         tokens_line(f),
-        f"  Cost:         {format_cost(f.cost_usd)}" + ("" if f.cost_usd is not None else
-                                                         " (the model is not in litellm's price table)"),
+        f"  Cost:         {format_cost(f.cost_usd)}"
+        + ("" if f.cost_usd is not None else " (the model is not in litellm's price table)"),
         *([f"  Cut:          {cut}"] if (cut := truncation_line(f)) else []),
         "",
         f"Run state:  {f.run_dir.rstrip('/')}/",
