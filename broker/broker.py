@@ -120,8 +120,9 @@ class Broker:
             self.replica.active = True
         # the members a takeover waits to hear from (claims.py)
         members = self.replica.members if self.replica is not None else None
+        requesters = self.replica.requesters if self.replica is not None else ()
         restore(self.journal.restore(), self.dlq, self.holds, self.deliveries, self.journal.path,
-                members)
+                members, requesters)
 
     def reload_keys(self) -> None:
         """Read the authorized keys again (SIGHUP); a folder that does not read keeps the keys in
@@ -193,6 +194,8 @@ class Broker:
 
     def _close(self) -> None:
         self.journal.close()
+        if self.replica is not None:  # what the close committed, before the pair's socket goes
+            self.replica.flush()
         if self.standby is not None:
             self.standby.close()
         if self.socket is not None:
@@ -217,6 +220,8 @@ class Broker:
         due = commit if commit is not None and commit < due else due
         if self.standby is not None:
             due = min(due, self.standby.next_deadline() or INF)
+        if self.replica is not None:
+            due = min(due, self.replica.next_flush() or INF)
         return max(int((due - time.monotonic()) * 1000), 1)
 
     def _drain(self) -> bool:

@@ -100,8 +100,10 @@ class Journal(NoJournal):
         self._purge_all = False
         self._names: set[str] = set()
         self._answered: dict[Key, str] = {}
-        self.replica: Callable[[Changes], None] | None = None
-        """Called with each commit's changes once they are written (a standby pair's stream)."""
+        self.replica: Callable[[Changes, bool], None] | None = None
+        """Called with each commit's changes once they are written (a standby pair's stream), and
+        whether they hold a message whose sender keeps no copy (or an owner of a message written
+        earlier), which must not wait."""
         self._db = open_file(path, CHECKPOINT_PAGES)
 
     # -- start-up -------------------------------------------------------------------------------
@@ -292,7 +294,7 @@ class Journal(NoJournal):
         changes["answered"] = [(key[0], key[1], owner) for key, owner in self._answered.items()]
         write(self._db, changes)
         if self.replica is not None:
-            self.replica(changes)
+            self.replica(changes, self._urgent)
 
     def apply(self, changes: Changes) -> None:
         """Write another journal's commit (a standby's copy of its active peer's) as it is.

@@ -82,13 +82,16 @@ class Outbox:
     def _queue(self, held: list[tuple[Peer, Command, dict[str, Any], Body]],
                replica: Replica) -> None:
         """Queue a committed turn's sends for the peer: receipts and replies wait for this
-        turn's commit, DELIVERs for the record of their member (streamed the first time)."""
+        turn's commit, DELIVERs for the record of their member and requester (streamed the first
+        time)."""
         told = [each for each in held if each[1] != Command.DELIVER]
         if told:
-            self._waiting.append((replica.seq, told))
+            self._waiting.append((replica.barrier(), told))
         for each in held:
             if each[1] == Command.DELIVER:
-                self._handouts.append((replica.member(each[0].instance, each[0].name), each))
+                peer, header = each[0], each[2]
+                seq = replica.member(peer.instance, peer.name, header.get("from", ""))
+                self._handouts.append((seq, each))
 
     def _send(self, held: list[tuple[Peer, Command, dict[str, Any], Body]]) -> None:
         for peer, command, header, body in held:

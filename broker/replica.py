@@ -12,32 +12,55 @@ one-frame states:
 - ``[R, epoch]``: the passive broker is behind (a gap, a new active peer, a stale file of its own):
   send S.
 
-``epoch`` names the active broker's process and ``seq`` counts its commits. With ``sync`` the
+``epoch`` names the active broker's process and ``seq`` counts what it streamed. Commits are
+not streamed one by one: they are folded into a batch (:mod:`robotlab.broker.replica_batch`,
+where a message put and settled in between never reaches the peer), sent as one J as soon as
+something told to a sender waits for the peer, and else at most the journal's commit interval
+after the batch's first commit (``STREAM_INTERVAL``); a commit that holds what has no other
+copy (a dead letter, a name, a message whose sender keeps none) goes at once. With ``sync`` the
 outbox (:mod:`robotlab.broker.outbox`) sends what waits on a commit only once the passive
 broker acked it, or once the passive broker is counted gone (two heartbeats without a word):
 the active broker then goes on unreplicated, and says so in one line, until the peer is back.
 
 Beside the journal's changes, a commit may name members: ``joined`` (instance, name) of an
 instance handed its first ``any`` message, ``left`` (instance,) of one gone for good, and a
-snapshot's ``members``, all of them. The passive broker keeps them in memory: at a takeover
-they are the members asked what they hold (:mod:`robotlab.broker.claims`). An ``any``
-message's DELIVER waits for the peer's ack of its member only, not of its owner.
+snapshot's ``members``, all of them; and ``requesters`` (name,) of the senders of ``any``
+messages. The passive broker keeps them in memory: at a takeover the members are asked what
+they hold (:mod:`robotlab.broker.claims`), and replies their kept answers send to a requester
+not back yet are held for it, not dead-lettered for a name it never heard. An ``any``
+message's DELIVER waits for the peer's ack of its member and its requester only (each once),
+not of its owner.
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
+import time
+from collections import OrderedDict
+from typing import Final
 
 from robotlab.bus.protocol import pack, unpack
 
 from .journal import Journal
 from .journal_changes import Changes, empty
+from .replica_batch import Batch
 from .standby import Standby
 
 log = logging.getLogger("robotlab.broker")
 
 COMMIT, SNAPSHOT, POSITION, ACK, RESEND = b"J", b"S", b"P", b"A", b"R"
+
+REQUESTERS_KEPT: Final = 4096
+"""Requester names a replica remembers, the most recent (clients' names are often made up per
+run); one forgotten and seen again is streamed again."""
+
+STREAM_INTERVAL: Final = 0.1
+"""How long commits may wait to be streamed together when nothing told to a sender waits for
+them (seconds). What may wait has another copy: a message's sender holds it until its receipt,
+and who has an ``any`` message the members say at a takeover. Each batch wakes the passive
+broker for a transaction: one every 10 ms cost an ``any`` round trip +40-50% p50 on 2 cores
+shared by four processes, one every 100 ms +5% (docs/benchmarks.md)."""
 
 
 class Replica:
@@ -63,6 +86,12 @@ class Replica:
         (passive)."""
         self.covered: dict[str, int] = {}
         """The commit that streamed each member (active)."""
+        self.requesters: OrderedDict[str, int] = OrderedDict()
+        """Names that sent ``any`` messages, with the commit that streamed each (active), or as
+        streamed (passive)."""
+        self.batch: Batch | None = None
+        """Commits not streamed yet (active)."""
+        self._batch_due = 0.0
         self._asked = float("-inf")
         self._next_position = 0.0
         standby.on_stream = self.receive
@@ -70,22 +99,60 @@ class Replica:
 
     # -- the active side ----------------------------------------------------------------------
 
-    def committed(self, changes: Changes) -> None:
-        """The journal wrote a commit: stream it (active only; a passive broker writes nothing of
-        its own)."""
-        if self.active:
-            self._stream(changes)
+    def committed(self, changes: Changes, urgent: bool = False) -> None:
+        """The journal wrote a commit: fold it into the batch that goes next, streamed now when
+        ``urgent`` or when it holds what has no other copy (active only; a passive broker writes
+        nothing of its own)."""
+        if not self.active:
+            return
+        if self.batch is None:
+            self.batch = Batch()
+            self._batch_due = time.monotonic() + STREAM_INTERVAL
+        self.batch.fold(changes)
+        if urgent or changes["letters"] or changes["dropped"] or changes["purge"] \
+                or changes["names"]:
+            self.flush()
 
-    def member(self, instance: str, name: str) -> int:
-        """The commit the peer must hold before ``instance`` is handed an ``any`` message: the
-        one that streams it, sent now the first time (after that, nothing to wait for)."""
-        seq = self.covered.get(instance)
-        if seq is None and self.active:
-            changes = empty()
+    def flush(self) -> int:
+        """Stream the batch now, if there is one; the last commit streamed."""
+        if self.batch is not None:
+            batch, self.batch = self.batch, None
+            self._stream(batch.changes())
+        return self.seq
+
+    def barrier(self) -> int:
+        """The commit what a sender is told now must wait for: with ``sync`` the batch goes out
+        at once (without it, nothing waits for the peer)."""
+        return self.flush() if self.sync else self.seq
+
+    def next_flush(self) -> float | None:
+        """When the batch falls due (monotonic seconds), for the loop's poll timeout."""
+        return self._batch_due if self.batch is not None else None
+
+    def member(self, instance: str, name: str, requester: str = "") -> int:
+        """The commit the peer must hold before ``instance`` is handed an ``any`` message from
+        ``requester``: the one that streams them, sent now the first time each is seen (after
+        that, nothing to wait for)."""
+        if not self.active:
+            return 0
+        changes = empty()
+        if instance not in self.covered:
             changes["joined"] = [(instance, name)]
             self.members[instance] = name
-            seq = self.covered[instance] = self._stream(changes)
-        return seq or 0
+        if requester and requester not in self.requesters:
+            changes["requesters"] = [(requester,)]
+        if "joined" in changes or "requesters" in changes:
+            seq = self._stream(changes)
+            self.covered.setdefault(instance, seq)
+            if requester:
+                self._requested(requester, seq)
+        return max(self.covered[instance], self.requesters.get(requester, 0))
+
+    def _requested(self, requester: str, seq: int) -> None:
+        self.requesters.setdefault(requester, seq)
+        self.requesters.move_to_end(requester)
+        while len(self.requesters) > REQUESTERS_KEPT:
+            self.requesters.popitem(last=False)
 
     def left(self, instance: str) -> None:
         """``instance`` is gone for good: the peer need not wait for it at a takeover."""
@@ -114,8 +181,10 @@ class Replica:
         return True
 
     def step(self, now: float) -> None:
-        """Once a heartbeat, the active broker's position: a passive peer that missed a commit asks
-        again."""
+        """The batch once it is due; once a heartbeat, the active broker's position: a passive
+        peer that missed a commit asks again."""
+        if self.batch is not None and now >= self._batch_due:
+            self.flush()
         if self.active and now >= self._next_position:
             self._next_position = now + self.standby.heartbeat
             self.standby.send([POSITION, self.epoch, b"%d" % self.seq])
@@ -145,8 +214,11 @@ class Replica:
     def _send_snapshot(self) -> None:
         # its commit streams as J first: the S that follows covers it
         changes = self.journal.snapshot()
+        self.flush()
         changes["members"] = list(self.members.items())
+        changes["requesters"] = [(name,) for name in self.requesters]
         self.covered = dict.fromkeys(self.members, self.seq)
+        self.requesters = OrderedDict.fromkeys(self.requesters, self.seq)
         self.standby.send([SNAPSHOT, self.epoch, b"%d" % self.seq, pack(changes)])
         log.info("standby: sent the peer the whole journal (%d unsettled messages, "
                  "%d dead letters)", len(changes["puts"]), len(changes["letters"]))
@@ -164,7 +236,7 @@ class Replica:
                 return
             if tag == SNAPSHOT:
                 log.info("standby: took the active peer's whole journal in place of this one's")
-                self.members = {}
+                self.members, self.requesters = {}, OrderedDict()
             self._follow_members(changes)
             self.source = (epoch, seq)
             self.standby.send([ACK, epoch, b"%d" % seq])
@@ -176,6 +248,8 @@ class Replica:
             self.members[str(instance)] = str(name)
         for (instance,) in changes.get("left", ()):
             self.members.pop(str(instance), None)
+        for (requester,) in changes.get("requesters", ()):
+            self._requested(str(requester), 0)
 
     def _ask(self, now: float) -> None:
         # one request a heartbeat: the answer is the whole journal

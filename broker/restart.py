@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from robotlab.bus.protocol import Body
@@ -20,12 +21,15 @@ log = logging.getLogger("robotlab.broker")
 
 
 def restore(restored: Restored, dlq: DeadLetterQueue, holds: Holds, deliveries: Deliveries,
-            path: str | None, members: dict[str, str] | None = None) -> None:
+            path: str | None, members: dict[str, str] | None = None,
+            requesters: Iterable[str] = ()) -> None:
     """Load what the journal at ``path`` kept; every unsettled message is held for its robot.
     ``members``: at a standby takeover, the instances the old active broker handed ``any``
-    work to (:mod:`robotlab.broker.claims`), whose names' messages wait for them."""
+    work to (:mod:`robotlab.broker.claims`), whose names' messages wait for them; and
+    ``requesters``, the names that sent it, expected back for their replies."""
     dlq.load(restored.letters)
     holds.known |= restored.names
+    holds.known.update(requesters)
     deliveries.answered_by = restored.answered
     now = time.monotonic()
     if members:

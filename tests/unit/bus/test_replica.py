@@ -52,7 +52,7 @@ def test_a_commit_reaches_the_follower_s_journal_with_its_owner_and_is_acked(pai
                        "alice-1", "m1")
     active.journal.owned(key, "bob-2")
     assert active.journal.commit()
-    seq = active.seq
+    seq = active.barrier()  # a receipt waits for it: the batch goes out now
     active.standby.heard, active.standby.peer_expiry = True, 10.0
     assert not active.holds(seq, now=0.0)  # the peer is live and has not got it: receipts wait
 
@@ -78,7 +78,7 @@ def test_a_silent_peer_releases_what_waits_with_one_line(pair, caplog) -> None:
     active.journal.name_seen("bob")
     assert active.journal.commit()
     active.standby.heard, active.standby.peer_expiry = True, 10.0
-    assert not active.holds(active.seq, now=9.0)
+    assert not active.holds(active.barrier(), now=9.0)
     with caplog.at_level(logging.WARNING, logger="robotlab.broker"):
         assert active.holds(active.seq, now=10.5) and active.holds(active.seq, now=11.0)
     assert [r.message for r in caplog.records].count(
@@ -89,7 +89,43 @@ def test_a_silent_peer_releases_what_waits_with_one_line(pair, caplog) -> None:
 def test_without_sync_nothing_waits(pair) -> None:
     active, _ = pair
     active.sync = False
+    active.journal.put(("alice-1", "m1"), {"id": "m1", "to": "bob", "from": "alice"}, b"body",
+                       "alice-1", "m1")
+    assert active.journal.commit(everything=True)
+    assert active.batch is not None and active.barrier() == 0  # nothing is sent for it
+    active.standby.heard, active.standby.peer_expiry = True, 10.0
+    assert active.holds(active.barrier(), now=0.0)
+
+
+def test_a_name_seen_is_streamed_at_once(pair) -> None:
+    active, _ = pair
     active.journal.name_seen("bob")
     assert active.journal.commit()
-    active.standby.heard, active.standby.peer_expiry = True, 10.0
-    assert active.holds(active.seq, now=0.0)
+    assert active.batch is None and active.seq == 1
+
+
+def test_a_message_put_and_settled_within_one_batch_never_reaches_the_peer(pair) -> None:
+    active, follower = pair
+    wait_until(lambda: (pump(active, follower), follower.source == (b"a", active.seq))[1],
+               timeout=5, message="the follower has the whole journal")
+    streamed = active.seq
+    # Given an `any` message written with its owner, then answered, in two commits
+    key = ("alice-1", "m1")
+    active.journal.put(key, {"id": "m1", "to": "bob", "from": "alice", "any": True},
+                       b"x" * 1000, "alice-1", "m1")
+    active.journal.owned(key, "bob-2")
+    assert active.journal.commit()
+    active.journal.settle(key)
+    active.journal.answered(key, "bob-2")
+    assert active.journal.commit(everything=True)
+
+    # When the batch falls due, it is one commit to the peer
+    assert active.batch is not None and active.batch.commits == 2
+    assert active.batch.changes()["puts"] == [] and active.batch.changes()["owners"] == []
+    wait_until(lambda: (pump(active, follower), active.acked == active.seq)[1], timeout=5,
+               message="the batch acked")
+    assert active.seq == streamed + 1
+
+    # Then the peer holds what the active file holds: no message, and who answered it
+    assert follower.journal.restore().messages == []
+    assert follower.journal.restore().answered == {key: "bob-2"}
