@@ -13,7 +13,7 @@ from robotlab.bus.config import BrokerConfig
 
 from .deliveries import Deliveries
 from .dlq import DeadLetterQueue
-from .records import Delivery
+from .records import InFlightCopy
 from .registry import Peer, Registry
 
 OPEN_OPS = frozenset({"ping"})
@@ -131,7 +131,7 @@ class Admin:
         return {"purged": self.broker.dlq.purge(str(dlq_id) if dlq_id is not None else None)}
 
 
-def oldest(inflight: dict[int, Delivery], peer: Peer, now: float) -> float | None:
+def oldest(inflight: dict[int, InFlightCopy], peer: Peer, now: float) -> float | None:
     """Seconds the oldest delivery ``peer`` holds has been in flight; None when it holds none."""
     started = [inflight[d].started for d in peer.inflight if d in inflight]
     return round(now - min(started), 3) if started else None

@@ -11,9 +11,9 @@ from robotlab.bus.protocol import Command, ErrorCode, Frame
 
 from .admin import Admin
 from .admission import Hall, admit
+from .member_stats import on_heartbeat
 from .outbox import Outbox
 from .registry import Peer
-from .stats import on_heartbeat
 
 Handler = Callable[[bytes, Peer, Frame], None]
 

@@ -2,8 +2,8 @@
 reason.
 
 A SEND becomes a :class:`Record`; each copy of it handed to a robot instance is a
-:class:`Delivery` that stays in flight until the instance ACKs or NACKs it, its ack timeout
-passes, or the instance is lost. When every copy is settled the sender gets one RECEIPT
+:class:`InFlightCopy` until the instance ACKs or NACKs it, its ack timeout passes, or the
+instance is lost. When every copy is settled the sender gets one RECEIPT
 (``delivered``, or the first failure's reason), unless the receiver's reply already proved
 delivery. Idempotent messages are retried (on another instance when there is one) before they
 are dead-lettered.
@@ -32,7 +32,7 @@ from .dlq import DeadLetterQueue
 from .holds import Holds
 from .journal import ROW_BYTES, NoJournal
 from .outbox import Outcome, receipt, settled_status
-from .records import Delivery, Record, deliver_header
+from .records import InFlightCopy, Record, deliver_header
 from .registry import Peer, Registry
 from .releases import release
 from .replies import Replies
@@ -63,7 +63,7 @@ class Deliveries:
         self.max_handling = max_handling
         self.journal = journal if journal is not None else NoJournal()
         self.holds: Holds[Record, Any] = holds if holds is not None else Holds(0.0)
-        self.inflight: dict[int, Delivery] = {}
+        self.inflight: dict[int, InFlightCopy] = {}
         self.active: dict[tuple[str, str], Record] = {}
         self.recent: OrderedDict[tuple[str, str], Outcome] = OrderedDict()
         self.replies = Replies(self)
@@ -253,8 +253,8 @@ class Deliveries:
         asked, most = record.header.get("max_handling"), self.max_handling
         limit = now + (min(asked, most) if isinstance(asked, (int, float)) else most)
         deadline = min(now + self.ack_timeout, limit)
-        delivery = Delivery(delivery_id, record, peer.instance, deadline, attempt, tried,
-                            started=now, limit=limit)
+        delivery = InFlightCopy(delivery_id, record, peer.instance, deadline, attempt, tried,
+                                started=now, limit=limit)
         self.inflight[delivery_id] = delivery
         peer.inflight.add(delivery_id)
         self.push_deadline(deadline, delivery_id)
@@ -284,7 +284,7 @@ class Deliveries:
             record.owner = peer.instance
             self.journal.owned(record.key, peer.instance)
 
-    def _take(self, peer: Peer, delivery_id: int) -> Delivery | None:
+    def _take(self, peer: Peer, delivery_id: int) -> InFlightCopy | None:
         delivery = self.inflight.get(delivery_id)
         if delivery is None or delivery.instance != peer.instance:
             return None  # late or foreign ack: the delivery already settled elsewhere
@@ -292,7 +292,7 @@ class Deliveries:
         peer.inflight.discard(delivery_id)
         return delivery
 
-    def _fail(self, delivery: Delivery, status: str, detail: str) -> None:
+    def _fail(self, delivery: InFlightCopy, status: str, detail: str) -> None:
         record = delivery.record
         if record.header.get("idempotent") and delivery.attempt < MAX_ATTEMPTS:
             peer = self.registry.retry_target(record.header, delivery.tried)

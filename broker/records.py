@@ -1,8 +1,8 @@
-"""What the broker keeps of a routed message: its Record, a Delivery per copy in flight, and
-the DELIVER header each copy carries.
+"""What the broker keeps of a routed message: its Record, an InFlightCopy per copy in flight,
+and the DELIVER header each copy carries.
 
-Plain classes with their own ``__init__``, not dataclasses: one Record and a Delivery per target
-are made for every tracked message, and compiled (:mod:`robotlab.bus.native`) a dataclass's
+Plain classes with their own ``__init__``, not dataclasses: one Record and an InFlightCopy per
+target are made for every tracked message, and compiled (:mod:`robotlab.bus.native`) a dataclass's
 generated ``__init__`` still runs interpreted (about 5k instructions a Record).
 """
 
@@ -75,7 +75,7 @@ class Record:
         return f"Record(key={self.key!r}, pending={self.pending}, outcomes={self.outcomes!r})"
 
 
-class Delivery:
+class InFlightCopy:
     """One copy of a record in flight to one instance.
 
     Attributes:
@@ -105,7 +105,7 @@ class Delivery:
         return f"{self.instance} did not ack within {ack_timeout:g}s"
 
     def __repr__(self) -> str:
-        return f"Delivery(id={self.id}, instance={self.instance!r}, attempt={self.attempt})"
+        return f"InFlightCopy(id={self.id}, instance={self.instance!r}, attempt={self.attempt})"
 
 
 _SENDER_ONLY: Final = ("receipt", "untracked", "ack", "to_instance", "any", "idempotent",

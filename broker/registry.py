@@ -35,7 +35,8 @@ class Peer:
     unconfirmed: bool = False
     """True when it sent replies, acks or nacks the broker has not confirmed yet."""
     stats: dict[str, Any] = field(default_factory=dict)
-    """What it last reported of itself (tokens, dollars, status: ``robotlab.broker.stats``)."""
+    """What it last reported of itself (tokens, dollars, status:
+    ``robotlab.broker.member_stats``)."""
 
     @property
     def state(self) -> str:

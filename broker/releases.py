@@ -19,7 +19,7 @@ from robotlab.bus.protocol import Body, Command, Status
 
 from .claims import Claims
 from .holds import Holds
-from .records import Delivery, Record, deliver_header
+from .records import InFlightCopy, Record, deliver_header
 from .registry import Peer, Registry
 
 
@@ -29,7 +29,7 @@ class Table(Protocol):
     registry: Registry
     holds: Holds[Record, Any]
     claims: Claims | None
-    inflight: dict[int, Delivery]
+    inflight: dict[int, InFlightCopy]
     ack_timeout: float
     transmit: Callable[[Peer, Command, dict[str, Any], Body], bool]
     deliver: Callable[[Peer, Command, dict[str, Any], Body], bool]

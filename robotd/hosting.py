@@ -19,7 +19,7 @@ from robotlab.errors import ConfigError
 from robotlab.service import Notifier
 
 from .daemon import Daemon, DaemonConfig
-from .stats import RobotStats
+from .robot_stats import RobotStats
 
 log = logging.getLogger("robotlab.robotd")
 

@@ -96,7 +96,7 @@ class BusClient:
         self._link.holding = self.dispatcher.holding
         self._link.claims = self._claims
         self._outstanding = Outstanding(self._lock, self._link)
-        self.stats = self._link.stats  # what ps shows of this member: robotlab.bus.stats
+        self.stats = self._link.stats  # what ps shows: robotlab.bus.heartbeat_stats
         self._embedded: Any = None
         self._closed = False
 

@@ -39,10 +39,10 @@ from robotlab.errors import ProtocolError
 from . import protocol
 from .dialer import Dialer
 from .handshake import open_dealer
+from .heartbeat_stats import StatsReport
 from .keys import KeyConfig
 from .protocol import Body, Command, Frame
 from .seat import Seat
-from .stats import StatsReport
 from .tracking import Latch
 
 log = logging.getLogger("robotlab.bus")
@@ -356,7 +356,7 @@ class Link(Dialer):
             self.welcomed.clear()
             self._reconnect()
         elif now - self._last_sent >= self.heartbeat or (self.stats.source is not None and self.stats.changed(now)):
-            self._send(protocol.encode(Command.HEARTBEAT, self.stats.header(now)))  # robotlab.bus.stats
+            self._send(protocol.encode(Command.HEARTBEAT, self.stats.header(now)))  # robotlab.bus.heartbeat_stats
         if self.welcomed.is_set() and now - self._last_touch >= self.ack_timeout / 3:
             self._touch(now)
 

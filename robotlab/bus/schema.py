@@ -140,7 +140,7 @@ SCHEMA: Final[dict[Command, dict[str, Field]]] = {
     Command.ACK: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
     Command.TOUCH: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
     Command.NACK: {"delivery": Field("int", required=True), "reason": Field("text", limit=TEXT_MAX)},
-    Command.HEARTBEAT: {"seen": Field("int"), "stats": Field("map", limit=16)},  # stats: robotlab.bus.stats
+    Command.HEARTBEAT: {"seen": Field("int"), "stats": Field("map", limit=16)},  # stats: robotlab.bus.heartbeat_stats
     Command.BYE: {},
     Command.REQUEST: {"id": Field("str", required=True), "op": Field("str", required=True, limit=NAME_MAX),
                       "args": Field("map", limit=64)},

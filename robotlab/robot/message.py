@@ -7,7 +7,7 @@ bus message, never from the payload: nobody can speak as another robot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["ROBOT_MESSAGE_TYPE", "RobotMessage"]
@@ -26,12 +26,22 @@ class RobotMessage:
         from_: the sender's name (``from`` in ``to_dict``; Python reserves the word).
         content: a string or plain data (dict, list, numbers).
         in_reply_to: the key of the message this one answers, or None.
+        attempt: on arrival, which delivery of it this is: 1, or more when the broker handed it
+            out again (its first receiver crashed or was cut off before it settled). Not part
+            of the message's identity, nor of ``to_dict``.
     """
 
     id: int | str
     from_: str
     content: Any
     in_reply_to: str | None = None
+    attempt: int = field(default=1, compare=False)
+
+    @property
+    def redelivered(self) -> bool:
+        """True when an earlier delivery of this message may have begun its work: a handler
+        with effects outside the robot checks before doing them twice."""
+        return self.attempt > 1
 
     @property
     def key(self) -> str:
@@ -50,16 +60,19 @@ class RobotMessage:
                 "in_reply_to": self.in_reply_to}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], *, sender: str | None = None) -> RobotMessage:
+    def from_dict(cls, data: dict[str, Any], *, sender: str | None = None,
+                  attempt: int = 1) -> RobotMessage:
         """Rebuild from ``to_dict`` output.
 
-        ``sender`` (the broker's stamp) wins over ``data["from"]``.
+        ``sender`` (the broker's stamp) wins over ``data["from"]``; ``attempt`` is the
+        delivery's.
         """
         return cls(
             id=data.get("id", 0),
             from_=sender if sender is not None else str(data.get("from", "")),
             content=data.get("content"),
             in_reply_to=data.get("in_reply_to"),
+            attempt=attempt,
         )
 
     @classmethod

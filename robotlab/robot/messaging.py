@@ -293,12 +293,12 @@ class RobotBus:
     def _as_robot_message(self, message: Message) -> RobotMessage:
         content = message.content
         if message.type == ROBOT_MESSAGE_TYPE and isinstance(content, dict):
-            return RobotMessage.from_dict(content, sender=message.sender)
+            return RobotMessage.from_dict(content, sender=message.sender, attempt=message.attempt)
         in_reply_to = None
         if message.reply_to is not None:
             with self.lock:
                 in_reply_to = self._sent_ids.get(message.reply_to, message.reply_to)
-        return RobotMessage(message.id, message.sender, content, in_reply_to)
+        return RobotMessage(message.id, message.sender, content, in_reply_to, message.attempt)
 
     def _correlate(self, message: RobotMessage) -> None:
         if not message.is_reply:

@@ -112,8 +112,8 @@ class RunOnBus:
         unpriced), and the pending decisions: how many, the oldest as a line, and until when it is
         waited for.
 
-        A heartbeat carries only short scalars (``robotlab.broker.stats``), so the oldest decision
-        stands for them all; ``status`` lists every one."""
+        A heartbeat carries only short scalars (``robotlab.broker.member_stats``), so the oldest
+        decision stands for them all; ``status`` lists every one."""
         live, run = self.session.status.state, self.session.run
         of = f"/{live.max_iterations}" if live.max_iterations else ""
         cost: float | str = "unknown" if live.cost is None else live.cost

@@ -93,3 +93,36 @@ def test_a_plain_bus_client_gets_plain_content_back(robot, broker) -> None:
     robot("bob", ["hello, client"]).serve()
     with bus.connect(broker.url, name="cli", context=broker.context) as client:
         assert client.request("bob", "hi", timeout=5).content == "hello, client"
+
+
+def test_a_robot_s_handler_sees_that_a_message_was_handed_out_again(tmp_path) -> None:
+    from robotlab import Robot
+    from robotlab.bus import BrokerConfig, EmbeddedBroker
+
+    journal = str(tmp_path / "broker.db")
+    first = EmbeddedBroker(config=BrokerConfig(heartbeat=0.2, journal=journal, hold=30.0)).start()
+    taken: list[Any] = []
+    owner = bus.BusClient(first.url, name="bob", instance="bob-1").on_message(
+        lambda delivery, message: taken.append(message), manual=True)  # never settles it
+    try:
+        with owner.start(), bus.connect(first.url, name="alice", instance="alice-1") as alice:
+            alice.send("bob", "refund order 7", any=True)
+            wait_until(lambda: taken, message="bob-1 has the message")
+            first.stop()  # its owner, bob-1, is journaled with it; bob-1 never says BYE to it
+    finally:
+        first.stop()
+    # bob-1 never comes back: after the hold the message goes to the robot, as its second try
+    second = EmbeddedBroker(config=BrokerConfig(heartbeat=0.2, journal=journal, hold=1.0)).start()
+    seen: list[Any] = []
+    bob = Robot(name="bob")
+    bob.on_message(seen.append)
+    try:
+        bob.with_bus(second.url)
+        wait_until(lambda: seen, timeout=10, message="the message handed to the robot")
+        [message] = seen
+        assert (message.content, message.attempt, message.redelivered) == (
+            "refund order 7", 2, True)
+        assert taken[0].attempt == 1
+    finally:
+        bob.leave_bus()
+        second.stop()

@@ -5,7 +5,7 @@ status; at most :data:`MAX_KEYS` of them). The client's I/O thread calls it at m
 heartbeat, so it must be quick and safe to call from another thread. Every heartbeat carries
 the map, and a busy member, which sends no idle heartbeats, sends one as soon as it changes.
 The broker keeps the last map with the member's presence and bounds what it keeps
-(``robotlab.broker.stats``).
+(``robotlab.broker.member_stats``).
 """
 
 from __future__ import annotations
