@@ -1,5 +1,8 @@
 """``robotlab web``'s server: uvicorn on a socket already listening, the watcher beside it, and
-SIGTERM or Ctrl-C ending both (the browsers' streams too, so uvicorn is not left waiting)."""
+SIGTERM or Ctrl-C ending both (the browsers' streams too, so uvicorn is not left waiting).
+
+The console says where it serves only once SIGTERM and Ctrl-C are in its hands: a SIGTERM sent as
+soon as that line appears ends it cleanly (exit 0), never by the signal's default action."""
 
 from __future__ import annotations
 
@@ -8,18 +11,22 @@ import socket
 from collections.abc import Callable
 
 import anyio
+import anyio.abc
 
 from .app import Watcher, build_app
 from .console import Console
 
 
-async def _on_signal(stop: Callable[[], None]) -> None:
+async def _on_signal(stop: Callable[[], None], *,
+                     task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        task_status.started()
         async for _ in signals:
             stop()
 
 
-async def _serve(console: Console, interval: float, sock: socket.socket) -> None:
+async def _serve(console: Console, interval: float, sock: socket.socket,
+                 on_ready: Callable[[str], None] | None) -> None:
     import uvicorn
 
     watcher = Watcher(console, interval)
@@ -36,7 +43,9 @@ async def _serve(console: Console, interval: float, sock: socket.socket) -> None
 
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(watcher.run)
-        tasks.start_soon(_on_signal, stop)
+        await tasks.start(_on_signal, stop)
+        if on_ready is not None:
+            on_ready(url_of(sock))
         await http.serve(sockets=[sock])
         tasks.cancel_scope.cancel()
 
@@ -50,6 +59,4 @@ def url_of(sock: socket.socket) -> str:
 def serve(console: Console, interval: float, sock: socket.socket,
           on_ready: Callable[[str], None] | None = None) -> None:
     """Serve the console on the listening ``sock`` until SIGTERM or Ctrl-C."""
-    if on_ready is not None:
-        on_ready(url_of(sock))
-    anyio.run(_serve, console, interval, sock)
+    anyio.run(_serve, console, interval, sock, on_ready)

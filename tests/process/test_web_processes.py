@@ -107,6 +107,12 @@ def test_the_stream_shows_the_crew_and_a_robotd_joining_and_leaving(web, start_r
     assert "Traceback" not in server.output() and "ERROR" not in server.output()
 
 
+def test_a_sigterm_as_soon_as_it_says_where_it_serves_ends_it_cleanly(web) -> None:
+    # The line comes once SIGTERM is in the console's hands, not before (then it killed it).
+    _, server = web()
+    assert stop(server) == 0, server.output()
+
+
 def test_a_model_robots_tokens_and_dollars_are_in_the_view(web, processes: Processes,
                                                            broker: str) -> None:
     with serve_script([{"content": "pong"}]) as api:
