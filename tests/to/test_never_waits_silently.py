@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,18 @@ def test_the_live_line_counts_a_wait_down_and_says_how_to_stop_it() -> None:
         "iteration 3/10 · retry 1/2 in 43s (Ctrl-C stops the run) · ")
     assert "in 0s" in state.line(65, now=120.0)
     assert "Ctrl-C" not in LiveState(phase="robot").line(0)
+
+
+def test_the_live_line_says_whom_a_decision_waits_for_how_long_and_until_when() -> None:
+    until = time.mktime((2026, 12, 6, 14, 5, 31, 0, 0, -1))  # local time, as the line shows it
+    state = LiveState(iteration=1, max_iterations=2, phase="awaiting decision",
+                      decision_since=until - 900, decision_until=until, decision_from="alice")
+
+    assert state.line(130, wall=until - 837).startswith(
+        "iteration 1/2 · awaiting alice's decision for 1m 03s, until 14:05:31 (13m 57s left) · ")
+    assert "(0m 00s left)" in state.line(130, wall=until + 5)
+    files = LiveState(phase="awaiting decision", decision_since=until)
+    assert "awaiting a decision for 0m 10s, no deadline · " in files.line(0, wall=until + 10)
 
 
 def test_a_closed_api_base_without_preflight_ends_the_run_with_the_fix(runner: Runner) -> None:

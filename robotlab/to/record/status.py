@@ -34,22 +34,47 @@ class LiveState:
     decision_until: float | None = None
     """While the run waits for a blocking decision with ``--decision-timeout``: the Unix time it
     gives up (a wall clock, since people on the bus read it)."""
+    decision_since: float | None = None
+    """While the run waits for a blocking decision: the Unix time the wait began."""
+    decision_from: str | None = None
+    """Whom the run waits for: the person ``--ask`` names, or None (the decision files)."""
 
-    def line(self, elapsed: int, now: float | None = None) -> str:
+    def line(self, elapsed: int, now: float | None = None, wall: float | None = None) -> str:
         """The status line as text (an estimate starts with ``~``; a wait counts down to
-        ``wait_until``)."""
+        ``wait_until``; a decision's wait counts up, and down to ``decision_until``).
+
+        ``now`` stands for ``time.monotonic()`` and ``wall`` for ``time.time()``.
+        """
         of = f"/{self.max_iterations}" if self.max_iterations else ""
         about = "~" if self.estimated else ""
         phase = self.phase
         if self.wait_until is not None:
             left = max(0, math.ceil(self.wait_until - (time.monotonic() if now is None else now)))
             phase = f"{phase} in {left}s (Ctrl-C stops the run)"
+        if self.decision_since is not None:
+            phase = self._decision_wait(time.time() if wall is None else wall)
         parts = [f"iteration {self.iteration}{of}", phase,
                  *([self.activity] if self.activity else []),
                  f"{about}{self.tokens:,} tokens",
                  (about if self.cost is not None else "") + format_cost(self.cost),
                  f"{elapsed // 60}m {elapsed % 60:02d}s"]
         return " · ".join(parts)
+
+    def _decision_wait(self, wall: float) -> str:
+        """``awaiting alice's decision for 1m 03s, until 14:05:31 (3m 12s left)``."""
+        whose = f"{self.decision_from}'s decision" if self.decision_from else "a decision"
+        since = _clock(wall - (self.decision_since or wall))
+        if self.decision_until is None:
+            return f"awaiting {whose} for {since}, no deadline"
+        by = time.strftime("%H:%M:%S", time.localtime(self.decision_until))
+        return (f"awaiting {whose} for {since}, until {by} "
+                f"({_clock(self.decision_until - wall)} left)")
+
+
+def _clock(seconds: float) -> str:
+    """Seconds as ``1m 03s`` (never below zero)."""
+    whole = max(0, int(seconds))
+    return f"{whole // 60}m {whole % 60:02d}s"
 
 
 class Status:

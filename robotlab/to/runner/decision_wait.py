@@ -22,21 +22,33 @@ def wait_for_decisions(session: Session) -> None:
         session.save()
         raise StopRun(f"awaiting human decision — resolve then resume:\n{paths}\n"
                       f"  robot-to --resume {session.run.run_id}")
-    session.status.say(f"awaiting human decision on {len(blocking)} item(s):\n{paths}")
+    timeout = session.settings.decision_timeout
+    until = None if timeout is None else round(time.time() + timeout, 3)
+    session.status.say(f"awaiting human decision on {len(blocking)} item(s)"
+                       f"{_whom_and_until(session.settings.ask, until)}:\n{paths}")
     session.status.update(phase="awaiting decision")
     session.log.event("decision:wait:start", count=len(blocking))
-    _poll(session)
+    _poll(session, until)
 
 
-def _poll(session: Session) -> None:
+def _whom_and_until(person: str | None, until: float | None) -> str:
+    """`` from alice on the bus, until 14:05:31``: whom the run waits for, and until when."""
+    whom = f" from {person} on the bus" if person else ""
+    if until is None:
+        return f"{whom}, with no deadline"
+    return f"{whom}, until {time.strftime('%H:%M:%S', time.localtime(until))}"
+
+
+def _poll(session: Session, until: float | None) -> None:
     timeout = session.settings.decision_timeout
     deadline = time.monotonic() + timeout if timeout is not None else None
-    until = None if timeout is None else round(time.time() + timeout, 3)
-    session.status.update(decision_until=until)
+    # The live line counts the wait up and its deadline down; the web console reads the same.
+    session.status.update(decision_until=until, decision_since=time.time(),
+                          decision_from=session.settings.ask)
     try:
         _wait(session, timeout, deadline)
     finally:
-        session.status.update(decision_until=None)
+        session.status.update(decision_until=None, decision_since=None, decision_from=None)
 
 
 def _wait(session: Session, timeout: float | None, deadline: float | None) -> None:
