@@ -1,8 +1,12 @@
-"""``robotlab web``: the crew in a browser, live (members, dead letters with replay, traffic)."""
+"""``robotlab web``: the crew in a browser, live (members, dead letters with replay, traffic),
+and with ``--human NAME`` a person's desk on the bus."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +17,9 @@ from robotlab.service import LOG_FORMATS, configure_logging
 from .errors import Command, checked, exits_on_error
 from .keys import client_keys, key_options
 
+if TYPE_CHECKING:
+    from robotlab.web.desk import WebDesk
+
 SECONDS = click.FloatRange(min=0, min_open=True)
 """Seconds: more than zero."""
 
@@ -20,6 +27,22 @@ SECONDS = click.FloatRange(min=0, min_open=True)
 def _address(value: str) -> str:
     # checked: the rule's ConfigError becomes a usage error (64)
     return str(binding.parse_bind(value))
+
+
+@contextlib.contextmanager
+def _desk(address: str, person: str | None, keys_folder: str | None) -> Iterator[WebDesk | None]:
+    """Her desk, joined as ``person`` (role human) with her own key, as ``robotlab human`` joins;
+    None without ``--human``."""
+    if person is None:
+        yield None
+        return
+    from robotlab.web.desk import WebDesk
+
+    with bus.BusClient(address, name=person, role="human",
+                       keys=client_keys(keys_folder, None, person)) as client:
+        desk = WebDesk(client)  # before joining: held mail arrives right after the welcome
+        client.start(5.0)
+        yield desk
 
 
 @click.command("web", cls=Command)
@@ -35,6 +58,10 @@ def _address(value: str) -> str:
 @click.option("--name", default="robotlab-web", show_default=True,
               callback=checked(bus.config.check_name),
               help="This console's member name on the bus.")
+@click.option("--human", "person", default=None, metavar="NAME",
+              callback=checked(bus.config.check_name),
+              help="Also join the bus as the person NAME (role human, her own key): the page "
+                   "shows what arrives for her and answers her questions.")
 @click.option("--interval", type=SECONDS, default=1.0, show_default=True,
               help="Seconds between looks at the crew (each browser gets only what changed).")
 @click.option("--timeout", type=SECONDS, default=30.0, show_default=True,
@@ -44,9 +71,9 @@ def _address(value: str) -> str:
               help="text for people, json for journald or Loki (one object a line); on stderr.")
 @key_options
 @exits_on_error
-def web_command(where: str, url: str | None, insecure: bool, name: str, interval: float,
-                timeout: float, log_level: str, log_format: str, keys_folder: str | None,
-                key_file: str | None) -> None:
+def web_command(where: str, url: str | None, insecure: bool, name: str, person: str | None,
+                interval: float, timeout: float, log_level: str, log_format: str,
+                keys_folder: str | None, key_file: str | None) -> None:
     """Serve a live web console of the crew at http://HOST:PORT/ (default 127.0.0.1:8765).
 
     It reads the broker's admin requests (ps, dlq.list, stats), as `robotlab ps` and `dlq` do, so
@@ -56,13 +83,16 @@ def web_command(where: str, url: str | None, insecure: bool, name: str, interval
     from robotlab.web.console import Console
     from robotlab.web.serve import serve
 
+    if person == name:
+        raise click.UsageError(f"--human {person} is the console's own --name: give her a name "
+                               "of her own")
     configure_logging(log_level, log_format)
     bound = binding.parse_bind(where)
     binding.check_exposure(bound, insecure, "the web console")
     sock = binding.listen(bound)  # before joining the bus: a bad address costs nothing
     address = bus.broker_url(url)
     with bus.connect(address, name=name, keys=client_keys(keys_folder, key_file),
-                     timeout=5.0) as client:
+                     timeout=5.0) as client, _desk(address, person, keys_folder) as desk:
         log = logging.getLogger("robotlab.web")
-        serve(Console(client, timeout), interval, sock,
+        serve(Console(client, timeout, desk), interval, sock,
               on_ready=lambda u: log.info("serving the web console at %s", u))

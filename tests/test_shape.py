@@ -168,8 +168,9 @@ LAYERS: dict[str, float] = {
     "robotlab.robot": 4,
     "robotlab.network": 5,
     "robotlab.interop": 5,  # the crew served over other protocols (MCP): a thin shell over the bus
-    # the crew in a browser: a thin shell over the admin requests, binds as interop does
-    "robotlab.web": 5,
+    # the crew in a browser: a thin shell over the admin requests, and over interop's desk of a
+    # person (``robotlab web --human``)
+    "robotlab.web": 5.5,
     # robot-to is an application of the library (its child builds a Robot), so all of it sits
     # above the library's top and nothing in the library can import it.
     "robotlab.to": 6, "robotlab.to.process": 6, "robotlab.to.guards": 6,

@@ -93,29 +93,36 @@ class HumanDesk:
             extras.append(f"default: {_text(default)}")
         return f"[{number}] {message.sender} asks ({', '.join(extras)}): {_text(question)}"
 
+    def waiting(self) -> list[tuple[int, Message]]:
+        """The questions still open, oldest first, each with its number."""
+        with self._lock:
+            return sorted(self._open.items())
+
     def open_questions(self) -> list[str]:
         """The questions still open, oldest first, as :meth:`arrived` showed them."""
-        with self._lock:
-            waiting = sorted(self._open.items())
-        return [self._describe(number, message) for number, message in waiting]
+        return [self._describe(number, message) for number, message in self.waiting()]
 
     def answer(self, text: str, number: int | None = None) -> str:
         """Reply ``text`` to question ``number`` (the newest open one when None).
 
         Returns what to tell her.
         """
+        return self.reply_to(text, number)[1]
+
+    def reply_to(self, text: str, number: int | None = None) -> tuple[bool, str]:
+        """As :meth:`answer`, with whether the answer was sent (a page shows the two apart)."""
         with self._lock:
             if number is None and self._open:
                 number = max(self._open)
             message = self._open.pop(number, None) if number is not None else None
         if message is None:
-            return (f"no open question {number}: type list" if number is not None
-                    else "no open question to answer")
+            return False, (f"no open question {number}: type list" if number is not None
+                           else "no open question to answer")
         if message.deadline is not None and message.deadline < time.time():
-            return (f"{message.sender} stopped waiting for [{number}] (its time ran out): "
-                    "nothing sent")
+            return False, (f"{message.sender} stopped waiting for [{number}] (its time ran "
+                           "out): nothing sent")
         self.client.reply(message, text)
-        return f"answered [{number}] to {message.sender}"
+        return True, f"answered [{number}] to {message.sender}"
 
     def handle(self, line: str) -> bool:
         """Act on one typed line; False when she leaves."""

@@ -95,8 +95,9 @@ async def stream(watcher: Watcher) -> AsyncIterator[ServerSentEvent]:
 
 def build_app(watcher: Watcher) -> Starlette:
     """The console's app: ``/`` the page, ``/events`` its stream, ``/api/view`` the view as JSON,
-    ``POST /api/dlq/{dlq_id}/replay`` (``?force=1`` for a letter that may have run), and
-    ``/api/runs/{name}`` (``?last=N``) a robot's recent runs."""
+    ``POST /api/dlq/{dlq_id}/replay`` (``?force=1`` for a letter that may have run),
+    ``/api/runs/{name}`` (``?last=N``) a robot's recent runs, and ``POST /api/desk/answer``
+    (``{"number": N, "text": ...}``) her answer to a question, with ``--human``."""
     console = watcher.console
     page = resources.files(__package__).joinpath("page.html").read_text(encoding="utf-8")
 
@@ -125,7 +126,32 @@ def build_app(watcher: Watcher) -> Starlette:
         return Response(json.dumps(outcome, default=str), media_type="application/json",
                         status_code=200 if outcome["ok"] else 404)
 
+    async def answer(request: Request) -> Response:
+        outcome = await answer_outcome(console, request)
+        await watcher.look()
+        return JSONResponse(outcome, status_code=200 if outcome["ok"] else 409)
+
     routes = [Route("/", index), Route("/events", events), Route("/api/view", view),
               Route("/api/dlq/{dlq_id}/replay", replay, methods=["POST"]),
-              Route("/api/runs/{name}", runs)]
+              Route("/api/runs/{name}", runs),
+              Route("/api/desk/answer", answer, methods=["POST"])]
     return Starlette(routes=routes)
+
+
+async def answer_outcome(console: Console, request: Request) -> dict[str, Any]:
+    """Her answer from the page: ``{"number": N, "text": ...}`` (no number: the newest open
+    question), sent as ``robotlab human`` sends a typed line."""
+    if console.desk is None:
+        return {"ok": False, "said": "nobody's desk here: start the console with --human NAME"}
+    try:
+        asked = await request.json()
+    except ValueError:
+        asked = None
+    text = asked.get("text") if isinstance(asked, dict) else None
+    number = asked.get("number") if isinstance(asked, dict) else None
+    if not isinstance(text, str) or not text.strip() or not (
+            number is None or (isinstance(number, int) and not isinstance(number, bool))):
+        return {"ok": False, "said": 'give {"number": N, "text": "your answer"}'}
+    outcome = await anyio.to_thread.run_sync(console.desk.answer, text.strip(), number)
+    log.info("%s: %s", console.desk.name, outcome["said"])
+    return outcome

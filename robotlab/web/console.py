@@ -9,17 +9,21 @@ split into sections so a stream can push only the sections that changed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from robotlab.bus import BusClient
 from robotlab.bus.protocol import unpack
 from robotlab.errors import BusError
 from robotlab.robot.recent_runs import ask_runs
 
+if TYPE_CHECKING:
+    from .desk import WebDesk
+
 RUNS_TIMEOUT = 10.0
 """Seconds the console waits for a robot's runs (a robot answers between messages)."""
-SECTIONS = ("members", "dlq", "traffic")
-"""The parts of a view, each pushed as its own event when it changes."""
+SECTIONS = ("members", "dlq", "traffic", "desk")
+"""The parts of a view, each pushed as its own event when it changes (``desk`` only with
+``--human``)."""
 TRAFFIC = ("routed", "delivered", "nacked", "timeouts", "dead_lettered", "replies_dropped",
            "in_flight", "dlq_size")
 """The broker's counters shown as traffic (``robotlab`` has no per-message feed for admins: the
@@ -27,20 +31,23 @@ console shows how these grow, one look an interval)."""
 
 
 class Console:
-    """The crew seen from one bus client: ``view`` to look, ``replay`` to act."""
+    """The crew seen from one bus client: ``view`` to look, ``replay`` to act; with a ``desk``,
+    also a person's side of the bus (``robotlab web --human NAME``)."""
 
-    def __init__(self, client: BusClient, timeout: float) -> None:
+    def __init__(self, client: BusClient, timeout: float, desk: WebDesk | None = None) -> None:
         self.client = client
         self.timeout = timeout
+        self.desk = desk
 
     def view(self) -> dict[str, Any]:
-        """Members (every peer, robots first), dead letters (oldest first) and the broker's
-        counters."""
+        """Members (every peer, robots first), dead letters (oldest first), the broker's
+        counters, and her desk when there is one."""
         members = [member_row(row) for row in self.client.admin("ps", all=True)]
         letters = [letter_row(row) for row in self.client.admin("dlq.list")]
         stats = self.client.admin("stats")
-        return {"members": members, "dlq": letters,
-                "traffic": {key: stats.get(key, 0) for key in TRAFFIC}}
+        shown = {"members": members, "dlq": letters,
+                 "traffic": {key: stats.get(key, 0) for key in TRAFFIC}}
+        return shown if self.desk is None else {**shown, "desk": self.desk.view()}
 
     def replay(self, dlq_id: str, force: bool) -> dict[str, Any]:
         """Route a dead letter again, as ``robotlab dlq replay [--force]`` does.
@@ -90,4 +97,4 @@ def letter_row(row: dict[str, Any]) -> dict[str, Any]:
 def changes(before: dict[str, Any] | None, now: dict[str, Any]) -> list[tuple[str, Any]]:
     """The sections of ``now`` that differ from ``before`` (all of them when there is no before)."""
     return [(section, now[section]) for section in SECTIONS
-            if before is None or before.get(section) != now[section]]
+            if section in now and (before is None or before.get(section) != now[section])]
