@@ -616,10 +616,7 @@ HISTORY = re.compile(r"\b(?:new|changed|added|removed|fixed) in issue\b", re.I)
 VERSION_NOTE = re.compile(r"\bversion(?:added|changed)::\s*([0-9][0-9.]*)")
 """A public API's ``versionadded``/``versionchanged`` line (STYLE principle 15), and its version."""
 # Files telling their history that are being reshaped by their owners right now.
-HISTORY_ALLOWLIST = {
-    "robotlab/bus/client.py": "the bus is being regrouped; its owner drops the issue notes",
-    "robotlab/bus/message.py": "the bus is being regrouped; its owner drops the issue notes",
-}
+HISTORY_ALLOWLIST: dict[str, str] = {}
 
 
 def _release(version: str) -> tuple[int, ...]:

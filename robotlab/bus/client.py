@@ -17,7 +17,6 @@ raises; ``manual=True`` hands it a :class:`~robotlab.bus.message.Delivery` to se
 from __future__ import annotations
 
 import itertools
-import logging
 import os
 import threading
 import time
@@ -32,15 +31,13 @@ from . import config, protocol, traced
 from .admin import AdminCalls
 from .boundary import pack_plain
 from .dispatcher import INLINE, Dispatcher
-from .inbound import delivered
+from .inbound import Inbound
 from .keys import KeyConfig, client_keys
 from .message import Message
 from .outbound import check_size, reply_body, reply_frames, send_header
 from .outstanding import Outstanding
-from .protocol import Body, Command, Frame
+from .protocol import Body, Command
 from .tracking import Tracker
-
-log = logging.getLogger("robotlab.bus")
 
 DEFAULT_MAX_BYTES: Final = 16 * 1024 * 1024
 # Defaults of the methods that also take **options, as names: mypyc (robotlab/bus/native.py)
@@ -70,7 +67,8 @@ class BusClient:
     ) -> None:
         from .link import Link  # kept local: Link is an implementation detail of the client
 
-        self.url = config.check_endpoints(url)  # ConfigError, not ZeroMQ's, for an http:// address
+        # ConfigError, not ZeroMQ's, for an http:// address
+        self.url = config.check_endpoints(url)
         # 12 random hex digits from os.urandom, not uuid: importing uuid (and platform with it)
         # would cost every handler-only member memory for nothing else.
         self.instance = instance or os.urandom(6).hex()
@@ -84,19 +82,23 @@ class BusClient:
         # the instance id is public (ps shows it), the token never leaves this HELLO.
         # os.urandom is what secrets.token_hex reads, without the import of hmac and OpenSSL's
         # libcrypto that secrets brings (3 MB resident in every member).
-        hello = {"name": self.name, "instance": self.instance, "token": os.urandom(16).hex(), "role": role,
-                 "pid": os.getpid()}
+        hello = {"name": self.name, "instance": self.instance, "token": os.urandom(16).hex(),
+                 "role": role, "pid": os.getpid()}
         if parent:
             hello["parent"] = parent
         if max_inflight:
             hello["max_inflight"] = max_inflight
         if keys is None and not url.startswith("inproc://"):  # CURVE never runs over inproc
             keys = client_keys(self.name)
-        self._link = Link(context or zmq.Context.instance(), url, hello, self._on_frame, self._on_welcome, keys or None)
+        self._link = Link(context or zmq.Context.instance(), url, hello, self._on_welcome,
+                          keys or None)
         self._link.holding = self.dispatcher.holding
         self._link.claims = self._claims
         self._outstanding = Outstanding(self._lock, self._link)
-        self.stats = self._link.stats  # what ps shows: robotlab.bus.heartbeat_stats
+        self._link.on_frame = Inbound(self._link.post, self._outstanding, self._admin,
+                                      self.dispatcher).on_frame
+        # what ps shows of this member: robotlab.bus.heartbeat_stats
+        self.stats = self._link.stats
         self._embedded: Any = None
         self._closed = False
 
@@ -117,11 +119,13 @@ class BusClient:
         return self
 
     def wait_welcome(self, timeout: float) -> bool:
-        """Up to ``timeout`` s: True once welcomed, False if not yet (it keeps trying), ConfigError if refused."""
+        """Up to ``timeout`` s: True once welcomed, False if not yet (it keeps trying),
+        ConfigError if refused."""
         return self._link.wait_welcome(timeout)
 
     def no_answer(self, timeout: float) -> str:
-        """The one line that says no broker welcomed this client within ``timeout``, and why not."""
+        """The one line that says no broker welcomed this client within ``timeout``, and why
+        not."""
         return self._link.no_answer(timeout)
 
     @property
@@ -131,7 +135,8 @@ class BusClient:
 
     @property
     def alive(self) -> bool:
-        """True while the I/O thread runs (connected or still trying); False once it died or was closed."""
+        """True while the I/O thread runs (connected or still trying); False once it died or was
+        closed."""
         return self._link.alive
 
     @property
@@ -144,9 +149,9 @@ class BusClient:
         return self._link.welcomed.wait(timeout)
 
     def close(self, bye: bool = True, drain: float | None = 5.0) -> None:
-        """Leave the bus: let the handler finish (up to ``drain`` s; None: as long as it takes), say BYE, stop
-        the threads, fail what still waits. Messages still queued here are not handled: the broker fails
-        them over or dead-letters them."""
+        """Leave the bus: let the handler finish (up to ``drain`` s; None: as long as it takes),
+        say BYE, stop the threads, fail what still waits. Messages still queued here are not
+        handled: the broker fails them over or dead-letters them."""
         if self._closed:
             return
         self._closed = True
@@ -185,15 +190,16 @@ class BusClient:
     ) -> Tracker:
         """Send ``content`` to every live robot named ``to`` (one of them with ``any=True``).
 
-        Returns a :class:`Tracker`; ``tracker.wait(timeout)`` blocks until delivered. While the receiver is ``busy``
-        (at its in-flight bound) the message is sent again with backoff for up to ``busy_retry`` seconds before the
-        tracker fails with :class:`Busy`. With ``receipt=False`` the broker reports only failures (to the DLQ and the
-        log) and the tracker never settles: fire and forget. ``untracked=True`` (used for replies) also skips the
-        receiver's ack: nothing is held in flight for it. ``expect_reply=True`` (what :meth:`send_request` uses) hands
-        the reply to ``tracker.reply()`` instead of the handler. ``max_handling`` (seconds, capped by the broker's
-        maximum) bounds how long the receiver may hold it, touched or not; ``hold`` (seconds) overrides the broker's
+        Returns a :class:`Tracker`; ``tracker.wait(timeout)`` blocks until delivered. While the
+        receiver is ``busy`` (at its in-flight bound) the message is sent again with backoff for
+        up to ``busy_retry`` seconds before the tracker fails with :class:`Busy`. With
+        ``receipt=False`` the broker reports only failures (to the DLQ and the log) and the
+        tracker never settles: fire and forget. ``untracked=True`` (used for replies) also skips
+        the receiver's ack: nothing is held in flight for it. ``expect_reply=True`` (what
+        :meth:`send_request` uses) hands the reply to ``tracker.reply()`` instead of the
+        handler. ``max_handling`` (seconds, capped by the broker's maximum) bounds how long the
+        receiver may hold it, touched or not; ``hold`` (seconds) overrides the broker's
         ``--hold``.
-        *Changed in issue 10:* ``max_handling``; ``ProtocolError``. *Changed in issue 11:* ``hold``.
 
         Raises:
             BoundaryError: ``content`` is not plain data; nothing was sent.
@@ -204,17 +210,21 @@ class BusClient:
         check_size(body, self.max_message_bytes)
         message_id = f"{self._epoch}.{next(self._ids)}"
         header = send_header(message_id, to, type, (
-            ("any", any), ("idempotent", idempotent), ("untracked", untracked), ("to_instance", to_instance),
-            ("reply_to", reply_to), ("ack", ack), ("deadline", deadline), ("max_handling", max_handling)), receipt, hold)
-        traced.stamp(header)  # checked as the broker will (it would refuse it: say so here); traced when on
-        tracker, frames = Tracker(message_id, to, busy_retry, self._link.wait_reading), protocol.encode(Command.SEND, header, body)
+            ("any", any), ("idempotent", idempotent), ("untracked", untracked),
+            ("to_instance", to_instance), ("reply_to", reply_to), ("ack", ack),
+            ("deadline", deadline), ("max_handling", max_handling)), receipt, hold)
+        # checked as the broker will (it would refuse it: say so here); traced when on
+        traced.stamp(header)
+        tracker = Tracker(message_id, to, busy_retry, self._link.wait_reading)
+        frames = protocol.encode(Command.SEND, header, body)
         self._outstanding.register(tracker, frames, receipt, expect_reply)
         tracker.sent = self.connected
-        (self._link.post_kept if untracked else self._link.post)(frames)  # a reply: kept until confirmed
+        # a reply: kept until confirmed
+        (self._link.post_kept if untracked else self._link.post)(frames)
         return tracker
 
-    def request(self, to: str, content: Any, *, timeout: float = REQUEST_TIMEOUT, type: str = REQUEST,
-                **options: Any) -> Message:
+    def request(self, to: str, content: Any, *, timeout: float = REQUEST_TIMEOUT,
+                type: str = REQUEST, **options: Any) -> Message:
         """Send and wait for the reply.
 
         Raises:
@@ -222,7 +232,8 @@ class BusClient:
             ReplyTimeout: no reply in ``timeout`` seconds; the message says what became of it.
         """
         if self._link.in_drain:  # an inline handler's thread (the I/O thread, or a caller reading)
-            raise BusError("an inline handler cannot wait for a reply: it runs on the thread that would read it")
+            raise BusError("an inline handler cannot wait for a reply: it runs on the thread that "
+                           "would read it")
         options.setdefault("deadline", time.time() + timeout)  # the broker waits no longer either
         tracker = self.send_request(to, content, type=type, **options)
         try:
@@ -230,38 +241,45 @@ class BusClient:
         finally:
             self._outstanding.forget_request(tracker.id)
 
-    def send_request(self, to: str, content: Any, *, type: str = REQUEST, **options: Any) -> Tracker:
-        """Send a request and return its Tracker at once; ``tracker.reply(timeout)`` waits. A Tracker let go
-        of unanswered is forgotten in time (``unheld.py``): a reply still to come goes to the handler."""
+    def send_request(self, to: str, content: Any, *, type: str = REQUEST,
+                     **options: Any) -> Tracker:
+        """Send a request and return its Tracker at once; ``tracker.reply(timeout)`` waits. A
+        Tracker let go of unanswered is forgotten in time (``unheld.py``): a reply still to come
+        goes to the handler."""
         return self.send(to, content, type=type, expect_reply=True, **options)
 
     def reply(self, message: Message, content: Any, *, type: str = "reply") -> None:
         """Answer ``message``, to exactly the instance that sent it; the reply carries its ack.
 
-        Replies are fire and forget (``receipt=False``): the requester's own resend covers a reply lost
-        with a broker, and this client answers such a duplicate from its reply cache. *Changed in issue
-        15:* returns None (the Tracker it returned never settled: nothing is tracked for a reply)."""
+        Replies are fire and forget (``receipt=False``): the requester's own resend covers a
+        reply lost with a broker, and this client answers such a duplicate from its reply cache.
+        It returns no Tracker: nothing is tracked for a reply, so one would never settle."""
         self.send_reply(message, reply_body(message, content), type)
 
     def send_reply(self, message: Message, body: Body, type: str = "reply") -> None:
-        """:meth:`reply` with the body packed already (by ``pack_plain``): sent as it is, and cached."""
+        """:meth:`reply` with the body packed already (by ``pack_plain``): sent as it is, and
+        cached."""
         check_size(body, self.max_message_bytes)
         message_id = f"{self._epoch}.{next(self._ids)}"
-        self._link.post_kept(reply_frames(message_id, message, body, type, self.dispatcher.claim_reply))
+        self._link.post_kept(reply_frames(message_id, message, body, type,
+                                          self.dispatcher.claim_reply))
 
     def settle_delivery(self, delivery: int, nack_reason: str | None = None) -> None:
-        """ACK ``delivery`` to the broker, or NACK it with ``nack_reason`` (the dispatcher's call)."""
+        """ACK ``delivery`` to the broker, or NACK it with ``nack_reason`` (the dispatcher's
+        call)."""
         if nack_reason is None:
             self._link.ack(delivery)
         else:
             reason = nack_reason[: protocol.TEXT_MAX]  # the broker refuses longer reasons
-            self._link.post_kept(protocol.encode(Command.NACK, {"delivery": delivery, "reason": reason}))
+            nack = {"delivery": delivery, "reason": reason}
+            self._link.post_kept(protocol.encode(Command.NACK, nack))
 
     # -- receiving ----------------------------------------------------------------------------
 
-    def on_message(self, handler: Callable[..., Any], *, manual: bool = False, inline: bool | None = None) -> BusClient:
-        """Replace the inbound handler (see the module docstring for the two forms); ``inline=True`` (or
-        :func:`robotlab.bus.inline` on it) runs it on the I/O thread. *New in issue 15:* ``inline``."""
+    def on_message(self, handler: Callable[..., Any], *, manual: bool = False,
+                   inline: bool | None = None) -> BusClient:
+        """Replace the inbound handler (see the module docstring for the two forms);
+        ``inline=True`` (or :func:`robotlab.bus.inline` on it) runs it on the I/O thread."""
         self.dispatcher.handler = handler
         self.dispatcher.manual = manual
         self.dispatcher.inline = bool(getattr(handler, INLINE, False) if inline is None else inline)
@@ -279,14 +297,16 @@ class BusClient:
         return self._admin.ask(self._link, f"{self._epoch}.a{next(self._ids)}", op, args, timeout)
 
     def replay(self, dlq_id: str, timeout: float = 5.0, force: bool = False) -> Tracker:
-        """Route a dead letter again; the returned Tracker settles with its new fate. A letter whose
-        work may have run (``maybe_ran``) is refused (BusError) unless ``force``: it may run twice."""
+        """Route a dead letter again; the returned Tracker settles with its new fate. A letter
+        whose work may have run (``maybe_ran``) is refused (BusError) unless ``force``: it may
+        run twice."""
         message_id = f"{self._epoch}.{next(self._ids)}"
         tracker = Tracker(message_id, "?")
         tracker.sent = True
         self._outstanding.await_replay(tracker)
         try:
-            result = self.admin("dlq.replay", timeout=timeout, dlq_id=dlq_id, ref=message_id, force=force)
+            result = self.admin("dlq.replay", timeout=timeout, dlq_id=dlq_id, ref=message_id,
+                                force=force)
         except Exception:
             self._outstanding.drop(message_id)
             raise
@@ -302,37 +322,3 @@ class BusClient:
     def _on_welcome(self, header: dict[str, Any]) -> None:
         self.max_message_bytes = int(header.get("max_message_bytes", DEFAULT_MAX_BYTES))
         self._outstanding.send_again()
-
-    def _on_frame(self, frame: Frame) -> None:
-        handler = _FRAME_HANDLERS.get(frame.command)
-        if handler is None:
-            log.debug("bus: ignoring %s from the broker", frame.command.name)
-            return
-        handler(self, frame)
-
-    def _on_deliver(self, frame: Frame) -> None:
-        h = frame.header
-        try:
-            content = protocol.unpack(frame.body) if frame.body else None
-        except Exception as exc:  # an undecodable payload is refused, not crashed on
-            self._link.post(protocol.encode(Command.NACK, {"delivery": h["delivery"], "reason": f"undecodable body: {exc}"}))
-            return
-        message = delivered(h, content, frame.body, traced.carried(h))
-        if message.reply_to is not None and self._outstanding.settle_reply(message, message.reply_to):
-            return
-        self.dispatcher.submit(message)
-
-    def _on_receipt(self, frame: Frame) -> None:
-        self._outstanding.on_receipt(frame.header)
-
-    def _on_reply(self, frame: Frame) -> None:
-        self._admin.answered(frame.header)
-
-    def _on_error(self, frame: Frame) -> None:
-        self._outstanding.on_error(frame.header)
-
-
-_FRAME_HANDLERS: Final[dict[Command, Callable[[BusClient, Frame], None]]] = {
-    Command.DELIVER: BusClient._on_deliver, Command.RECEIPT: BusClient._on_receipt,
-    Command.REPLY: BusClient._on_reply, Command.ERROR: BusClient._on_error,
-}

@@ -70,7 +70,8 @@ class Dialer:
         self._attempt_at = 0.0
         self._hello_sent = False
         self._backoff = self._retry_in = BACKOFF_START
-        # What the frames about the connection act on; the Link sets on_frame to its client's.
+        # What the frames about the connection act on; the client sets on_frame to where its
+        # other frames go (robotlab.bus.inbound).
         self.kept = Kept()
         self.on_frame: Callable[[Frame], None] = lambda frame: None
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts

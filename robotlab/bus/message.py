@@ -23,7 +23,7 @@ class Message:
         attempt: 1 for the first delivery, more when redelivered.
         delivery: the broker's delivery id (what ACK/NACK name).
         body: the msgpack bytes ``content`` was unpacked from, as they arrived (a view of the
-            received frame for a body of 64 KiB or more: never copied). *New in issue 15.*
+            received frame for a body of 64 KiB or more: never copied).
     """
 
     id: str

@@ -48,6 +48,7 @@ MODULES = (
     "robotlab.bus.handshake",
     "robotlab.bus.seat",
     "robotlab.bus.dialer",
+    "robotlab.bus.pump",
     "robotlab.bus.link",
     "robotlab.bus.client",
     "robotlab.bus.dispatcher",

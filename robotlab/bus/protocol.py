@@ -44,17 +44,23 @@ Broker -> peer:
 delivered with ``delivery = 0``, held in no in-flight table and never acked: the requester's
 own resend is a reply's retry. ``SEND.hold`` (seconds) overrides how long the broker holds
 the message while every member of its name is away. ``traceparent``/``tracestate`` are the
-W3C trace context of a traced message; the broker replaces them with its own span's. TOUCH pushes the ack deadline of deliveries a live receiver
-still holds (queued or running) by another ack timeout, never past the message's ``deadline``:
-the ack timeout catches silent receivers, not long tasks; ``max_handling`` (seconds, capped by
-the broker's own maximum) bounds how long any delivery may stay in flight, touched or not.
+W3C trace context of a traced message; the broker replaces them with its own span's.
+
+TOUCH pushes the ack deadline of deliveries a live receiver still holds (queued or running) by
+another ack timeout, never past the message's ``deadline``: the ack timeout catches silent
+receivers, not long tasks; ``max_handling`` (seconds, capped by the broker's own maximum)
+bounds how long any delivery may stay in flight, touched or not.
+
 ``HEARTBEAT.seen`` counts the frames the broker has handled from this connection (its HELLO is
 1): a member keeps each reply, ack and nack it sent until ``seen`` covers it, and sends what it
-still keeps after a WELCOME. A HELLO's body, when not empty, is a msgpack list of the
-[sender instance, id] of the messages the member remembers having had (working on them, or
-done; the newest that fit in half the broker's ``max_message_bytes``); a broker that has just taken over from its standby peer reads it to learn who holds
-which ``any`` message (``robotlab.broker.claims``), every other broker ignores it. ``HEARTBEAT.stats`` (tokens, dollars, a short status) is what a
+still keeps after a WELCOME. ``HEARTBEAT.stats`` (tokens, dollars, a short status) is what a
 member reports of itself for ``ps``; it is sent when it changes, at most once a heartbeat.
+
+A HELLO's body, when not empty, is a msgpack list of the [sender instance, id] of the messages
+the member remembers having had (working on them, or done; the newest that fit in half the
+broker's ``max_message_bytes``); a broker that has just taken over from its standby peer reads
+it to learn who holds which ``any`` message (``robotlab.broker.claims``), every other broker
+ignores it.
 
 Every header field's type and bound is in :data:`SCHEMA`; :func:`decode` enforces it.
 """
@@ -71,7 +77,8 @@ from zmq.backend import Socket as CompiledSocket
 
 from robotlab.errors import ProtocolError
 
-from . import sockopt  # noqa: F401  (installed on import: cheaper socket.get for EVENTS and RCVMORE)
+# installed on import: a cheaper socket.get for EVENTS and RCVMORE
+from . import sockopt  # noqa: F401
 from .boundary import ThreadPacker
 from .schema import (  # noqa: F401  (re-exported: protocol is where callers find the vocabulary)
     BATCH_MAX,
@@ -130,7 +137,8 @@ class Frame:
 
     __slots__ = ("command", "header", "body")
 
-    def __init__(self, command: Command, header: dict[str, Any] | None = None, body: Body = b"") -> None:
+    def __init__(self, command: Command, header: dict[str, Any] | None = None,
+                 body: Body = b"") -> None:
         self.command = command
         self.header: dict[str, Any] = {} if header is None else header
         self.body = body
@@ -225,20 +233,26 @@ def decode(frames: list[Body]) -> Frame:
         data = bytes(_first_frame(frames))
     command = _BY_CODE.get(data[4])
     if command is None:
-        raise ProtocolError(f"unknown command {data[4]}", code=ErrorCode.UNKNOWN_COMMAND, frames=frames)
-    length = (data[5] << 24) | (data[6] << 16) | (data[7] << 8) | data[8]  # _PREFIX's uint32, big-endian
+        raise ProtocolError(f"unknown command {data[4]}", code=ErrorCode.UNKNOWN_COMMAND,
+                            frames=frames)
+    # _PREFIX's uint32, big-endian
+    length = (data[5] << 24) | (data[6] << 16) | (data[7] << 8) | data[8]
     if length > MAX_HEADER_BYTES:
-        raise ProtocolError(f"header of {length} bytes exceeds {MAX_HEADER_BYTES}", code=ErrorCode.TOO_LARGE, frames=frames)
+        raise ProtocolError(f"header of {length} bytes exceeds {MAX_HEADER_BYTES}",
+                            code=ErrorCode.TOO_LARGE, frames=frames)
     end = PREFIX_BYTES + length
     if end > len(data):
         raise ProtocolError(f"header length {length} runs past the end of a {len(data)}-byte frame",
                             code=ErrorCode.MALFORMED, frames=frames)
     if len(frames) == 2 and end != len(data):
-        raise ProtocolError("a message with a body frame has bytes after its header", code=ErrorCode.MALFORMED, frames=frames)
+        raise ProtocolError("a message with a body frame has bytes after its header",
+                            code=ErrorCode.MALFORMED, frames=frames)
     try:
-        header = _unpackb(data[PREFIX_BYTES:end], raw=False, strict_map_key=False)  # unpack(), without its call
+        # unpack(), without its call
+        header = _unpackb(data[PREFIX_BYTES:end], raw=False, strict_map_key=False)
     except Exception as exc:  # msgpack raises several unrelated types on garbage
-        raise ProtocolError(f"header is not msgpack: {exc}", code=ErrorCode.MALFORMED, frames=frames) from exc
+        raise ProtocolError(f"header is not msgpack: {exc}", code=ErrorCode.MALFORMED,
+                            frames=frames) from exc
     if type(header) is not dict:
         raise ProtocolError("header is not a map", code=ErrorCode.MALFORMED, frames=frames)
     _check_header(command, header, frames)
@@ -251,14 +265,16 @@ def _first_frame(frames: list[Body]) -> Body:
     data = frames[0] if count else b""
     if data[:3] != SIGNATURE_PREFIX or len(data) < 4:
         raise ProtocolError("unknown signature", code="bad_signature", frames=frames)
-    if data[3] != VERSION or (count > 2 and len(data) == 4):  # version 1 sent the signature alone, then 3 frames
-        raise ProtocolError(f"protocol version {data[3]} is not supported: this side speaks version {VERSION} "
-                            "(one frame a message); run the same robotlab version on both sides",
-                            code=ErrorCode.BAD_VERSION, frames=frames)
+    # version 1 sent the signature alone, then 3 frames
+    if data[3] != VERSION or (count > 2 and len(data) == 4):
+        raise ProtocolError(f"protocol version {data[3]} is not supported: this side speaks "
+                            f"version {VERSION} (one frame a message); run the same robotlab "
+                            "version on both sides", code=ErrorCode.BAD_VERSION, frames=frames)
     if count not in (1, 2):
-        raise ProtocolError(f"expected 1 frame (2 with a large body), got {count}", code=ErrorCode.MALFORMED, frames=frames)
-    if len(data) < PREFIX_BYTES:
-        raise ProtocolError(f"truncated: {len(data)} bytes, the fixed start alone is {PREFIX_BYTES}",
+        raise ProtocolError(f"expected 1 frame (2 with a large body), got {count}",
                             code=ErrorCode.MALFORMED, frames=frames)
+    if len(data) < PREFIX_BYTES:
+        raise ProtocolError(f"truncated: {len(data)} bytes, the fixed start alone is "
+                            f"{PREFIX_BYTES}", code=ErrorCode.MALFORMED, frames=frames)
     return data
 

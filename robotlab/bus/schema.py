@@ -107,7 +107,8 @@ _KINDS: Final[dict[str, Callable[[Any, int], bool]]] = {
     "number": _is_number,
     "bool": lambda v, n: type(v) is bool,
     "ints": lambda v, n: type(v) is list and len(v) <= n and all(_is_int(i) for i in v),
-    "strs": lambda v, n: type(v) is list and len(v) <= n and all(type(i) is str and len(i) <= ID_MAX for i in v),
+    "strs": lambda v, n: (type(v) is list and len(v) <= n
+                          and all(type(i) is str and len(i) <= ID_MAX for i in v)),
     "map": lambda v, n: type(v) is dict and len(v) <= n and all(type(k) is str for k in v),
     "any": lambda v, n: True,
 }
@@ -127,33 +128,43 @@ _NAME = Field("str", limit=NAME_MAX)
 _ID = Field("str")
 _FLAG = Field("bool")
 _SEND_FIELDS = {
-    "id": Field("str", required=True), "to": Field("str", required=True, limit=NAME_MAX), "type": _NAME,
-    "to_instance": _ID, "reply_to": _ID, "ack": Field("int"), "deadline": Field("number"),
-    "max_handling": Field("number"), "any": _FLAG, "idempotent": _FLAG, "receipt": _FLAG, "untracked": _FLAG,
+    "id": Field("str", required=True), "to": Field("str", required=True, limit=NAME_MAX),
+    "type": _NAME, "to_instance": _ID, "reply_to": _ID, "ack": Field("int"),
+    "deadline": Field("number"), "max_handling": Field("number"),
+    "any": _FLAG, "idempotent": _FLAG, "receipt": _FLAG, "untracked": _FLAG,
     "hold": Field("number"),
-    "traceparent": _ID, "tracestate": Field("text", limit=512),  # W3C trace context (robotlab.observability)
+    # W3C trace context (robotlab.observability)
+    "traceparent": _ID, "tracestate": Field("text", limit=512),
 }
 SCHEMA: Final[dict[Command, dict[str, Field]]] = {
-    Command.HELLO: {"name": Field("str", required=True, limit=NAME_MAX), "instance": Field("str", required=True),
-                    "token": _ID, "role": _NAME, "pid": Field("int"), "parent": _ID, "max_inflight": Field("int")},
+    Command.HELLO: {"name": Field("str", required=True, limit=NAME_MAX),
+                    "instance": Field("str", required=True), "token": _ID, "role": _NAME,
+                    "pid": Field("int"), "parent": _ID, "max_inflight": Field("int")},
     Command.SEND: _SEND_FIELDS,
     Command.ACK: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
     Command.TOUCH: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
-    Command.NACK: {"delivery": Field("int", required=True), "reason": Field("text", limit=TEXT_MAX)},
-    Command.HEARTBEAT: {"seen": Field("int"), "stats": Field("map", limit=16)},  # stats: robotlab.bus.heartbeat_stats
+    Command.NACK: {"delivery": Field("int", required=True),
+                   "reason": Field("text", limit=TEXT_MAX)},
+    # its stats map is what robotlab.bus.heartbeat_stats sends
+    Command.HEARTBEAT: {"seen": Field("int"), "stats": Field("map", limit=16)},
     Command.BYE: {},
-    Command.REQUEST: {"id": Field("str", required=True), "op": Field("str", required=True, limit=NAME_MAX),
+    Command.REQUEST: {"id": Field("str", required=True),
+                      "op": Field("str", required=True, limit=NAME_MAX),
                       "args": Field("map", limit=64)},
-    Command.WELCOME: {"broker": _ID, "heartbeat": Field("number", required=True), "liveness": Field("int", required=True),
-                      "ack_timeout": Field("number"), "max_message_bytes": Field("int"), "version": Field("int")},
-    Command.DELIVER: {**_SEND_FIELDS, "delivery": Field("int", required=True), "from": Field("str", required=True, limit=NAME_MAX),
+    Command.WELCOME: {"broker": _ID, "heartbeat": Field("number", required=True),
+                      "liveness": Field("int", required=True), "ack_timeout": Field("number"),
+                      "max_message_bytes": Field("int"), "version": Field("int")},
+    Command.DELIVER: {**_SEND_FIELDS, "delivery": Field("int", required=True),
+                      "from": Field("str", required=True, limit=NAME_MAX),
                       "from_instance": _ID, "attempt": Field("int")},
-    Command.RECEIPT: {"id": Field("str", required=True), "status": Field("str", required=True, limit=NAME_MAX),
+    Command.RECEIPT: {"id": Field("str", required=True),
+                      "status": Field("str", required=True, limit=NAME_MAX),
                       "to": _NAME, "detail": Field("text", limit=TEXT_MAX), "dlq_id": _ID,
                       "instances": Field("strs", limit=BATCH_MAX)},
-    Command.REPLY: {"id": Field("str", required=True), "ok": Field("bool", required=True), "result": Field("any"),
-                    "error": Field("text", limit=TEXT_MAX)},
-    Command.ERROR: {"code": Field("str", required=True, limit=NAME_MAX), "detail": Field("text", limit=TEXT_MAX), "ref": _ID},
+    Command.REPLY: {"id": Field("str", required=True), "ok": Field("bool", required=True),
+                    "result": Field("any"), "error": Field("text", limit=TEXT_MAX)},
+    Command.ERROR: {"code": Field("str", required=True, limit=NAME_MAX),
+                    "detail": Field("text", limit=TEXT_MAX), "ref": _ID},
 }
 """Every header field of every command: its kind, whether it is required, and its bound.
 
@@ -166,7 +177,8 @@ by ``MAX_HEADER_BYTES``.
 
 _CHECKS: Final = {command: {name: (spec.kind, spec.limit) for name, spec in fields.items()}
            for command, fields in SCHEMA.items()}
-_REQUIRED: Final = {command: tuple(name for name, spec in fields.items() if spec.required) for command, fields in SCHEMA.items()}
+_REQUIRED: Final = {command: tuple(name for name, spec in fields.items() if spec.required)
+                    for command, fields in SCHEMA.items()}
 
 
 def check_header(command: Command, header: dict[str, Any]) -> None:
@@ -217,8 +229,9 @@ def check_fields(command: Command, header: dict[str, Any], names: tuple[str, ...
 
 
 def _fits(kind: str, limit: int, value: Any) -> bool:
-    # The common kinds without the table's lambdas: compiled, this is a native call and they are not.
-    # (_check_header tests str and int inline before it gets here; check_fields comes straight here.)
+    # The common kinds without the table's lambdas: compiled, this is a native call and they are
+    # not. (_check_header tests str and int inline before it gets here; check_fields comes
+    # straight here.)
     if kind == "str":
         return type(value) is str and 0 < len(value) <= limit
     if kind == "bool":
@@ -235,7 +248,8 @@ def _check_required(command: Command, header: dict[str, Any], frames: list[Any])
             raise ProtocolError(problem, code=ErrorCode.BAD_HEADER, frames=frames, ref=_ref(header))
 
 
-def _refuse(command: Command, header: dict[str, Any], name: str, value: Any, frames: list[Any]) -> None:
+def _refuse(command: Command, header: dict[str, Any], name: str, value: Any,
+            frames: list[Any]) -> None:
     spec = SCHEMA[command][name]
     problem = f"{command.name} header field {name!r} must be {spec.describe()}, got {_show(value)}"
     raise ProtocolError(problem, code=ErrorCode.BAD_HEADER, frames=frames, ref=_ref(header))

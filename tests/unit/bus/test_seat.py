@@ -211,7 +211,7 @@ def test_a_frame_right_behind_the_reply_is_read_though_the_caller_asks_nothing_m
 
 def test_a_sender_reads_what_waits_behind_its_send_itself_and_no_more_than_its_budget(
         member) -> None:
-    from robotlab.bus.link import DRAIN_BUDGET
+    from robotlab.bus.pump import DRAIN_BUDGET
 
     alice, bob, carol = member("alice", ack_timeout=30.0), member("bob"), member("carol")
     bob.on_message(bus.inline(lambda m: None))
