@@ -52,9 +52,12 @@ def _desk(address: str, person: str | None, keys_folder: str | None) -> Iterator
 @click.option("--broker", "url", default=None,
               help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else "
                    "tcp://127.0.0.1:5555).")
+@click.option("--access-key", "access_key", default=None, metavar="FILE",
+              help="Answer only requests that carry the key in FILE (a browser opens /?key=KEY "
+                   "once); with it, a bind beyond loopback is allowed.")
 @click.option("--insecure", is_flag=True,
-              help="Allow a bind beyond loopback: anyone reaching it sees the crew and can replay "
-                   "dead letters.")
+              help="Allow a bind beyond loopback with no key: anyone reaching it sees the crew "
+                   "and can replay dead letters.")
 @click.option("--name", default="robotlab-web", show_default=True,
               callback=checked(bus.config.check_name),
               help="This console's member name on the bus.")
@@ -71,14 +74,15 @@ def _desk(address: str, person: str | None, keys_folder: str | None) -> Iterator
               help="text for people, json for journald or Loki (one object a line); on stderr.")
 @key_options
 @exits_on_error
-def web_command(where: str, url: str | None, insecure: bool, name: str, person: str | None,
-                interval: float, timeout: float, log_level: str, log_format: str,
-                keys_folder: str | None, key_file: str | None) -> None:
+def web_command(where: str, url: str | None, access_key: str | None, insecure: bool, name: str,
+                person: str | None, interval: float, timeout: float, log_level: str,
+                log_format: str, keys_folder: str | None, key_file: str | None) -> None:
     """Serve a live web console of the crew at http://HOST:PORT/ (default 127.0.0.1:8765).
 
     It reads the broker's admin requests (ps, dlq.list, stats), as `robotlab ps` and `dlq` do, so
     it needs an admin key when the broker runs with --keys. Runs until SIGTERM or Ctrl-C: exit 0.
-    Exit 64 bad usage, 69 no broker, 78 an address that cannot or may not be bound.
+    Exit 64 bad usage, 69 no broker, 78 an address that cannot or may not be bound, or an access
+    key that cannot be read or is too short.
     """
     from robotlab.web.console import Console
     from robotlab.web.serve import serve
@@ -86,13 +90,16 @@ def web_command(where: str, url: str | None, insecure: bool, name: str, person: 
     if person == name:
         raise click.UsageError(f"--human {person} is the console's own --name: give her a name "
                                "of her own")
+    from robotlab.web.access import read_key
+
     configure_logging(log_level, log_format)
+    key = None if access_key is None else read_key(access_key)
     bound = binding.parse_bind(where)
-    binding.check_exposure(bound, insecure, "the web console")
+    binding.check_exposure(bound, insecure or key is not None, "the web console", "--access-key")
     sock = binding.listen(bound)  # before joining the bus: a bad address costs nothing
     address = bus.broker_url(url)
     with bus.connect(address, name=name, keys=client_keys(keys_folder, key_file),
                      timeout=5.0) as client, _desk(address, person, keys_folder) as desk:
         log = logging.getLogger("robotlab.web")
-        serve(Console(client, timeout, desk), interval, sock,
+        serve(Console(client, timeout, desk), interval, sock, key=key,
               on_ready=lambda u: log.info("serving the web console at %s", u))

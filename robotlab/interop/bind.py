@@ -38,17 +38,23 @@ def parse_bind(text: str) -> Bind:
     return Bind(host, int(port))
 
 
-def check_exposure(bind: Bind, insecure: bool, what: str) -> None:
+def check_exposure(bind: Bind, insecure: bool, what: str, key_option: str | None = None) -> None:
     """Refuse a bind reachable beyond this machine unless ``insecure`` says it was meant.
+
+    A server that checks a key of its own (``key_option``, such as the web console's
+    ``--access-key``) passes ``insecure`` true once it has one, and the refusal names it.
 
     Raises:
         ConfigError: the one line saying why and what to pass instead.
     """
     if not insecure and not is_loopback(f"tcp://{bind}"):
+        keyed = (f"pass {key_option} FILE so that only who holds the key gets in, " if key_option
+                 else "")
         raise ConfigError(
             f"refusing to serve {what} on {bind}: it is reachable beyond this machine, and whoever "
-            "reaches it can ask every robot on the bus. Bind a loopback address (127.0.0.1), or "
-            "pass --insecure on a network you trust (behind a proxy that checks who asks).")
+            f"reaches it can ask every robot on the bus. Bind a loopback address (127.0.0.1), "
+            f"{keyed}or pass --insecure on a network you trust (behind a proxy that checks who "
+            "asks).")
 
 
 def listen(bind: Bind) -> socket.socket:

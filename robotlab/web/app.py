@@ -18,12 +18,14 @@ from typing import Any
 import anyio
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from robotlab.errors import BusError
 
+from .access import RequireKey
 from .console import Console, changes
 
 log = logging.getLogger("robotlab.web")
@@ -93,11 +95,14 @@ async def stream(watcher: Watcher) -> AsyncIterator[ServerSentEvent]:
         await watcher.next_change()
 
 
-def build_app(watcher: Watcher) -> Starlette:
+def build_app(watcher: Watcher, key: str | None = None) -> Starlette:
     """The console's app: ``/`` the page, ``/events`` its stream, ``/api/view`` the view as JSON,
     ``POST /api/dlq/{dlq_id}/replay`` (``?force=1`` for a letter that may have run),
     ``/api/runs/{name}`` (``?last=N``) a robot's recent runs, and ``POST /api/desk/answer``
-    (``{"number": N, "text": ...}``) her answer to a question, with ``--human``."""
+    (``{"number": N, "text": ...}``) her answer to a question, with ``--human``.
+
+    With ``key``, every path answers only a request that carries it (``access.py``).
+    """
     console = watcher.console
     page = resources.files(__package__).joinpath("page.html").read_text(encoding="utf-8")
 
@@ -135,7 +140,8 @@ def build_app(watcher: Watcher) -> Starlette:
               Route("/api/dlq/{dlq_id}/replay", replay, methods=["POST"]),
               Route("/api/runs/{name}", runs),
               Route("/api/desk/answer", answer, methods=["POST"])]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes,
+                     middleware=[] if key is None else [Middleware(RequireKey, key=key)])
 
 
 async def answer_outcome(console: Console, request: Request) -> dict[str, Any]:

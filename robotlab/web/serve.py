@@ -25,15 +25,16 @@ async def _on_signal(stop: Callable[[], None], *,
             stop()
 
 
-async def _serve(console: Console, interval: float, sock: socket.socket,
+async def _serve(console: Console, interval: float, sock: socket.socket, key: str | None,
                  on_ready: Callable[[str], None] | None) -> None:
     import uvicorn
 
     watcher = Watcher(console, interval)
     # log_config=None: uvicorn's lines go through this process's handler (JSON under
     # --log-format json) instead of handlers of its own.
-    http = uvicorn.Server(uvicorn.Config(build_app(watcher), log_level="warning", lifespan="off",
-                                         log_config=None, timeout_graceful_shutdown=2))
+    http = uvicorn.Server(uvicorn.Config(build_app(watcher, key), log_level="warning",
+                                         lifespan="off", log_config=None,
+                                         timeout_graceful_shutdown=2))
 
     def stop() -> None:
         # The signal comes here, not to uvicorn's handler, so sse-starlette does not see the
@@ -57,6 +58,7 @@ def url_of(sock: socket.socket) -> str:
 
 
 def serve(console: Console, interval: float, sock: socket.socket,
-          on_ready: Callable[[str], None] | None = None) -> None:
-    """Serve the console on the listening ``sock`` until SIGTERM or Ctrl-C."""
-    anyio.run(_serve, console, interval, sock, on_ready)
+          on_ready: Callable[[str], None] | None = None, key: str | None = None) -> None:
+    """Serve the console on the listening ``sock`` until SIGTERM or Ctrl-C (only to requests
+    that carry ``key``, when there is one)."""
+    anyio.run(_serve, console, interval, sock, key, on_ready)

@@ -57,6 +57,13 @@ def test_beyond_loopback_needs_the_opt_in() -> None:
         check_exposure(parse_bind(exposed), insecure=True, what="MCP")
 
 
+def test_a_server_with_a_key_of_its_own_names_it_in_the_refusal() -> None:
+    with pytest.raises(ConfigError, match=r"\(127.0.0.1\), pass --access-key FILE so that only "
+                                          r"who holds the key gets in, or pass --insecure"):
+        check_exposure(parse_bind("0.0.0.0:1"), insecure=False, what="the web console",
+                       key_option="--access-key")
+
+
 def test_a_taken_port_is_one_line() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
