@@ -36,13 +36,13 @@ INSTALLED = $$(ls -d $(VENV)/lib/python3*/site-packages/*.dist-info 2>/dev/null 
 # complete and consistent. The locked set includes pip, setuptools and wheel, so the project
 # is then installed without build isolation (nothing unlocked is fetched) and without
 # dependencies (pip's hash mode cannot hash an editable install). The editable install does
-# not compile (ROBOTLAB_COMPILE=0): $(COMPILED) does, once, where its progress shows.
+# not compile (ROBOT_LAB_COMPILE=0): $(COMPILED) does, once, where its progress shows.
 $(STAMP): pyproject.toml setup.py $(LOCK)
 	@echo "make: installing robotlab and its dev tools into $(VENV) (a minute or two the first time)..."
 	$(PYTHON) -m venv $(VENV)
 	@echo "make: installing the $$(grep -c '^[a-z0-9]' $(LOCK)) locked packages (pip downloads or finds each, then installs them all)"
 	@$(call ticking,$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r $(LOCK),installing the locked packages: $(INSTALLED) in $(VENV) so far)
-	ROBOTLAB_COMPILE=0 $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	ROBOT_LAB_COMPILE=0 $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/python -m pip check
 	touch $(STAMP)
 	@echo "make: $(VENV) is ready"
@@ -67,7 +67,7 @@ demo: $(COMPILED)
 test: lint $(COMPILED)
 	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --ignore=tests/model
 
-# The bus's guarantees again on its pure-Python source (ROBOTLAB_PURE=1), the fallback that runs
+# The bus's guarantees again on its pure-Python source (ROBOT_LAB_PURE=1), the fallback that runs
 # where the mypyc build is absent or stale: the bus and broker unit tests, then delivery,
 # durability (the journal across restarts), holds, pools, standby and hostile peers with real
 # processes, which inherit the variable. tests/unit/bus/conftest.py checks the source runs.
@@ -76,7 +76,7 @@ PURE_TESTS := tests/unit/bus tests/process/test_bus_processes.py tests/process/t
 	tests/process/test_standby_failover_processes.py tests/process/test_standby_claims_processes.py \
 	tests/process/test_hostile_bus.py
 test-pure: $(STAMP)
-	ROBOTLAB_PURE=1 $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(PURE_TESTS)
+	ROBOT_LAB_PURE=1 $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup $(PURE_TESTS)
 
 # Builds llama.cpp's server and fetches the model once (cached outside the clone, in
 # ~/.cache/robotlab/model-tier; a warm run starts in seconds), then runs tests/model against

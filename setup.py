@@ -3,7 +3,7 @@ pyproject.toml.
 
 The modules listed in ``robotlab.bus.native.MODULES`` are compiled into C extensions from their
 typed source, when mypyc (it comes with mypy, in the dev extra and the lock) can be imported and
-``ROBOTLAB_COMPILE`` is not ``0``. Without it the same source is installed and runs as pure
+``ROBOT_LAB_COMPILE`` is not ``0``. Without it the same source is installed and runs as pure
 Python: nothing else changes. ``make venv`` installs without build isolation, so the locked mypy
 does the build.
 
@@ -51,9 +51,22 @@ def staged_tree() -> Path:
     return package
 
 
+def compile_asked() -> str:
+    """``ROBOT_LAB_COMPILE``, else its old name ``ROBOTLAB_COMPILE`` (read until 0.2.0, with a
+    warning), else ``1``. Read here, not through robotlab.config.environment: the build runs
+    where robotlab's dependencies may not be installed yet."""
+    if "ROBOT_LAB_COMPILE" in os.environ:
+        return os.environ["ROBOT_LAB_COMPILE"]
+    if "ROBOTLAB_COMPILE" in os.environ:
+        print("robotlab: $ROBOTLAB_COMPILE is deprecated and read only until robotlab 0.2.0: set "
+              "ROBOT_LAB_COMPILE instead", file=sys.stderr)
+        return os.environ["ROBOTLAB_COMPILE"]
+    return "1"
+
+
 def native_extensions() -> list[object]:
     """The compiled modules, or none (pure Python) when mypyc is missing or not wanted."""
-    if os.environ.get("ROBOTLAB_COMPILE", "1") == "0":
+    if compile_asked() == "0":
         return []
     try:
         from mypyc.build import mypycify

@@ -41,11 +41,11 @@ def main(args: argparse.Namespace, run_robotlab: Callable[..., dict[str, float]]
     def run(keyed: bool) -> dict[str, float]:
         if not keyed:
             return run_robotlab(args.n, args.seconds)
-        os.environ["ROBOTLAB_KEYS"] = folder  # the client and the probe in this process read it
+        os.environ["ROBOT_LAB_KEYS"] = folder  # the client and the probe in this process read it
         try:
-            return run_robotlab(args.n, args.seconds, env={"ROBOTLAB_KEYS": folder})
+            return run_robotlab(args.n, args.seconds, env={"ROBOT_LAB_KEYS": folder})
         finally:
-            del os.environ["ROBOTLAB_KEYS"]
+            del os.environ["ROBOT_LAB_KEYS"]
 
     keyless, keyed = alternate(args.rounds, lambda: run(False), lambda: run(True))
     table = cost_report(keyless, keyed, ("keyless", "CURVE keys"))

@@ -15,7 +15,7 @@ import timeit
 # The pure-Python source of the bus (robotlab/bus/native.py): only there can the schema check be
 # swapped out, because compiled modules call each other directly. bench/bus_instructions.py
 # counts what compiling saves.
-os.environ.setdefault("ROBOTLAB_PURE", "1")
+os.environ.setdefault("ROBOT_LAB_PURE", "1")
 
 from robotlab.bus import protocol  # noqa: E402
 from robotlab.bus.protocol import Command  # noqa: E402

@@ -70,7 +70,7 @@ def main(args: argparse.Namespace, run_robotlab: Callable[..., dict[str, float]]
     from robotlab.observability import setup, trace_settings, tracing
 
     spans = os.path.join(tempfile.mkdtemp(prefix="rl-bench-"), "spans.jsonl")
-    on_env = {"OTEL_TRACES_EXPORTER": "jsonl", "ROBOTLAB_TRACES_FILE": spans}
+    on_env = {"OTEL_TRACES_EXPORTER": "jsonl", "ROBOT_LAB_TRACES_FILE": spans}
     setup(trace_settings(on_env), "bench-client")  # the client's provider; its switch flips per run
 
     def run(on: bool) -> dict[str, float]:

@@ -17,7 +17,7 @@ from .mcp_serve import TIMEOUT, _bind, server_name
 
 @click.command("a2a-serve", cls=Command)
 @click.option("--broker", "url", default=None,
-              help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else "
+              help="Broker address, or several comma-separated (default: $ROBOT_LAB_BROKER, else "
                    "tcp://127.0.0.1:5555).")
 @click.option("--http", "http", default="127.0.0.1:8766", show_default=True, metavar="HOST:PORT",
               callback=checked(_bind),

@@ -21,7 +21,7 @@ CONNECT_SECONDS = 5.0
 @click.option("--name", required=True, callback=checked(bus.config.check_name),
               help="Your member name on the bus: robots ask you by it.")
 @click.option("--broker", "url", default=None,
-              help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else "
+              help="Broker address, or several comma-separated (default: $ROBOT_LAB_BROKER, else "
                    "tcp://127.0.0.1:5555).")
 @key_options
 @exits_on_error

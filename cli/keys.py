@@ -25,7 +25,7 @@ def key_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="Secret key file of this client (default: "
                              f"DIR/{CLI_KEY}.key_secret).")(func)
     return click.option("--keys", "keys_folder", default=None,
-                        help="CURVE keys folder (default: $ROBOTLAB_KEYS); needed when the broker "
+                        help="CURVE keys folder (default: $ROBOT_LAB_KEYS); needed when the broker "
                              "runs with --keys.")(func)
 
 
@@ -33,8 +33,8 @@ def client_keys(keys_folder: str | None, key_file: str | None,
                 name: str = CLI_KEY) -> keys.KeyConfig | None:
     """The KeyConfig the options ask for (:func:`robotlab.bus.keys.client_keys`), or None."""
     if key_file and keys_dir(keys_folder) is None:
-        raise click.UsageError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public "
-                               "key")
+        raise click.UsageError("--key needs --keys DIR (or $ROBOT_LAB_KEYS) for the broker's "
+                               "public key")
     return keys.client_keys(name, keys_folder, key_file)
 
 
@@ -46,7 +46,7 @@ def keys_group() -> None:
 @keys_group.command("new")
 @click.argument("name")
 @click.option("--dir", "folder", default=None,
-              help="Keys folder (default: $ROBOTLAB_KEYS, else ./keys).")
+              help="Keys folder (default: $ROBOT_LAB_KEYS, else ./keys).")
 @click.option("--robot", "robots", multiple=True,
               help="A robot name this key may use (repeat it; '*' for any name, for CLI and admin "
                    "keys).")
@@ -69,7 +69,7 @@ def keys_new_command(name: str, folder: str | None, robots: tuple[str, ...], rol
 
 @keys_group.command("list")
 @click.option("--dir", "folder", default=None,
-              help="Keys folder (default: $ROBOTLAB_KEYS, else ./keys).")
+              help="Keys folder (default: $ROBOT_LAB_KEYS, else ./keys).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @exits_on_error
 def keys_list_command(folder: str | None, as_json: bool) -> None:

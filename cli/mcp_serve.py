@@ -33,7 +33,7 @@ def server_name(default: str) -> Callable[[Callable[..., Any]], Callable[..., An
 
 @click.command("mcp-serve", cls=Command)
 @click.option("--broker", "url", default=None,
-              help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else "
+              help="Broker address, or several comma-separated (default: $ROBOT_LAB_BROKER, else "
                    "tcp://127.0.0.1:5555).")
 @click.option("--http", "http", default=None, metavar="HOST:PORT", callback=checked(_bind),
               help="Serve streamable HTTP at http://HOST:PORT/mcp (port 0: any free port, printed) "

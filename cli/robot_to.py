@@ -158,7 +158,7 @@ INT, FLOAT = click.IntRange(min=0), click.FloatRange(min=0)
 @opt("--quiet", "-q", is_flag=True,
      help="Print only the exit summary (no progress lines, no live view).")
 @opt("--broker", metavar="URL",
-     help="Join the crew's bus at URL (ROBOTLAB_BROKER works too): answer status and decisions.")
+     help="Join the crew's bus at URL (ROBOT_LAB_BROKER works too): answer status and decisions.")
 @opt("--resume", "resume_id", metavar="RUN_ID",
      help="Continue a paused run (its settings are stored).")
 @click.version_option(message="%(prog)s %(version)s", version=None, package_name="robotlab",

@@ -31,7 +31,7 @@ from .wait import wait_command
 from .web import web_command
 
 BROKER_HELP = ("Broker address, or several comma-separated (a primary and its standby) "
-               "(default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555).")
+               "(default: $ROBOT_LAB_BROKER, else tcp://127.0.0.1:5555).")
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -85,7 +85,7 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback bind without CURVE keys.")
 @click.option("--keys", "keys_folder", default=None,
               help="CURVE keys folder: DIR/broker.key_secret, clients in DIR/authorized/ (default: "
-                   "$ROBOTLAB_KEYS).")
+                   "$ROBOT_LAB_KEYS).")
 @click.option("--journal", "journal", default=None, metavar="PATH",
               help="SQLite journal of unsettled messages, dead letters and robot names "
                    "(default: $STATE_DIRECTORY/broker.db under systemd, else one per bind address "
@@ -110,7 +110,7 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
                    "failover may lose the last commits.")
 @click.option("--key", "key_file", default=None,
               help="The broker's secret key file (default: DIR/broker.key_secret, or "
-                   "$ROBOTLAB_KEY).")
+                   "$ROBOT_LAB_KEY).")
 @click.option("--bind-timeout", type=click.FloatRange(min=0), default=60.0, show_default=True,
               help="Seconds to wait for a bind address that does not exist yet, then exit 75.")
 @click.option("--log-level", default="INFO", show_default=True)

@@ -23,7 +23,7 @@ CONNECT_SECONDS = 5.0
 @click.option("--last", type=click.IntRange(min=1), default=5, show_default=True,
               help="How many runs, newest first.")
 @click.option("--broker", "url", default=None,
-              help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else "
+              help="Broker address, or several comma-separated (default: $ROBOT_LAB_BROKER, else "
                    "tcp://127.0.0.1:5555).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
               show_default=True,

@@ -36,7 +36,7 @@ def _names(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -
 @click.command("wait", cls=Command)
 @click.argument("names", nargs=-1, required=True, metavar="NAME...", callback=_names)
 @click.option("--broker", "url", default=None,
-              help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else "
+              help="Broker address, or several comma-separated (default: $ROBOT_LAB_BROKER, else "
                    "tcp://127.0.0.1:5555).")
 @click.option("--timeout", type=click.FloatRange(min=0), default=30.0, show_default=True,
               help="Seconds to wait for all of them, finding the broker included.")

@@ -50,7 +50,7 @@ def _desk(address: str, person: str | None, keys_folder: str | None) -> Iterator
               callback=checked(_address),
               help="Where the page is served (port 0: any free port, printed).")
 @click.option("--broker", "url", default=None,
-              help="Broker address, or several comma-separated (default: $ROBOTLAB_BROKER, else "
+              help="Broker address, or several comma-separated (default: $ROBOT_LAB_BROKER, else "
                    "tcp://127.0.0.1:5555).")
 @click.option("--access-key", "access_key", default=None, metavar="FILE",
               help="Answer only requests that carry the key in FILE (a browser opens /?key=KEY "

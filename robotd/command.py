@@ -23,7 +23,7 @@ from .start import prepare, serve_handler
               help="Robot name to receive messages for.")
 @click.option("--broker", "url", default=None,
               help="Broker address, or several comma-separated (a primary and its standby) "
-                   "(default: $ROBOTLAB_BROKER, else tcp://127.0.0.1:5555).")
+                   "(default: $ROBOT_LAB_BROKER, else tcp://127.0.0.1:5555).")
 @click.option("--template", default=None,
               help="Template of the hosted robot (a name or a .md path).")
 @click.option("--system-prompt", default=None, help="Inline system prompt of the hosted robot.")
@@ -51,7 +51,7 @@ from .start import prepare, serve_handler
 @click.option("--parent", default=None,
               help="Name of the robot that spawned this one (shown by `robotlab ps`).")
 @click.option("--keys", "keys_folder", default=None,
-              help="CURVE keys folder, for a broker run with --keys (default: $ROBOTLAB_KEYS).")
+              help="CURVE keys folder, for a broker run with --keys (default: $ROBOT_LAB_KEYS).")
 @click.option("--key", "key_file", default=None,
               help="Secret key file of this robot (default: DIR/NAME.key_secret).")
 @click.option("--max-inflight", type=click.IntRange(1), default=16, show_default=True,

@@ -66,7 +66,7 @@ class DaemonConfig:
     curve: dict[str, str] | None = None
     """Keys the parent resolved, handed over in memory (``KeyConfig.to_plain``; ``{}`` for none):
     a spawned child joins with exactly its parent's keys and reads neither flags nor
-    ``$ROBOTLAB_KEYS``, since the long-lived fork server's environment may be older than the
+    ``$ROBOT_LAB_KEYS``, since the long-lived fork server's environment may be older than the
     parent's."""
 
     def keys(self) -> bus.KeyConfig | None:

@@ -36,7 +36,7 @@ def prepare(*, name: str, url: str | None, instance: str | None, parent: str | N
                           connect_timeout=connect_timeout, keys_dir=keys_dir(keys_folder),
                           key_file=bus_key_file(key_file), max_inflight=max_inflight)
     if config.key_file and config.keys_dir is None:
-        raise ConfigError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the broker's public key")
+        raise ConfigError("--key needs --keys DIR (or $ROBOT_LAB_KEYS) for the broker's public key")
     return config, notifier
 
 

@@ -12,5 +12,6 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch,
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.delenv("ROBOTLAB_BROKER", raising=False)
+    monkeypatch.delenv("ROBOT_LAB_BROKER", raising=False)
+    monkeypatch.delenv("ROBOTLAB_BROKER", raising=False)  # its old name, still read
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")

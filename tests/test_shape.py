@@ -157,6 +157,9 @@ LAYERS: dict[str, float] = {
     "robotlab.inference.causes": -1,  # below the errors whose retryability it decides
     "robotlab.exit_codes": -1,  # below the errors that name them
     "robotlab.errors": 0, "robotlab.text": 0, "robotlab.ipc": 0, "robotlab.process_groups": 0,
+    # the project's environment variables, read by the bus and tracing (the rest of config/ is
+    # above them)
+    "robotlab.config.environment": 0.25,
     "robotlab.observability": 0.5,  # above the errors it raises, below the bus and robots it traces
     "robotlab.config": 1, "robotlab.service": 1, "robotlab.bus": 1, "robotlab.hooks": 1,
     "robotlab.budget": 1,
@@ -609,6 +612,23 @@ def test_every_module_that_reads_the_environment_is_named_in_the_cascade() -> No
     assert readers and not missing, (
         "these modules read os.environ; name each in robotlab/config/cascade.py's docstring:\n"
         + "\n".join(missing))
+
+
+OLD_VARIABLE = re.compile(r"\bROBOTLAB_[A-Z]")
+"""An old ``ROBOTLAB_*`` variable name: only robotlab/config/environment.py still reads one."""
+
+
+def test_no_module_reads_an_old_robotlab_variable_itself() -> None:
+    """Every variable of ours is ``ROBOT_LAB_*``, read through ``config.environment.variable``,
+    which alone knows the old names it still reads (and warns about)."""
+    assert OLD_VARIABLE.search('os.environ.get("ROBOTLAB_BROKER")')
+    reader = ROOT / "robotlab" / "config" / "environment.py"
+    bad = [f"{rel(path)}:{number}: {line.strip()}"
+           for path, _ in source_files() if path != reader
+           for number, line in enumerate(path.read_text().splitlines(), 1)
+           if OLD_VARIABLE.search(line)]
+    assert not bad, ("name the ROBOT_LAB_* variable and read it with "
+                     "robotlab.config.environment.variable:\n" + "\n".join(bad))
 
 
 HISTORY = re.compile(r"\b(?:new|changed|added|removed|fixed) in issue\b", re.I)

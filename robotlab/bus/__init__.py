@@ -49,7 +49,7 @@ def connect(url: str | None = None, *, name: str | None = None, timeout: float |
         timeout: seconds to wait for the broker's WELCOME; None to return at once.
         **options: passed to :class:`BusClient` (instance, role, parent, max_inflight, context,
             keys: a :class:`KeyConfig` for a broker that requires CURVE keys; by default the
-            keys ``$ROBOTLAB_KEYS`` holds for ``name``, if it is set).
+            keys ``$ROBOT_LAB_KEYS`` holds for ``name``, if it is set).
 
     Raises:
         PeerUnavailable: no broker answered within ``timeout`` (or it did not accept ``keys``).

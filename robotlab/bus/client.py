@@ -49,7 +49,7 @@ class BusClient:
     """A member of the bus: one DEALER connection to a broker, run by a background I/O thread.
 
     ``keys``: a :class:`KeyConfig`; None (the default) finds them as every client does
-    (:func:`~robotlab.bus.keys.client_keys`: ``$ROBOTLAB_KEYS``, then ``NAME.key_secret`` or
+    (:func:`~robotlab.bus.keys.client_keys`: ``$ROBOT_LAB_KEYS``, then ``NAME.key_secret`` or
     ``robotlab.key_secret``); False joins without CURVE whatever the environment says.
     """
 

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from robotlab.config.environment import variable
 from robotlab.errors import ConfigError
 
 from .schema import NAME_MAX
 
 DEFAULT_URL = "tcp://127.0.0.1:5555"
-ENV_BROKER = "ROBOTLAB_BROKER"
-ENV_KEYS = "ROBOTLAB_KEYS"
-ENV_KEY = "ROBOTLAB_KEY"
+ENV_BROKER = "ROBOT_LAB_BROKER"
+ENV_KEYS = "ROBOT_LAB_KEYS"
+ENV_KEY = "ROBOT_LAB_KEY"
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class BrokerConfig:
             raise ConfigError(f"max in-flight must be at least 1, got {self.max_inflight}")
         self._check_durability()
         if self.key_file and not self.keys_dir:
-            raise ConfigError("--key needs --keys DIR (or $ROBOTLAB_KEYS) for the authorized keys")
+            raise ConfigError("--key needs --keys DIR (or $ROBOT_LAB_KEYS) for the authorized keys")
         if self.bind_timeout < 0:
             raise ConfigError(f"bind timeout must not be negative, got {self.bind_timeout}")
         check_endpoint(self.bind)
@@ -114,12 +115,12 @@ class BrokerConfig:
 def broker_url(explicit: str | None = None) -> str:
     """The broker address a client should use.
 
-    ``explicit``, else $ROBOTLAB_BROKER, else the default.
+    ``explicit``, else $ROBOT_LAB_BROKER, else the default.
 
     It may list several brokers, comma-separated (a primary and its backup): the client fails
     over from one to the next.
     """
-    url = explicit or os.environ.get(ENV_BROKER) or DEFAULT_URL
+    url = explicit or variable(ENV_BROKER) or DEFAULT_URL
     for one in url.split(","):
         check_endpoint(one.strip())
     return ",".join(one.strip() for one in url.split(","))
@@ -153,14 +154,14 @@ def shared_journal() -> Path | None:
 
 
 def keys_dir(explicit: str | None = None) -> str | None:
-    """The CURVE keys folder a member should use: ``explicit``, else $ROBOTLAB_KEYS, else None."""
-    return explicit or os.environ.get(ENV_KEYS) or None
+    """The CURVE keys folder a member should use: ``explicit``, else $ROBOT_LAB_KEYS, else None."""
+    return explicit or variable(ENV_KEYS) or None
 
 
 def key_file(explicit: str | None = None) -> str | None:
-    """This process's own secret key file: ``explicit``, else $ROBOTLAB_KEY (systemd units point
+    """This process's own secret key file: ``explicit``, else $ROBOT_LAB_KEY (systemd units point
     it at the credential they load), else None (``KEYS/<name>.key_secret``)."""
-    return explicit or os.environ.get(ENV_KEY) or None
+    return explicit or variable(ENV_KEY) or None
 
 
 ADDRESS_FORMS = "tcp://HOST:PORT, ipc:///path/to/socket or inproc://NAME"

@@ -36,7 +36,7 @@ message."""
 WATCHED = HANDSHAKE_FAILED | CONNECTED
 """The monitor events a member's socket watches."""
 NO_KEYS = ("this broker requires CURVE keys and this client has none: give --keys DIR or set "
-           "ROBOTLAB_KEYS (`robotlab keys new NAME --robot NAME` makes one)")
+           "ROBOT_LAB_KEYS (`robotlab keys new NAME --robot NAME` makes one)")
 
 
 def diagnose(event: Mapping[str, Any] | None, has_keys: bool) -> str:
@@ -51,7 +51,7 @@ def diagnose(event: Mapping[str, Any] | None, has_keys: bool) -> str:
         return ("the broker refused this client's CURVE key (is its public key in the broker's "
                 "authorized/ folder?)")
     if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
-        return "the broker does not use CURVE keys: drop --keys (or unset ROBOTLAB_KEYS)"
+        return "the broker does not use CURVE keys: drop --keys (or unset ROBOT_LAB_KEYS)"
     return ("the broker cannot read this client's handshake again and again (is broker.key this "
             "broker's public key?)")
 

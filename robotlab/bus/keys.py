@@ -107,8 +107,8 @@ def client_keys(name: str, keys_folder: str | None = None,
                 key_file: str | None = None) -> KeyConfig | None:
     """The keys a member named ``name`` joins with: the one rule every client follows.
 
-    The folder is ``keys_folder``, else ``$ROBOTLAB_KEYS``; without either, None (no CURVE).
-    In it, ``key_file`` if given, else ``NAME.key_secret``, else ``$ROBOTLAB_KEY`` (this process's
+    The folder is ``keys_folder``, else ``$ROBOT_LAB_KEYS``; without either, None (no CURVE).
+    In it, ``key_file`` if given, else ``NAME.key_secret``, else ``$ROBOT_LAB_KEY`` (this process's
     own key: the credential a systemd unit loads, so a robot built inside a robotd finds it),
     else ``robotlab.key_secret``.
 
@@ -118,8 +118,8 @@ def client_keys(name: str, keys_folder: str | None = None,
     folder = keys_dir(keys_folder)
     if folder is None:
         if key_file:
-            raise ConfigError("a key file needs its keys folder (--keys DIR or $ROBOTLAB_KEYS) for "
-                              "the broker's public key")
+            raise ConfigError("a key file needs its keys folder (--keys DIR or $ROBOT_LAB_KEYS) "
+                              "for the broker's public key")
         return None
     if key_file is None and not (Path(folder) / f"{name}.key_secret").is_file():
         key_file = key_file_of_process()

@@ -12,7 +12,8 @@ The compiled modules run only when they match their source. Python loads an exte
 no longer there; :func:`choose` (run by ``robotlab.bus`` and ``robotlab.broker`` before they
 import any of these) makes every one of them load from its source instead when:
 
-- ``ROBOTLAB_PURE=1`` is set (to debug with line numbers, patch a function, or fuzz with coverage);
+- ``ROBOT_LAB_PURE=1`` is set (to debug with line numbers, patch a function, or fuzz with
+  coverage);
 - any of the modules' ``.py`` files is newer than the compiled group (an edit since the build:
   ``make compile`` builds them again; ``make test`` does it first), or a module of the group
   was not compiled.
@@ -27,7 +28,6 @@ import functools
 import importlib.machinery
 import importlib.util
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -77,10 +77,19 @@ def choose() -> str:
     (asked for, or stale: see the module docstring) or ``"source"`` (never compiled)."""
     global _chosen
     if _chosen is None:
-        _chosen = _decide(os.environ.get("ROBOTLAB_PURE", "") not in ("", "0"))
+        _chosen = _decide(_pure_asked())
         if _chosen == "pure":
             sys.meta_path.insert(0, SourceFirst(MODULES))
     return _chosen
+
+
+def _pure_asked() -> bool:
+    """True when ``ROBOT_LAB_PURE`` (or its old name) is set to anything but ``0``."""
+    # Imported here: setup.py runs this file on its own to read MODULES, where robotlab may not
+    # be importable. The deprecation line waits for logging, as the stale-build one does.
+    from robotlab.config.environment import variable
+
+    return (variable("ROBOT_LAB_PURE", warn=announce) or "") not in ("", "0")
 
 
 def _decide(asked_pure: bool) -> str:

@@ -7,14 +7,25 @@ the environment (``ROBOT_LAB_ENV``: development, test or production); the user f
 or the Python-friendly ``ROBOT_LAB_LLM__MODEL=x``); and ``configure(...)`` in code. A file may
 hold environment sections too; a ``defaults:`` wrapper in a user file is ignored.
 
-Of the environment, this module reads the global settings' variables above (and, for the
-model client, whether a provider's key is set). Each other setting is read from the environment
-beside its own typed config, at the edge that uses it: the bus's broker address, keys and state
-folder (``robotlab/bus/config.py``), tracing (``robotlab/observability/tracing_settings.py``),
-systemd's notify socket and watchdog (``robotlab/service/environment.py``), ``ROBOTLAB_PURE``
-(``robotlab/bus/native.py``) and robot-to's settings (``robotlab/to/config.py``). The offline
-demo also hands each member process its part in variables of its own (``DEMO_*``,
-``robotlab/demo/network.py``).
+Every environment variable the project itself names starts with ``ROBOT_LAB_``, and code reads
+it through :func:`robotlab.config.environment.variable` (``robotlab/config/environment.py``),
+which until 0.2.0 also reads the old ``ROBOTLAB_*`` names of the bus's and tracing's variables,
+with a warning. Two readers do not go through it: pydantic-settings, which reads the global
+settings' ``ROBOT_LAB_*`` (``robotlab/config/settings.py``) and robot-to's ``ROBOT_LAB_TO_*``
+(``robotlab/to/config.py``), and ``setup.py``, which reads ``ROBOT_LAB_COMPILE`` (and its old
+name) where robotlab cannot be imported. docs/configuration.md lists every variable.
+
+This module reads ``ROBOT_LAB_ENV`` and, of other programs' variables, ``XDG_CONFIG_HOME`` and
+whether a provider's ``*_API_KEY`` is set. The other modules that read ``os.environ`` do so at
+the edge that uses a setting, beside its own typed config (ours through ``variable``, other
+programs' directly): the bus (``robotlab/bus/config.py``: the broker address and keys, and
+``STATE_DIRECTORY`` or ``XDG_STATE_HOME`` for its state folder), tracing
+(``robotlab/observability/tracing_settings.py``: ``OTEL_*`` and the traces file), systemd's
+notify socket and watchdog (``robotlab/service/environment.py``), robot-to
+(``robotlab/to/config.py``: the broker address, ``OPENAI_API_BASE``, ``XDG_CONFIG_HOME`` and
+the environment git runs with) and the offline demo, which hands each member process its part
+in ``ROBOT_LAB_DEMO_*`` variables (``robotlab/demo/network.py``). Whether the bus runs its
+compiled build, ``ROBOT_LAB_PURE``, is read through ``variable`` in ``robotlab/bus/native.py``.
 """
 
 from __future__ import annotations
@@ -24,6 +35,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from robotlab.config.environment import variable
 
 __all__ = [
     "config",
@@ -54,7 +67,8 @@ def dummy_api_key_needed(provider: str | None) -> bool:
 
 def environment_name() -> str:
     """The configuration environment: ``ROBOT_LAB_ENV``, default ``development``."""
-    return os.environ.get("ROBOT_LAB_ENV", "development")
+    name = variable("ROBOT_LAB_ENV")
+    return "development" if name is None else name
 
 
 def config_files() -> list[Path]:
@@ -153,9 +167,9 @@ def source_of(path: tuple[str, ...]) -> str:
     if any(_has(_code_layer, p) for p in spellings):
         return "configure()"
     for spelling in spellings:
-        variable = "ROBOT_LAB_" + "__".join(spelling).upper()
-        if variable in os.environ:
-            return f"${variable}"
+        name = "ROBOT_LAB_" + "__".join(spelling).upper()
+        if variable(name) is not None:
+            return f"${name}"
     env = environment_name()
     for index, file in reversed(list(enumerate(config_files()))):
         if any(_has(_file_layer(file, env, bundled=index == 0), p) for p in spellings):

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from robotlab.config.environment import variable
+from robotlab.errors import ConfigError
 from robotlab.hooks.hooks import Hook, RunHookContext
 from robotlab.robot.remote_tasks import TaskServer, is_network_task
 
@@ -37,11 +39,19 @@ STEP_SECONDS = 1.0
 READY_TYPE = "demo.ready"
 
 
+def _handed(name: str) -> str:
+    """What the demo handed this member process in the variable ``name``."""
+    value = variable(name)
+    if value is None:
+        raise ConfigError(f"{name} is not set: a demo member is started by robotlab.demo")
+    return value
+
+
 class _WritesNote(Hook):
     """Writes this robot's note to the network memory at the start of each run."""
 
     def before_run(self, ctx: RunHookContext) -> None:
-        ctx.memory.set(f"notes:{ctx.robot.name}", os.environ["DEMO_NOTE"])
+        ctx.memory.set(f"notes:{ctx.robot.name}", _handed("ROBOT_LAB_DEMO_NOTE"))
 
 
 class _ReadsNotes(Hook):
@@ -56,11 +66,11 @@ def _server() -> TaskServer:
     from robotlab.robot.robot import Robot
     from robotlab.testing import ScriptedLLM
 
-    name = os.environ["DEMO_MEMBER"]
-    turns = [{"content": f"{name}: done", "delay": float(os.environ["DEMO_STEP"])}] * 10
+    name = _handed("ROBOT_LAB_DEMO_MEMBER")
+    turns = [{"content": f"{name}: done", "delay": float(_handed("ROBOT_LAB_DEMO_STEP"))}] * 10
     robot = Robot(name=name, llm=ScriptedLLM(turns))
     robot.on(_WritesNote)
-    return TaskServer(robot, os.environ["DEMO_BROKER"])
+    return TaskServer(robot, _handed("ROBOT_LAB_DEMO_BROKER"))
 
 
 def member(message: Message) -> Any:
@@ -75,8 +85,8 @@ def member(message: Message) -> Any:
 
 
 def _start_member(name: str, broker_url: str, step: float) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "DEMO_MEMBER": name, "DEMO_NOTE": MEMBERS[name], "DEMO_BROKER": broker_url,
-           "DEMO_STEP": str(step)}
+    env = {**os.environ, "ROBOT_LAB_DEMO_MEMBER": name, "ROBOT_LAB_DEMO_NOTE": MEMBERS[name],
+           "ROBOT_LAB_DEMO_BROKER": broker_url, "ROBOT_LAB_DEMO_STEP": str(step)}
     argv = [sys.executable, "-m", "robotlab.robotd", "--name", name, "--broker", broker_url,
             "--handler", "robotlab.demo.network:member"]
     return subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -109,7 +109,7 @@ def _jsonl_exporter(path: str | None) -> Any:
 
 
 def flush() -> None:
-    """Export the spans still queued, waiting ``ROBOTLAB_TRACES_EXIT_SECONDS`` at most; those not
+    """Export the spans still queued, waiting ``ROBOT_LAB_TRACES_EXIT_SECONDS`` at most; those not
     out by then are dropped, with one warning, and the exporters stop retrying.
 
     It runs at exit; a forked child calls it before ``os._exit``, which skips what runs at exit.

@@ -1,7 +1,8 @@
-"""Which traces to export, read once from the standard ``OTEL_*`` variables (and one of ours).
+"""Which traces to export, read once from the standard ``OTEL_*`` variables (and two of ours).
 
-This is the only module of :mod:`robotlab.observability` that reads ``os.environ``; the entry
-points call :func:`trace_settings` and hand the result to :func:`~.tracing.setup`.
+This is the only module of :mod:`robotlab.observability` that reads ``os.environ`` (ours through
+:func:`robotlab.config.environment.variable`); the entry points call :func:`trace_settings` and
+hand the result to :func:`~.tracing.setup`.
 """
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from robotlab.config.environment import variable
 from robotlab.errors import ConfigError
 
-ENV_TRACES_FILE = "ROBOTLAB_TRACES_FILE"
+ENV_TRACES_FILE = "ROBOT_LAB_TRACES_FILE"
 """Where the ``jsonl`` exporter appends one JSON object per finished span."""
-ENV_EXIT_SECONDS = "ROBOTLAB_TRACES_EXIT_SECONDS"
+ENV_EXIT_SECONDS = "ROBOT_LAB_TRACES_EXIT_SECONDS"
 """How long a process may spend exporting its last spans as it leaves."""
 EXIT_SECONDS = 0.08
-"""The default of ``ROBOTLAB_TRACES_EXIT_SECONDS``: time for a collector on this host or network
+"""The default of ``ROBOT_LAB_TRACES_EXIT_SECONDS``: time for a collector on this host or network
 to take the last spans, and so little that an unreachable one never slows a command down."""
 
 
@@ -34,9 +36,9 @@ class TraceSettings:
     otlp_protocol: str = "http/protobuf"
     """``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`` or ``OTEL_EXPORTER_OTLP_PROTOCOL``."""
     traces_file: str | None = None
-    """``ROBOTLAB_TRACES_FILE``: the ``jsonl`` exporter's file."""
+    """``ROBOT_LAB_TRACES_FILE``: the ``jsonl`` exporter's file."""
     exit_seconds: float = EXIT_SECONDS
-    """``ROBOTLAB_TRACES_EXIT_SECONDS``: the longest a process waits at exit (or before a forked
+    """``ROBOT_LAB_TRACES_EXIT_SECONDS``: the longest a process waits at exit (or before a forked
     child's ``os._exit``) for its last spans to be exported; those still queued then are dropped."""
 
     @property
@@ -54,7 +56,7 @@ def trace_settings(environ: Mapping[str, str] | None = None) -> TraceSettings:
     never tries to reach a collector. ``OTEL_SDK_DISABLED=true`` turns everything off.
 
     Raises:
-        ConfigError: ``ROBOTLAB_TRACES_EXIT_SECONDS`` is not a number of seconds.
+        ConfigError: ``ROBOT_LAB_TRACES_EXIT_SECONDS`` is not a number of seconds.
     """
     env = os.environ if environ is None else environ
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
@@ -69,12 +71,13 @@ def trace_settings(environ: Mapping[str, str] | None = None) -> TraceSettings:
     protocol = (env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
                 or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf")
     return TraceSettings(exporters=exporters, service_name=env.get("OTEL_SERVICE_NAME") or None,
-                         otlp_protocol=protocol, traces_file=env.get(ENV_TRACES_FILE) or None,
-                         exit_seconds=_seconds(env.get(ENV_EXIT_SECONDS)))
+                         otlp_protocol=protocol,
+                         traces_file=variable(ENV_TRACES_FILE, env) or None,
+                         exit_seconds=_seconds(variable(ENV_EXIT_SECONDS, env)))
 
 
 def _seconds(text: str | None) -> float:
-    """``ROBOTLAB_TRACES_EXIT_SECONDS`` as a number of seconds.
+    """``ROBOT_LAB_TRACES_EXIT_SECONDS`` as a number of seconds.
 
     Raises:
         ConfigError: not a number, or negative.

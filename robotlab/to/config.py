@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from robotlab.config.environment import variable
 from robotlab.config.model_settings import ModelSettings
 from robotlab.errors import ConfigError
 
@@ -164,6 +165,6 @@ def load(overrides: dict[str, Any] | None = None,
         raise ConfigError(f"invalid robot-to settings: {exc}") from exc
     if settings.api_base is None and os.environ.get("OPENAI_API_BASE"):
         settings.api_base = os.environ["OPENAI_API_BASE"]
-    if settings.broker is None and os.environ.get("ROBOTLAB_BROKER"):
-        settings.broker = os.environ["ROBOTLAB_BROKER"]  # the variable every bus client reads
+    if settings.broker is None and variable("ROBOT_LAB_BROKER"):
+        settings.broker = variable("ROBOT_LAB_BROKER")  # the variable every bus client reads
     return settings

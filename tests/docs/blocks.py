@@ -8,7 +8,7 @@ says why it cannot run::
 
 A page may also carry, anywhere, marks that set up what its prose says is there:
 
-- ``<!-- doc-setup: broker -->``: a broker is running; ``ROBOTLAB_BROKER`` names it.
+- ``<!-- doc-setup: broker -->``: a broker is running; ``ROBOT_LAB_BROKER`` names it.
 - ``<!-- doc-model: [{"content": "..."}] -->``: the first turns the scripted model answers
   (JSON, the ``robotlab.testing`` script format); every later request gets ``"ok"``.
 """

@@ -16,12 +16,12 @@ import sys
 import traceback
 from pathlib import Path
 
-# `robotlab broker` with no --bind listens where every other command looks ($ROBOTLAB_BROKER),
+# `robotlab broker` with no --bind listens where every other command looks ($ROBOT_LAB_BROKER),
 # so a page that starts its own broker never takes the machine's default port.
 SHELL_PRELUDE = """set -e
 robotlab() {
   if [ "$1" = broker ] && [[ " $* " != *" --bind "* ]]; then
-    shift; command robotlab broker --bind "$ROBOTLAB_BROKER" "$@"
+    shift; command robotlab broker --bind "$ROBOT_LAB_BROKER" "$@"
   else command robotlab "$@"; fi
 }
 trap 'export -p > "$DOC_STATE"' EXIT

@@ -124,7 +124,7 @@ def _environment(folder: Path, broker: str, model_url: str) -> dict[str, str]:
     return {**env, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
             "XDG_STATE_HOME": str(home / ".local" / "state"),
             "DOC_STATE": str(folder / "shell-state.sh"),
-            "PATH": os.pathsep.join([venv_bin, env.get("PATH", "")]), "ROBOTLAB_BROKER": broker,
+            "PATH": os.pathsep.join([venv_bin, env.get("PATH", "")]), "ROBOT_LAB_BROKER": broker,
             "OPENAI_API_BASE": model_url, "OPENAI_API_KEY": "sk-scripted",
             # a robot that names no model gets the default one, made an OpenAI model here
             "ROBOT_LAB_RUBY_LLM__PROVIDER": "openai", "ROBOT_LAB_RUBY_LLM__MODEL": "gpt-4o-mini"}

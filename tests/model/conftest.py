@@ -1,7 +1,7 @@
 """The real-model tier: a llama.cpp server with a real open-weights model, started as a process.
 
 ``make test-model`` installs the server and the model (``install_server.sh``) and runs this
-folder with ``ROBOTLAB_MODEL_SERVER_PYTHON`` and ``ROBOTLAB_MODEL_FILE`` set; without them the
+folder with ``ROBOT_LAB_MODEL_SERVER_PYTHON`` and ``ROBOT_LAB_MODEL_FILE`` set; without them the
 tier skips with one line saying so. The tests assert what robotlab controls (bounded time, the
 error named, nothing retried unchanged, records written), never what the model answers.
 """
@@ -74,8 +74,8 @@ def _answers(url: str) -> bool:
 @pytest.fixture(scope="session")
 def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
     """One llama.cpp server for the whole tier, stopped (its process group) at the end."""
-    python = os.environ.get("ROBOTLAB_MODEL_SERVER_PYTHON")
-    model = os.environ.get("ROBOTLAB_MODEL_FILE")
+    python = os.environ.get("ROBOT_LAB_MODEL_SERVER_PYTHON")
+    model = os.environ.get("ROBOT_LAB_MODEL_FILE")
     if not python or not model:
         pytest.skip("the real-model tier needs its server: "
                     "run `make test-model`, which installs it")

@@ -2,7 +2,7 @@
 # Installs the real-model tier's server and model outside the clone, once, and prints the
 # two paths the tier needs. See docs/local-models.md ("The model tier") and tests/model/README.md.
 #
-#   cache   ${ROBOTLAB_MODEL_CACHE:-${XDG_CACHE_HOME:-~/.cache}/robotlab/model-tier}
+#   cache   ${ROBOT_LAB_MODEL_CACHE:-${XDG_CACHE_HOME:-~/.cache}/robotlab/model-tier}
 #   venv    $cache/server-venv   llama-cpp-python[server], built once (CPU flags below)
 #   wheels  $cache/wheels        the built wheel, so a new venv installs in seconds
 #   model   $cache/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf (sha256 checked)
@@ -16,7 +16,12 @@ MODEL_VERSION=0.9.0
 MODEL_SHA256=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
 MODEL_FILE=qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 
-cache=${ROBOTLAB_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/robotlab/model-tier}
+if [[ -z ${ROBOT_LAB_MODEL_CACHE:-} && -n ${ROBOTLAB_MODEL_CACHE:-} ]]; then
+    echo "install_server.sh: \$ROBOTLAB_MODEL_CACHE is deprecated and read only until robotlab" \
+        "0.2.0: set ROBOT_LAB_MODEL_CACHE instead" >&2
+    ROBOT_LAB_MODEL_CACHE=$ROBOTLAB_MODEL_CACHE
+fi
+cache=${ROBOT_LAB_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/robotlab/model-tier}
 venv=$cache/server-venv
 wheels=$cache/wheels
 models=$cache/models
@@ -102,5 +107,5 @@ if [[ ! -f $model.sha256-ok ]]; then
     touch "$model.sha256-ok"
 fi
 
-echo "ROBOTLAB_MODEL_SERVER_PYTHON=$venv/bin/python"
-echo "ROBOTLAB_MODEL_FILE=$model"
+echo "ROBOT_LAB_MODEL_SERVER_PYTHON=$venv/bin/python"
+echo "ROBOT_LAB_MODEL_FILE=$model"

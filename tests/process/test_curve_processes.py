@@ -58,7 +58,7 @@ def test_an_authorized_client_talks_to_a_keyed_robotd(processes: Processes, keye
                                                       keys_dir: Path) -> None:
     bob = processes.keep(robotd_argv(keyed_broker, "bob", "--keys", str(keys_dir)),
                          lambda proc: "ready" in proc.output(), name="robotd-bob")
-    runner = CliRunner(env={"ROBOTLAB_KEYS": str(keys_dir)})
+    runner = CliRunner(env={"ROBOT_LAB_KEYS": str(keys_dir)})
     result = runner.invoke(main, ["send", "--to", "bob", "--broker", keyed_broker, "--wait",
                                   "hello"])
     assert result.exit_code == 0, result.output
@@ -96,7 +96,7 @@ def test_a_robot_key_cannot_list_ps_or_read_the_dlq(keyed_broker: str, keys_dir:
     from robotlab import bus
     from robotlab.errors import BusError
 
-    runner = CliRunner(env={"ROBOTLAB_KEYS": str(keys_dir)})
+    runner = CliRunner(env={"ROBOT_LAB_KEYS": str(keys_dir)})
     assert runner.invoke(main, ["send", "--to", "nobody", "--broker", keyed_broker,
                                 "secret"]).exit_code == 69
     # Given bob's key, joined as bob (the only name it may use)
@@ -115,8 +115,8 @@ def test_keys_go_all_the_way_down_to_spawned_children(keyed_broker: str, keys_di
     from robotlab.robot.spawn import stop_fork_server
     from robotlab.testing import serve_script
 
-    # Given only $ROBOTLAB_KEYS: build(bus=URL) finds boss.key_secret there by the robot's name
-    monkeypatch.setenv("ROBOTLAB_KEYS", str(keys_dir))
+    # Given only $ROBOT_LAB_KEYS: build(bus=URL) finds boss.key_secret there by the robot's name
+    monkeypatch.setenv("ROBOT_LAB_KEYS", str(keys_dir))
     with serve_script([{"content": "from the kid"}]) as api:
         boss = Robot(name="boss", bus=keyed_broker, model="openai/scripted", api_base=api)
         try:
@@ -129,7 +129,7 @@ def test_keys_go_all_the_way_down_to_spawned_children(keyed_broker: str, keys_di
             kid.stop()
         finally:
             boss.leave_bus()
-            # The fork server took this test's $ROBOTLAB_KEYS into its environment: end it, so
+            # The fork server took this test's $ROBOT_LAB_KEYS into its environment: end it, so
             # later tests' children do not find keys there.
             stop_fork_server()
 

@@ -41,7 +41,8 @@ RUN_WITH_TOOLS = json.dumps({"message": "What time is it in Oslo?", "kwargs": {"
 
 def traced(tmp_path: Path, who: str) -> dict[str, str]:
     """The environment that makes a process export its spans to ``tmp_path/who.jsonl``."""
-    return {"OTEL_TRACES_EXPORTER": "jsonl", "ROBOTLAB_TRACES_FILE": str(tmp_path / f"{who}.jsonl"),
+    return {"OTEL_TRACES_EXPORTER": "jsonl",
+            "ROBOT_LAB_TRACES_FILE": str(tmp_path / f"{who}.jsonl"),
             "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": who}
 
 

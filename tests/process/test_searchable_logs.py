@@ -51,7 +51,7 @@ def test_a_json_robotd_writes_only_json_lines_naming_the_robot_and_the_message(
     # (its stderr alone, in a file of its own), and tracing to a file
     processes.keep(broker_argv(endpoint), lambda proc: ping(endpoint), name="broker")
     stderr, spans = tmp_path / "robotd.stderr", tmp_path / "spans.jsonl"
-    traced = {**os.environ, "OTEL_TRACES_EXPORTER": "jsonl", "ROBOTLAB_TRACES_FILE": str(spans)}
+    traced = {**os.environ, "OTEL_TRACES_EXPORTER": "jsonl", "ROBOT_LAB_TRACES_FILE": str(spans)}
     with serve_script([{"content": "hello back"}]) as api:
         argv = [sys.executable, "-m", "robotlab.robotd", "--name", "sage", "--broker", endpoint,
                 "--system-prompt", "You help.", "--model", "openai/gpt-4o-mini", "--api-base", api,

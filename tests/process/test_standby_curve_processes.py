@@ -49,7 +49,7 @@ def pair(processes: Processes, keys: Path, folder: Path) -> tuple[str, str, Proc
 
 
 def send(url: str, keys: Path, *argv: str) -> str:
-    runner = CliRunner(env={"ROBOTLAB_KEYS": str(keys)})
+    runner = CliRunner(env={"ROBOT_LAB_KEYS": str(keys)})
     result = runner.invoke(main, ["send", "--broker", url, *argv])
     assert result.exit_code == 0, result.output
     return result.output.strip()

@@ -81,7 +81,7 @@ def install_crew(tree: Path, crew: Crew, keys: Path) -> None:
 def settings(folder: Path, crew: Crew) -> None:
     (folder / "robots").mkdir(parents=True)
     (folder / "broker.env").write_text(f"BROKER_OPTIONS=--bind {crew.url} --ack-timeout 120\n")
-    (folder / "robotlab.env").write_text(f"ROBOTLAB_BROKER={crew.url}\n")
+    (folder / "robotlab.env").write_text(f"ROBOT_LAB_BROKER={crew.url}\n")
     for name, handler in crew.robots.items():
         (folder / "robots" / f"{name}.env").write_text(f"ROBOTD_OPTIONS=--handler {handler}\n")
 

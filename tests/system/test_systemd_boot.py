@@ -176,7 +176,7 @@ def separate_users_and_credentials(machine: Machine) -> bool:
         owner = machine.run("stat", "-c", "%u %a", credential).stdout.split()
         assert owner[0] == uids[name] and owner[1] in ("400", "440"), (credential, owner)
         environ = machine.run("cat", f"/proc/{pid}/environ").stdout.split("\0")
-        assert f"ROBOTLAB_KEY={credential}" in environ, environ
+        assert f"ROBOT_LAB_KEY={credential}" in environ, environ
     assert len(set(uids.values())) == 2 and "0" not in uids.values(), uids
     return True
 

@@ -134,7 +134,7 @@ def test_judge_robot_needs_the_bus(repo: Path, tmp_path: Path) -> None:
 
     assert proc.returncode == 2
     assert ("robot-to: --judge-robot needs the bus: pass --broker URL (or set "
-            "ROBOTLAB_BROKER)") in err
+            "ROBOT_LAB_BROKER)") in err
 
 
 def test_the_robot_asks_its_crew_through_the_run(
@@ -159,7 +159,8 @@ def test_the_robot_asks_its_crew_through_the_run(
 
 
 def _traced(tmp_path: Path, who: str) -> dict[str, str]:
-    return {"OTEL_TRACES_EXPORTER": "jsonl", "ROBOTLAB_TRACES_FILE": str(tmp_path / f"{who}.jsonl"),
+    return {"OTEL_TRACES_EXPORTER": "jsonl",
+            "ROBOT_LAB_TRACES_FILE": str(tmp_path / f"{who}.jsonl"),
             "OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_SERVICE_NAME": who}
 
 
@@ -243,10 +244,10 @@ def test_a_blocking_decision_waits_for_her_answer_on_the_bus(
 
 
 def test_ask_needs_the_bus(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ROBOTLAB_BROKER", raising=False)
+    monkeypatch.delenv("ROBOT_LAB_BROKER", raising=False)
     with script_server_process(tmp_path, [submit(False, "no"), DONE]) as url:
         proc = robot_to_process(repo, url, "--ask", "alice")
         out, err = proc.communicate(timeout=120)
 
     assert proc.returncode == 2
-    assert "robot-to: --ask needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)" in err
+    assert "robot-to: --ask needs the bus: pass --broker URL (or set ROBOT_LAB_BROKER)" in err

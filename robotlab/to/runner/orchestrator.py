@@ -115,15 +115,15 @@ def _session(git: Git, run: Run, settings: config.RobotToSettings, registry: Eva
     the_judge: Any = SupervisedJudge(judge(RobotModel.judging(settings)), supervisor, watch)
     closers = []
     if settings.crew and not settings.broker:
-        raise ConfigError("--crew needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)")
+        raise ConfigError("--crew needs the bus: pass --broker URL (or set ROBOT_LAB_BROKER)")
     if settings.ask and not settings.broker:
-        raise ConfigError("--ask needs the bus: pass --broker URL (or set ROBOTLAB_BROKER)")
+        raise ConfigError("--ask needs the bus: pass --broker URL (or set ROBOT_LAB_BROKER)")
     if settings.ask:
         check_name(settings.ask, "--ask")
     if settings.judge_robot:
         if not settings.broker:
             raise ConfigError("--judge-robot needs the bus: pass --broker URL "
-                              "(or set ROBOTLAB_BROKER)")
+                              "(or set ROBOT_LAB_BROKER)")
         the_judge = BusJudge(settings.broker, settings.judge_robot, f"{run.run_id}.judge",
                              settings.iteration_timeout or DEFAULT_JUDGE_TIMEOUT)
         closers.append(the_judge.close)
@@ -234,7 +234,7 @@ def _install_signals(session: Session) -> dict[int, Any]:
 
 
 def _join_bus(session: Session) -> RunOnBus | None:
-    """Join the crew when ``--broker`` (or ROBOTLAB_BROKER) names one."""
+    """Join the crew when ``--broker`` (or ROBOT_LAB_BROKER) names one."""
     url = session.settings.broker
     if not url:
         return None

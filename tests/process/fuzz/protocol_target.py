@@ -19,7 +19,7 @@ import atheris
 # The pure-Python source of the bus (robotlab/bus/native.py): atheris instruments Python
 # functions, and the compiled decode has none to instrument. The compiled one meets the same
 # frames in tests/unit/bus (the broker's fuzz test and the stateful tests run it).
-os.environ["ROBOTLAB_PURE"] = "1"
+os.environ["ROBOT_LAB_PURE"] = "1"
 
 from robotlab.bus import protocol, schema  # noqa: E402
 from robotlab.errors import ProtocolError  # noqa: E402

@@ -112,7 +112,7 @@ def spawn_child(message: Message) -> dict[str, Any]:
 
     asked = dict(message.content)
     # No keys given: the client finds this robotd's own key (a systemd credential at
-    # $ROBOTLAB_KEY) as every client does, and that key must list the parent's name.
+    # $ROBOT_LAB_KEY) as every client does, and that key must list the parent's name.
     client = bus.connect(asked["broker"], name=asked["parent"])
     parent = Robot(name=asked["parent"], model="openai/scripted",
                    api_base=asked["api_base"]).with_bus(client)

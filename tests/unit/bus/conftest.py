@@ -13,20 +13,20 @@ from robotlab.bus import BrokerConfig, EmbeddedBroker
 
 RUN_PURE = ("robotlab.bus.client", "robotlab.bus.protocol", "robotlab.broker.deliveries",
             "robotlab.broker.journal")
-"""Compiled modules whose source ``ROBOTLAB_PURE=1`` must run, for the member's side and the
+"""Compiled modules whose source ``ROBOT_LAB_PURE=1`` must run, for the member's side and the
 broker's."""
 
 
 @pytest.fixture(autouse=True, scope="session")
 def pure_source_when_asked() -> None:
-    """Under ``ROBOTLAB_PURE=1`` (``make test-pure``) these tests run the bus's ``.py`` source:
+    """Under ``ROBOT_LAB_PURE=1`` (``make test-pure``) these tests run the bus's ``.py`` source:
     were the variable ignored, they would test the compiled build a second time and prove
     nothing."""
-    if os.environ.get("ROBOTLAB_PURE", "") in ("", "0"):
+    if os.environ.get("ROBOT_LAB_PURE", "") in ("", "0"):
         return
     for name in RUN_PURE:
         path = str(importlib.import_module(name).__file__)
-        assert path.endswith(".py"), f"ROBOTLAB_PURE=1, yet {name} was loaded from {path}"
+        assert path.endswith(".py"), f"ROBOT_LAB_PURE=1, yet {name} was loaded from {path}"
 
 
 @pytest.fixture

@@ -164,17 +164,17 @@ def test_a_member_without_a_key_of_its_name_uses_this_process_key(
         keyed_broker: EmbeddedBroker, keys_dir: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     # What a systemd unit gives a robotd: the keys folder's public files, and its own secret
-    # key as a credential elsewhere, named by $ROBOTLAB_KEY. A Robot built inside finds it.
+    # key as a credential elsewhere, named by $ROBOT_LAB_KEY. A Robot built inside finds it.
     credential = tmp_path / "credentials" / "robotlab.key"
     credential.parent.mkdir()
     (keys_dir / "bob.key_secret").rename(credential)
-    monkeypatch.setenv("ROBOTLAB_KEYS", str(keys_dir))
-    monkeypatch.setenv("ROBOTLAB_KEY", str(credential))
+    monkeypatch.setenv("ROBOT_LAB_KEYS", str(keys_dir))
+    monkeypatch.setenv("ROBOT_LAB_KEY", str(credential))
     with bus.connect(keyed_broker.url, name="bob", timeout=5) as bob:
         assert bob.keys is not None and bob.connected
     # the process key is bob's, and bob's only
     with pytest.raises(ConfigError, match="refused 'carol'"):
         bus.connect(keyed_broker.url, name="carol", timeout=5)
-    monkeypatch.delenv("ROBOTLAB_KEY")
+    monkeypatch.delenv("ROBOT_LAB_KEY")
     with pytest.raises(ConfigError, match="no CURVE key for 'bob'"):
         bus.connect(keyed_broker.url, name="bob", timeout=5)

@@ -32,8 +32,8 @@ def test_the_listed_modules_run_all_compiled_or_all_from_source() -> None:
 def test_a_dev_install_runs_the_compiled_bus() -> None:
     # make venv / make test compile with the locked mypyc; a stale or missing build runs the
     # source, which is correct but slow, and the benchmarks would measure the wrong thing.
-    if importlib.util.find_spec("mypyc") is None or os.environ.get("ROBOTLAB_PURE", "") not in ("",
-                                                                                                "0"):
+    pure = os.environ.get("ROBOT_LAB_PURE", "") not in ("", "0")
+    if importlib.util.find_spec("mypyc") is None or pure:
         pytest.skip("no mypyc here, or the pure source was asked for: nothing is compiled")
     assert native.choose() == "compiled", ("the bus's compiled modules are stale or missing: run "
                                            "`make compile`")
@@ -65,7 +65,7 @@ def test_the_pure_source_runs_a_round_trip_when_asked() -> None:
         "    bob.on_message(lambda m: m.content * 2)\n"
         "    print(native.choose(), alice.request('bob', 21, timeout=10).content)\n"
     )
-    env = {**os.environ, "ROBOTLAB_PURE": "1"}
+    env = {**os.environ, "ROBOT_LAB_PURE": "1"}
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=120, cwd=ROOT, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
@@ -83,7 +83,7 @@ def test_a_warning_given_before_logging_is_set_up_comes_out_in_its_format(log_fo
         f"configure_logging('INFO', {log_format!r})\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=60, cwd=ROOT, env={**os.environ, "ROBOTLAB_PURE": ""})
+                          timeout=60, cwd=ROOT, env={**os.environ, "ROBOT_LAB_PURE": ""})
     lines = done.stderr.splitlines()
     assert done.returncode == 0 and len(lines) == 1, done.stderr
     if log_format == "json":

@@ -45,7 +45,7 @@ with bus.connect(None, name="alice") as alice:
 def run_traced(tmp_path: Path) -> list[dict[str, Any]]:
     spans = tmp_path / "spans.jsonl"
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OTEL_TRACES_EXPORTER": "jsonl",
-           "ROBOTLAB_TRACES_FILE": str(spans), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+           "ROBOT_LAB_TRACES_FILE": str(spans), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
                           timeout=120, env=env)
     assert done.returncode == 0, done.stderr

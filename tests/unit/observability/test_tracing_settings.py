@@ -32,7 +32,7 @@ def test_the_standard_variables_name_the_exporters(env: dict[str, str],
 def test_service_name_protocol_and_file_come_from_the_environment() -> None:
     settings = trace_settings({"OTEL_TRACES_EXPORTER": "jsonl", "OTEL_SERVICE_NAME": "crew-a",
                                "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
-                               "ROBOTLAB_TRACES_FILE": "/x/spans.jsonl"})
+                               "ROBOT_LAB_TRACES_FILE": "/x/spans.jsonl"})
     assert (settings.service_name, settings.otlp_protocol,
             settings.traces_file) == ("crew-a", "grpc", "/x/spans.jsonl")
     assert trace_settings({}).otlp_protocol == "http/protobuf"
@@ -40,11 +40,11 @@ def test_service_name_protocol_and_file_come_from_the_environment() -> None:
 
 def test_the_wait_for_the_last_spans_at_exit_is_short_unless_set() -> None:
     assert trace_settings({}).exit_seconds == 0.08
-    assert trace_settings({"ROBOTLAB_TRACES_EXIT_SECONDS": "2.5"}).exit_seconds == 2.5
+    assert trace_settings({"ROBOT_LAB_TRACES_EXIT_SECONDS": "2.5"}).exit_seconds == 2.5
     for bad in ("soon", "-1", "nan"):
         with pytest.raises(ConfigError,
-                           match="ROBOTLAB_TRACES_EXIT_SECONDS must be a number of seconds"):
-            trace_settings({"ROBOTLAB_TRACES_EXIT_SECONDS": bad})
+                           match="ROBOT_LAB_TRACES_EXIT_SECONDS must be a number of seconds"):
+            trace_settings({"ROBOT_LAB_TRACES_EXIT_SECONDS": bad})
 
 
 def test_no_exporter_sets_nothing_up() -> None:
@@ -53,7 +53,7 @@ def test_no_exporter_sets_nothing_up() -> None:
 
 @pytest.mark.parametrize(("settings", "says"), [
     (TraceSettings(exporters=("zipkin-json",)), "OTEL_TRACES_EXPORTER names 'zipkin-json'"),
-    (TraceSettings(exporters=("jsonl",)), "needs ROBOTLAB_TRACES_FILE=PATH"),
+    (TraceSettings(exporters=("jsonl",)), "needs ROBOT_LAB_TRACES_FILE=PATH"),
     (TraceSettings(exporters=("jsonl",), traces_file="/no/such/folder/spans.jsonl"),
      "cannot open it"),
 ])
