@@ -253,8 +253,10 @@ def robot_echo(url: str) -> None:
     import threading
 
     from robotlab import Robot
+    from robotlab.bus import inline
 
-    Robot(name="robot-echo", bus=url).respond_to_tasks(lambda message: message.content)
+    # inline, as the echo handler BusClient.request is measured against: the same thread
+    Robot(name="robot-echo", bus=url).respond_to_tasks(inline(lambda message: message.content))
     threading.Event().wait()
 
 

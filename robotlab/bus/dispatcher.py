@@ -88,6 +88,9 @@ class Dispatcher:
         self.manual = False
         self.inline = False
         """Run the handler on the I/O thread, in :meth:`submit` (see the module docstring)."""
+        self.not_inline: Callable[[Message], bool] | None = None
+        """With :attr:`inline`: the messages still handed to the handler thread (those a robot
+        answers by running its model), when this says so of them."""
         self._queue: queue.SimpleQueue[Message | None] = queue.SimpleQueue()
         # (sender instance, id) -> None once handled, or the extra delivery ids that arrived
         # for it while it was still queued or running (acked together when it finishes).
@@ -120,6 +123,8 @@ class Dispatcher:
     def submit(self, message: Message) -> None:
         """Queue an inbound message (called by the I/O thread); answer duplicates from the cache."""
         key, delivery, inline = (message.sender_instance, message.id), message.delivery, self.inline
+        if inline and self.not_inline is not None and self.not_inline(message):
+            inline = False
         with self._lock:  # one acquisition for a new message: an inline one is in hand from here
             first = key not in self._seen
             if first:

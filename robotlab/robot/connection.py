@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from robotlab.bus import BusClient, EmbeddedBroker
 from robotlab.errors import BusError, ConfigError
 from robotlab.robot.remote_tasks import TaskServer
+from robotlab.robot.requests import runs_the_model
 
 
 class BusOwner(Protocol):
@@ -50,6 +51,18 @@ class BusConnection:
         """This robot's budget, served to the robots it spawned
         (``robotlab/robot/shared_budget.py``)."""
         self.configured = bus
+        self._inline = False
+
+    @property
+    def inline(self) -> bool:
+        """Whether the handler runs on the client's I/O thread (:func:`robotlab.bus.inline`)."""
+        return self._inline
+
+    @inline.setter
+    def inline(self, value: bool) -> None:
+        self._inline = value
+        if self.client is not None:
+            self.client.on_message(self._handler, manual=True, inline=value)
 
     def join_configured(self) -> None:
         """Join what ``bus=`` named when it is a broker URL, a ``BusClient`` or an
@@ -99,7 +112,8 @@ class BusConnection:
         else:
             raise ConfigError(f"robot '{self.name}': a bus is a broker URL, a BusClient or an "
                               f"EmbeddedBroker, not {type(bus).__name__}")
-        client.on_message(self._handler, manual=True)
+        client.on_message(self._handler, manual=True, inline=self._inline)
+        client.dispatcher.not_inline = runs_the_model  # never the model on the I/O thread
         self.client, self._owns_client = client, owned
         if owned:
             try:

@@ -21,7 +21,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from robotlab.bus import BusClient, to_plain
+from robotlab.bus import BusClient, inline, to_plain
+from robotlab.bus.dispatcher import INLINE
 from robotlab.inference import deadline
 from robotlab.robot.connection import BusConnection, BusOwner
 from robotlab.robot.message import ROBOT_MESSAGE_TYPE, RobotMessage
@@ -226,15 +227,20 @@ class RobotBus:
         ``handler(message)`` is acked when it returns and nacked (with the exception's text)
         when it raises. ``handler(delivery, message)`` settles by hand with ``delivery.ack()``
         or ``delivery.nack(reason)``. Replies are correlated with the outbox before either runs.
+        A handler declared :func:`robotlab.bus.inline` runs on the client's I/O thread.
         """
         self._handler, self._manual = handler, _takes_delivery(handler)
+        self.connection.inline = bool(getattr(handler, INLINE, False))
 
     def respond_to_tasks(self, responder: Callable[[RobotMessage], Any],
                          auto_reply: bool = True) -> None:
         """Answer every message that is not a reply with ``responder(message)``.
 
         With ``auto_reply`` a non-None result goes back with ``send_reply``. A responder that
-        raises sends no reply; the delivery comes back ``nacked`` with the error's text.
+        raises sends no reply; the delivery comes back ``nacked`` with the error's text. A
+        responder declared :func:`robotlab.bus.inline` (quick, never waiting on the bus or a
+        model) answers on the client's I/O thread, with no hand-off to a handler thread; the
+        requests that run the robot's model still go to the handler thread.
         """
 
         def respond(message: RobotMessage) -> None:
@@ -245,7 +251,7 @@ class RobotBus:
                 self.send_reply(to=message.from_, content=result, in_reply_to=message.key)
 
         self._serving = True
-        self.on_message(respond)
+        self.on_message(inline(respond) if getattr(responder, INLINE, False) else respond)
 
     def serve(self, auto_reply: bool = True) -> None:
         """Answer each message with ``run(content).reply`` (no tools); also answer run requests
@@ -261,6 +267,8 @@ class RobotBus:
 
         The sender's deadline bounds the work: a message whose sender stopped waiting before
         it was taken up is nacked unrun, and every model call its handler makes ends by then.
+        For an inline handler it runs on the I/O thread, but for a request that runs the model
+        (:class:`~robotlab.robot.connection.BusConnection` tells the client which).
         """
         left = None if message.deadline is None else message.deadline - time.time()
         if left is not None and left <= 0:

@@ -19,7 +19,7 @@ from robotlab.robot.remote_tasks import TASK_TYPE
 if TYPE_CHECKING:
     from robotlab.bus import Message
 
-__all__ = ["INFO_TYPE", "RUNS_TYPE", "RUN_TYPE", "answer_request", "is_request"]
+__all__ = ["INFO_TYPE", "RUNS_TYPE", "RUN_TYPE", "answer_request", "is_request", "runs_the_model"]
 
 RUN_TYPE = "robot.run"
 """A request to run the robot: ``{"message": ..., "kwargs": {...}}``."""
@@ -31,6 +31,11 @@ INFO_TYPE = "robot.info"
 def is_request(message: Message) -> bool:
     """True for the request types answered by :func:`answer_request`."""
     return message.type in _ANSWERS
+
+
+def runs_the_model(message: Message) -> bool:
+    """True for the requests whose answer runs the robot (a run, a network task)."""
+    return message.type == RUN_TYPE or message.type == TASK_TYPE
 
 
 def answer_request(robot: Any, message: Message) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from robotlab import bus
 from robotlab.errors import Nacked
 from robotlab.robot.messaging import flatten_content
+from robotlab.robot.spawn import RemoteRobot
 from tests.waiting import wait_until
 
 
@@ -126,3 +128,32 @@ def test_a_robot_s_handler_sees_that_a_message_was_handed_out_again(tmp_path) ->
     finally:
         bob.leave_bus()
         second.stop()
+
+
+def test_an_inline_responder_answers_on_the_i_o_thread_while_a_model_run_goes_elsewhere(
+        robot) -> None:
+    threads: list[str] = []
+
+    @bus.inline
+    def echo(message: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return message.content
+
+    # Given a robot whose quick responder is inline, and whose model takes 3 s to answer
+    bob = robot("bob", [{"content": "slow answer", "delay": 3.0}])
+    bob.respond_to_tasks(echo)
+    alice = robot("alice")
+    runner = RemoteRobot("bob", robot("carol"))
+    started = threading.Thread(target=lambda: results.append(runner.run("think")))
+    results: list[Any] = []
+    started.start()
+    try:
+        # When alice asks while the model runs, she is answered at once, from the I/O thread
+        answer = alice.ask("bob", {"n": 1}, timeout=2)
+        assert answer.content == {"n": 1}
+        assert threads == ["robotlab-bus-bob"]
+    finally:
+        started.join(10)
+    # Then the run request was answered too: it ran on a thread of its own
+    [result] = results
+    assert result.reply == "slow answer"
