@@ -113,7 +113,8 @@ def test_she_answers_a_question_on_the_page(page, web, ops: bus.BusClient) -> No
     asked = page.locator("#desk-open article")
     expect(asked.locator(".asks")).to_have_text(
         "[1] ops asks (default: no): Deploy the release now?")
-    expect(asked.locator(".warn")).to_contain_text("left)")
+    expect(asked.locator(".until")).to_contain_text("answer by ")
+    expect(asked.locator(".until")).to_contain_text("left)")
     page.get_by_label("Answer to [1]").fill("yes, go ahead")
     asked.get_by_role("button", name="Answer").click()
     expect(page.locator("#desk-outcome")).to_have_text("answered [1] to ops")
