@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from robotlab.hooks.hooks import HookScope, LearnHookContext, global_hooks
+from robotlab.hooks.hooks import HookScope, LearnHookContext
 
 __all__ = ["Learnings", "record_learning"]
 
@@ -42,7 +42,7 @@ def record_learning(robot: Any, learnings: Learnings, text: str) -> None:
 
     ``on_learn`` hooks fire afterwards, whether or not the text was stored.
     """
-    scope = HookScope(global_hooks(), None, robot.hooks)
+    scope = HookScope(robot.shared_hooks, None, robot.hooks)
     ctx = LearnHookContext(robot=robot, text=text, learnings_before=tuple(learnings.items))
 
     def core() -> bool:

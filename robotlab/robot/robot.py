@@ -79,6 +79,8 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
             (joined: ``docs/messaging.md``), ``history_path`` (the conversation log, loaded if it
             exists and saved after every step).
         llm: the ``LLM`` to call (default ``LiteLLM``; tests pass ``robotlab.testing.ScriptedLLM``).
+        shared_hooks: the registry read before the robot's own, in place of the process-wide
+            one ``robotlab.on`` fills, so another robot's or test's global hooks never reach it.
 
     Raises:
         TypeError: ``tools=`` holds tool objects rather than names (use ``local_tools=``), or an
@@ -102,6 +104,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         mcp_discovery: bool = False,
         config: RunConfig | dict[str, Any] | None = None,
         llm: LLM | None = None,
+        shared_hooks: HookRegistry | None = None,
         **settings: Any,
     ) -> None:
         validate_tool_names(tools)
@@ -114,6 +117,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         self.enable_cache = enable_cache
         self.mcp_discovery = mcp_discovery
         self.hooks = HookRegistry()
+        self.shared_hooks = shared_hooks if shared_hooks is not None else global_hooks()
         self.total_input_tokens = self.total_output_tokens = 0
         self._learnings = Learnings()
         self._memory: Any = None
@@ -197,7 +201,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         """
         per_run: list[type[Hook] | Hook] = (
             [] if hooks is None else [hooks] if isinstance(hooks, (Hook, type)) else list(hooks))
-        scope = HookScope(global_hooks(), getattr(network, "hooks", None), self.hooks, per_run)
+        scope = HookScope(self.shared_hooks, getattr(network, "hooks", None), self.hooks, per_run)
         with active_memory(self.name, self._memory, lambda: self.memory, memory, network,
                            network_memory) as active:
             ctx = RunHookContext(robot=self, network=network, task=task, memory=active,

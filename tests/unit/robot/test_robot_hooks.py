@@ -7,6 +7,7 @@ import pytest
 
 import robotlab
 from robotlab import ConfigError, Hook
+from robotlab.hooks import HookRegistry
 from robotlab.testing import ScriptedLLM
 
 
@@ -132,3 +133,26 @@ def test_registration_rejects_non_hooks() -> None:
     assert len(robotlab.hooks()) == 1
     robotlab.clear_hooks()
     assert robotlab.hooks() == []
+
+
+def test_a_robot_given_shared_hooks_reads_them_instead_of_the_process_wide_registry() -> None:
+    log: list[str] = []
+
+    def learner(label: str) -> type[Hook]:
+        class Learner(recorder(label, log)):  # type: ignore[misc, valid-type]
+            def on_learn(self, ctx: object) -> None:
+                log.append(f"learn {label}")
+
+        return Learner
+
+    robotlab.on(learner("G"))
+    shared = HookRegistry().on(learner("S"))
+    apart = robotlab.build(name="apart", shared_hooks=shared,
+                           llm=ScriptedLLM([{"content": "ok"}]))
+    apart.run("hi")
+    apart.learn("a lesson")
+    assert [line for line in log if line.startswith(("before", "learn"))] == [
+        "before S", "learn S"]
+    log.clear()
+    robotlab.build(name="default", llm=ScriptedLLM([{"content": "ok"}])).run("hi")
+    assert [line for line in log if line.startswith("before")] == ["before G"]
