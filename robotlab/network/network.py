@@ -52,6 +52,8 @@ class Network(Runnable):
             ``max_concurrent_robots`` (a hard cap on tasks running at once), and ``bus``, the
             bus client used to reach members named by their robot name.
         bus: the bus client, when not given in ``config``.
+        shared_hooks: the registry read before the network's own, in place of the process-wide
+            one ``robotlab.on`` fills (a member robot reads its own ``shared_hooks``).
     """
 
     def __init__(
@@ -61,6 +63,7 @@ class Network(Runnable):
         memory: Memory | None = None,
         config: RunConfig | dict[str, Any] | None = None,
         bus: Any = None,
+        shared_hooks: HookRegistry | None = None,
     ) -> None:
         if concurrency not in CONCURRENCY_MODES:
             raise ConfigError(f"concurrency must be one of {', '.join(CONCURRENCY_MODES)}, "
@@ -71,6 +74,7 @@ class Network(Runnable):
         self.bus = bus if bus is not None else self.config.bus
         self.memory = memory if memory is not None else Memory(network_name=self.name)
         self.hooks = HookRegistry()
+        self.shared_hooks = shared_hooks if shared_hooks is not None else global_hooks()
         self._robots: dict[str, Any] = {}
         self._tasks: dict[str, Task] = {}
         self._pending: dict[str, Any] = {}
@@ -201,7 +205,7 @@ class Network(Runnable):
         initial = FlowResult(value=params, context={"run_params": params})
         ctx = NetworkRunHookContext(network=self, context=params, memory=self.memory,
                                     config=self.config)
-        scope = HookScope(global_hooks(), self.hooks, None)
+        scope = HookScope(self.shared_hooks, self.hooks, None)
         # refuses more tasks than max_iterations before a hook or robot runs
         runner = self._runner()
         return scope.run("network_run", ctx, lambda: runner.run(initial))

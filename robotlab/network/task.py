@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 from robotlab.config.cascade import deep_merge
 from robotlab.config.run_config import RunConfig
 from robotlab.errors import RemoteError
-from robotlab.hooks.hooks import HookScope, TaskHookContext, global_hooks
+from robotlab.hooks.hooks import HookScope, TaskHookContext
 from robotlab.network.flow import FlowResult
 from robotlab.robot.result import RobotResult
 
@@ -37,6 +37,7 @@ class NetworkView(Protocol):
     config: RunConfig
     memory: Any
     hooks: Any
+    shared_hooks: Any
     bus: Any
 
     @property
@@ -107,7 +108,7 @@ class Task:
             memory=network.memory,
             config=config,
         )
-        scope = HookScope(global_hooks(), network.hooks, None)
+        scope = HookScope(network.shared_hooks, network.hooks, None)
         return scope.run("task", ctx, lambda: self._call_member(flow, params, config, network))
 
     def _call_member(

@@ -14,9 +14,9 @@ import pytest
 
 import robotlab
 from robotlab.errors import ConfigError
-from robotlab.hooks.hooks import Hook
+from robotlab.hooks.hooks import Hook, HookRegistry, global_hooks
 from robotlab.network.flow import FlowResult, WaveRunner, plan_waves
-from robotlab.network.network import create_network
+from robotlab.network.network import Network, create_network
 from robotlab.robot.result import RobotResult
 
 
@@ -244,6 +244,34 @@ def test_network_and_task_hooks_fire_from_the_network_registry() -> None:
     net.on(Audit)
     net.run("x")
     assert seen == ["network", "task:a", "done:a(x)", "task:b", "done:b(a(x))"]
+
+
+def test_a_network_given_shared_hooks_reads_them_instead_of_the_process_wide_registry() -> None:
+    seen: list[str] = []
+
+    def audit(label: str) -> type[Hook]:
+        class Audit(Hook):
+            namespace = label
+
+            def before_network_run(self, ctx: Any) -> None:
+                seen.append(f"{label} network")
+
+            def before_task(self, ctx: Any) -> None:
+                seen.append(f"{label} task:{ctx.task_name}")
+
+        return Audit
+
+    process_wide = audit("global")
+    robotlab.on(process_wide)
+    try:
+        apart = Network("apart", shared_hooks=HookRegistry().on(audit("shared")))
+        apart.task("a", Member("a")).run("x")
+        assert seen == ["shared network", "shared task:a"]
+        seen.clear()
+        create_network(name="default").task("a", Member("a")).run("x")
+        assert seen == ["global network", "global task:a"]
+    finally:
+        global_hooks().remove(lambda handler: isinstance(handler, process_wide))
 
 
 def test_broadcast_reaches_handlers_and_memory_subscribers() -> None:
