@@ -1,4 +1,5 @@
-"""Admin requests (REQUEST/REPLY): ping, ps, stats, and the dead-letter queue."""
+"""Admin requests (REQUEST/REPLY): ping, ps, stats, the messages flowing, and the dead-letter
+queue."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from .deliveries import Deliveries
 from .dlq import DeadLetterQueue
 from .records import InFlightCopy
 from .registry import Peer, Registry
+from .traffic import Traffic
 
 OPEN_OPS = frozenset({"ping"})
 
@@ -35,6 +37,7 @@ class BrokerState(Protocol):
     counters: Counter[str]
     deliveries: Deliveries
     dlq: DeadLetterQueue
+    traffic: Traffic
 
 
 class Admin:
@@ -46,6 +49,7 @@ class Admin:
             "ping": self.ping,
             "ps": self.ps,
             "stats": self.stats,
+            "traffic": self.traffic,
             "dlq.list": self.dlq_list,
             "dlq.replay": self.dlq_replay,
             "dlq.purge": self.dlq_purge,
@@ -93,6 +97,15 @@ class Admin:
         counters.update(dlq_size=len(b.dlq), dlq_evicted=b.dlq.evicted,
                         in_flight=len(b.deliveries.inflight))
         return counters
+
+    def traffic(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:
+        """The messages routed after ``args["after"]`` (a number from an earlier answer's
+        ``last``; 0: any), at most ``args["limit"]`` (default 50, at most 500) of the newest:
+        sender, target, type and size, never contents."""
+        after, limit = args.get("after", 0), args.get("limit", 50)
+        if not isinstance(after, int) or not isinstance(limit, int) or limit < 0:
+            raise ValueError("after and limit are whole numbers, limit 0 or more")
+        return self.broker.traffic.after(after, min(limit, 500))
 
     def dlq_list(self, peer: Peer, args: dict[str, Any]) -> list[dict[str, Any]]:
         """Dead letters, oldest first, bodies still msgpack."""

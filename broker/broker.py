@@ -39,6 +39,7 @@ from .replica import Replica
 from .restart import restore
 from .security import KeyGuard, recv_with_key
 from .standby import Standby
+from .traffic import Traffic
 
 log = logging.getLogger("robotlab.broker")
 
@@ -75,6 +76,7 @@ class Broker:
         starts to serve."""
         if self.standby is None:
             self.serve_from_journal()
+        self.traffic = Traffic()
         self.admin = Admin(self)
         self.counters: Counter[str] = Counter()
         self.started = time.monotonic()

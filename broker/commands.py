@@ -14,6 +14,7 @@ from .admission import Hall, admit
 from .member_stats import on_heartbeat
 from .outbox import Outbox
 from .registry import Peer
+from .traffic import Traffic
 
 Handler = Callable[[bytes, Peer, Frame], None]
 
@@ -23,6 +24,7 @@ class Host(Hall, Protocol):
 
     outbox: Outbox
     admin: Admin
+    traffic: Traffic
 
 
 class Commands:
@@ -68,6 +70,7 @@ class Commands:
         h["from"] = peer.name  # stamped here: no robot can speak as another
         h["from_instance"] = peer.instance
         h.setdefault("type", "message")
+        self.host.traffic.seen(h, len(frame.body))
         self.deliveries.route(h, frame.body, notify=peer.instance)
         # a reply's ack after the reply left: settling is not on its way back
         if isinstance(ack, int):

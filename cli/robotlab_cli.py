@@ -27,6 +27,7 @@ from .mcp_serve import mcp_serve_command
 from .output import print_rows
 from .ps_view import COLUMNS, table_row, with_figures
 from .runs import runs_command
+from .traffic import traffic_command
 from .wait import wait_command
 from .web import web_command
 
@@ -45,6 +46,7 @@ main.add_command(human_command)
 main.add_command(keys_group)
 main.add_command(mcp_serve_command)
 main.add_command(runs_command)
+main.add_command(traffic_command)
 main.add_command(wait_command)
 main.add_command(web_command)
 

@@ -1,7 +1,8 @@
 """What the web console shows, read through the admin requests the CLIs use (``ps``, ``dlq.list``,
-``stats``) and acted on through the client's own ``replay``: one :class:`BusClient`, so the
-console is a member of the bus like ``robotlab ps`` is, with its own name and key. A robot's
-recent runs are asked of the robot itself (``robot.runs``), as ``robotlab runs NAME`` does.
+``stats``, ``traffic``) and acted on through the client's own ``replay``: one
+:class:`BusClient`, so the console is a member of the bus like ``robotlab ps`` is, with its own
+name and key. A robot's recent runs are asked of the robot itself (``robot.runs``), as
+``robotlab runs NAME`` does.
 
 Synchronous: ``app.py`` runs these calls on worker threads. A view is plain JSON-ready data,
 split into sections so a stream can push only the sections that changed.
@@ -16,18 +17,19 @@ from robotlab.bus.protocol import unpack
 from robotlab.errors import BusError
 from robotlab.robot.recent_runs import ask_runs
 
+from .flow import Flow
+
 if TYPE_CHECKING:
     from .desk import WebDesk
 
 RUNS_TIMEOUT = 10.0
 """Seconds the console waits for a robot's runs (a robot answers between messages)."""
-SECTIONS = ("members", "dlq", "traffic", "desk")
+SECTIONS = ("members", "dlq", "traffic", "messages", "desk")
 """The parts of a view, each pushed as its own event when it changes (``desk`` only with
 ``--human``)."""
 TRAFFIC = ("routed", "delivered", "nacked", "timeouts", "dead_lettered", "replies_dropped",
            "in_flight", "dlq_size")
-"""The broker's counters shown as traffic (``robotlab`` has no per-message feed for admins: the
-console shows how these grow, one look an interval)."""
+"""The broker's counters shown as traffic, beside the messages themselves (``flow.py``)."""
 
 
 class Console:
@@ -38,15 +40,17 @@ class Console:
         self.client = client
         self.timeout = timeout
         self.desk = desk
+        self.flow = Flow()
 
     def view(self) -> dict[str, Any]:
         """Members (every peer, robots first), dead letters (oldest first), the broker's
-        counters, and her desk when there is one."""
+        counters, the latest messages routed, and her desk when there is one."""
         members = [member_row(row) for row in self.client.admin("ps", all=True)]
         letters = [letter_row(row) for row in self.client.admin("dlq.list")]
         stats = self.client.admin("stats")
         shown = {"members": members, "dlq": letters,
-                 "traffic": {key: stats.get(key, 0) for key in TRAFFIC}}
+                 "traffic": {key: stats.get(key, 0) for key in TRAFFIC},
+                 "messages": self.flow.look(self.client)}
         return shown if self.desk is None else {**shown, "desk": self.desk.view()}
 
     def replay(self, dlq_id: str, force: bool) -> dict[str, Any]:

@@ -32,6 +32,20 @@ def test_ps_lists_live_robots(runner: CliRunner, broker: str, start_robotd) -> N
     assert "bob" in table.output and "IN FLIGHT" in table.output
 
 
+def test_traffic_lists_who_sent_what_to_whom(runner: CliRunner, broker: str,
+                                            start_robotd) -> None:
+    start_robotd("bob")
+    with bus.connect(broker, name="asker", timeout=5) as client:
+        client.send_request("bob", "hello").reply(30)
+    result = runner.invoke(main, ["traffic", "--broker", broker, "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert [(r["from"], r["to"], r["type"], r["reply"]) for r in rows] == [
+        ("asker", "bob", "request", False), ("bob", "asker", "reply", True)]
+    refused = runner.invoke(main, ["traffic", "--broker", broker, "--last", "0"])
+    assert refused.exit_code == 64 and "--last" in refused.output
+
+
 def test_top_once_shows_the_ps_view_once(runner: CliRunner, broker: str, start_robotd) -> None:
     start_robotd("bob")
     result = runner.invoke(main, ["top", "--broker", broker, "--once"])

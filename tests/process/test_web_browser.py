@@ -3,6 +3,7 @@ what a person sees on the page (Playwright's own browser download is not used)."
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 
@@ -49,6 +50,24 @@ def test_a_member_appears_on_the_page_when_its_robotd_starts(page, web, start_ro
     expect(row).to_have_count(1)
     expect(row.locator("td").nth(3)).to_have_text("ready")
     expect(row.locator("td").nth(9)).to_have_text(str(late.pid))
+
+
+def test_the_messages_flowing_appear_without_a_click(page, web, start_robotd,
+                                                    broker: str) -> None:
+    expect = sync_api.expect
+    start_robotd("echo")
+    url, _ = web()
+    page.goto(url)
+    messages = page.locator("#messages tbody tr")
+    expect(messages).to_have_text(["no messages routed since the broker started"])
+    with bus.connect(broker, name="test-ask", timeout=5) as client:
+        client.send_request("echo", "hello").reply(SECONDS)
+    expect(messages).to_have_count(2)
+    expect(messages.nth(1).locator("td")).to_have_text([re.compile(r"\d\d:\d\d:\d\d"),
+                                                        "test-ask", "echo", "request",
+                                                        re.compile(r"\d+")])
+    expect(page.locator("#flow-note")).to_have_text(
+        "the latest 2 of 2 routed since the broker started")
 
 
 def test_a_dead_letter_is_replayed_by_a_click(page, web, start_robotd, broker: str) -> None:

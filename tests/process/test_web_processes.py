@@ -130,6 +130,24 @@ def test_a_model_robots_tokens_and_dollars_are_in_the_view(web, processes: Proce
     assert stats[0]["tokens_out"] > 0 and "cost" in stats[0]
 
 
+def test_the_messages_flowing_are_in_the_view_and_in_robotlab_traffic(web, start_robotd,
+                                                                     broker: str) -> None:
+    start_robotd("echo")
+    url, _ = web()
+    with bus.connect(broker, name="test-ask", timeout=5) as client:
+        client.send_request("echo", "a private question").reply(SECONDS)
+    flow = wait_until(lambda: (flow := view(url)["messages"])["messages"] and flow,
+                      timeout=SECONDS, message="the messages in the view")
+    rows = [(m["from"], m["to"], m["type"]) for m in flow["messages"]]
+    assert rows == [("echo", "test-ask", "reply"), ("test-ask", "echo", "request")]  # newest first
+    assert flow["routed"] == 2 and "private" not in json.dumps(flow)
+    done = subprocess.run([sys.executable, "-m", "robotlab.cli", "traffic", "--broker", broker],
+                          capture_output=True, text=True, timeout=SECONDS)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"test-ask\s+echo\s+request", done.stdout), done.stdout
+    assert re.search(r"echo\s+test-ask\s+reply \(reply\)", done.stdout), done.stdout
+
+
 def test_a_dead_letter_is_listed_and_replayed_once_its_robot_exists(web, start_robotd,
                                                                     broker: str) -> None:
     url, _ = web()
