@@ -40,7 +40,8 @@ class RobotSpec:
     serve: bool = False
     """Answer every inbound task with ``run`` and send the reply back."""
     settings: dict[str, Any] = field(default_factory=dict)
-    """More ``Robot`` keyword settings (temperature, max_tokens, budgets...)."""
+    """More ``Robot`` keyword settings (budgets, tool rounds...); never a model field, which
+    ``llm`` holds."""
     fork_server: str | None = None
     """The fork server socket this robot's own ``spawn`` calls reuse."""
     history_file: str | None = None
@@ -51,6 +52,12 @@ class RobotSpec:
     """Stream the model's replies. A server notices that a client gave up only on a stream
     (llama.cpp's Python server goes on generating a whole reply nobody waits for), so a call
     stopped at a message's deadline stops the server's work too."""
+
+    def __post_init__(self) -> None:
+        # a model field here would override ``llm`` in build_robot: a second record of the model
+        stray = sorted(set(self.settings) & set(ModelSettings.model_fields))
+        if stray:
+            raise TypeError(f"RobotSpec settings hold model fields {stray}: give them in llm")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a fork request carries it as JSON)."""

@@ -44,6 +44,15 @@ def test_a_spawned_robots_time_out_travels_in_its_model_settings() -> None:
     assert RobotSpec.from_dict(spec.to_dict()).llm.request_timeout == 5
 
 
+def test_a_robot_spec_refuses_model_fields_outside_its_model_settings() -> None:
+    from robotlab.robotd.hosting import RobotSpec
+
+    with pytest.raises(TypeError, match=r"\['model', 'temperature'\]: give them in llm"):
+        RobotSpec.from_dict({"llm": {"model": "m"},
+                             "settings": {"temperature": 0.1, "model": "other", "token_budget": 9}})
+    assert RobotSpec(settings={"token_budget": 9}).settings == {"token_budget": 9}
+
+
 def test_the_library_default_model_is_the_bundled_defaults_file() -> None:
     from robotlab.config import cascade
 
