@@ -10,6 +10,7 @@ this process's memory, so ``tasks/get`` and ``tasks/cancel`` still answer after 
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import socket
@@ -159,8 +160,11 @@ def build_app(crew: Crew, base: str) -> Starlette:
 def serve(crew: Crew, sock: socket.socket, on_ready: Callable[[str], None] | None = None) -> None:
     """Serve the crew's agents on the listening ``sock`` until SIGTERM or Ctrl-C."""
     base = base_url(sock)
-    if on_ready is not None:
-        on_ready(base + ROBOTS)
-    anyio.run(serve_app, build_app(crew, base), sock)
+
+    def ready() -> None:
+        if on_ready is not None:
+            on_ready(base + ROBOTS)
+
+    anyio.run(functools.partial(serve_app, ready=ready), build_app(crew, base), sock)
 
 

@@ -183,11 +183,12 @@ async def _serve_stdio(crew: Crew, interval: float) -> None:
         tasks.cancel_scope.cancel()  # the client closed stdin: done
 
 
-async def _serve_http(crew: Crew, interval: float, sock: socket.socket, host: str) -> None:
+async def _serve_http(crew: Crew, interval: float, sock: socket.socket, host: str,
+                      ready: Callable[[], None] | None) -> None:
     listeners = Listeners()
     app = build_server(crew, listeners).streamable_http_app(streamable_http_path=HTTP_PATH,
                                                             host=host)
-    await serve_app(app, sock, lambda: watch(crew, listeners, interval))
+    await serve_app(app, sock, lambda: watch(crew, listeners, interval), ready=ready)
 
 
 def serve_stdio(crew: Crew, interval: float) -> None:
@@ -200,6 +201,6 @@ def serve_http(crew: Crew, interval: float, sock: socket.socket, host: str,
     """Serve ``crew`` over streamable HTTP on the listening ``sock`` until SIGTERM or Ctrl-C."""
     address = sock.getsockname()
     shown = f"[{address[0]}]" if ":" in address[0] else address[0]
-    if on_ready is not None:
-        on_ready(f"http://{shown}:{address[1]}{HTTP_PATH}")
-    anyio.run(_serve_http, crew, interval, sock, host)
+    url = f"http://{shown}:{address[1]}{HTTP_PATH}"
+    anyio.run(_serve_http, crew, interval, sock, host,
+              None if on_ready is None else lambda: on_ready(url))

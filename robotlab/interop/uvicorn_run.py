@@ -1,5 +1,8 @@
 """An ASGI app of the crew served by uvicorn on a listening socket until SIGTERM or Ctrl-C, with
-tasks of its own running beside it (a watcher of the bus) and ended with it."""
+tasks of its own running beside it (a watcher of the bus) and ended with it.
+
+The server says it is ready only once SIGTERM and Ctrl-C are in its hands, so a SIGTERM sent as
+soon as it says so ends it cleanly (exit 0), never by the signal's default action."""
 
 from __future__ import annotations
 
@@ -9,20 +12,25 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
+import anyio.abc
 
 
-async def on_signal(stop: Callable[[], None]) -> None:
+async def on_signal(stop: Callable[[], None], *,
+                    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
     """Call ``stop`` on each SIGTERM or SIGINT, until cancelled (a clean exit: the bus client then
     says goodbye). The receiver stays open to the end, so a signal raised again late is heard
-    too."""
+    too; started with ``tasks.start``, it returns once the receiver is open."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        task_status.started()
         async for _ in signals:
             stop()
 
 
 async def serve_app(app: Any, sock: socket.socket,
-                    *beside: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    """Serve ``app`` on ``sock`` until a signal, running each of ``beside`` meanwhile."""
+                    *beside: Callable[[], Coroutine[Any, Any, None]],
+                    ready: Callable[[], None] | None = None) -> None:
+    """Serve ``app`` on ``sock`` until a signal, running each of ``beside`` meanwhile; ``ready``
+    is called once a signal would end it cleanly."""
     import uvicorn
 
     # log_config=None: uvicorn's lines go through this process's handler (JSON under
@@ -35,6 +43,8 @@ async def serve_app(app: Any, sock: socket.socket,
     async with anyio.create_task_group() as tasks:
         for task in beside:
             tasks.start_soon(task)
-        tasks.start_soon(on_signal, stop)
+        await tasks.start(on_signal, stop)
+        if ready is not None:
+            ready()
         await http.serve(sockets=[sock])
         tasks.cancel_scope.cancel()
