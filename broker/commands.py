@@ -71,6 +71,14 @@ class Commands:
         h["from_instance"] = peer.instance
         h.setdefault("type", "message")
         self.host.traffic.seen(h, len(frame.body))
+        if isinstance(ack, int) and self.deliveries.written_for(peer, ack):
+            # Its request is in the journal's file: settled first, and the reply leaves with
+            # the commit that deletes it, so a reply its sender has never leaves it open.
+            self.deliveries.ack(peer, ack, reply=h)
+            body, notify = frame.body, peer.instance
+            self.host.outbox.after_commit(
+                lambda: self.deliveries.route(h, body, notify=notify))
+            return
         self.deliveries.route(h, frame.body, notify=peer.instance)
         # a reply's ack after the reply left: settling is not on its way back
         if isinstance(ack, int):

@@ -174,6 +174,13 @@ class Deliveries:
         if not peer.inflight and self.holds.holding(peer.name):
             release(self, peer.name, time.monotonic())
 
+    def written_for(self, peer: Peer, delivery_id: int) -> bool:
+        """True when ``peer``'s delivery ``delivery_id`` is of a message the journal's file
+        holds: its reply must not leave before the commit that settles it."""
+        delivery = self.inflight.get(delivery_id)
+        return (delivery is not None and delivery.instance == peer.instance
+                and self.journal.written(delivery.record.key))
+
     def nack(self, peer: Peer, delivery_id: int, reason: str) -> None:
         """Settle a delivery as refused by ``peer``; idempotent messages are retried first."""
         delivery = self._take(peer, delivery_id)

@@ -182,6 +182,11 @@ class Journal(NoJournal):
         self._answered[key] = instance
         self._changed()
 
+    def written(self, key: Key) -> bool:
+        """True when the file holds the message ``key`` (a restart would take it back): written
+        and not deleted yet, whether or not it was settled since."""
+        return key in self._sizes and key not in self._puts or key in self._settled
+
     def settle(self, key: Key) -> None:
         """Forget a message that was delivered or dead-lettered: a put not written yet is simply
         dropped (nothing falls due for it); a written one is deleted at the next commit."""

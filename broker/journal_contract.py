@@ -61,6 +61,10 @@ class NoJournal:
     def settle(self, key: Key) -> None:
         """Nothing kept."""
 
+    def written(self, key: Key) -> bool:
+        """Nothing is ever in a file."""
+        return False
+
     def owned(self, key: Key, instance: str) -> None:
         """Nothing kept."""
 

@@ -37,6 +37,8 @@ class Outbox:
         self.registry = registry
         self.transmit = transmit
         self._held: list[tuple[Peer, Command, dict[str, Any], Body]] = []
+        self._after: list[Callable[[], None]] = []
+        """What runs once the turn is committed (the replies to messages the file held)."""
         self.replica: Replica | None = None
         self._waiting: deque[tuple[int, list[tuple[Peer, Command, dict[str, Any], Body]]]] = deque()
         """Committed turns' receipts and replies, each with the commit the standby peer must hold
@@ -47,6 +49,10 @@ class Outbox:
     def add(self, peer: Peer, command: Command, header: dict[str, Any], body: Body = b"") -> None:
         """Send ``header`` (and ``body``) to ``peer`` once the turn is committed."""
         self._held.append((peer, command, header, body))
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        """Run ``action`` once this turn is committed (its changes in the local file)."""
+        self._after.append(action)
 
     def transmit_settled(self, peer: Peer, command: Command, header: dict[str, Any],
                          body: Body) -> bool:
@@ -64,8 +70,14 @@ class Outbox:
         Changes nobody waits on may wait for a later turn; a failed commit keeps everything for
         the next one: what the senders would be told is not safe yet.
         """
-        if self._held or self.journal.due(now):
+        if self._held or self._after or self.journal.due(now):
             if not self.journal.commit():
+                return
+            after, self._after = self._after, []
+            for action in after:
+                action()
+            # what those added (a receipt, a dead letter) waits for a commit of its own
+            if after and self._held and not self.journal.commit():
                 return
             held, self._held = self._held, []
             if self.replica is None:

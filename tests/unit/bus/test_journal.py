@@ -288,3 +288,25 @@ def test_a_pooled_message_waits_for_its_owner_after_a_restart_then_goes_to_anoth
         wait_until(lambda: runs, timeout=10, message="the message given to bob-2 after the hold")
     assert [(m.content, m.attempt) for m in runs] == [("refund order 7", 2)]
 
+
+
+def test_the_reply_to_a_request_in_the_file_leaves_with_the_commit_that_settles_it(
+        brokers, tmp_path: Path) -> None:
+    broker = brokers(tmp_path / "broker.db", hold=30.0)
+    journal = broker._broker.journal
+    in_file: list[bool] = []
+
+    def work(message):
+        in_file.append(journal.written(("alice-1", message.id)))
+        return message.content
+
+    owner = bus.BusClient(broker.url, name="bob", instance="bob-1").on_message(work)
+    with owner.start(), bus.connect(broker.url, name="alice", instance="alice-1") as alice:
+        # Given a pooled request, written to the file with its owner before it was handed out
+        tracker = alice.send_request("bob", "refund order 7", any=True)
+        # When alice has its reply
+        assert tracker.reply(10).content == "refund order 7"
+        # Then the file no longer holds the request: a broker killed now would not hand it out
+        # again (to another instance, should bob-1 die too) for a reply alice already has
+        assert in_file == [True]
+        assert not journal.written(("alice-1", tracker.id))
