@@ -46,4 +46,5 @@ def traffic_command(last: int, url: str | None, as_json: bool, keys_folder: str 
 def _row(row: dict[str, Any]) -> dict[str, Any]:
     to = row["to"] if isinstance(row["to"], str) else str(row["to"])
     return {**row, "time": time.strftime("%H:%M:%S", time.localtime(row["at"])), "to": to,
-            "type": f"{row['type']} (reply)" if row.get("reply") else row["type"]}
+            "type": f"{row['type']} (reply)" if row.get("reply") and row["type"] != "reply"
+            else row["type"]}
