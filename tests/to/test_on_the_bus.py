@@ -229,10 +229,10 @@ def test_a_blocking_decision_waits_for_her_answer_on_the_bus(
     assert "the robot leans to: 410" in shown, shown
     (pending,) = state["pending_decisions"]
     assert pending["person"] == "alice" and isinstance(pending["until"], float)
-    assert proc.returncode == 0, err
     # and the run said whom it waited for, and until when, as its live line does
     assert state["decision_from"] == "alice" and state["decision_since"] <= pending["until"]
     assert "awaiting human decision on 1 item(s) from alice on the bus, until " in err, err
+    assert proc.returncode == 0, err
     assert "Reason: max iterations reached (2)" in out
     run_dir = next((repo / ".robot_lab_to" / "runs").iterdir())
     decision = next((run_dir / "decisions").glob("d-*.md")).read_text()
