@@ -97,8 +97,12 @@ class Commands:
         self.deliveries.nack(peer, frame.header["delivery"], str(frame.header.get("reason", "")))
 
     def on_touch(self, identity: bytes, peer: Peer, frame: Frame) -> None:
-        """TOUCH {deliveries: [ids]}: the peer is still working on these; push their deadlines."""
-        self.deliveries.touch(peer, frame.header["deliveries"], time.monotonic(), time.time())
+        """TOUCH {deliveries: [ids], effects?: [keys]}: the peer is still working on these; push
+        their deadlines. ``effects``: side-effect calls completed on the one delivery named."""
+        h = frame.header
+        self.deliveries.touch(peer, h["deliveries"], time.monotonic(), time.time())
+        if h.get("effects") and len(h["deliveries"]) == 1:
+            self.deliveries.effects_done(peer, h["deliveries"][0], h["effects"])
 
     def on_bye(self, identity: bytes, peer: Peer, frame: Frame) -> None:
         """BYE {}: the peer leaves; what it had in flight fails over or is dead-lettered."""

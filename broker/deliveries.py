@@ -206,6 +206,15 @@ class Deliveries:
                 delivery.deadline = extended
                 self.push_deadline(extended, delivery_id)
 
+    def effects_done(self, peer: Peer, delivery_id: int, keys: list[Any]) -> None:
+        """Keep the keys of side-effect calls completed on a delivery ``peer`` holds, journaled
+        now: a later attempt of the message is told them."""
+        delivery = self.inflight.get(delivery_id)
+        if delivery is not None and delivery.instance == peer.instance:
+            record = delivery.record
+            if record.note_effects(keys) and record.effects is not None:
+                self.journal.effects(record.key, record.effects)
+
     def expire(self, now: float) -> None:
         """Time out deliveries whose ack deadline has passed."""
         while self._deadlines and self._deadlines[0][0] <= now:
@@ -269,8 +278,8 @@ class Deliveries:
         # (the outbox holds it till then): a broker killed before that handed it to nobody.
         owned = record.kept and record.header.get("any")
         send = self.transmit if owned else self.deliver
-        if not send(peer, Command.DELIVER, deliver_header(record.header, delivery_id, attempt),
-                    record.body):
+        header = deliver_header(record.header, delivery_id, attempt, record.effects)
+        if not send(peer, Command.DELIVER, header, record.body):
             self.inflight.pop(delivery_id, None)
             peer.inflight.discard(delivery_id)
             # Its connection is gone (the broker forgets it this turn). Nothing was handed out,

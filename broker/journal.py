@@ -22,11 +22,6 @@ the younger ones: a receipt for one message does not write the large bodies stil
 behind it. A message whose sender keeps no copy (``receipt=False``) is committed in its own
 turn. The journal costs little on the hot path (measured in docs/benchmarks.md).
 
-SQLite copies the write-ahead log into the file (a checkpoint, with its two fsyncs) when the
-log outgrows ``CHECKPOINT_PAGES``, and the broker asks for one whenever its loop is idle
-(:meth:`Journal.idle`): its default of 1,000 pages put one inside nearly every commit of a
-large body.
-
 WAL mode with ``synchronous=NORMAL``: a committed turn survives the broker being killed (the
 WAL is in the operating system's cache), though not a power cut of the host. The file is locked
 for the broker's life (``locking_mode=EXCLUSIVE``): a second broker on the same journal is a
@@ -44,12 +39,11 @@ from typing import Any, Final
 
 from robotlab.bus.protocol import Body, pack
 
-from .journal_changes import Changes, empty, snapshot, write
+from .journal_changes import Changes, Updates, empty, snapshot, write
 from .journal_contract import Key, NoJournal, Restored
 from .journal_file import open_file, read_back
 
 log = logging.getLogger("robotlab.broker")
-
 
 
 ROW_BYTES: Final = 256
@@ -64,8 +58,9 @@ pace well under what one round trip moves on a loaded machine, so a body that is
 settled in the usual time is never written. A 4 MiB body waits up to 52 ms, its sender holding
 its own copy all the while."""
 CHECKPOINT_PAGES: Final = 8192
-"""The write-ahead log's size (pages of 4 KiB: 32 MiB) past which a commit also checkpoints;
-below it the broker checkpoints when its loop is idle."""
+"""The write-ahead log's size (pages of 4 KiB: 32 MiB) past which a commit also checkpoints (a
+copy into the file, with two fsyncs; SQLite's default of 1,000 pages put one inside nearly every
+commit of a large body); below it the broker checkpoints when its loop is idle (:meth:`idle`)."""
 
 
 class Journal(NoJournal):
@@ -93,8 +88,8 @@ class Journal(NoJournal):
         # a dead letter left: the next commit writes every put (see letter_removed)
         self._write_all = False
         self._settled: set[Key] = set()
-        self._owners: dict[Key, str] = {}
-        """The instance each kept ``any`` message was last handed to, until it is written."""
+        self._updates = Updates()
+        """Each kept message's owner and completed side-effect calls, until written."""
         self._letters: dict[str, tuple[int, str, str, str, bytes, bytes, float, int]] = {}
         self._dropped: set[str] = set()
         self._purge_all = False
@@ -167,8 +162,16 @@ class Journal(NoJournal):
         """Note the instance a kept ``any`` message is handed to: written with the message, or
         (if it was written already) with the next commit, which falls due now: the broker holds
         the hand-out until this turn's commit."""
+        self._update("owners", key, instance)
+
+    def effects(self, key: Key, done: list[str]) -> None:
+        """Note the side-effect calls completed on a kept message (their keys), written as an
+        owner is: a completed side effect is worth a commit."""
+        self._update("effects", key, pack(done))
+
+    def _update(self, field: str, key: Key, value: Any) -> None:
         if key in self._sizes:
-            self._owners[key] = instance
+            self._updates.pending[field][key] = value
             put = self._puts.get(key)
             if put is None:
                 self._changed()
@@ -190,7 +193,7 @@ class Journal(NoJournal):
     def settle(self, key: Key) -> None:
         """Forget a message that was delivered or dead-lettered: a put not written yet is simply
         dropped (nothing falls due for it); a written one is deleted at the next commit."""
-        self._owners.pop(key, None)
+        self._updates.drop(key)
         self.size -= self._sizes.pop(key, 0)
         if self._puts.pop(key, None) is None:
             self._changed()
@@ -237,10 +240,9 @@ class Journal(NoJournal):
         younger ones wait for their own time. False (all kept for the next turn) on failure."""
         puts = self._due_puts(everything)
         writing = set(puts)
-        owners = {key: owner for key, owner in self._owners.items()
-                  if key not in self._puts or key in writing}
+        updates = self._updates.due(self._puts, writing)
         if not (puts or self._settled or self._letters or self._dropped or self._purge_all
-                or self._names or owners or self._answered):
+                or self._names or any(updates.values()) or self._answered):
             # Everything changed since the last commit cancelled out (most often a message put
             # and settled within the interval): nothing is due any more. Left set, the stale
             # start made every later turn commit at once (writing each message the moment it
@@ -248,7 +250,7 @@ class Journal(NoJournal):
             self._since, self._urgent, self._write_all = None, False, False
             return True
         try:
-            self._write(puts, owners)
+            self._write(puts, updates)
             self._unchecked = True
         except sqlite3.Error as exc:
             if self._db.in_transaction:
@@ -260,8 +262,7 @@ class Journal(NoJournal):
             return False
         for key in puts:
             del self._puts[key]
-        for key in owners:
-            del self._owners[key]
+        self._updates.forget(updates)
         if not self._puts:
             self._dues.clear()
         self._settled.clear()
@@ -287,11 +288,11 @@ class Journal(NoJournal):
         last = max((i for i, key in enumerate(keys) if self._puts[key][4] <= now), default=-1)
         return keys[: last + 1]
 
-    def _write(self, puts: list[Key], owners: dict[Key, str]) -> None:
+    def _write(self, puts: list[Key], updates: dict[str, dict[Key, Any]]) -> None:
         changes = empty()
         changes["settled"] = list(self._settled)
         changes["puts"] = self._rows(puts)
-        changes["owners"] = [(owner, key[0], key[1]) for key, owner in owners.items()]
+        self._updates.rows(updates, changes)
         changes["purge"] = self._purge_all
         changes["dropped"] = [(d,) for d in self._dropped]
         changes["letters"] = list(self._letters.values())

@@ -7,6 +7,7 @@ A change set is a plain dict of lists, so msgpack carries it between the two bro
 - ``settled``: (sender, id) of messages to delete;
 - ``puts``: message rows (sender, id, notify, receipt id, packed header, body);
 - ``owners``: (owner, sender, id) of handed-out ``any`` messages;
+- ``effects``: (packed list of keys, sender, id) of side-effect calls completed on messages;
 - ``purge``: every dead letter dropped; ``dropped``: (dlq id,) of letters dropped; ``letters``:
   letter rows;
 - ``names``: (name,) of robot names seen; ``answered``: (sender, id, instance) that answered.
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import sqlite3
 from typing import Any
+
+from .journal_contract import Key
 
 Changes = dict[str, Any]
 
@@ -28,8 +31,8 @@ TABLES = ("messages", "dead_letters", "names", "answered")
 
 def empty() -> Changes:
     """A change set that changes nothing."""
-    return {"reset": False, "settled": [], "puts": [], "owners": [], "purge": False, "dropped": [],
-            "letters": [], "names": [], "answered": []}
+    return {"reset": False, "settled": [], "puts": [], "owners": [], "effects": [],
+            "purge": False, "dropped": [], "letters": [], "names": [], "answered": []}
 
 
 MESSAGE_ROWS = (
@@ -37,6 +40,7 @@ MESSAGE_ROWS = (
     ("puts", "INSERT OR REPLACE INTO messages (sender, id, notify, receipt_id, header, body) "
              "VALUES (?, ?, ?, ?, ?, ?)"),
     ("owners", "UPDATE messages SET owner = ? WHERE sender = ? AND id = ?"),
+    ("effects", "UPDATE messages SET effects = ? WHERE sender = ? AND id = ?"),
 )
 # after the purge of every dead letter, which comes before the letters of the same commit
 OTHER_ROWS = (
@@ -66,7 +70,7 @@ def write(db: sqlite3.Connection, changes: Changes) -> None:
 def _rows(db: sqlite3.Connection, changes: Changes,
           statements: tuple[tuple[str, str], ...]) -> None:
     for field, statement in statements:
-        if changes[field]:
+        if changes.get(field):  # a peer's older broker sends no effects
             db.executemany(statement, changes[field])
 
 
@@ -78,9 +82,41 @@ def snapshot(db: sqlite3.Connection) -> Changes:
         "SELECT sender, id, notify, receipt_id, header, body FROM messages ORDER BY rowid")]
     changes["owners"] = [list(row) for row in db.execute(
         "SELECT owner, sender, id FROM messages WHERE owner IS NOT NULL")]
+    changes["effects"] = [list(row) for row in db.execute(
+        "SELECT effects, sender, id FROM messages WHERE effects IS NOT NULL")]
     changes["letters"] = [list(row) for row in db.execute(
         "SELECT * FROM dead_letters ORDER BY seq")]
     changes["names"] = [list(row) for row in db.execute("SELECT name FROM names")]
     changes["answered"] = [list(row) for row in db.execute(
         "SELECT sender, id, owner FROM answered ORDER BY rowid")]
     return changes
+
+
+class Updates:
+    """The columns of kept messages not written yet, per change-set field (``owners``,
+    ``effects``), each becoming rows of (value, sender, id)."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, dict[Key, Any]] = {"owners": {}, "effects": {}}
+
+    def drop(self, key: Key) -> None:
+        """Forget what was pending for a settled message."""
+        for pending in self.pending.values():
+            pending.pop(key, None)
+
+    def due(self, unwritten: dict[Key, Any], writing: set[Key]) -> dict[str, dict[Key, Any]]:
+        """What to write now: the updates of messages written already or in this commit."""
+        return {field: {key: value for key, value in pending.items()
+                        if key not in unwritten or key in writing}
+                for field, pending in self.pending.items()}
+
+    def rows(self, updates: dict[str, dict[Key, Any]], changes: Changes) -> None:
+        """Put ``updates`` (from :meth:`due`) into ``changes`` as rows."""
+        for field, each in updates.items():
+            changes[field] = [(value, key[0], key[1]) for key, value in each.items()]
+
+    def forget(self, updates: dict[str, dict[Key, Any]]) -> None:
+        """Forget ``updates``, committed."""
+        for field, each in updates.items():
+            for key in each:
+                del self.pending[field][key]

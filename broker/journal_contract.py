@@ -11,8 +11,8 @@ from robotlab.bus.protocol import Body
 
 Key = tuple[str, str]
 """A message's key: (its sender's instance, its id)."""
-Unsettled = tuple[dict[str, Any], bytes, str | None, Key, str, str | None]
-"""(header, body, notify, key, receipt id, owner) of a message not settled yet."""
+Unsettled = tuple[dict[str, Any], bytes, str | None, Key, str, str | None, list[str] | None]
+"""(header, body, notify, key, receipt id, owner, effects) of a message not settled yet."""
 Letter = tuple[int, str, str, str, dict[str, Any], bytes, float, bool]
 """(seq, dlq_id, reason, detail, header, body, at, maybe_ran) of a dead letter."""
 
@@ -66,6 +66,9 @@ class NoJournal:
         return False
 
     def owned(self, key: Key, instance: str) -> None:
+        """Nothing kept."""
+
+    def effects(self, key: Key, done: list[str]) -> None:
         """Nothing kept."""
 
     def answered(self, key: Key, instance: str) -> None:

@@ -15,7 +15,7 @@ from .journal_contract import Key, Restored
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
     sender TEXT NOT NULL, id TEXT NOT NULL, notify TEXT, receipt_id TEXT NOT NULL,
-    header BLOB NOT NULL, body BLOB NOT NULL, owner TEXT, UNIQUE (sender, id));
+    header BLOB NOT NULL, body BLOB NOT NULL, owner TEXT, effects BLOB, UNIQUE (sender, id));
 CREATE TABLE IF NOT EXISTS dead_letters (
     seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL, reason TEXT NOT NULL,
     detail TEXT NOT NULL, header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL,
@@ -73,9 +73,12 @@ def _add_columns(db: sqlite3.Connection) -> None:
         # A letter kept for a time-out or a refusal was handed to a member: it may have run.
         db.execute("ALTER TABLE dead_letters ADD COLUMN maybe_ran INTEGER NOT NULL DEFAULT 0")
         db.execute("UPDATE dead_letters SET maybe_ran = 1 WHERE reason IN ('timeout', 'nacked')")
-    if "owner" not in {row[1] for row in db.execute("PRAGMA table_info(messages)")}:
+    message_columns = {row[1] for row in db.execute("PRAGMA table_info(messages)")}
+    if "owner" not in message_columns:
         # unknown: held for any instance, as before
         db.execute("ALTER TABLE messages ADD COLUMN owner TEXT")
+    if "effects" not in message_columns:  # none reported: a later attempt is told of none
+        db.execute("ALTER TABLE messages ADD COLUMN effects BLOB")
 
 
 def read_back(db: sqlite3.Connection) -> tuple[Restored, dict[Key, int], dict[str, int]]:
@@ -84,11 +87,12 @@ def read_back(db: sqlite3.Connection) -> tuple[Restored, dict[Key, int], dict[st
     restored = Restored()
     sizes: dict[Key, int] = {}
     letter_sizes: dict[str, int] = {}
-    rows = db.execute("SELECT sender, id, notify, receipt_id, header, body, owner FROM messages "
-                      "ORDER BY rowid")
-    for sender, message_id, notify, receipt_id, header, body, owner in rows:
+    rows = db.execute("SELECT sender, id, notify, receipt_id, header, body, owner, effects "
+                      "FROM messages ORDER BY rowid")
+    for sender, message_id, notify, receipt_id, header, body, owner, effects in rows:
+        done = [key for key in unpack(effects) if isinstance(key, str)] if effects else None
         restored.messages.append((unpack(header), body, notify, (sender, message_id), receipt_id,
-                                  owner))
+                                  owner, done or None))
         sizes[(sender, message_id)] = len(header) + len(body)
     for seq, dlq_id, reason, detail, header, body, at, maybe_ran in db.execute(
             "SELECT seq, dlq_id, reason, detail, header, body, at, maybe_ran FROM dead_letters "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from robotlab.bus.protocol import Body
+from robotlab.bus.protocol import EFFECTS_MAX, Body
 
 
 class Record:
@@ -31,14 +31,17 @@ class Record:
         owner: the instance an ``any`` message was last handed to (journaled): after a restart
             it is held for that instance, which may still be working on it or hold its reply.
         span: its ``route`` span while it is in the broker's hands (traced messages only).
+        effects: the keys of the side-effect calls its receivers reported done (journaled): a
+            later attempt is told them. None until the first.
     """
 
     __slots__ = ("header", "body", "notify", "key", "receipt_id", "pending", "outcomes", "replied",
-                 "dlq_ids", "kept", "held", "handed_to", "restored", "owner", "span")
+                 "dlq_ids", "kept", "held", "handed_to", "restored", "owner", "span", "effects")
 
     def __init__(self, header: dict[str, Any], body: Body, notify: str | None, key: tuple[str, str],
                  receipt_id: str, pending: int = 0, kept: bool = False, held: bool = False,
-                 span: Any = None, restored: bool = False, owner: str | None = None) -> None:
+                 span: Any = None, restored: bool = False, owner: str | None = None,
+                 effects: list[str] | None = None) -> None:
         self.header = header
         self.body = body
         self.notify = notify
@@ -54,6 +57,23 @@ class Record:
         self.restored = restored
         self.owner = owner
         self.span = span
+        self.effects = effects
+
+    def note_effects(self, keys: list[Any]) -> bool:
+        """Add the keys of side-effect calls a receiver reported done; True when one was new.
+        Only keys of this message's calls count (``"<sender instance>/<id>:<n>"``, as
+        :mod:`robotlab.tools.effects` makes them), and at most ``EFFECTS_MAX`` of them."""
+        prefix = f"{self.header.get('from_instance', '')}/{self.header.get('id', '')}:"
+        done = self.effects if self.effects is not None else []
+        added = False
+        for key in keys:
+            if (isinstance(key, str) and key.startswith(prefix) and key not in done
+                    and len(done) < EFFECTS_MAX):
+                done.append(key)
+                added = True
+        if added:
+            self.effects = done
+        return added
 
     def may_have_run(self, on: set[str] | None = None) -> bool:
         """True when the work may have run: on one of the instances ``on`` (None: on any), or
@@ -109,20 +129,24 @@ class InFlightCopy:
 
 
 _SENDER_ONLY: Final = ("receipt", "untracked", "ack", "to_instance", "any", "idempotent",
-                       "max_handling", "hold")
+                       "max_handling", "hold", "effects_done")
 """SEND fields that tell the broker what to do: no receiver reads them, so no DELIVER carries
-them."""
+them (and ``effects_done`` is the broker's to say, never a sender's)."""
 
 
-def deliver_header(header: dict[str, Any], delivery: int, attempt: int) -> dict[str, Any]:
+def deliver_header(header: dict[str, Any], delivery: int, attempt: int,
+                   effects: list[str] | None = None) -> dict[str, Any]:
     """The DELIVER header of a SEND's ``header`` (stamped with its sender): the SEND's fields but
-    the broker's own (``_SENDER_ONLY``), then the delivery id and the attempt. Fields the schema
-    does not name travel on (newer peers may add some); each field left out is one a receiver
-    does not decode and check."""
+    the broker's own (``_SENDER_ONLY``), then the delivery id, the attempt and the side-effect
+    calls earlier attempts reported done (``effects``). Fields the schema does not name travel
+    on (newer peers may add some); each field left out is one a receiver does not decode and
+    check."""
     deliver = dict(header)
     for name in _SENDER_ONLY:
         if name in deliver:
             del deliver[name]
     deliver["delivery"] = delivery
     deliver["attempt"] = attempt
+    if effects:
+        deliver["effects_done"] = list(effects)
     return deliver

@@ -11,8 +11,8 @@ journal's commit interval).
 
 Folding keeps the file's meaning: a :func:`~robotlab.broker.journal_changes.write` of the
 folded set leaves the same rows as the commits written one after another. That holds because
-``write`` applies a set's parts in a fixed order (deletes, puts, owners; the dead letters'
-purge, drops, letters) and folding keeps, for each key, only what its last change decides.
+``write`` applies a set's parts in a fixed order (deletes, puts, owners, effects; the dead
+letters' purge, drops, letters) and folding keeps, for each key, only what its last change decides.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class Batch:
         peer may hold the message from an earlier batch (a message put again)."""
         self.puts: dict[Key, list[Any]] = {}
         self.owners: dict[Key, list[Any]] = {}
+        self.effects: dict[Key, list[Any]] = {}
         self.purge = False
         self.dropped: dict[Any, None] = {}
         self.letters: dict[Any, list[Any]] = {}
@@ -59,13 +60,17 @@ class Batch:
             key = (sender, message_id)
             self.puts.pop(key, None)
             self.owners.pop(key, None)
+            self.effects.pop(key, None)
             self.settled[key] = None
         for row in changes.get("puts", ()):
             key = (row[0], row[1])
             self.puts[key] = row
-            self.owners.pop(key, None)  # a message put again has no owner yet
+            self.owners.pop(key, None)  # a message put again has no owner nor effects yet
+            self.effects.pop(key, None)
         for row in changes.get("owners", ()):
             self.owners[(row[1], row[2])] = row
+        for row in changes.get("effects", ()):
+            self.effects[(row[1], row[2])] = row
 
     def _fold_letters(self, changes: Changes) -> None:
         if changes.get("purge"):
@@ -84,6 +89,7 @@ class Batch:
         changes["settled"] = list(self.settled)
         changes["puts"] = list(self.puts.values())
         changes["owners"] = list(self.owners.values())
+        changes["effects"] = list(self.effects.values())
         changes["purge"] = self.purge
         changes["dropped"] = [(dlq_id,) for dlq_id in self.dropped]
         changes["letters"] = list(self.letters.values())

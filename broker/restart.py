@@ -35,8 +35,8 @@ def restore(restored: Restored, dlq: DeadLetterQueue, holds: Holds, deliveries: 
     if members:
         holds.known |= set(members.values())
         deliveries.claims = Claims.of(members, holds.seconds, now)
-    for header, body, notify, key, receipt_id, owner in restored.messages:
-        take_back(deliveries, header, body, notify, key, receipt_id, now, owner)
+    for header, body, notify, key, receipt_id, owner, effects in restored.messages:
+        take_back(deliveries, header, body, notify, key, receipt_id, now, owner, effects)
         holds.know(header.get("from", ""))  # its sender is expected back for the receipt or reply
     if restored.messages or restored.letters:
         log.info("journal %s: %d unsettled messages held for their robots, %d dead letters",
@@ -44,10 +44,12 @@ def restore(restored: Restored, dlq: DeadLetterQueue, holds: Holds, deliveries: 
 
 
 def take_back(deliveries: Deliveries, header: dict[str, Any], body: Body, notify: str | None,
-              key: Key, receipt_id: str, now: float, owner: str | None = None) -> None:
+              key: Key, receipt_id: str, now: float, owner: str | None = None,
+              effects: list[str] | None = None) -> None:
     """Take back a record the journal kept; held until a member of its name is back: for an
-    ``any`` message that had been handed out, the instance that had it (``owner``)."""
+    ``any`` message that had been handed out, the instance that had it (``owner``). ``effects``:
+    the side-effect calls its earlier attempts reported done."""
     record = Record(header, body, notify, key, receipt_id, kept=True, held=True, restored=True,
-                    owner=owner)
+                    owner=owner, effects=effects)
     deliveries.active[record.key] = record
     deliveries.holds.hold(header["to"], record.key, record, now + deliveries.holds.seconds)

@@ -274,6 +274,17 @@ class BusClient:
             nack = {"delivery": delivery, "reason": reason}
             self._link.post_kept(protocol.encode(Command.NACK, nack))
 
+    def effect_done(self, message: Message, key: str) -> None:
+        """Tell the broker that the side-effect call ``key`` (its idempotency key, see
+        :mod:`robotlab.tools.effects`) completed while handling ``message``: the broker keeps
+        the key with the message (in its journal), and a later attempt of it, after a crash, a
+        cut or a broker restart, has it in ``Message.effects_done``. Sent at once, and kept until
+        the broker confirms it, as a reply is. Nothing is sent for an untracked message or a
+        key longer than ``protocol.ID_MAX`` characters."""
+        if message.delivery and len(key) <= protocol.ID_MAX:
+            touch = {"deliveries": [message.delivery], "effects": [key]}
+            self._link.post_kept(protocol.encode(Command.TOUCH, touch))
+
     # -- receiving ----------------------------------------------------------------------------
 
     def on_message(self, handler: Callable[..., Any], *, manual: bool = False,

@@ -96,4 +96,6 @@ def delivered(header: dict[str, Any], content: Any, body: bytes | memoryview,
     fields["delivery"] = header["delivery"]
     fields["extra"] = extra
     fields["body"] = body
+    done = header.get("effects_done")
+    fields["effects_done"] = tuple(done) if done else ()
     return message

@@ -24,6 +24,9 @@ class Message:
         delivery: the broker's delivery id (what ACK/NACK name).
         body: the msgpack bytes ``content`` was unpacked from, as they arrived (a view of the
             received frame for a body of 64 KiB or more: never copied).
+        effects_done: the idempotency keys of the side-effect calls earlier attempts reported
+            done (:meth:`~robotlab.bus.client.BusClient.effect_done`), kept by the broker with
+            the message: empty on a first attempt.
     """
 
     id: str
@@ -38,6 +41,7 @@ class Message:
     delivery: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
     body: bytes | memoryview = field(default=b"", repr=False, compare=False)
+    effects_done: tuple[str, ...] = ()
 
     @property
     def is_reply(self) -> bool:

@@ -22,7 +22,7 @@ Peer -> broker:
                 any?, idempotent?, receipt?, untracked?, hold?, traceparent?, tracestate?}
                                                                       body = payload
     ACK        {deliveries: [delivery ids]}                           batched acks
-    TOUCH      {deliveries: [delivery ids]}                           still working on these
+    TOUCH      {deliveries: [delivery ids], effects?: [keys]}        still working on these
     NACK       {delivery, reason}
     HEARTBEAT  {stats?}                                               stats: a member's own figures
     BYE        {}
@@ -31,7 +31,8 @@ Peer -> broker:
 Broker -> peer:
 
     WELCOME    {broker, heartbeat, liveness, ack_timeout, max_message_bytes}
-    DELIVER    {delivery, id, from, from_instance, to, type, reply_to?, deadline?, attempt}
+    DELIVER    {delivery, id, from, from_instance, to, type, reply_to?, deadline?, attempt,
+                effects_done?}
                (a SEND's other fields, but the broker's own: receipt, untracked, ack,
                to_instance, any, idempotent, max_handling, hold)
     RECEIPT    {id, status, detail?, to, dlq_id?, instances?}        the fate of a SEND
@@ -49,7 +50,10 @@ W3C trace context of a traced message; the broker replaces them with its own spa
 TOUCH pushes the ack deadline of deliveries a live receiver still holds (queued or running) by
 another ack timeout, never past the message's ``deadline``: the ack timeout catches silent
 receivers, not long tasks; ``max_handling`` (seconds, capped by the broker's own maximum)
-bounds how long any delivery may stay in flight, touched or not.
+bounds how long any delivery may stay in flight, touched or not. A TOUCH with ``effects``
+names one delivery, and the idempotency keys of the side-effect calls its work has completed
+(:mod:`robotlab.tools.effects`): the broker keeps them with the message (journaled), and
+every later attempt's DELIVER carries them as ``effects_done`` (at most ``EFFECTS_MAX``).
 
 ``HEARTBEAT.seen`` counts the frames the broker has handled from this connection (its HELLO is
 1): a member keeps each reply, ack and nack it sent until ``seen`` covers it, and sends what it
@@ -82,6 +86,7 @@ from . import sockopt  # noqa: F401
 from .boundary import ThreadPacker
 from .schema import (  # noqa: F401  (re-exported: protocol is where callers find the vocabulary)
     BATCH_MAX,
+    EFFECTS_MAX,
     ID_MAX,
     INT_MAX,
     MAX_HEADER_BYTES,

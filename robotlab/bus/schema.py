@@ -72,6 +72,9 @@ TEXT_MAX: Final = 4096
 BATCH_MAX: Final = 4096
 """Most items in a list field (delivery ids of one ACK or TOUCH, instances of a receipt)."""
 INT_MAX: Final = 2**63 - 1
+EFFECTS_MAX: Final = 256
+"""Most completed side-effect calls a message keeps (their idempotency keys, each at most
+``ID_MAX`` characters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +145,8 @@ SCHEMA: Final[dict[Command, dict[str, Field]]] = {
                     "pid": Field("int"), "parent": _ID, "max_inflight": Field("int")},
     Command.SEND: _SEND_FIELDS,
     Command.ACK: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
-    Command.TOUCH: {"deliveries": Field("ints", required=True, limit=BATCH_MAX)},
+    Command.TOUCH: {"deliveries": Field("ints", required=True, limit=BATCH_MAX),
+                    "effects": Field("strs", limit=EFFECTS_MAX)},
     Command.NACK: {"delivery": Field("int", required=True),
                    "reason": Field("text", limit=TEXT_MAX)},
     # its stats map is what robotlab.bus.heartbeat_stats sends
@@ -156,7 +160,8 @@ SCHEMA: Final[dict[Command, dict[str, Field]]] = {
                       "max_message_bytes": Field("int"), "version": Field("int")},
     Command.DELIVER: {**_SEND_FIELDS, "delivery": Field("int", required=True),
                       "from": Field("str", required=True, limit=NAME_MAX),
-                      "from_instance": _ID, "attempt": Field("int")},
+                      "from_instance": _ID, "attempt": Field("int"),
+                      "effects_done": Field("strs", limit=EFFECTS_MAX)},
     Command.RECEIPT: {"id": Field("str", required=True),
                       "status": Field("str", required=True, limit=NAME_MAX),
                       "to": _NAME, "detail": Field("text", limit=TEXT_MAX), "dlq_id": _ID,

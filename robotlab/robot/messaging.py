@@ -19,6 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from robotlab.bus import BusClient, inline, to_plain
@@ -275,8 +276,11 @@ class RobotBus:
             delivery.nack(f"timeout: the sender's deadline passed {-left:.1f}s before the work "
                           "began; not run")
             return
-        # A redelivered message keeps its sender and id: its side-effect calls get the same keys.
-        with deadline.within(left), effects.working_on(f"{message.sender_instance}/{message.id}"):
+        # A redelivered message keeps its sender and id: its side-effect calls get the same keys,
+        # and the broker tells it which of them an earlier attempt completed.
+        work = f"{message.sender_instance}/{message.id}"
+        report = partial(self.require_client().effect_done, message)
+        with deadline.within(left), effects.working_on(work, message.effects_done, report):
             self._handle(delivery, message)
 
     def _handle(self, delivery: Delivery, message: Message) -> None:

@@ -168,6 +168,7 @@ class ToolLoop:
         self._schema_retried = False
         self._work = effects.work_id()
         self._effects_made = 0
+        self._report = effects.reporter()  # told of each side-effect call that returns
 
     def run(self, history: HistoryLog, system: list[dict[str, Any]]) -> LoopOutcome:
         """Ask the model with ``system`` plus the rendered ``history``, record and run its tool
@@ -279,6 +280,17 @@ class ToolLoop:
         outcome.tool_calls.append({"name": call.name, "arguments": call.arguments, "result": text})
         return ToolResultEntry(id=call.id, name=call.name, content=text)
 
+    def _call(self, tool: Tool, arguments: Any, key: str | None) -> Any:
+        """Call ``tool``; a side-effect call (``key``) runs with its key, and once it returns
+        it is reported done (to the broker, for a bus message's run)."""
+        if key is None:
+            return tool.call(arguments)
+        with effects.calling(key):
+            result = tool.call(arguments)
+        if self._report is not None:
+            self._report(key)
+        return result
+
     def _execute(self, call: ToolCall) -> Any:
         tool = self._by_name.get(call.name)
         if tool is None:
@@ -295,11 +307,7 @@ class ToolLoop:
 
         def core() -> Any:
             try:
-                if key is None:
-                    ctx.tool_result = tool.call(call.arguments)
-                else:
-                    with effects.calling(key):
-                        ctx.tool_result = tool.call(call.arguments)
+                ctx.tool_result = self._call(tool, call.arguments, key)
             except Exception as exc:  # a failed tool is an observation for the model
                 if tool.raises_on_error():
                     raise

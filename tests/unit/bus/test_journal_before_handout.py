@@ -86,8 +86,8 @@ def test_a_reply_held_for_a_requester_away_survives_a_restart(tmp_path: Path) ->
     try:
         alice = peer("alice", "alice-1")
         deliveries = table(journal, alice)
-        for header, body, notify, key, receipt_id, owner in journal.restore().messages:
-            take_back(deliveries, header, body, notify, key, receipt_id, 0.0, owner)
+        for header, body, notify, key, receipt_id, owner, effects in journal.restore().messages:
+            take_back(deliveries, header, body, notify, key, receipt_id, 0.0, owner, effects)
         release(deliveries, "alice", 0.0)
         # Then she gets the reply, and the journal lets it go
         assert sent == [("alice-1", Command.DELIVER, b"42")]

@@ -62,7 +62,7 @@ def test_a_commit_reaches_the_follower_s_journal_with_its_owner_and_is_acked(pai
 
     # Then the follower's journal holds the message with its owner, and the receipts may go
     assert active.holds(seq, now=0.0)
-    (header, body, notify, got, receipt_id, owner), = follower.journal.restore().messages
+    (header, body, notify, got, receipt_id, owner, _), = follower.journal.restore().messages
     assert (got, bytes(body), owner, header["to"]) == (key, b"body", "bob-2", "bob")
 
     # And a settle is streamed as one more commit, applied in order

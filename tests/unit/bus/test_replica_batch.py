@@ -27,6 +27,8 @@ def commits(draw: st.DrawFn) -> Changes:
         for sender, mid in draw(st.lists(KEYS, max_size=2, unique=True))]
     changes["owners"] = [[draw(st.sampled_from(["bob-1", "bob-2"])), sender, mid]
                          for sender, mid in draw(st.lists(KEYS, max_size=2, unique=True))]
+    changes["effects"] = [[draw(st.sampled_from([b"\x91\xa1k", b"\x92\xa1k\xa1j"])), sender, mid]
+                          for sender, mid in draw(st.lists(KEYS, max_size=2, unique=True))]
     changes["purge"] = draw(st.integers(0, 9)) == 0  # rare, so letters build up between
     changes["dropped"] = [(d,) for d in draw(st.lists(LETTERS, max_size=1, unique=True))]
     changes["letters"] = [
