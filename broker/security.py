@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import zmq
 import zmq.auth
@@ -142,15 +145,27 @@ class KeyGuard:
 
 
 class KeylessWatcher:
-    """Logs the connections refused for offering no CURVE key at all, which ZAP is never asked
-    about.
+    """Logs the connections refused before ZAP is asked: a client offering no CURVE key at all.
 
-    A thread reads the ROUTER's monitor socket, which gets an event only when a handshake fails
-    (once per attempt: a client refused so is not reconnected by ZeroMQ, only at its own backoff).
+    A thread reads the ROUTER's monitor socket. Which side of a refused handshake sees the
+    mismatch is a race: each reads the other's greeting, and the one that reads it first closes
+    the connection. When the broker wins, its monitor says the client offered no key. When the
+    client wins (a loaded client host, typically), it closes before its own greeting has left,
+    and the broker only sees a handshake that broke off; ZeroMQ does not reconnect a client that
+    saw a protocol error, so the next try comes at the client's own backoff and may lose the
+    race again. Both are logged, the second at most once every ``BROKE_OFF_EVERY`` seconds, since
+    a TCP health check looks the same.
     """
 
+    BROKE_OFF_EVERY = 30.0
+    """Seconds between two log lines about handshakes that broke off."""
+
     def __init__(self, socket: zmq.Socket) -> None:
-        self.monitor = socket.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
+        events = zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+        # An address of its own: pyzmq's default is named after the socket's fd, which a closed
+        # socket's monitor may still hold.
+        self.monitor = socket.get_monitor_socket(events, f"inproc://robotlab-keyless-{id(self)}")
+        self._broke_off_logged = float("-inf")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="robotlab-broker-handshakes",
                                         daemon=True)
@@ -159,17 +174,25 @@ class KeylessWatcher:
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
-                if not self.monitor.poll(200):
-                    continue
-                event = recv_monitor_message(self.monitor)
-                if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
-                    keyless = event["value"] == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
-                    log.info("refused a connection on %s: %s",
-                             event["endpoint"].decode(errors="replace"),
-                             "it offered no CURVE key (a client started without --keys)" if keyless
-                             else f"its handshake broke the protocol ({event['value']!r})")
+                if self.monitor.poll(200):
+                    self._log(recv_monitor_message(self.monitor))
         finally:
             self.monitor.close(linger=0)
+
+    def _log(self, event: Mapping[str, Any]) -> None:
+        endpoint = event["endpoint"].decode(errors="replace")
+        if event["event"] == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
+            keyless = event["value"] == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+            log.info("refused a connection on %s: %s", endpoint,
+                     "it offered no CURVE key (a client started without --keys)" if keyless
+                     else f"its handshake broke the protocol ({event['value']!r})")
+            return
+        now = time.monotonic()
+        if now - self._broke_off_logged >= self.BROKE_OFF_EVERY:
+            self._broke_off_logged = now
+            log.info("refused a connection on %s: it broke off during the CURVE handshake (a "
+                     "client started without --keys, one holding another broker's key, or a "
+                     "port probe; logged once every %.0fs)", endpoint, self.BROKE_OFF_EVERY)
 
     def stop(self) -> None:
         """End the thread (within a poll's 0.2 s); it closes the monitor socket."""
