@@ -15,6 +15,7 @@ twice per round (the two give the run's noise floor), and with every process exp
 spans (the ``jsonl`` exporter), interleaved; plus, timed alone, the few operations tracing
 adds to a round trip's path when it is off. ``--keys`` measures the price of CURVE keys
 instead (bench/keys_cost.py): robotlab keyless and with keys for every process, interleaved.
+Last, in the same run, ``Robot.ask`` against ``BusClient.request`` (bench/robot_ask.py).
 
     python bench/bus.py [--n 3000] [--seconds 3] [--write] [--tracing | --keys]
 """
@@ -245,41 +246,6 @@ def echo_handler(message):  # hosted by robotd in the robotlab run
 setattr(echo_handler, "robotlab_inline", True)  # noqa: B010
 
 
-# -- robot to robot: Robot.ask to a robot in another process, through the broker ---------------
-
-
-def robot_echo(url: str) -> None:
-    """A Robot named 'robot-echo' whose responder sends each message's content back."""
-    import threading
-
-    from robotlab import Robot
-    from robotlab.bus import inline
-
-    # inline, as the echo handler BusClient.request is measured against: the same thread
-    Robot(name="robot-echo", bus=url).respond_to_tasks(inline(lambda message: message.content))
-    threading.Event().wait()
-
-
-def run_robot_ask(n: int) -> dict[str, float]:
-    """p50/p99 of ``Robot.ask`` (the robot API: outbox, RobotMessage) to a robot in another
-    process."""
-    from robotlab import Robot
-
-    url = f"tcp://127.0.0.1:{free_port()}"
-    procs = [spawn(broker_argv(url, journal=True)),
-             spawn([sys.executable, __file__, "--role", "robot-echo", "--url", url])]
-    try:
-        wait_robot(url, "robot-echo")
-        asker = Robot(name="robot-asker", bus=url)
-        p50, p99 = latency(lambda i: asker.ask("robot-echo", PAYLOAD, timeout=10), n)
-        asker.leave_bus()
-        return {"p50": p50, "p99": p99}
-    finally:
-        for p in procs:
-            p.terminate()
-            p.wait()
-
-
 def alternate(rounds: int, *runs: Callable[[], dict[str, float]]) -> list[dict[str, float]]:
     """Run each measurement ``rounds`` times, interleaved (A B A B ...), and keep the medians.
 
@@ -338,7 +304,7 @@ def write_section(title: str, body: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--role", choices=["raw-broker", "raw-echo", "robot-echo"])
+    parser.add_argument("--role", choices=["raw-broker", "raw-echo"])
     parser.add_argument("--url")
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--seconds", type=float, default=3.0)
@@ -365,8 +331,6 @@ def main() -> None:
         return raw_broker(args.url, args.wake_ms)
     if args.role == "raw-echo":
         return raw_echo(args.url, args.wake_ms)
-    if args.role == "robot-echo":
-        return robot_echo(args.url)
     raw, ours, memory_only = alternate(args.rounds, lambda: run_raw(args.n, args.seconds),
                                        lambda: run_robotlab(args.n, args.seconds),
                                        lambda: run_robotlab(args.n, args.seconds, journal=False))
@@ -391,21 +355,16 @@ def main() -> None:
                 "raw broker "
                 "(never worse than 2x), throughput at least half of it.")
         write_section("Bus round trip (robot to robot through the broker)", f"{note}\n\n{table}")
-    ask = run_robot_ask(args.n)
-    ask_table = ("| measure | BusClient.request | Robot.ask | ratio |\n| --- | ---: | ---: | ---: "
-                 "|\n"
-                 f"| round trip p50 (ms) | {ours['p50']:,.3f} | {ask['p50']:,.3f} | "
-                 f"{ask['p50'] / ours['p50']:.2f}x |\n"
-                 f"| round trip p99 (ms) | {ours['p99']:,.3f} | {ask['p99']:,.3f} | "
-                 f"{ask['p99'] / ours['p99']:.2f}x |")
+    # Robot.ask in the same run, interleaved with BusClient.request on a broker of its own
+    from robot_ask import measure, table
+
+    ask_table = table(measure(args.n, args.rounds))
     print(ask_table)
     if args.write:
         write_section("Robot.ask round trip (a robot in another process)",
-                      "`Robot.ask` to a robot whose `respond_to_tasks` echoes, one at a time, "
-                      f"{args.n} round "
-                      "trips after the bus numbers above (same command); BusClient.request is the "
-                      "median "
-                      f"from the section above.\n\n{ask_table}")
+                      "`Robot.ask` to a robot whose inline `respond_to_tasks` echoes, and "
+                      "`BusClient.request` to the echo robotd, in turns on one broker, after the "
+                      f"bus numbers above (same command; bench/robot_ask.py).\n\n{ask_table}")
 
 
 if __name__ == "__main__":

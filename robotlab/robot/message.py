@@ -67,13 +67,8 @@ class RobotMessage:
         ``sender`` (the broker's stamp) wins over ``data["from"]``; ``attempt`` is the
         delivery's.
         """
-        return cls(
-            id=data.get("id", 0),
-            from_=sender if sender is not None else str(data.get("from", "")),
-            content=data.get("content"),
-            in_reply_to=data.get("in_reply_to"),
-            attempt=attempt,
-        )
+        return cls(data.get("id", 0), sender if sender is not None else str(data.get("from", "")),
+                   data.get("content"), data.get("in_reply_to"), attempt)
 
     @classmethod
     def build(cls, id: int | str, from_: str, content: Any,

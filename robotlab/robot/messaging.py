@@ -80,6 +80,10 @@ class RobotBus:
         self._inbound: OrderedDict[str, Message] = OrderedDict()
         self._handler: Callable[..., Any] | None = None
         self._manual = False
+        self._responder: Callable[[RobotMessage], Any] | None = None
+        """Set by :meth:`respond_to_tasks`: answered in :meth:`_handle` itself, with the bus
+        message in hand, rather than through a handler and ``send_reply``'s lookup of it."""
+        self._auto_reply = False
         self._serving = False
         self.connection = BusConnection(robot, self._on_bus_delivery, bus)
         self.connection.join_configured()  # last: a delivery may come as soon as it is joined
@@ -180,12 +184,18 @@ class RobotBus:
             original = self._inbound.get(in_reply_to)
         if original is None:
             client.send(to, message.to_dict(), type=ROBOT_MESSAGE_TYPE)
-        elif original.type == ROBOT_MESSAGE_TYPE:
+        else:
+            self._reply(client, original, message)
+        return message
+
+    @staticmethod
+    def _reply(client: BusClient, original: Message, message: RobotMessage) -> None:
+        """Send ``message`` back to exactly the process that sent ``original``."""
+        if original.type == ROBOT_MESSAGE_TYPE:
             client.reply(original, message.to_dict(), type=ROBOT_MESSAGE_TYPE)
         else:
             # a plain bus client (``robotlab send``) gets plain content
             client.reply(original, message.content)
-        return message
 
     def ask(self, to: str, content: Any, timeout: float = 30.0) -> RobotMessage:
         """Send ``content`` to ``to`` and wait for the reply.
@@ -231,6 +241,7 @@ class RobotBus:
         A handler declared :func:`robotlab.bus.inline` runs on the client's I/O thread.
         """
         self._handler, self._manual = handler, _takes_delivery(handler)
+        self._responder = None
         self.connection.inline = bool(getattr(handler, INLINE, False))
 
     def respond_to_tasks(self, responder: Callable[[RobotMessage], Any],
@@ -253,6 +264,9 @@ class RobotBus:
 
         self._serving = True
         self.on_message(inline(respond) if getattr(responder, INLINE, False) else respond)
+        # what ``respond`` does, done by _handle with the bus message in hand (one lookup and
+        # three calls fewer on every request a serving robot answers)
+        self._responder, self._auto_reply = responder, auto_reply
 
     def serve(self, auto_reply: bool = True) -> None:
         """Answer each message with ``run(content).reply`` (no tools); also answer run requests
@@ -292,6 +306,16 @@ class RobotBus:
         robot_message = self._as_robot_message(message)
         self._correlate(robot_message)
         self._remember(robot_message.key, message)
+        responder = self._responder
+        if responder is not None:
+            if not robot_message.is_reply:
+                result = responder(robot_message)
+                if self._auto_reply and result is not None:
+                    client, answer, _ = self._compose(result, robot_message.key)
+                    self._reply(client, message, answer)
+            if delivery.pending:
+                delivery.ack()
+            return
         handler = self._handler
         if handler is None:
             delivery.ack()
@@ -324,7 +348,7 @@ class RobotBus:
     def _remember(self, key: str, message: Message) -> None:
         with self.lock:
             self._inbound[key] = message
-            while len(self._inbound) > RECENT_INBOUND:
+            if len(self._inbound) > RECENT_INBOUND:  # one in, at most one out
                 self._inbound.popitem(last=False)
 
     def delegatee(self, to: Any) -> Any:
