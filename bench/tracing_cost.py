@@ -24,9 +24,10 @@ def off_path_ns() -> dict[str, float]:
     deliveries (``traced.carried``), one handler call (``traced.handle``) and two broker routes
     (the ``tracing.ENABLED`` check).
     """
-    from robotlab.bus import protocol, traced
+    from robotlab.bus import traced
     from robotlab.bus.message import Message
-    from robotlab.bus.protocol import Command
+    from robotlab.bus.wire import protocol
+    from robotlab.bus.wire.protocol import Command
     from robotlab.observability import tracing
 
     header = {"id": "abc123.42", "to": "echo", "type": "request", "deadline": time.time() + 10}

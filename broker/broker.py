@@ -1,6 +1,6 @@
 """The broker: a plain poll loop that routes the bus by robot name.
 
-Read :mod:`robotlab.bus.protocol` first for the frames. The loop polls with a timeout no longer
+Read :mod:`robotlab.bus.wire.protocol` first for the frames. The loop polls with a timeout no longer
 than the next timer, drains what is readable, dispatches each message through a literal command
 table, then purges silent peers, times out unacked deliveries and sends due heartbeats, and
 ends the turn by committing the journal and only then sending the receipts and admin replies
@@ -20,9 +20,9 @@ from typing import Any
 
 import zmq
 
-from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig
-from robotlab.bus.protocol import Body, Command, ErrorCode, Frame
+from robotlab.bus.wire import protocol
+from robotlab.bus.wire.protocol import Body, Command, ErrorCode, Frame
 from robotlab.errors import ConfigError, ProtocolError
 
 from . import router, stopping

@@ -27,17 +27,18 @@ import zmq
 
 from robotlab.errors import BusError
 
-from . import config, protocol, traced
+from . import config, traced
 from .admin import AdminCalls
-from .boundary import pack_plain
 from .dispatcher import INLINE, Dispatcher
 from .inbound import Inbound
 from .keys import KeyConfig, client_keys
 from .message import Message
 from .outbound import check_size, reply_body, reply_frames, send_header
 from .outstanding import Outstanding
-from .protocol import Body, Command
 from .tracking import Tracker
+from .wire import protocol
+from .wire.plain_data import pack_plain
+from .wire.protocol import Body, Command
 
 DEFAULT_MAX_BYTES: Final = 16 * 1024 * 1024
 # Defaults of the methods that also take **options, as names: mypyc (robotlab/bus/native.py)

@@ -23,8 +23,8 @@ from robotlab.errors import ConfigError, PeerUnavailable, StandbyPassive
 from .handshake import CONNECTED, NO_DETAIL, diagnose, waiting_events
 from .kept import Kept
 from .keys import KeyConfig
-from .protocol import Body, Command, ErrorCode, Frame
 from .tracking import Flag
+from .wire.protocol import Body, Command, ErrorCode, Frame
 
 log = logging.getLogger("robotlab.bus")
 

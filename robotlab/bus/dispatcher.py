@@ -20,9 +20,10 @@ from typing import Any, Final, Protocol
 
 from robotlab.observability.logfields import HANDLING
 
-from . import protocol, traced
+from . import traced
 from .message import Delivery, Message
-from .protocol import ID_MAX, Body
+from .wire import protocol
+from .wire.protocol import ID_MAX, Body
 
 
 class Owner(Protocol):

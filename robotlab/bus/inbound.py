@@ -11,12 +11,13 @@ import logging
 from collections.abc import Callable
 from typing import Any, Final
 
-from . import protocol, traced
+from . import traced
 from .admin import AdminCalls
 from .dispatcher import Dispatcher
 from .message import Message
 from .outstanding import Outstanding
-from .protocol import Body, Command, Frame
+from .wire import protocol
+from .wire.protocol import Body, Command, Frame
 
 log = logging.getLogger("robotlab.bus")
 _new: Final = object.__new__
@@ -75,8 +76,9 @@ _FRAME_HANDLERS: Final[dict[Command, Callable[[Inbound, Frame], None]]] = {
 
 def delivered(header: dict[str, Any], content: Any, body: bytes | memoryview,
               extra: dict[str, Any]) -> Message:
-    """The Message of a DELIVER whose ``header`` :func:`~robotlab.bus.protocol.decode` has checked
-    (every field has its type already), with its unpacked ``content`` and the ``body`` it came in.
+    """The Message of a DELIVER whose ``header`` :func:`~robotlab.bus.wire.protocol.decode` has
+    checked (every field has its type already), with its unpacked ``content`` and the ``body`` it
+    came in.
 
     The same frozen Message its constructor builds, its fields written straight into the new
     instance's ``__dict__``: the generated ``__init__`` of a frozen dataclass calls

@@ -25,12 +25,12 @@ from typing import Any
 
 import zmq
 
-from . import protocol
 from .handshake import open_dealer
 from .heartbeat_stats import StatsReport
 from .keys import KeyConfig
-from .protocol import Body, Command
 from .pump import Pump
+from .wire import protocol
+from .wire.protocol import Body, Command
 
 log = logging.getLogger("robotlab.bus")
 

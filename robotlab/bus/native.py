@@ -37,9 +37,9 @@ GROUP = "robotlab.bus._native"
 """The mypyc group: its shared library is the extension module ``robotlab.bus._native__mypyc``."""
 
 MODULES = (
-    "robotlab.bus.schema",
-    "robotlab.bus.protocol",
-    "robotlab.bus.sockopt",
+    "robotlab.bus.wire.schema",
+    "robotlab.bus.wire.protocol",
+    "robotlab.bus.wire.sockopt",
     "robotlab.bus.outbound",
     "robotlab.bus.inbound",
     "robotlab.bus.tracking",
@@ -52,7 +52,7 @@ MODULES = (
     "robotlab.bus.link",
     "robotlab.bus.client",
     "robotlab.bus.dispatcher",
-    "robotlab.bus.boundary",
+    "robotlab.bus.wire.plain_data",
     "robotlab.bus.traced",
     "robotlab.broker.router",
     "robotlab.broker.registry",

@@ -12,10 +12,11 @@ from typing import Any, Final
 
 from robotlab.errors import BusError
 
-from . import protocol, traced
-from .boundary import pack_plain
+from . import traced
 from .message import Message
-from .protocol import Body, Command
+from .wire import protocol
+from .wire.plain_data import pack_plain
+from .wire.protocol import Body, Command
 
 _REPLY_GIVEN: Final = ("type", "to", "to_instance", "reply_to")
 """The fields of a reply's header that come from elsewhere (its caller, the message it answers):

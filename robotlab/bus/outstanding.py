@@ -14,9 +14,9 @@ import threading
 from typing import TYPE_CHECKING, Any, Final
 
 from .message import Message
-from .protocol import Body, Status
 from .tracking import Answered, Tracker
 from .unheld import forget_unheld
+from .wire.protocol import Body, Status
 
 if TYPE_CHECKING:
     from .link import Link

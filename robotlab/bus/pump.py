@@ -30,12 +30,12 @@ import zmq
 
 from robotlab.errors import ProtocolError
 
-from . import protocol
 from .dialer import Dialer
 from .keys import KeyConfig
-from .protocol import Body, Command
 from .seat import Seat
 from .tracking import Latch
+from .wire import protocol
+from .wire.protocol import Body, Command
 
 log = logging.getLogger("robotlab.bus")
 

@@ -57,7 +57,8 @@ def test_the_pure_source_runs_a_round_trip_when_asked() -> None:
     script = (
         "import sys\n"
         "from robotlab import bus\n"
-        "from robotlab.bus import native, protocol\n"
+        "from robotlab.bus import native\n"
+        "from robotlab.bus.wire import protocol\n"
         "import robotlab.broker.deliveries as deliveries\n"
         "assert protocol.__file__.endswith('.py') and deliveries.__file__.endswith('.py'), "
         "protocol.__file__\n"

@@ -8,7 +8,8 @@ import uuid
 import pytest
 
 from robotlab import bus
-from robotlab.bus import BrokerConfig, EmbeddedBroker, protocol
+from robotlab.bus import BrokerConfig, EmbeddedBroker
+from robotlab.bus.wire import protocol
 from robotlab.errors import DeliveryFailed, Nacked
 from tests.waiting import wait_until
 

@@ -1,7 +1,7 @@
 """The vocabulary of the bus wire protocol: its commands and codes, and every header field's
-type and bound (:data:`SCHEMA`), with the check :func:`robotlab.bus.protocol.decode` runs.
+type and bound (:data:`SCHEMA`), with the check :func:`robotlab.bus.wire.protocol.decode` runs.
 
-Kept apart from the framing in :mod:`robotlab.bus.protocol`, which re-exports every public
+Kept apart from the framing in :mod:`robotlab.bus.wire.protocol`, which re-exports every public
 name here: read that module first.
 """
 
