@@ -279,7 +279,8 @@ class Broker:
             self._forget(peer, f"went silent (no traffic for {self.config.expiry:g}s)")
         for peer in list(self.registry.by_identity.values()):
             if peer.unconfirmed or now - peer.last_sent >= self.config.heartbeat:
-                # seen: the peer may forget the replies and acks it kept (robotlab.bus.kept)
+                # seen: the peer may forget the replies and acks it kept (see
+                # robotlab/bus/member/unconfirmed_replies.py)
                 peer.unconfirmed = not self._transmit(peer, Command.HEARTBEAT,
                                                       {"seen": peer.frames_in}, b"")
 

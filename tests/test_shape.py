@@ -164,6 +164,8 @@ LAYERS: dict[str, float] = {
     # the bus's frames, below the bus's settings and keys that use their bounds
     "robotlab.bus.wire": 0.75,
     "robotlab.config": 1, "robotlab.service": 1, "robotlab.bus": 1, "robotlab.hooks": 1,
+    # a member's side of the bus, above the bus's settings and keys it reads
+    "robotlab.bus.member": 1.25,
     "robotlab.budget": 1,
     # a model call's deadline and reply, below the LLM client that uses them
     "robotlab.inference": 1.5,

@@ -149,7 +149,7 @@ SCHEMA: Final[dict[Command, dict[str, Field]]] = {
                     "effects": Field("strs", limit=EFFECTS_MAX)},
     Command.NACK: {"delivery": Field("int", required=True),
                    "reason": Field("text", limit=TEXT_MAX)},
-    # its stats map is what robotlab.bus.heartbeat_stats sends
+    # its stats map is what robotlab.bus.member.heartbeat_stats sends
     Command.HEARTBEAT: {"seen": Field("int"), "stats": Field("map", limit=16)},
     Command.BYE: {},
     Command.REQUEST: {"id": Field("str", required=True),

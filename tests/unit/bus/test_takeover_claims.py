@@ -214,7 +214,7 @@ def test_the_outbox_sends_a_handout_once_the_local_commit_is_done(tmp_path: Path
 
 def test_a_member_s_hello_claims_the_newest_messages_it_had_that_fit_the_broker_s_limit() -> None:
     from robotlab import bus
-    from robotlab.bus.dispatcher import CLAIM_BYTES
+    from robotlab.bus.member.dispatcher import CLAIM_BYTES
     from robotlab.bus.wire import protocol
 
     # Given a forged broker (a bare ROUTER) that welcomes bob with a 2 KiB limit and hands him 20

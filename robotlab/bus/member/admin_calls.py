@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from robotlab.errors import BusError, PeerUnavailable
 
+from ..wire import protocol
+from ..wire.protocol import Command
 from .tracking import Tracker
-from .wire import protocol
-from .wire.protocol import Command
 
 if TYPE_CHECKING:
     from .link import Link
