@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # builds them): built again when a file of their folders changed, so tests and the demo run
 # the compiled code of the source they see (a stale build would run as pure Python).
 COMPILED := $(VENV)/.compiled
-NATIVE_SOURCES := setup.py $(wildcard robotlab/bus/*.py broker/*.py)
+NATIVE_SOURCES := setup.py $(wildcard robotlab/bus/*.py robotlab/bus/*/*.py broker/*.py)
 TYPETREE := $(VENV)/typecheck/robotlab
 LOCK := requirements.lock
 SOURCES := robotlab broker robotd cli
@@ -115,4 +115,4 @@ docs: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build site *.egg-info
-	rm -f robotlab/bus/*.so broker/*.so
+	rm -f robotlab/bus/*.so robotlab/bus/*/*.so broker/*.so

@@ -49,9 +49,9 @@ def _setup() -> Callable[[int], None]:
     import zmq
 
     from robotlab.broker.broker import Broker
-    from robotlab.bus import protocol
     from robotlab.bus.config import BrokerConfig
-    from robotlab.bus.protocol import Command
+    from robotlab.bus.wire import protocol
+    from robotlab.bus.wire.protocol import Command
 
     context = zmq.Context.instance()
     url = f"inproc://broker-path-{uuid.uuid4().hex}"

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bus import free_port, spawn, wait_robot, write_section  # noqa: E402
 
 from robotlab import bus  # noqa: E402
-from robotlab.bus import protocol  # noqa: E402
-from robotlab.bus.protocol import Command  # noqa: E402
+from robotlab.bus.wire import protocol  # noqa: E402
+from robotlab.bus.wire.protocol import Command  # noqa: E402
 
 
 def crowd(url: str, robots: int, stop: threading.Event, heartbeat: float) -> None:

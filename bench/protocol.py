@@ -17,8 +17,8 @@ import timeit
 # counts what compiling saves.
 os.environ.setdefault("ROBOT_LAB_PURE", "1")
 
-from robotlab.bus import protocol  # noqa: E402
-from robotlab.bus.protocol import Command  # noqa: E402
+from robotlab.bus.wire import protocol  # noqa: E402
+from robotlab.bus.wire.protocol import Command  # noqa: E402
 
 FRAMES = {
     "SEND": protocol.encode(Command.SEND,

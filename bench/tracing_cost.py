@@ -20,13 +20,14 @@ from typing import Any
 def off_path_ns() -> dict[str, float]:
     """Extra nanoseconds per round trip that tracing costs while off, operation by operation.
 
-    One request/reply passes two SENDs (``traced.stamp`` instead of ``check_header``), two
-    deliveries (``traced.carried``), one handler call (``traced.handle``) and two broker routes
-    (the ``tracing.ENABLED`` check).
+    One request/reply passes two SENDs (``message_spans.stamp`` instead of ``check_header``), two
+    deliveries (``message_spans.carried``), one handler call (``message_spans.handle``) and two
+    broker routes (the ``tracing.ENABLED`` check).
     """
-    from robotlab.bus import protocol, traced
-    from robotlab.bus.message import Message
-    from robotlab.bus.protocol import Command
+    from robotlab.bus.member import message_spans
+    from robotlab.bus.member.message import Message
+    from robotlab.bus.wire import protocol
+    from robotlab.bus.wire.protocol import Command
     from robotlab.observability import tracing
 
     header = {"id": "abc123.42", "to": "echo", "type": "request", "deadline": time.time() + 10}
@@ -38,11 +39,11 @@ def off_path_ns() -> dict[str, float]:
         return None
 
     pairs: dict[str, tuple[Callable[[], Any], Callable[[], Any], int]] = {
-        "stamp (x2)": (lambda: traced.stamp(header),
+        "stamp (x2)": (lambda: message_spans.stamp(header),
                        lambda: protocol.check_header(Command.SEND, header), 2),
-        "carried (x2)": (lambda: traced.carried(deliver), lambda: {}, 2),
-        "handle (x1)": (lambda: traced.handle("echo", message, handler), lambda: handler(message),
-                        1),
+        "carried (x2)": (lambda: message_spans.carried(deliver), lambda: {}, 2),
+        "handle (x1)": (lambda: message_spans.handle("echo", message, handler),
+                        lambda: handler(message), 1),
         "route check (x2)": (lambda: tracing.ENABLED and "traceparent" in header, lambda: None, 2),
     }
     extra = {}

@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig
+from robotlab.bus.wire import protocol
 
 from .deliveries import Deliveries
 from .dlq import DeadLetterQueue

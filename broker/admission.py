@@ -9,9 +9,9 @@ import time
 from collections import Counter
 from typing import Any, Protocol
 
-from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig
-from robotlab.bus.protocol import Body, Command, ErrorCode, Frame
+from robotlab.bus.wire import protocol
+from robotlab.bus.wire.protocol import Body, Command, ErrorCode, Frame
 
 from .absences import Absences
 from .deliveries import Deliveries

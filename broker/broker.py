@@ -1,6 +1,6 @@
 """The broker: a plain poll loop that routes the bus by robot name.
 
-Read :mod:`robotlab.bus.protocol` first for the frames. The loop polls with a timeout no longer
+Read :mod:`robotlab.bus.wire.protocol` first for the frames. The loop polls with a timeout no longer
 than the next timer, drains what is readable, dispatches each message through a literal command
 table, then purges silent peers, times out unacked deliveries and sends due heartbeats, and
 ends the turn by committing the journal and only then sending the receipts and admin replies
@@ -20,9 +20,9 @@ from typing import Any
 
 import zmq
 
-from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig
-from robotlab.bus.protocol import Body, Command, ErrorCode, Frame
+from robotlab.bus.wire import protocol
+from robotlab.bus.wire.protocol import Body, Command, ErrorCode, Frame
 from robotlab.errors import ConfigError, ProtocolError
 
 from . import router, stopping
@@ -279,7 +279,8 @@ class Broker:
             self._forget(peer, f"went silent (no traffic for {self.config.expiry:g}s)")
         for peer in list(self.registry.by_identity.values()):
             if peer.unconfirmed or now - peer.last_sent >= self.config.heartbeat:
-                # seen: the peer may forget the replies and acks it kept (robotlab.bus.kept)
+                # seen: the peer may forget the replies and acks it kept (see
+                # robotlab/bus/member/unconfirmed_replies.py)
                 peer.unconfirmed = not self._transmit(peer, Command.HEARTBEAT,
                                                       {"seen": peer.frames_in}, b"")
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
-from robotlab.bus.protocol import ID_MAX, Body, unpack
+from robotlab.bus.wire.protocol import ID_MAX, Body, unpack
 
 from .journal_contract import Key
 

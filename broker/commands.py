@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from robotlab.bus.protocol import Command, ErrorCode, Frame
+from robotlab.bus.wire.protocol import Command, ErrorCode, Frame
 
 from .admin import Admin
 from .admission import Hall, admit

@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
-from robotlab.bus.protocol import Body, Command, Status
+from robotlab.bus.wire.protocol import Body, Command, Status
 from robotlab.observability import spans, tracing
 
 from .claims import Claims

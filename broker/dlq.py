@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from robotlab.bus.protocol import Body, Status
+from robotlab.bus.wire.protocol import Body, Status
 
 from .journal import NoJournal
 

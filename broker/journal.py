@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from robotlab.bus.protocol import Body, pack
+from robotlab.bus.wire.protocol import Body, pack
 
 from .journal_changes import Changes, Updates, empty, snapshot, write
 from .journal_contract import Key, NoJournal, Restored

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from robotlab.bus.protocol import Body
+from robotlab.bus.wire.protocol import Body
 
 Key = tuple[str, str]
 """A message's key: (its sender's instance, its id)."""

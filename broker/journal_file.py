@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from robotlab.bus.protocol import unpack
+from robotlab.bus.wire.protocol import unpack
 from robotlab.errors import ConfigError
 
 from .journal_contract import Key, Restored

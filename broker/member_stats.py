@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from robotlab.bus.protocol import Frame
+from robotlab.bus.wire.protocol import Frame
 
 from .registry import Peer
 

@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from robotlab.bus.protocol import Body, Command, Status
+from robotlab.bus.wire.protocol import Body, Command, Status
 
 from .journal import NoJournal
 from .registry import Peer, Registry

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from robotlab.bus.protocol import EFFECTS_MAX, Body
+from robotlab.bus.wire.protocol import EFFECTS_MAX, Body
 
 
 class Record:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from robotlab.bus.protocol import Body, Command, Status
+from robotlab.bus.wire.protocol import Body, Command, Status
 
 from .claims import Claims
 from .holds import Holds

@@ -40,7 +40,7 @@ import time
 from collections import OrderedDict
 from typing import Final
 
-from robotlab.bus.protocol import pack, unpack
+from robotlab.bus.wire.protocol import pack, unpack
 
 from .journal import Journal
 from .journal_changes import Changes, empty

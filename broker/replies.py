@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final, Protocol
 
-from robotlab.bus.protocol import Body, Command, Status
+from robotlab.bus.wire.protocol import Body, Command, Status
 
 from .holds import Holds
 from .journal import NoJournal

@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from robotlab.bus.protocol import Body
+from robotlab.bus.wire.protocol import Body
 
 from .claims import Claims
 from .deliveries import Deliveries

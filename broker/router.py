@@ -3,7 +3,7 @@ be drained.
 
 Every message the broker routes passes through :func:`recv` and :func:`send` twice a round
 trip, so they make the fewest Python calls that do the same as the general
-:mod:`robotlab.bus.protocol` ones.
+:mod:`robotlab.bus.wire.protocol` ones.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Final
 
 import zmq
 
-from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig, is_ipv6
-from robotlab.bus.protocol import Body
+from robotlab.bus.wire import protocol
+from robotlab.bus.wire.protocol import Body
 
 from .security import KeyGuard
 
@@ -49,16 +49,17 @@ def recv(router: zmq.Socket) -> list[Body]:
     """[identity, *frames] of one message, without blocking (raises ``zmq.Again``).
 
     A ROUTER's identity frame always has the message after it, so only the message's own
-    frames need a RCVMORE read (see :func:`robotlab.bus.protocol.recv`).
+    frames need a RCVMORE read (see :func:`robotlab.bus.wire.protocol.recv`).
     """
     return [_recv(router, _NOBLOCK), *protocol.recv(router)]
 
 
 def send(router: zmq.Socket, identity: bytes, frames: list[Body]) -> None:
-    """Send frames built by :func:`robotlab.bus.protocol.encode` to ``identity``, without blocking.
+    """Send frames built by :func:`robotlab.bus.wire.protocol.encode` to ``identity``, without
+    blocking.
 
     Raises ``zmq.Again`` when the peer's queue is full and ``zmq.ZMQError`` when the identity
-    is unroutable (ROUTER_MANDATORY), like :func:`robotlab.bus.protocol.send`.
+    is unroutable (ROUTER_MANDATORY), like :func:`robotlab.bus.wire.protocol.send`.
     """
     _send(router, identity, _MORE)
     last = len(frames) - 1

@@ -33,7 +33,7 @@ from robotlab.bus.certificates import (
     certificate_exists,
     read_certificate,
 )
-from robotlab.bus.protocol import Body
+from robotlab.bus.wire.protocol import Body
 from robotlab.errors import ConfigError
 
 log = logging.getLogger("robotlab.broker")

@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 import zmq
 
-from robotlab.bus import protocol
 from robotlab.bus.config import BrokerConfig, is_loopback
-from robotlab.bus.protocol import Command
+from robotlab.bus.wire import protocol
+from robotlab.bus.wire.protocol import Command
 from robotlab.errors import ConfigError, ExitCode
 
 from .broker import Broker

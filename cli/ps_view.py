@@ -2,7 +2,7 @@
 figures.
 
 The broker's ``ps`` rows carry ``stats``, the map each member reports of itself
-(``robotlab.bus.heartbeat_stats``): a hosted robot's runs, tokens and dollars since start,
+(``robotlab.bus.member.heartbeat_stats``): a hosted robot's runs, tokens and dollars since start,
 robot-to's iteration and phase. Tokens and dollars are the member's word; the in-flight count
 and the age of the oldest delivery are the broker's own.
 """

@@ -13,7 +13,7 @@ import click
 
 from robotlab import bus
 from robotlab.bus.config import BrokerConfig
-from robotlab.bus.protocol import unpack
+from robotlab.bus.wire.protocol import unpack
 from robotlab.errors import ConfigError, ExitCode
 from robotlab.observability import setup as setup_tracing
 from robotlab.observability import trace_settings

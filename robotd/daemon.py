@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from robotlab import bus
-from robotlab.bus.context import end as end_context
-from robotlab.bus.context import own as own_context
 from robotlab.bus.keys import client_keys
+from robotlab.bus.member.zmq_context import end as end_context
+from robotlab.bus.member.zmq_context import own as own_context
 from robotlab.errors import ConfigError, ExitCode
 from robotlab.observability import logfields
 from robotlab.service import Notifier, ServiceEnvironment

@@ -2,7 +2,7 @@
 whether it is working.
 
 A :class:`RobotStats` is a hook on the hosted robot (it counts every run, however it was
-asked for) and the source of the bus client's stats map (``robotlab.bus.heartbeat_stats``).
+asked for) and the source of the bus client's stats map (``robotlab.bus.member.heartbeat_stats``).
 Dollars come from litellm's price table; for a model the table does not know they are
 ``"unknown"``, never a made-up 0.
 """

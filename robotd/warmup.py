@@ -132,9 +132,9 @@ def preload() -> None:
     is on the bus in milliseconds; such a child loads the model client on a thread of its own
     (``robotd/hosting.py``), as a robotd started by hand does.
     """
-    # robotlab.bus.link: the bus client's I/O side, imported on a child's first connect
+    # robotlab.bus.member.link: the bus client's I/O side, imported on a child's first connect
     # (2.1 MB of each child's memory after a first run when each child imported it itself).
-    import robotlab.bus.link  # noqa: F401
+    import robotlab.bus.member.link  # noqa: F401
     import robotlab.config.settings  # noqa: F401
     import robotlab.network.member  # noqa: F401
     import robotlab.observability  # noqa: F401

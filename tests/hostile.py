@@ -13,8 +13,8 @@ from typing import Any
 
 import zmq
 
-from robotlab.bus import protocol
-from robotlab.bus.protocol import Command, Frame
+from robotlab.bus.wire import protocol
+from robotlab.bus.wire.protocol import Command, Frame
 
 
 class Raw:

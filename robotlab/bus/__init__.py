@@ -11,14 +11,14 @@ from . import native
 
 native.choose()  # before any compiled module loads: their source runs when they are stale
 
-from .boundary import to_plain  # noqa: E402
-from .client import BusClient  # noqa: E402
 from .config import BrokerConfig, broker_url  # noqa: E402
-from .dispatcher import inline  # noqa: E402
 from .embedded import EmbeddedBroker  # noqa: E402
 from .keys import KeyConfig  # noqa: E402
-from .message import Delivery, Message  # noqa: E402
-from .tracking import Tracker  # noqa: E402
+from .member.client import BusClient  # noqa: E402
+from .member.dispatcher import inline  # noqa: E402
+from .member.message import Delivery, Message  # noqa: E402
+from .member.tracking import Tracker  # noqa: E402
+from .wire.plain_data import to_plain  # noqa: E402
 
 __all__ = [
     "BrokerConfig",

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from robotlab.config.environment import variable
 from robotlab.errors import ConfigError
 
-from .schema import NAME_MAX
+from .wire.schema import NAME_MAX
 
 DEFAULT_URL = "tcp://127.0.0.1:5555"
 ENV_BROKER = "ROBOT_LAB_BROKER"

@@ -146,7 +146,7 @@ def dead_letter(client: BusClient, say: Callable[[str], None]) -> None:
         raise RuntimeError("the broker delivered a message to a robot that does not exist")
     except Undeliverable as exc:
         say(f"  send     demo -> nobody: {exc.reason} ({exc.detail}); dead letter {exc.dlq_id}")
-    from robotlab.bus.protocol import unpack
+    from robotlab.bus.wire.protocol import unpack
 
     for row in client.admin("dlq.list"):
         say(f"  dlq list: {row['dlq_id']}  {row['reason']}  to {row['to']}  from {row['from']}  "

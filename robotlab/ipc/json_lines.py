@@ -3,7 +3,7 @@
 Two of the three ways robotlab's processes talk use it: the fork server's requests and answers
 (``robotd/forkserver.py`` and ``robotlab/robot/spawn.py``), and robot-to's socketpair to the
 children it supervises (``robotlab/to/process/forked.py``). The bus proper is ZeroMQ frames
-with msgpack (``robotlab/bus/protocol.py``): it needs routing, acks and binary bodies; these
+with msgpack (``robotlab/bus/wire/protocol.py``): it needs routing, acks and binary bodies; these
 local channels need only a readable line a human can debug with ``socat``.
 """
 

@@ -23,7 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from robotlab.bus import BusClient, inline, to_plain
-from robotlab.bus.dispatcher import INLINE
+from robotlab.bus.member.dispatcher import INLINE
 from robotlab.inference import deadline
 from robotlab.robot.connection import BusConnection, BusOwner
 from robotlab.robot.message import ROBOT_MESSAGE_TYPE, RobotMessage

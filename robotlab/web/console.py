@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from robotlab.bus import BusClient
-from robotlab.bus.protocol import unpack
+from robotlab.bus.wire.protocol import unpack
 from robotlab.errors import BusError
 from robotlab.robot.recent_runs import ask_runs
 

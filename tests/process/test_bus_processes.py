@@ -11,7 +11,7 @@ import pytest
 import zmq
 
 from robotlab import bus
-from robotlab.bus import protocol
+from robotlab.bus.wire import protocol
 from robotlab.errors import DeliveryTimeout, Nacked
 from tests.process.conftest import live, stop
 from tests.waiting import wait_until

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from robotlab import bus
-from robotlab.bus.protocol import Command, ErrorCode
+from robotlab.bus.wire.protocol import Command, ErrorCode
 from robotlab.cli.robotlab_cli import main
 from robotlab.errors import DeliveryTimeout, Undeliverable
 from tests.hostile import Raw, malformed_headers

@@ -21,7 +21,7 @@ import atheris
 # frames in tests/unit/bus (the broker's fuzz test and the stateful tests run it).
 os.environ["ROBOT_LAB_PURE"] = "1"
 
-from robotlab.bus import protocol, schema  # noqa: E402
+from robotlab.bus.wire import protocol, schema  # noqa: E402
 from robotlab.errors import ProtocolError  # noqa: E402
 
 # Instrument only the decoding path: instrumenting every import of robotlab costs a minute.

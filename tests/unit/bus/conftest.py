@@ -11,8 +11,8 @@ import pytest
 from robotlab import bus
 from robotlab.bus import BrokerConfig, EmbeddedBroker
 
-RUN_PURE = ("robotlab.bus.client", "robotlab.bus.protocol", "robotlab.broker.deliveries",
-            "robotlab.broker.journal")
+RUN_PURE = ("robotlab.bus.member.client", "robotlab.bus.wire.protocol",
+            "robotlab.broker.deliveries", "robotlab.broker.journal")
 """Compiled modules whose source ``ROBOT_LAB_PURE=1`` must run, for the member's side and the
 broker's."""
 

@@ -63,7 +63,7 @@ def test_a_kept_packer_packs_what_packb_packs_on_every_thread() -> None:
 
     import msgpack
 
-    from robotlab.bus.boundary import KEEP_BUFFER, ThreadPacker
+    from robotlab.bus.wire.plain_data import KEEP_BUFFER, ThreadPacker
 
     packs = ThreadPacker()
     values = [{"id": "a.1", "to": "bob", "n": i, "raw": b"\x00" * i} for i in range(50)]
@@ -88,7 +88,7 @@ def test_a_kept_packer_packs_what_packb_packs_on_every_thread() -> None:
 def test_a_default_hook_that_packs_gets_a_packer_of_its_own() -> None:
     import msgpack
 
-    from robotlab.bus.boundary import ThreadPacker
+    from robotlab.bus.wire.plain_data import ThreadPacker
 
     class Inner:
         pass

@@ -7,8 +7,9 @@ import random
 import zmq
 
 from robotlab.broker import Broker
-from robotlab.bus import BrokerConfig, protocol
-from robotlab.bus.protocol import Command
+from robotlab.bus import BrokerConfig
+from robotlab.bus.wire import protocol
+from robotlab.bus.wire.protocol import Command
 
 
 def random_frames(rng: random.Random) -> list[bytes]:

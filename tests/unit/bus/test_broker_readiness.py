@@ -17,7 +17,7 @@ import pytest
 import zmq
 
 from robotlab.broker.router import Readiness
-from robotlab.bus import protocol
+from robotlab.bus.wire import protocol
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from robotlab.broker.deliveries import RECENT_RECEIPTS
 from robotlab.bus import BrokerConfig, EmbeddedBroker
-from robotlab.bus.protocol import Command, ErrorCode, Status
+from robotlab.bus.wire.protocol import Command, ErrorCode, Status
 from tests.hostile import Raw
 from tests.waiting import wait_until
 

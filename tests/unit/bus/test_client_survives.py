@@ -5,8 +5,8 @@ from __future__ import annotations
 import zmq
 
 from robotlab import bus
-from robotlab.bus import protocol
-from robotlab.bus.protocol import Command
+from robotlab.bus.wire import protocol
+from robotlab.bus.wire.protocol import Command
 from tests.hostile import BROKER_COMMANDS, malformed_headers
 from tests.waiting import wait_until
 

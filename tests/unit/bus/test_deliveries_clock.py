@@ -5,7 +5,7 @@ from __future__ import annotations
 from robotlab.broker.deliveries import Deliveries
 from robotlab.broker.dlq import DeadLetterQueue
 from robotlab.broker.registry import Peer, Registry
-from robotlab.bus.protocol import Command
+from robotlab.bus.wire.protocol import Command
 
 WALL = 1_000_000.0  # time.time() stand-in; the broker compares message deadlines with it
 

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from robotlab import bus
-from robotlab.bus import protocol
+from robotlab.bus.wire import protocol
 from robotlab.errors import BusError, Busy, DeliveryTimeout, Nacked, ReplyTimeout, Undeliverable
 from tests.waiting import wait_until
 

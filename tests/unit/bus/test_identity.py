@@ -5,8 +5,8 @@ from __future__ import annotations
 import zmq
 
 from robotlab import bus
-from robotlab.bus import protocol
-from robotlab.bus.protocol import Command, ErrorCode
+from robotlab.bus.wire import protocol
+from robotlab.bus.wire.protocol import Command, ErrorCode
 from tests.waiting import wait_until
 
 

@@ -17,7 +17,7 @@ from robotlab import bus
 from robotlab.broker.dlq import DeadLetter
 from robotlab.broker.journal import GRACE_PER_BYTE, Journal
 from robotlab.bus import BrokerConfig, EmbeddedBroker
-from robotlab.bus.protocol import pack
+from robotlab.bus.wire.protocol import pack
 from robotlab.cli.robotlab_cli import main
 from robotlab.errors import Busy, ConfigError, Undeliverable
 from tests.waiting import wait_until

@@ -15,7 +15,7 @@ from robotlab.broker.outbox import Outbox
 from robotlab.broker.registry import Peer, Registry
 from robotlab.broker.releases import release
 from robotlab.broker.restart import take_back
-from robotlab.bus.protocol import Command
+from robotlab.bus.wire.protocol import Command
 
 
 def peer(name: str, instance: str) -> Peer:

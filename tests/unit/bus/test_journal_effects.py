@@ -10,7 +10,7 @@ from typing import Any
 from robotlab import bus
 from robotlab.broker.journal import Journal
 from robotlab.bus import BrokerConfig, EmbeddedBroker
-from robotlab.bus.protocol import pack, unpack
+from robotlab.bus.wire.protocol import pack, unpack
 from tests.waiting import wait_until
 
 

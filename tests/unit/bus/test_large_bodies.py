@@ -6,8 +6,9 @@ import os
 
 import zmq
 
-from robotlab.bus import BrokerConfig, EmbeddedBroker, protocol
-from robotlab.bus.protocol import Command
+from robotlab.bus import BrokerConfig, EmbeddedBroker
+from robotlab.bus.wire import protocol
+from robotlab.bus.wire.protocol import Command
 from tests.hostile import Raw
 
 MIB = 1024 * 1024

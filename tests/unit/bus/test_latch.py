@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from robotlab.bus.tracking import Latch
+from robotlab.bus.member.tracking import Latch
 
 
 def test_a_wait_times_out_false_until_set_then_every_wait_returns_true() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from robotlab.broker.member_stats import KEYS_MAX, TEXT_MAX, member_stats
-from robotlab.bus.heartbeat_stats import StatsReport
+from robotlab.bus.member.heartbeat_stats import StatsReport
 from robotlab.cli.ps_view import table_row, with_figures
 
 

@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from robotlab.bus.inbound import delivered
-from robotlab.bus.message import Message
+from robotlab.bus.member.incoming_frames import delivered
+from robotlab.bus.member.message import Message
 
 
 def test_a_delivered_message_sets_every_field_and_equals_one_built_by_the_constructor() -> None:

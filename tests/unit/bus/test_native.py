@@ -48,7 +48,8 @@ def test_a_source_newer_than_the_build_is_stale(tmp_path: Path) -> None:
     future = time.time() + 3600
     os.utime(library, (future, future))
     assert native.stale_sources(built) == []
-    del built["robotlab.bus.link"]  # a module the build left out is stale, however new the build
+    # a module the build left out is stale, however new the build
+    del built["robotlab.bus.member.link"]
     assert [Path(p).name for p in native.stale_sources(built)] == ["link.py"]
     assert native.stale_sources({}) == [f"the group library {native.GROUP}__mypyc"]
 
@@ -57,7 +58,8 @@ def test_the_pure_source_runs_a_round_trip_when_asked() -> None:
     script = (
         "import sys\n"
         "from robotlab import bus\n"
-        "from robotlab.bus import native, protocol\n"
+        "from robotlab.bus import native\n"
+        "from robotlab.bus.wire import protocol\n"
         "import robotlab.broker.deliveries as deliveries\n"
         "assert protocol.__file__.endswith('.py') and deliveries.__file__.endswith('.py'), "
         "protocol.__file__\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from robotlab.bus import protocol
-from robotlab.bus.protocol import Command, ErrorCode
+from robotlab.bus.wire import protocol
+from robotlab.bus.wire.protocol import Command, ErrorCode
 from robotlab.errors import ProtocolError
 
 HEADERS = {

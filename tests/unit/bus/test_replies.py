@@ -8,7 +8,8 @@ import uuid
 import pytest
 
 from robotlab import bus
-from robotlab.bus import BrokerConfig, EmbeddedBroker, protocol
+from robotlab.bus import BrokerConfig, EmbeddedBroker
+from robotlab.bus.wire import protocol
 from robotlab.errors import DeliveryFailed, Nacked
 from tests.waiting import wait_until
 
@@ -27,7 +28,7 @@ def test_a_reply_the_broker_would_refuse_leaves_its_request_to_be_nacked_at_once
 
 
 def test_a_reply_to_a_message_built_by_hand_is_checked_before_it_is_sent(member) -> None:
-    from robotlab.bus.message import Message
+    from robotlab.bus.member.message import Message
     from robotlab.errors import ProtocolError
 
     bob = member("bob")
@@ -88,7 +89,7 @@ def test_a_reply_that_cannot_cross_nacks_its_request_with_the_reason(member) -> 
 def _live_trackers() -> int:
     import gc
 
-    from robotlab.bus.tracking import Tracker
+    from robotlab.bus.member.tracking import Tracker
 
     gc.collect()
     return sum(isinstance(each, Tracker) for each in gc.get_objects())
@@ -116,7 +117,7 @@ def test_a_request_never_answered_is_forgotten_once_its_caller_lets_go_of_its_tr
         member) -> None:
     # A caller that gave up on send_request's reply (the request delivered, never answered) once
     # left its Tracker registered for as long as the client ran: one more for every such request.
-    from robotlab.bus.outstanding import REQUESTS_MARK
+    from robotlab.bus.member.outstanding import REQUESTS_MARK
 
     alice, bob = member("alice"), member("bob")
     kept: list[bus.Message] = []

@@ -14,7 +14,7 @@ from robotlab.broker.holds import Holds
 from robotlab.broker.journal import Journal
 from robotlab.broker.registry import Peer, Registry
 from robotlab.broker.releases import release
-from robotlab.bus.protocol import Command
+from robotlab.bus.wire.protocol import Command
 
 REPLY = {"id": "r1", "to": "alice", "to_instance": "alice-1", "untracked": True, "reply_to": "m1",
          "from": "bob", "from_instance": "bob-1"}

@@ -8,7 +8,7 @@ import pytest
 import zmq
 from zmq.constants import SocketOption
 
-from robotlab.bus import protocol, sockopt
+from robotlab.bus.wire import protocol, sockopt
 
 
 @pytest.fixture

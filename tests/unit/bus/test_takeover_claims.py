@@ -20,7 +20,7 @@ from robotlab.broker.releases import expire_holds, release
 from robotlab.broker.replica import Replica
 from robotlab.broker.restart import restore
 from robotlab.broker.standby import Standby
-from robotlab.bus.protocol import Command, pack
+from robotlab.bus.wire.protocol import Command, pack
 from tests.waiting import wait_until
 
 HOLD = 30.0
@@ -214,8 +214,8 @@ def test_the_outbox_sends_a_handout_once_the_local_commit_is_done(tmp_path: Path
 
 def test_a_member_s_hello_claims_the_newest_messages_it_had_that_fit_the_broker_s_limit() -> None:
     from robotlab import bus
-    from robotlab.bus import protocol
-    from robotlab.bus.dispatcher import CLAIM_BYTES
+    from robotlab.bus.member.dispatcher import CLAIM_BYTES
+    from robotlab.bus.wire import protocol
 
     # Given a forged broker (a bare ROUTER) that welcomes bob with a 2 KiB limit and hands him 20
     # messages

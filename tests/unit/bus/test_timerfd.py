@@ -1,4 +1,5 @@
-"""The one-shot timer the reader's seat arms when a caller leaves (robotlab/bus/timerfd.py)."""
+"""The one-shot timer the reader's seat arms when a caller leaves
+(robotlab/bus/member/timerfd.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import select
 
 import pytest
 
-from robotlab.bus.timerfd import OneShot, one_shot
+from robotlab.bus.member.timerfd import OneShot, one_shot
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from robotlab.bus.protocol import Command, check_header
+from robotlab.bus.wire.protocol import Command, check_header
 from robotlab.errors import ConfigError, ProtocolError
 from robotlab.observability import TraceSettings, setup, trace_settings
 

@@ -25,8 +25,8 @@ class Message:
         body: the msgpack bytes ``content`` was unpacked from, as they arrived (a view of the
             received frame for a body of 64 KiB or more: never copied).
         effects_done: the idempotency keys of the side-effect calls earlier attempts reported
-            done (:meth:`~robotlab.bus.client.BusClient.effect_done`), kept by the broker with
-            the message: empty on a first attempt.
+            done (:meth:`~robotlab.bus.member.client.BusClient.effect_done`), kept by the broker
+            with the message: empty on a first attempt.
     """
 
     id: str

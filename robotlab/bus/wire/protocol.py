@@ -83,7 +83,7 @@ from robotlab.errors import ProtocolError
 
 # installed on import: a cheaper socket.get for EVENTS and RCVMORE
 from . import sockopt  # noqa: F401
-from .boundary import ThreadPacker
+from .plain_data import ThreadPacker
 from .schema import (  # noqa: F401  (re-exported: protocol is where callers find the vocabulary)
     BATCH_MAX,
     EFFECTS_MAX,

@@ -1,12 +1,13 @@
 """The reader's seat of a connection: a caller waiting for its own reply reads the socket itself.
 
-The I/O thread of a :class:`~robotlab.bus.link.Link` normally reads the socket and hands a
+The I/O thread of a :class:`~robotlab.bus.member.link.Link` normally reads the socket and hands a
 reply to the caller waiting for it: two threads woken per reply, and the GIL handed from one to
 the other. While a caller holds the seat, the I/O thread steps aside (it keeps its timers), and
 the caller polls the socket's fd and handles what it reads exactly as the I/O thread would.
 
-A caller that leaves arms a one-shot timer (:mod:`robotlab.bus.timerfd`): the I/O thread, waiting
-on it, takes the socket back within ``LOOK_MS`` of the last leave unless a caller sat down again.
+A caller that leaves arms a one-shot timer (:mod:`robotlab.bus.member.timerfd`): the I/O thread,
+waiting on it, takes the socket back within ``LOOK_MS`` of the last leave unless a caller sat
+down again.
 Callers that come and go faster than that (a request loop) never wake it: no futex, no GIL
 hand-over on the reply path. Where there is no timerfd it looks every ``LOOK_MS`` instead.
 """

@@ -13,7 +13,7 @@ A caller waiting for its own reply or receipt reads the socket itself (:meth:`Pu
 while the I/O thread steps aside: the reply then wakes one thread, not the I/O thread and then
 the caller (a second wake-up and a hand-over of the GIL, measured in docs/benchmarks.md).
 
-The I/O thread itself, its timers and its reconnects are :mod:`robotlab.bus.link`'s.
+The I/O thread itself, its timers and its reconnects are :mod:`robotlab.bus.member.link`'s.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ import zmq
 
 from robotlab.errors import ProtocolError
 
-from . import protocol
+from ..keys import KeyConfig
+from ..wire import protocol
+from ..wire.protocol import Body, Command
 from .dialer import Dialer
-from .keys import KeyConfig
-from .protocol import Body, Command
-from .seat import Seat
+from .reader_seat import Seat
 from .tracking import Latch
 
 log = logging.getLogger("robotlab.bus")
@@ -46,8 +46,8 @@ thread."""
 
 class Pump(Dialer):
     """Sends and reads the socket under the lock; hands each inbound frame to the
-    :class:`~robotlab.bus.dialer.Dialer` part, which acts on those about the connection and
-    passes the others on. The :class:`~robotlab.bus.link.Link` opens the socket and runs the
+    :class:`~robotlab.bus.member.dialer.Dialer` part, which acts on those about the connection and
+    passes the others on. The :class:`~robotlab.bus.member.link.Link` opens the socket and runs the
     I/O thread."""
 
     def __init__(self, context: zmq.Context, url: str, hello: dict[str, Any],
@@ -82,9 +82,9 @@ class Pump(Dialer):
 
     def wait_reading(self, latch: Latch, timeout: float | None) -> bool:
         """Wait up to ``timeout`` s (None: no limit) for ``latch``, reading the socket meanwhile
-        from the reader's seat (:mod:`robotlab.bus.seat`) when it is free: the frame that sets
-        the latch is then read and handled on this thread, and any other frame as the I/O thread
-        would have."""
+        from the reader's seat (:mod:`robotlab.bus.member.reader_seat`) when it is free: the frame
+        that sets the latch is then read and handled on this thread, and any other frame as the
+        I/O thread would have."""
         with self._lock:
             seated = (not latch.is_set() and self._socket is not None
                       and self.seat.claim(self._io_ident))

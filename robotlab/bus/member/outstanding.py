@@ -2,9 +2,9 @@
 
 Each tracked SEND until the broker's receipt, each request until its reply.
 
-:class:`~robotlab.bus.client.BusClient` registers a message here as it sends it; the I/O thread
-settles it from a RECEIPT, an ERROR or the DELIVER of a reply; a new WELCOME sends again what
-no receipt settled; closing the client fails whatever is left.
+:class:`~robotlab.bus.member.client.BusClient` registers a message here as it sends it; the I/O
+thread settles it from a RECEIPT, an ERROR or the DELIVER of a reply; a new WELCOME sends again
+what no receipt settled; closing the client fails whatever is left.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any, Final
 
+from ..wire.protocol import Body, Status
+from .abandoned_requests import forget_unheld
 from .message import Message
-from .protocol import Body, Status
 from .tracking import Answered, Tracker
-from .unheld import forget_unheld
 
 if TYPE_CHECKING:
     from .link import Link
@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("robotlab.bus")
 
 REQUESTS_MARK: Final = 1024
-"""Registered requests past which those whose Tracker nobody holds are forgotten (unheld.py)."""
+"""Registered requests past which those whose Tracker nobody holds are forgotten
+(abandoned_requests.py)."""
 
 
 class Outstanding:

@@ -1,7 +1,7 @@
 """The vocabulary of the bus wire protocol: its commands and codes, and every header field's
-type and bound (:data:`SCHEMA`), with the check :func:`robotlab.bus.protocol.decode` runs.
+type and bound (:data:`SCHEMA`), with the check :func:`robotlab.bus.wire.protocol.decode` runs.
 
-Kept apart from the framing in :mod:`robotlab.bus.protocol`, which re-exports every public
+Kept apart from the framing in :mod:`robotlab.bus.wire.protocol`, which re-exports every public
 name here: read that module first.
 """
 
@@ -149,7 +149,7 @@ SCHEMA: Final[dict[Command, dict[str, Field]]] = {
                     "effects": Field("strs", limit=EFFECTS_MAX)},
     Command.NACK: {"delivery": Field("int", required=True),
                    "reason": Field("text", limit=TEXT_MAX)},
-    # its stats map is what robotlab.bus.heartbeat_stats sends
+    # its stats map is what robotlab.bus.member.heartbeat_stats sends
     Command.HEARTBEAT: {"seen": Field("int"), "stats": Field("map", limit=16)},
     Command.BYE: {},
     Command.REQUEST: {"id": Field("str", required=True),

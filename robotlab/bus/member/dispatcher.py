@@ -20,9 +20,10 @@ from typing import Any, Final, Protocol
 
 from robotlab.observability.logfields import HANDLING
 
-from . import protocol, traced
+from ..wire import protocol
+from ..wire.protocol import ID_MAX, Body
+from . import message_spans
 from .message import Delivery, Message
-from .protocol import ID_MAX, Body
 
 
 class Owner(Protocol):
@@ -224,7 +225,7 @@ class Dispatcher:
         # context variable itself, one C call each way, not a function of the interpreted module.
         token = HANDLING.set((self.client.name, self.client.instance, message.id))
         try:
-            traced.handle(self.client.name, message,
+            message_spans.handle(self.client.name, message,
                           self._handle_manual if self.manual else self._handle_auto)
         finally:
             HANDLING.reset(token)

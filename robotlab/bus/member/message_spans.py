@@ -13,9 +13,9 @@ from typing import Any
 
 from robotlab.observability import tracing
 
-from . import protocol
+from ..wire import protocol
+from ..wire.protocol import Command
 from .message import Message
-from .protocol import Command
 
 
 def stamp(header: dict[str, Any], given: tuple[str, ...] | None = None) -> None:

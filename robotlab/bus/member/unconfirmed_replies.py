@@ -17,7 +17,7 @@ import itertools
 import logging
 from typing import Final
 
-from .protocol import Body
+from ..wire.protocol import Body
 
 log = logging.getLogger("robotlab.bus")
 

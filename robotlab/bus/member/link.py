@@ -1,14 +1,14 @@
 """The connection behind a BusClient: one DEALER socket, a lock around it, and an I/O thread.
 
-Who sends and who reads the socket, under that lock, is the :class:`~robotlab.bus.pump.Pump`
-part of a Link; finding a broker and keeping its welcome is its
-:class:`~robotlab.bus.dialer.Dialer` part. This module holds the I/O thread and what it does on
-its own, besides reading: it keeps the connection alive. It sends heartbeats when idle, TOUCHes
-for the deliveries this member holds, and busy retries when they are due; it opens a fresh
-socket and says HELLO again (same instance id) with jittered exponential backoff when the
-broker goes silent. Every unsettled message is sent again after each WELCOME; receivers dedupe
-by (sender, id). Replies, acks and nacks are kept until the broker confirms them
-(:mod:`robotlab.bus.kept`), and resent.
+Who sends and who reads the socket, under that lock, is the
+:class:`~robotlab.bus.member.socket_pump.Pump` part of a Link; finding a broker and keeping its
+welcome is its :class:`~robotlab.bus.member.dialer.Dialer` part. This module holds the I/O thread
+and what it does on its own, besides reading: it keeps the connection alive. It sends heartbeats
+when idle, TOUCHes for the deliveries this member holds, and busy retries when they are due; it
+opens a fresh socket and says HELLO again (same instance id) with jittered exponential backoff
+when the broker goes silent. Every unsettled message is sent again after each WELCOME; receivers
+dedupe by (sender, id). Replies, acks and nacks are kept until the broker confirms them
+(:mod:`robotlab.bus.member.unconfirmed_replies`), and resent.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from typing import Any
 
 import zmq
 
-from . import protocol
+from ..keys import KeyConfig
+from ..wire import protocol
+from ..wire.protocol import Body, Command
 from .handshake import open_dealer
 from .heartbeat_stats import StatsReport
-from .keys import KeyConfig
-from .protocol import Body, Command
-from .pump import Pump
+from .socket_pump import Pump
 
 log = logging.getLogger("robotlab.bus")
 
@@ -38,8 +38,8 @@ log = logging.getLogger("robotlab.bus")
 class Link(Pump):
     """Owns the socket and the I/O thread; calls ``on_frame`` (its client sets it) for inbound
     frames. The welcome state machine (HELLO, backoff, refusals) is its
-    :class:`~robotlab.bus.dialer.Dialer` part, the reading and sending under the lock its
-    :class:`~robotlab.bus.pump.Pump` part."""
+    :class:`~robotlab.bus.member.dialer.Dialer` part, the reading and sending under the lock its
+    :class:`~robotlab.bus.member.socket_pump.Pump` part."""
 
     def __init__(
         self,
@@ -150,7 +150,7 @@ class Link(Pump):
     def _close_socket(self) -> None:
         """The I/O thread's last act: close the socket, its monitor and the wake pipes."""
         with self._lock:
-            # the context's linger: robotlab.bus.context
+            # the context's linger: robotlab.bus.member.zmq_context
             self._sock.close(linger=self.context.sockopts.get(zmq.LINGER, 100))
             self._socket = None
             self._close_monitor()
@@ -200,7 +200,7 @@ class Link(Pump):
             self.welcomed.clear()
             self._reconnect()
         elif now - self._last_sent >= self.heartbeat or self._stats_changed(now):
-            # the member's own figures ride on it: robotlab.bus.heartbeat_stats
+            # the member's own figures ride on it: robotlab.bus.member.heartbeat_stats
             self._send(protocol.encode(Command.HEARTBEAT, self.stats.header(now)))
         if self.welcomed.is_set() and now - self._last_touch >= self.ack_timeout / 3:
             self._touch(now)

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from robotlab import bus
-from robotlab.bus import seat
+from robotlab.bus.member import reader_seat
 from robotlab.errors import BusError, DeliveryFailed, ReplyTimeout
 from tests.waiting import wait_until
 
@@ -70,7 +70,7 @@ def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inlin
                                                                    timer: bool,
                                                                    monkeypatch) -> None:
     if not timer:  # where timerfd is missing, the stepped-aside I/O thread looks every LOOK_MS
-        monkeypatch.setattr(seat, "one_shot", lambda seconds: None)
+        monkeypatch.setattr(reader_seat, "one_shot", lambda seconds: None)
     alice, bob, carol = member("alice"), member("bob"), member("carol")
     bob.on_message(bus.inline(lambda m: m.content))
     got: list[object] = []
@@ -88,7 +88,7 @@ def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inlin
 
 def test_a_wait_longer_than_the_seat_slice_still_gets_its_reply(member) -> None:
     alice, bob = member("alice"), member("bob")
-    bob.on_message(_slow_echo(seat.SLICE * 4))
+    bob.on_message(_slow_echo(reader_seat.SLICE * 4))
     assert alice.request("bob", "late", timeout=10).content == "late"
     tracker = alice.send("bob", "acked late")
     assert tracker.wait(10) is tracker and tracker.status == "delivered"
@@ -211,7 +211,7 @@ def test_a_frame_right_behind_the_reply_is_read_though_the_caller_asks_nothing_m
 
 def test_a_sender_reads_what_waits_behind_its_send_itself_and_no_more_than_its_budget(
         member) -> None:
-    from robotlab.bus.pump import DRAIN_BUDGET
+    from robotlab.bus.member.socket_pump import DRAIN_BUDGET
 
     alice, bob, carol = member("alice", ack_timeout=30.0), member("bob"), member("carol")
     bob.on_message(bus.inline(lambda m: None))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from robotlab import bus
 from robotlab.bus import BrokerConfig, EmbeddedBroker
-from robotlab.bus.kept import Kept
+from robotlab.bus.member.unconfirmed_replies import Kept
 from tests.waiting import wait_until
 
 

@@ -11,12 +11,13 @@ import logging
 from collections.abc import Callable
 from typing import Any, Final
 
-from . import protocol, traced
-from .admin import AdminCalls
+from ..wire import protocol
+from ..wire.protocol import Body, Command, Frame
+from . import message_spans
+from .admin_calls import AdminCalls
 from .dispatcher import Dispatcher
 from .message import Message
 from .outstanding import Outstanding
-from .protocol import Body, Command, Frame
 
 log = logging.getLogger("robotlab.bus")
 _new: Final = object.__new__
@@ -24,7 +25,7 @@ _new: Final = object.__new__
 
 class Inbound:
     """Routes what the broker sends a client, but for the frames about the connection (the
-    :class:`~robotlab.bus.dialer.Dialer` acts on those): a DELIVER to the request waiting for
+    :class:`~robotlab.bus.member.dialer.Dialer` acts on those): a DELIVER to the request waiting for
     it or to the dispatcher, a RECEIPT or an ERROR to what is outstanding, a REPLY to the admin
     call that asked."""
 
@@ -51,7 +52,7 @@ class Inbound:
             nack = {"delivery": h["delivery"], "reason": f"undecodable body: {exc}"}
             self._post(protocol.encode(Command.NACK, nack))
             return
-        message = delivered(h, content, frame.body, traced.carried(h))
+        message = delivered(h, content, frame.body, message_spans.carried(h))
         if (message.reply_to is not None
                 and self._outstanding.settle_reply(message, message.reply_to)):
             return
@@ -75,8 +76,9 @@ _FRAME_HANDLERS: Final[dict[Command, Callable[[Inbound, Frame], None]]] = {
 
 def delivered(header: dict[str, Any], content: Any, body: bytes | memoryview,
               extra: dict[str, Any]) -> Message:
-    """The Message of a DELIVER whose ``header`` :func:`~robotlab.bus.protocol.decode` has checked
-    (every field has its type already), with its unpacked ``content`` and the ``body`` it came in.
+    """The Message of a DELIVER whose ``header`` :func:`~robotlab.bus.wire.protocol.decode` has
+    checked (every field has its type already), with its unpacked ``content`` and the ``body`` it
+    came in.
 
     The same frozen Message its constructor builds, its fields written straight into the new
     instance's ``__dict__``: the generated ``__init__`` of a frozen dataclass calls

@@ -1,9 +1,9 @@
 """A one-shot timer a thread can poll: Linux's ``timerfd`` (through ctypes: ``os.timerfd_create``
 arrived in Python 3.13), so that one thread can wake another later without waking it now.
 
-The reader's seat (:mod:`robotlab.bus.seat`) arms it when a caller leaves: the I/O thread, which
-stepped aside, takes the socket back only if no caller sat down again before it fires, and is not
-woken at all while callers come and go faster than that.
+The reader's seat (:mod:`robotlab.bus.member.reader_seat`) arms it when a caller leaves: the I/O
+thread, which stepped aside, takes the socket back only if no caller sat down again before it
+fires, and is not woken at all while callers come and go faster than that.
 """
 
 from __future__ import annotations

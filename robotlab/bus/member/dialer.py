@@ -1,10 +1,10 @@
 """Finding a broker and keeping its welcome: HELLO with backoff over the broker URLs, its refusals,
 and why no WELCOME came.
 
-:class:`Dialer` is the part of a :class:`~robotlab.bus.link.Link` that talks to the broker about
-the connection itself rather than about messages: it acts on WELCOME, on the ERRORs a HELLO can
-get (and NOT_READY from a restarted broker), and on the count of frames a HEARTBEAT confirms;
-it hands every other frame on. The Link opens the sockets and sends.
+:class:`Dialer` is the part of a :class:`~robotlab.bus.member.link.Link` that talks to the
+broker about the connection itself rather than about messages: it acts on WELCOME, on the ERRORs
+a HELLO can get (and NOT_READY from a restarted broker), and on the count of frames a HEARTBEAT
+confirms; it hands every other frame on. The Link opens the sockets and sends.
 """
 
 from __future__ import annotations
@@ -20,21 +20,21 @@ import zmq
 
 from robotlab.errors import ConfigError, PeerUnavailable, StandbyPassive
 
+from ..keys import KeyConfig
+from ..wire.protocol import Body, Command, ErrorCode, Frame
 from .handshake import CONNECTED, NO_DETAIL, diagnose, waiting_events
-from .kept import Kept
-from .keys import KeyConfig
-from .protocol import Body, Command, ErrorCode, Frame
 from .tracking import Flag
+from .unconfirmed_replies import Kept
 
 log = logging.getLogger("robotlab.bus")
 
 BACKOFF_START: Final = 1.0
 BACKOFF_MAX: Final = 30.0
-# The causes a retry line names, besides a refused handshake (robotlab.bus.handshake). Whether
-# the handshake finished is what the link already knows: the socket is IMMEDIATE, so HELLO is
-# sent only once a connection is up, its handshake done (``_hello_sent``). Whether a connection
-# was made at all comes from the socket's monitor: one event per connection, never one per
-# message, read only when a retry line or an error is written.
+# The causes a retry line names, besides a refused handshake (robotlab.bus.member.handshake).
+# Whether the handshake finished is what the link already knows: the socket is IMMEDIATE, so
+# HELLO is sent only once a connection is up, its handshake done (``_hello_sent``). Whether a
+# connection was made at all comes from the socket's monitor: one event per connection, never
+# one per message, read only when a retry line or an error is written.
 NOT_CONNECTED: Final = "could not connect (nothing listening there, or no route to it)"
 HANDSHAKE_UNANSWERED: Final = "connected, but no answer (a stopped broker, or not a ZeroMQ peer?)"
 CONNECTED_UNANSWERED: Final = "connected, but no answer to HELLO (a stopped or overloaded broker?)"
@@ -71,7 +71,7 @@ class Dialer:
         self._hello_sent = False
         self._backoff = self._retry_in = BACKOFF_START
         # What the frames about the connection act on; the client sets on_frame to where its
-        # other frames go (robotlab.bus.inbound).
+        # other frames go (robotlab.bus.member.incoming_frames).
         self.kept = Kept()
         self.on_frame: Callable[[Frame], None] = lambda frame: None
         self._seq = 0  # frames sent on the current connection: what the broker's ``seen`` counts

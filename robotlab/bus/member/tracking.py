@@ -120,7 +120,7 @@ class Tracker:
         self._replied = Latch()
         self.waiter = waiter
         """How a caller waits on this tracker's latches: a client's link reads the socket
-        meanwhile (:meth:`~robotlab.bus.link.Link.wait_reading`)."""
+        meanwhile (:meth:`~robotlab.bus.member.link.Link.wait_reading`)."""
 
     # -- settled by the I/O thread --------------------------------------------------------------
 

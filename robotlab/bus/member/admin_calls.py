@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from robotlab.errors import BusError, PeerUnavailable
 
-from . import protocol
-from .protocol import Command
+from ..wire import protocol
+from ..wire.protocol import Command
 from .tracking import Tracker
 
 if TYPE_CHECKING:

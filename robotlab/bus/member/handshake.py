@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import zmq
 
-from .config import is_ipv6
+from ..config import is_ipv6
 
 if TYPE_CHECKING:
-    from .keys import KeyConfig
+    from ..keys import KeyConfig
 
 HANDSHAKE_FAILED = (int(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL) | int(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
                     | int(zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL))

@@ -11,7 +11,7 @@
 Inbound messages go to the handler given to :meth:`BusClient.on_message`, one at a time and in
 order, on the client's dispatcher thread. A one-argument handler is acked when it returns (its
 return value, unless None, goes back as the reply) and nacked with the exception's message when it
-raises; ``manual=True`` hands it a :class:`~robotlab.bus.message.Delivery` to settle by hand.
+raises; ``manual=True`` hands it a :class:`~robotlab.bus.member.message.Delivery` to settle by hand.
 """
 
 from __future__ import annotations
@@ -27,16 +27,18 @@ import zmq
 
 from robotlab.errors import BusError
 
-from . import config, protocol, traced
-from .admin import AdminCalls
-from .boundary import pack_plain
+from .. import config
+from ..keys import KeyConfig, client_keys
+from ..wire import protocol
+from ..wire.plain_data import pack_plain
+from ..wire.protocol import Body, Command
+from . import message_spans
+from .admin_calls import AdminCalls
 from .dispatcher import INLINE, Dispatcher
-from .inbound import Inbound
-from .keys import KeyConfig, client_keys
+from .incoming_frames import Inbound
 from .message import Message
-from .outbound import check_size, reply_body, reply_frames, send_header
+from .outgoing_frames import check_size, reply_body, reply_frames, send_header
 from .outstanding import Outstanding
-from .protocol import Body, Command
 from .tracking import Tracker
 
 DEFAULT_MAX_BYTES: Final = 16 * 1024 * 1024
@@ -97,7 +99,7 @@ class BusClient:
         self._outstanding = Outstanding(self._lock, self._link)
         self._link.on_frame = Inbound(self._link.post, self._outstanding, self._admin,
                                       self.dispatcher).on_frame
-        # what ps shows of this member: robotlab.bus.heartbeat_stats
+        # what ps shows of this member: robotlab.bus.member.heartbeat_stats
         self.stats = self._link.stats
         self._embedded: Any = None
         self._closed = False
@@ -214,7 +216,7 @@ class BusClient:
             ("to_instance", to_instance), ("reply_to", reply_to), ("ack", ack),
             ("deadline", deadline), ("max_handling", max_handling)), receipt, hold)
         # checked as the broker will (it would refuse it: say so here); traced when on
-        traced.stamp(header)
+        message_spans.stamp(header)
         tracker = Tracker(message_id, to, busy_retry, self._link.wait_reading)
         frames = protocol.encode(Command.SEND, header, body)
         self._outstanding.register(tracker, frames, receipt, expect_reply)
@@ -244,8 +246,8 @@ class BusClient:
     def send_request(self, to: str, content: Any, *, type: str = REQUEST,
                      **options: Any) -> Tracker:
         """Send a request and return its Tracker at once; ``tracker.reply(timeout)`` waits. A
-        Tracker let go of unanswered is forgotten in time (``unheld.py``): a reply still to come
-        goes to the handler."""
+        Tracker let go of unanswered is forgotten in time (``abandoned_requests.py``): a reply
+        still to come goes to the handler."""
         return self.send(to, content, type=type, expect_reply=True, **options)
 
     def reply(self, message: Message, content: Any, *, type: str = "reply") -> None:

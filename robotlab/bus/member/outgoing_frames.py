@@ -12,10 +12,11 @@ from typing import Any, Final
 
 from robotlab.errors import BusError
 
-from . import protocol, traced
-from .boundary import pack_plain
+from ..wire import protocol
+from ..wire.plain_data import pack_plain
+from ..wire.protocol import Body, Command
+from . import message_spans
 from .message import Message
-from .protocol import Body, Command
 
 _REPLY_GIVEN: Final = ("type", "to", "to_instance", "reply_to")
 """The fields of a reply's header that come from elsewhere (its caller, the message it answers):
@@ -57,7 +58,8 @@ def reply_frames(message_id: str, message: Message, body: Body, type: str,
                  claim: Callable[[Message, Body, str], int | None]) -> list[Body]:
     """The frames of a reply to ``message``: to exactly the instance that sent it, fire and forget
     (``untracked``, no receipt), carrying the ack of its delivery when ``claim`` (the dispatcher's
-    :meth:`~robotlab.bus.dispatcher.Dispatcher.claim_reply`, which caches the reply) hands it over.
+    :meth:`~robotlab.bus.member.dispatcher.Dispatcher.claim_reply`, which caches the reply) hands
+    it over.
 
     The header is checked (ProtocolError, e.g. a ``type`` too long) before the ack is claimed: a
     reply that cannot go leaves its delivery to be nacked.
@@ -67,7 +69,7 @@ def reply_frames(message_id: str, message: Message, body: Body, type: str,
         header["to_instance"] = message.sender_instance
     header["reply_to"] = message.id
     header["untracked"] = True
-    traced.stamp(header, _REPLY_GIVEN)  # checked as the broker will; traced when on
+    message_spans.stamp(header, _REPLY_GIVEN)  # checked as the broker will; traced when on
     ack = claim(message, body, type)
     if ack:  # an int the broker gave this member (a checked DELIVER's delivery id)
         header["ack"] = ack
