@@ -116,6 +116,20 @@ class BuildNative(build_ext):
                 built = Path(folder) / self.get_ext_filename(leaf)
                 if built.exists():
                     os.utime(built)
+        remove_orphans()
+
+
+def remove_orphans() -> None:
+    """Delete the compiled modules whose source is gone (a module moved or renamed): built in
+    place and ignored by git, they would outlive a pull and answer an import of the old name
+    with old code."""
+    for folder in (ROOT / "robotlab" / "bus", ROOT / "broker"):
+        for built in folder.rglob("*.cpython-*.so"):
+            name = built.name.split(".", 1)[0]
+            if not name.endswith("__mypyc") and not built.with_name(f"{name}.py").exists():
+                print(f"robotlab: removing {built.relative_to(ROOT)}: its source is gone",
+                      file=sys.stderr)
+                built.unlink()
 
 
 setup(ext_modules=native_extensions(), cmdclass={"build_ext": BuildNative})

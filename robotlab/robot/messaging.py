@@ -15,9 +15,7 @@ it; anything else becomes a :class:`~robotlab.robot.message.RobotMessage` for th
 from __future__ import annotations
 
 import inspect
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -27,6 +25,7 @@ from robotlab.bus.member.dispatcher import INLINE
 from robotlab.inference import deadline
 from robotlab.robot.connection import BusConnection, BusOwner
 from robotlab.robot.message import ROBOT_MESSAGE_TYPE, RobotMessage
+from robotlab.robot.message_records import MessageRecords
 from robotlab.robot.remote_tasks import TaskServer
 from robotlab.robot.requests import answer_request, is_request
 from robotlab.tools import effects
@@ -35,10 +34,6 @@ if TYPE_CHECKING:
     from robotlab.bus import Delivery, Message
 
 __all__ = ["BusOwner", "RobotBus", "flatten_content"]
-
-RECENT_INBOUND = 1024
-"""Inbound messages remembered so a later ``send_reply`` still reaches the exact sender instance."""
-
 
 def flatten_content(content: Any) -> str:
     """What ``serve`` hands to ``run``.
@@ -73,11 +68,7 @@ class RobotBus:
 
     def __init__(self, robot: BusOwner, bus: Any = None) -> None:
         self.robot = robot
-        self.lock = threading.Lock()
-        self.counter = 0
-        self._outbox: dict[str, dict[str, Any]] = {}
-        self._sent_ids: dict[str, str] = {}
-        self._inbound: OrderedDict[str, Message] = OrderedDict()
+        self.records = MessageRecords(robot.name)
         self._handler: Callable[..., Any] | None = None
         self._manual = False
         self._responder: Callable[[RobotMessage], Any] | None = None
@@ -116,14 +107,12 @@ class RobotBus:
         ``status`` is ``"sent"`` until a reply arrives, then ``"replied"``; ``delivery`` is the
         bus :class:`~robotlab.bus.Tracker` (``.wait(timeout)`` raises if it was not delivered).
         """
-        with self.lock:
-            return {key: {**entry, "replies": list(entry["replies"])}
-                    for key, entry in self._outbox.items()}
+        return self.records.outbox()
 
     @property
     def message_counter(self) -> int:
         """The last message id this robot used (0 before the first)."""
-        return self.counter
+        return self.records.counter
 
     @property
     def serving(self) -> bool:
@@ -164,9 +153,7 @@ class RobotBus:
         """
         client, message, entry = self._compose(content, record=True)
         tracker = client.send(to, message.to_dict(), type=ROBOT_MESSAGE_TYPE)
-        with self.lock:
-            entry["delivery"] = tracker
-            self._sent_ids[tracker.id] = message.key
+        self.records.sent(entry, tracker, message.key)
         return message
 
     def send_reply(self, to: str, content: Any, in_reply_to: str) -> RobotMessage:
@@ -180,8 +167,7 @@ class RobotBus:
             BoundaryError: ``content`` cannot cross a process boundary (nothing was sent).
         """
         client, message, _ = self._compose(content, in_reply_to)
-        with self.lock:
-            original = self._inbound.get(in_reply_to)
+        original = self.records.inbound(in_reply_to)
         if original is None:
             client.send(to, message.to_dict(), type=ROBOT_MESSAGE_TYPE)
         else:
@@ -212,7 +198,7 @@ class RobotBus:
         # a plain reply answers this request
         if answer.in_reply_to is None or reply.type != ROBOT_MESSAGE_TYPE:
             answer = RobotMessage(answer.id, answer.from_, answer.content, message.key)
-        self._correlate(answer)
+        self.records.correlate(answer)
         return answer
 
     def _compose(self, content: Any, in_reply_to: str | None = None, *,
@@ -220,14 +206,8 @@ class RobotBus:
         """Check the bus and the payload, then take the next id (and an outbox entry) under the
         lock."""
         client = self.require_client()
-        plain = to_plain(content, "content")
-        entry: dict[str, Any] = {}
-        with self.lock:
-            self.counter += 1
-            message = RobotMessage(self.counter, self.name, plain, in_reply_to)
-            if record:
-                entry.update(message=message, status="sent", replies=[], delivery=None)
-                self._outbox[message.key] = entry
+        message, entry = self.records.next_message(to_plain(content, "content"), in_reply_to,
+                                                   record)
         return client, message, entry
 
     # -- receiving -------------------------------------------------------------------------
@@ -304,8 +284,8 @@ class RobotBus:
             delivery.ack()
             return
         robot_message = self._as_robot_message(message)
-        self._correlate(robot_message)
-        self._remember(robot_message.key, message)
+        self.records.correlate(robot_message)
+        self.records.remember(robot_message.key, message)
         responder = self._responder
         if responder is not None:
             if not robot_message.is_reply:
@@ -332,24 +312,8 @@ class RobotBus:
             return RobotMessage.from_dict(content, sender=message.sender, attempt=message.attempt)
         in_reply_to = None
         if message.reply_to is not None:
-            with self.lock:
-                in_reply_to = self._sent_ids.get(message.reply_to, message.reply_to)
+            in_reply_to = self.records.key_of_sent(message.reply_to)
         return RobotMessage(message.id, message.sender, content, in_reply_to, message.attempt)
-
-    def _correlate(self, message: RobotMessage) -> None:
-        if not message.is_reply:
-            return
-        with self.lock:
-            entry = self._outbox.get(message.in_reply_to or "")
-            if entry is not None and message not in entry["replies"]:
-                entry["status"] = "replied"
-                entry["replies"].append(message)
-
-    def _remember(self, key: str, message: Message) -> None:
-        with self.lock:
-            self._inbound[key] = message
-            if len(self._inbound) > RECENT_INBOUND:  # one in, at most one out
-                self._inbound.popitem(last=False)
 
     def delegatee(self, to: Any) -> Any:
         """What ``delegate(to=...)`` runs.

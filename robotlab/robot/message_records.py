@@ -1,0 +1,86 @@
+"""What a robot keeps of its messages: the outbox of what it sent (and the replies each got), the
+bus ids of its sends, and the inbound messages it may still answer.
+
+One :class:`MessageRecords` per robot, held by its :class:`~robotlab.robot.messaging.RobotBus`;
+every method takes its lock, since the caller's thread (sending, asking) and the client's
+handler or I/O thread (receiving) both write here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from robotlab.robot.message import RobotMessage
+
+if TYPE_CHECKING:
+    from robotlab.bus import Message
+
+RECENT_INBOUND = 1024
+"""Inbound messages remembered so a later ``send_reply`` still reaches the exact sender instance."""
+
+
+class MessageRecords:
+    """A robot's message ids, outbox and recent inbound messages."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.lock = threading.Lock()
+        self.counter = 0
+        """The last message id this robot used (0 before the first)."""
+        self._outbox: dict[str, dict[str, Any]] = {}
+        self._sent_ids: dict[str, str] = {}
+        self._inbound: OrderedDict[str, Message] = OrderedDict()
+
+    def next_message(self, content: Any, in_reply_to: str | None,
+                     record: bool) -> tuple[RobotMessage, dict[str, Any]]:
+        """The next message from this robot, and (when ``record``) its outbox entry."""
+        entry: dict[str, Any] = {}
+        with self.lock:
+            self.counter += 1
+            message = RobotMessage(self.counter, self.name, content, in_reply_to)
+            if record:
+                entry.update(message=message, status="sent", replies=[], delivery=None)
+                self._outbox[message.key] = entry
+        return message, entry
+
+    def sent(self, entry: dict[str, Any], tracker: Any, key: str) -> None:
+        """Note the bus Tracker of a recorded send, and its bus id (a plain reply names it)."""
+        with self.lock:
+            entry["delivery"] = tracker
+            self._sent_ids[tracker.id] = key
+
+    def outbox(self) -> dict[str, dict[str, Any]]:
+        """A snapshot of the outbox (see :attr:`RobotBus.outbox
+        <robotlab.robot.messaging.RobotBus.outbox>`)."""
+        with self.lock:
+            return {key: {**entry, "replies": list(entry["replies"])}
+                    for key, entry in self._outbox.items()}
+
+    def key_of_sent(self, bus_id: str) -> str:
+        """The robot key of this robot's send with the bus id ``bus_id`` (itself if unknown)."""
+        with self.lock:
+            return self._sent_ids.get(bus_id, bus_id)
+
+    def correlate(self, message: RobotMessage) -> None:
+        """Add a reply to the outbox entry of the message it answers."""
+        if not message.is_reply:
+            return
+        with self.lock:
+            entry = self._outbox.get(message.in_reply_to or "")
+            if entry is not None and message not in entry["replies"]:
+                entry["status"] = "replied"
+                entry["replies"].append(message)
+
+    def remember(self, key: str, message: Message) -> None:
+        """Keep an inbound bus message, so that a reply to ``key`` goes back to its sender."""
+        with self.lock:
+            self._inbound[key] = message
+            if len(self._inbound) > RECENT_INBOUND:  # one in, at most one out
+                self._inbound.popitem(last=False)
+
+    def inbound(self, key: str | None) -> Message | None:
+        """The inbound bus message remembered under ``key``, if it still is."""
+        with self.lock:
+            return self._inbound.get(key or "")
