@@ -6,7 +6,10 @@ Each side runs a broker (or two), an echo robotd and this client on tcp loopback
 ``bench/bus.py`` does, and measures p50/p99 of sequential round trips and throughput with 8
 outstanding, twice: plain requests (the reply is not held for any commit) and ``any`` requests,
 whose DELIVER waits for the local commit that writes its owner (on a pair, not for the backup's
-ack of it: only a member's first one waits, for the record of that member).
+ack of it: only a member's first one waits, for the record of that member). Beside the latency,
+the CPU the broker processes spend per sequential round trip (both brokers of a pair): on a
+machine with fewer cores than busy processes the latency moves with the scheduler from run to
+run, the CPU much less.
 
     python bench/bus_standby.py [--n 2000] [--seconds 2] [--rounds 3] [--write]
 """
@@ -18,8 +21,10 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
+import psutil
 from bus import PAYLOAD, alternate, free_port, latency, spawn, wait_robot, write_section
 
 KINDS = ("plain", "any")
@@ -43,8 +48,13 @@ def brokers(side: str) -> tuple[str, list[list[str]]]:
     ]
 
 
-def measure(client: Any, n: int, seconds: float, **options: Any) -> dict[str, float]:
+def measure(client: Any, n: int, seconds: float, brokers_cpu: Callable[[], float],
+            **options: Any) -> dict[str, float]:
+    before = brokers_cpu()
     p50, p99 = latency(lambda i: client.request("echo", PAYLOAD, timeout=10, **options), n)
+    # the CPU the broker processes spent per sequential round trip (the 200 warm-up ones too):
+    # what the pair adds whatever the machine's scheduling does to the latency
+    cpu = (brokers_cpu() - before) / (n + 200) * 1e6
     window = [client.send_request("echo", PAYLOAD, **options) for _ in range(8)]
     done, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
@@ -54,7 +64,7 @@ def measure(client: Any, n: int, seconds: float, **options: Any) -> dict[str, fl
     elapsed = time.perf_counter() - start
     for tracker in window:
         tracker.reply(10)
-    return {"p50": p50, "p99": p99, "rate": done / elapsed}
+    return {"p50": p50, "p99": p99, "rate": done / elapsed, "cpu": cpu}
 
 
 def run(side: str, n: int, seconds: float) -> dict[str, float]:
@@ -68,9 +78,15 @@ def run(side: str, n: int, seconds: float) -> dict[str, float]:
     try:
         wait_robot(url, "echo")
         numbers: dict[str, float] = {}
+        broker_processes = [psutil.Process(p.pid) for p in procs[:len(argvs)]]
+
+        def brokers_cpu() -> float:
+            return sum(t.user + t.system for t in (b.cpu_times() for b in broker_processes))
+
         with bus.connect(url, name="bench-client") as client:
             for kind in KINDS:
-                got = measure(client, n, seconds, **({"any": True} if kind == "any" else {}))
+                got = measure(client, n, seconds, brokers_cpu,
+                              **({"any": True} if kind == "any" else {}))
                 numbers.update({f"{kind} {key}": value for key, value in got.items()})
         return numbers
     finally:
@@ -85,12 +101,14 @@ def table(results: list[dict[str, float]]) -> str:
              "| --- | --- |" + " ---: |" * len(SIDES)]
     for kind in KINDS:
         for key, name in (("p50", "round trip p50 (ms)"), ("p99", "round trip p99 (ms)"),
-                          ("rate", "throughput, 8 outstanding (req/s)")):
+                          ("rate", "throughput, 8 outstanding (req/s)"),
+                          ("cpu", "brokers' CPU per round trip (µs)")):
             cells = []
             for result in results:
                 value, base = result[f"{kind} {key}"], one[f"{kind} {key}"]
                 cost = value / base - 1 if key != "rate" else 1 - value / base
-                cells.append(f"{value:,.3f}" if result is one else f"{value:,.3f} ({cost:+.1%})")
+                shown = f"{value:,.0f}" if key == "cpu" else f"{value:,.3f}"
+                cells.append(shown if result is one else f"{shown} ({cost:+.1%})")
             lines.append(f"| {kind} | {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
