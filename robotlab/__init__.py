@@ -9,13 +9,10 @@ jinja2, zmq nor litellm, and a command line that imports it prints its first lin
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
-# ``config`` and ``hooks`` are functions (the spec's ``RobotLab.config`` and ``RobotLab.hooks``)
-# and also the names of subpackages. Importing a subpackage binds it on this package, so these
-# two are imported here, eagerly (their modules are cheap): the subpackage is then loaded before
-# the function is bound, and a later ``import robotlab.config.settings`` rebinds nothing.
-from robotlab.config.cascade import config, configure, reload_config
 from robotlab.errors import (
     AwaitTimeout,
     BoundaryError,
@@ -35,11 +32,12 @@ from robotlab.errors import (
     retryable,
     retryable_classes,
 )
-from robotlab.hooks.hooks import Hook, clear_hooks, hooks, on
 
 if TYPE_CHECKING:
     from robotlab.budget import Ledger
+    from robotlab.config.cascade import config, configure, reload_config
     from robotlab.config.run_config import RunConfig
+    from robotlab.hooks.hooks import Hook, clear_hooks, hooks, on
     from robotlab.hooks.narrator import Narrator
     from robotlab.llm import LLM, LiteLLM, LLMReply
     from robotlab.prompt.templates import render_template
@@ -53,6 +51,11 @@ if TYPE_CHECKING:
     from robotlab.tools.tool import Tool, tool
 
 _LAZY = {
+    "configure": "robotlab.config.cascade",
+    "reload_config": "robotlab.config.cascade",
+    "Hook": "robotlab.hooks.hooks",
+    "clear_hooks": "robotlab.hooks.hooks",
+    "on": "robotlab.hooks.hooks",
     "Ledger": "robotlab.budget",
     "RunConfig": "robotlab.config.run_config",
     "Narrator": "robotlab.hooks.narrator",
@@ -131,7 +134,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_LAZY, "config", "hooks"})
 
 
 def create_network(name: str, concurrency: str = "auto", config: Any = None, **kwargs: Any) -> Any:
@@ -147,3 +150,38 @@ def create_memory(data: dict[str, Any] | None = None, enable_cache: bool = True,
     from robotlab.memory.memory import Memory
 
     return Memory(data=data, enable_cache=enable_cache, **opts)
+
+
+class _Package(types.ModuleType):
+    """This package's module, where ``config`` and ``hooks`` are the spec's functions
+    (``RobotLab.config`` and ``RobotLab.hooks``) though they also name subpackages.
+
+    Data descriptors on the module's class win over its namespace, so the two functions load
+    on first use like the names in ``_LAZY``, and the import system's binding of the
+    subpackage of the same name (when ``robotlab.config.settings`` is first imported, say)
+    does not replace them: a handler-only member never loads the configuration cascade or
+    the hook registry.
+    """
+
+    @property
+    def config(self) -> Any:
+        from robotlab.config.cascade import config
+
+        return config
+
+    @config.setter
+    def config(self, subpackage: types.ModuleType) -> None:
+        """The subpackage stays reachable as ``sys.modules["robotlab.config"]``."""
+
+    @property
+    def hooks(self) -> Any:
+        from robotlab.hooks.hooks import hooks
+
+        return hooks
+
+    @hooks.setter
+    def hooks(self, subpackage: types.ModuleType) -> None:
+        """The subpackage stays reachable as ``sys.modules["robotlab.hooks"]``."""
+
+
+sys.modules[__name__].__class__ = _Package

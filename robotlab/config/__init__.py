@@ -1,16 +1,15 @@
 """Configuration: the global cascade, its typed shape, and a robot's ``RunConfig``.
 
-The cascade's functions are cheap and bound at once; ``RunConfig`` and ``Settings`` (pydantic)
-load on first use, so ``import robotlab`` stays light (PEP 562).
+Every name loads on first use (PEP 562): ``RunConfig`` and ``Settings`` bring pydantic, and a
+handler-only member, which reads ``robotlab.config.environment`` only, never loads the cascade.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from robotlab.config.cascade import config, configure, deep_merge, reload_config
-
 if TYPE_CHECKING:
+    from robotlab.config.cascade import config, configure, deep_merge, reload_config
     from robotlab.config.run_config import RunConfig
     from robotlab.config.settings import Settings
 
@@ -18,7 +17,11 @@ __all__ = ["RunConfig", "Settings", "config", "configure", "deep_merge", "reload
 
 
 def __getattr__(name: str) -> Any:
-    """Load ``RunConfig`` or ``Settings`` on first use."""
+    """Load a public name on first use."""
+    if name in ("config", "configure", "deep_merge", "reload_config"):
+        from robotlab.config import cascade
+
+        return getattr(cascade, name)
     if name == "RunConfig":
         from robotlab.config.run_config import RunConfig
 
