@@ -154,7 +154,6 @@ def test_broker_imports_only_the_wire_protocol_config_and_errors() -> None:
 # rank, never a higher or equal one. Package __init__ files are facades (re-exports only) and
 # are not ranked. Change a rank only with the reason in docs/architecture.md.
 LAYERS: dict[str, float] = {
-    "robotlab.inference.causes": -1,  # below the errors whose retryability it decides
     "robotlab.exit_codes": -1,  # below the errors that name them
     "robotlab.errors": 0, "robotlab.text": 0, "robotlab.ipc": 0, "robotlab.process_groups": 0,
     # the project's environment variables, read by the bus and tracing (the rest of config/ is
