@@ -16,12 +16,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from robotlab.config.environment import variable
 from robotlab.config.model_settings import (
     ROBOT_TO_DEFAULT_MODEL,
     ROBOT_TO_DEFAULT_PROVIDER,
     ModelSettings,
 )
+from robotlab.environment import variable
 from robotlab.errors import ConfigError
 
 DEFAULTS_FILE = Path(__file__).with_name("defaults.yml")
