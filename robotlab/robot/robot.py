@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from robotlab.budget import RobotBudget
 from robotlab.config.model_settings import ModelSettings
@@ -54,6 +54,9 @@ from robotlab.tools.selection import (
 )
 from robotlab.tools.tool import Tool
 
+if TYPE_CHECKING:  # the settings module is loaded by the cascade, when a robot first reads it
+    from robotlab.config.settings import Settings
+
 __all__ = ["Robot", "build"]
 
 _SETTINGS = frozenset((
@@ -81,6 +84,11 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         llm: the ``LLM`` to call (default ``LiteLLM``; tests pass ``robotlab.testing.ScriptedLLM``).
         shared_hooks: the registry read before the robot's own, in place of the process-wide
             one ``robotlab.on`` fills, so another robot's or test's global hooks never reach it.
+        defaults: the settings (``robotlab.config.settings.Settings``) the robot falls back to:
+            the model and request parameters nothing else sets, ``max_tool_iterations``,
+            ``streaming_enabled`` and the parent of ``tools``/``mcp`` "inherit". None: the
+            process-wide settings (``robotlab.config()``), read when used, so ``configure()``
+            reaches robots already built.
 
     Raises:
         TypeError: ``tools=`` holds tool objects rather than names (use ``local_tools=``), or an
@@ -105,6 +113,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         config: RunConfig | dict[str, Any] | None = None,
         llm: LLM | None = None,
         shared_hooks: HookRegistry | None = None,
+        defaults: Settings | None = None,
         **settings: Any,
     ) -> None:
         validate_tool_names(tools)
@@ -126,7 +135,8 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         chosen_mcp = mcp if not (mcp in (None, "none") and mcp_servers) else list(mcp_servers)
         explicit.update({k: v for k, v in (("mcp", chosen_mcp), ("tools", tools))
                          if not is_none_value(v)})
-        self._setup = RobotSetup(self, template, system_prompt, context or {}, local_tools, llm)
+        self._setup = RobotSetup(self, template, system_prompt, context or {}, local_tools, llm,
+                                 defaults)
         self._setup.apply(RunConfig.of(config).merge(RunConfig.of(explicit)), named=name != "robot")
         self._budget = RobotBudget(self.config.token_budget, self.config.cost_budget)
         self.conversation = Conversation(self._setup, self.config.history_path, self.name)
@@ -239,11 +249,13 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
                        skill_tools: list[Tool]) -> list[Tool]:
         if not is_explicit_none(mcp):
             build = self.config.mcp
-            parent = parent_value("mcp", network_config) if build == "inherit" else None
+            parent = (parent_value("mcp", network_config, self._setup.settings())
+                      if build == "inherit" else None)
             servers = resolve(mcp, resolve(build, parent))
             if servers:
                 self._mcp.ensure(servers, message, discovery=self.mcp_discovery)
-        parent = parent_value("tools", network_config) if self.config.tools == "inherit" else None
+        parent = (parent_value("tools", network_config, self._setup.settings())
+                  if self.config.tools == "inherit" else None)
         available = [*self._setup.local_tools, *skill_tools, *self._mcp.tools]
         return select_tools(available, tools, self.config.tools, parent,
                             max_tools=self.config.max_tools, robot_name=self.name)
@@ -264,8 +276,8 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
             if text is not None:
                 self.conversation.log.append(TaskEntry(content=content_with(text, attachments)))
             params = {**self._setup.params(network_config), **self.chat_extras.params()}
-            loop = ToolLoop.of_robot(self, params, sent_tools, scope, on_content,
-                                     self.chat_extras.structured)
+            loop = ToolLoop.of_robot(self, self._setup.settings(), params, sent_tools, scope,
+                                     on_content, self.chat_extras.structured)
             return loop.run(self.conversation.log, self._setup.system_messages())
 
         return scope.run("llm_generation", ctx, core)
