@@ -139,7 +139,7 @@ def test_rewrites_are_appended_and_rendering_starts_at_the_last_one(tmp_path: Pa
 def test_without_a_path_nothing_is_written_and_the_log_still_renders(tmp_path: Path) -> None:
     robot = Robot(llm=ScriptedLLM([{"content": "a"}]))
     robot.run("1")
-    assert robot.history_path is None and list(tmp_path.iterdir()) == []
+    assert robot.conversation.path is None and list(tmp_path.iterdir()) == []
     assert [e.kind for e in robot.history.entries] == ["task", "reply", "exit"]
 
 
