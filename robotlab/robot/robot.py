@@ -45,6 +45,7 @@ from robotlab.robot.result import RobotResult
 from robotlab.robot.run_memory import active_memory
 from robotlab.robot.runnable import Runnable
 from robotlab.robot.setup import RobotSetup, validate_tool_names
+from robotlab.robot.structured import ChatExtras
 from robotlab.robot.tool_loop import LoopOutcome, ToolLoop
 from robotlab.tools.mcp import MCPConnections
 from robotlab.tools.selection import (
@@ -131,6 +132,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         self.shared_hooks = shared_hooks if shared_hooks is not None else global_hooks()
         self.total_input_tokens = self.total_output_tokens = 0
         self._learnings = Learnings()
+        self._chat_extras = ChatExtras()
         self._memory: Any = None
         self._mcp = MCPConnections()
         explicit = {k: v for k, v in settings.items() if v is not None}
@@ -251,9 +253,9 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         text = self._learnings.inject(call.message)
         if text is not None:
             self.conversation.log.append(TaskEntry(content=content_with(text, attachments)))
-        params = {**self._setup.params(call.network_config), **self.chat_extras.params()}
+        params = {**self._setup.params(call.network_config), **self._chat_extras.params()}
         loop = ToolLoop.of_robot(self, self._setup.settings(), params, sent_tools, call.scope,
-                                 call.on_content, self.chat_extras.structured)
+                                 call.on_content, self._chat_extras.structured)
         return loop.run(self.conversation.log, self._setup.system_messages())
 
     @contextmanager
