@@ -14,7 +14,6 @@ from concurrent.futures import Future
 from typing import Any
 
 from robotlab.history.compaction import HistoryResult
-from robotlab.history.log import HistoryLog
 from robotlab.robot.conversation import Conversation
 from robotlab.robot.human import ask_human
 from robotlab.robot.message import RobotMessage
@@ -27,11 +26,6 @@ class ConversationFacade:
     """``messages``, ``history`` and the methods that rewrite the transcript."""
 
     conversation: Conversation
-
-    @property
-    def history(self) -> HistoryLog:
-        """The append-only log of this robot's conversation (``docs/robots.md``, "History")."""
-        return self.conversation.log
 
     @property
     def messages(self) -> list[dict[str, Any]]:
