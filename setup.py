@@ -53,7 +53,7 @@ def staged_tree() -> Path:
 
 def compile_asked() -> str:
     """``ROBOT_LAB_COMPILE``, else its old name ``ROBOTLAB_COMPILE`` (read until 0.2.0, with a
-    warning), else ``1``. Read here, not through robotlab.config.environment: the build runs
+    warning), else ``1``. Read here, not through robotlab.environment: the build runs
     where robotlab's dependencies may not be installed yet."""
     if "ROBOT_LAB_COMPILE" in os.environ:
         return os.environ["ROBOT_LAB_COMPILE"]

@@ -132,7 +132,7 @@ def warn_missing_credentials(name: str, robot: Any) -> None:
 
     if robot.config.api_key:
         return
-    missing = missing_credentials(model_id(robot.model, robot.provider), robot.api_base)
+    missing = missing_credentials(model_id(robot.model, robot.provider), robot.config.api_base)
     if missing:
         log.warning("robotd %s: %s needs %s, which is not set: every message will fail until it is "
                     "set (or pass --api-base URL for a local server)", name,

@@ -19,7 +19,6 @@ import importlib
 import inspect
 import logging
 import os
-import queue
 import select
 import sys
 import tempfile
@@ -162,7 +161,6 @@ def warm_model_call(rounds: int = 1) -> None:
     """
     import litellm
     import zmq
-    from litellm.litellm_core_utils.thread_pool_executor import executor
 
     from robotlab.bus import BusClient
     from robotlab.bus.embedded import EmbeddedBroker
@@ -183,7 +181,7 @@ def warm_model_call(rounds: int = 1) -> None:
             for _ in range(rounds):
                 for model in WARM_UP_MODELS:
                     _hosted_run(broker.url, asker, model, api)
-                    _as_found_by_a_child(executor, litellm.in_memory_llm_clients_cache)
+                    _as_found_by_a_child(litellm.in_memory_llm_clients_cache)
         finally:
             asker.close()
             broker.stop()
@@ -235,7 +233,7 @@ def _hosted_run(url: str, asker: Any, model: str, api: str) -> None:
             os.close(ready_w)  # the daemon closes it only once it has announced itself
 
 
-def _as_found_by_a_child(executor: Any, clients: Any) -> None:
+def _as_found_by_a_child(clients: Any) -> None:
     """Leave litellm and ZeroMQ as a child's first call finds them, so the next run takes its paths.
 
     A child makes its ZeroMQ context (``Context.instance()``, in a new process), starts
@@ -245,7 +243,7 @@ def _as_found_by_a_child(executor: Any, clients: Any) -> None:
 
     zmq.Context.instance().term()
     _close_cached_clients(clients)
-    _stop_workers(executor)
+    _renew_logging_executor()
     _forget_formatted_tracebacks()
 
 
@@ -272,18 +270,26 @@ def _close_cached_clients(cache: Any) -> None:
     cache.flush_cache()
 
 
-def _stop_workers(executor: Any) -> None:
-    """Let a ThreadPoolExecutor's workers exit, leaving it usable and threadless.
+def _renew_logging_executor() -> None:
+    """Let litellm's logging executor's workers exit and leave litellm a usable, threadless one.
 
-    There is no public restart: these are the fields ``shutdown`` sets and ``submit`` reads in
-    CPython 3.11-3.13 (``concurrent/futures/thread.py``). The next ``submit`` (in a child)
-    starts a fresh worker.
+    A ``ThreadPoolExecutor`` that was shut down refuses work and has no public way to start
+    again, so litellm gets a fresh one, made as litellm makes its own (same class and limits) and
+    bound under every litellm module's name for the old one (its modules import it by name). The
+    next ``submit`` (in a child) starts the fresh executor's first worker.
     """
-    executor.shutdown(wait=True)
-    executor._shutdown = False
-    executor._threads.clear()
-    executor._idle_semaphore = threading.Semaphore(0)
-    executor._work_queue = queue.SimpleQueue()
+    from litellm.litellm_core_utils import thread_pool_executor as pool
+
+    old = pool.executor
+    old.shutdown(wait=True)
+    fresh = type(old)(max_workers=pool.MAX_THREADS,
+                      max_pending_tasks=pool.LOGGING_EXECUTOR_MAX_PENDING_TASKS)
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] != "litellm" or module is None:
+            continue
+        namespace = getattr(module, "__dict__", {})
+        for attribute in [key for key, value in namespace.items() if value is old]:
+            setattr(module, attribute, fresh)
 
 
 def relocate_hot_code(call: Callable[[], None]) -> int:

@@ -15,9 +15,9 @@ from typing import Any, Protocol
 
 from robotlab.config.model_settings import qualify
 from robotlab.errors import DependencyError, InferenceError
+from robotlab.errors.causes import EMPTY_STREAM, Cause, classify_exception
 from robotlab.inference import deadline, pace
 from robotlab.inference.bounded import CallTimedOut, bounded_items
-from robotlab.inference.causes import EMPTY_STREAM, Cause, classify_exception
 from robotlab.inference.provider import is_priced, load_client, missing_credentials, price
 from robotlab.inference.provider import litellm_module as _litellm
 from robotlab.inference.reply import (
@@ -81,7 +81,7 @@ class LiteLLM:
     (or one sized from the output cap and the measured token rate, see
     ``robotlab.inference.pace``), ``params["timeout"]``, and the deadline the caller set with
     ``robotlab.inference.deadline.within`` (robotd sets a bus message's). Failures are
-    classified once (``robotlab.inference.causes``): permanent ones (a context overflow, a
+    classified once (``robotlab.errors.causes``): permanent ones (a context overflow, a
     refused key, an unknown model, a bad request) are never sent again unchanged; transient
     ones are retried with a short backoff while time is left. The provider client itself never
     retries, so a call cannot silently take several of its time-outs.

@@ -154,12 +154,10 @@ def test_broker_imports_only_the_wire_protocol_config_and_errors() -> None:
 # rank, never a higher or equal one. Package __init__ files are facades (re-exports only) and
 # are not ranked. Change a rank only with the reason in docs/architecture.md.
 LAYERS: dict[str, float] = {
-    "robotlab.inference.causes": -1,  # below the errors whose retryability it decides
     "robotlab.exit_codes": -1,  # below the errors that name them
     "robotlab.errors": 0, "robotlab.text": 0, "robotlab.ipc": 0, "robotlab.process_groups": 0,
-    # the project's environment variables, read by the bus and tracing (the rest of config/ is
-    # above them)
-    "robotlab.config.environment": 0.25,
+    # the project's environment variables, read by config, the bus and tracing
+    "robotlab.environment": 0,
     "robotlab.observability": 0.5,  # above the errors it raises, below the bus and robots it traces
     # the bus's frames, below the bus's settings and keys that use their bounds
     "robotlab.bus.wire": 0.75,
@@ -619,20 +617,20 @@ def test_every_module_that_reads_the_environment_is_named_in_the_cascade() -> No
 
 
 OLD_VARIABLE = re.compile(r"\bROBOTLAB_[A-Z]")
-"""An old ``ROBOTLAB_*`` variable name: only robotlab/config/environment.py still reads one."""
+"""An old ``ROBOTLAB_*`` variable name: only robotlab/environment.py still reads one."""
 
 
 def test_no_module_reads_an_old_robotlab_variable_itself() -> None:
-    """Every variable of ours is ``ROBOT_LAB_*``, read through ``config.environment.variable``,
+    """Every variable of ours is ``ROBOT_LAB_*``, read through ``robotlab.environment.variable``,
     which alone knows the old names it still reads (and warns about)."""
     assert OLD_VARIABLE.search('os.environ.get("ROBOTLAB_BROKER")')
-    reader = ROOT / "robotlab" / "config" / "environment.py"
+    reader = ROOT / "robotlab" / "environment.py"
     bad = [f"{rel(path)}:{number}: {line.strip()}"
            for path, _ in source_files() if path != reader
            for number, line in enumerate(path.read_text().splitlines(), 1)
            if OLD_VARIABLE.search(line)]
     assert not bad, ("name the ROBOT_LAB_* variable and read it with "
-                     "robotlab.config.environment.variable:\n" + "\n".join(bad))
+                     "robotlab.environment.variable:\n" + "\n".join(bad))
 
 
 HISTORY = re.compile(r"\b(?:new|changed|added|removed|fixed|renamed|moved) in "

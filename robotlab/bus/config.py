@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from robotlab.config.environment import variable
+from robotlab.environment import variable
 from robotlab.errors import ConfigError
 
 from .wire.schema import NAME_MAX

@@ -87,7 +87,7 @@ def _pure_asked() -> bool:
     """True when ``ROBOT_LAB_PURE`` (or its old name) is set to anything but ``0``."""
     # Imported here: setup.py runs this file on its own to read MODULES, where robotlab may not
     # be importable. The deprecation line waits for logging, as the stale-build one does.
-    from robotlab.config.environment import variable
+    from robotlab.environment import variable
 
     return (variable("ROBOT_LAB_PURE", warn=announce) or "") not in ("", "0")
 

@@ -1,7 +1,7 @@
 """Configuration: the global cascade, its typed shape, and a robot's ``RunConfig``.
 
 Every name loads on first use (PEP 562): ``RunConfig`` and ``Settings`` bring pydantic, and a
-handler-only member, which reads ``robotlab.config.environment`` only, never loads the cascade.
+handler-only member never loads the cascade.
 """
 
 from __future__ import annotations

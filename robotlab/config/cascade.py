@@ -8,7 +8,7 @@ or the Python-friendly ``ROBOT_LAB_LLM__MODEL=x``); and ``configure(...)`` in co
 hold environment sections too; a ``defaults:`` wrapper in a user file is ignored.
 
 Every environment variable the project itself names starts with ``ROBOT_LAB_``, and code reads
-it through :func:`robotlab.config.environment.variable` (``robotlab/config/environment.py``),
+it through :func:`robotlab.environment.variable` (``robotlab/environment.py``),
 which until 0.2.0 also reads the old ``ROBOTLAB_*`` names of the bus's and tracing's variables,
 with a warning. Two readers do not go through it: pydantic-settings, which reads the global
 settings' ``ROBOT_LAB_*`` (``robotlab/config/settings.py``) and robot-to's ``ROBOT_LAB_TO_*``
@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from robotlab.config.environment import variable
+from robotlab.environment import variable
 
 __all__ = [
     "config",

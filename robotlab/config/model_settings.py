@@ -16,7 +16,31 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from robotlab.config.problems import describe
 from robotlab.errors import ConfigError
 
-__all__ = ["REQUEST_FIELDS", "ROUTE_FIELDS", "ModelSettings", "qualify", "validated"]
+__all__ = [
+    "LIBRARY_DEFAULT_MODEL",
+    "LIBRARY_DEFAULT_PROVIDER",
+    "REQUEST_FIELDS",
+    "ROBOT_TO_DEFAULT_MODEL",
+    "ROBOT_TO_DEFAULT_PROVIDER",
+    "ROUTE_FIELDS",
+    "ModelSettings",
+    "qualify",
+    "validated",
+]
+
+# The default models, both here. Two, not one, because the specifications fix two: the library's
+# global ``ruby_llm`` section defaults to Anthropic's Claude Sonnet 4 (robot_lab.md, "Configuration
+# (global)"), robot-to's settings to OpenAI's gpt-5.5 (robot_to.md, "All settings"). robot-to
+# names its model to every robot it builds, so the library's default never applies inside it.
+LIBRARY_DEFAULT_MODEL = "claude-sonnet-4-20250514"
+"""The model of robots that name none (the global ``ruby_llm.model``; the ``test`` environment's
+section of ``robotlab/config/defaults.yml`` names a smaller one)."""
+LIBRARY_DEFAULT_PROVIDER = "anthropic"
+"""The provider of the library's default model (the global ``ruby_llm.provider``)."""
+ROBOT_TO_DEFAULT_MODEL = "gpt-5.5"
+"""robot-to's model when no flag, variable or file names one."""
+ROBOT_TO_DEFAULT_PROVIDER = "openai"
+"""robot-to's provider when no flag, variable or file names one."""
 
 REQUEST_FIELDS = ("temperature", "top_p", "top_k", "max_tokens", "presence_penalty",
                   "frequency_penalty", "stop", "logit_bias")

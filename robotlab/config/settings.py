@@ -7,7 +7,12 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, create_model, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from robotlab.config.model_settings import REQUEST_FIELDS, ModelSettings
+from robotlab.config.model_settings import (
+    LIBRARY_DEFAULT_MODEL,
+    LIBRARY_DEFAULT_PROVIDER,
+    REQUEST_FIELDS,
+    ModelSettings,
+)
 
 __all__ = ["ChatParams", "ChatSettings", "LLMSettings", "SandboxSettings", "Settings"]
 
@@ -18,9 +23,10 @@ class LLMSettings(ModelSettings):
     that sets none uses, plus the client's retries. Unknown keys are kept (provider-specific
     settings).
 
-    The default model and provider are not declared here: they are the bundled
-    ``defaults.yml``'s ``ruby_llm.model`` and ``ruby_llm.provider``, the lowest layer of the
-    cascade, so the library's default model is written in one place."""
+    The default model and provider are ``LIBRARY_DEFAULT_MODEL`` and
+    ``LIBRARY_DEFAULT_PROVIDER`` (``robotlab/config/model_settings.py``, beside robot-to's), the
+    ``ruby_llm`` default of :class:`Settings`; the bundled ``defaults.yml``, the lowest layer of
+    the cascade, carries the same values for users to read, and a test holds the two equal."""
 
     model_config = ConfigDict(frozen=True, extra="allow")
 
@@ -127,7 +133,8 @@ class Settings(BaseSettings):
     """Global tool names: the parent value for ``tools="inherit"``."""
     sandbox: SandboxSettings = SandboxSettings()
     chat: ChatSettings = ChatSettings()
-    ruby_llm: LLMSettings = LLMSettings()
+    ruby_llm: LLMSettings = LLMSettings(model=LIBRARY_DEFAULT_MODEL,
+                                        provider=LIBRARY_DEFAULT_PROVIDER)
     """LLM defaults (``ROBOT_LAB_RUBY_LLM__MODEL``...)."""
     llm: dict[str, Any] | None = None
     """The Python-friendly spelling of ``ruby_llm`` (``ROBOT_LAB_LLM__MODEL``); it wins."""

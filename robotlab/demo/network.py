@@ -19,7 +19,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from robotlab.config.environment import variable
+from robotlab.environment import variable
 from robotlab.errors import ConfigError
 from robotlab.hooks.hooks import Hook, RunHookContext
 from robotlab.robot.remote_tasks import TaskServer, is_network_task

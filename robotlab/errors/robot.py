@@ -3,9 +3,9 @@ process and what it waits for; and which of them are worth retrying."""
 
 from __future__ import annotations
 
+from robotlab.errors.causes import PERMANENT
 from robotlab.errors.root import RobotlabError
 from robotlab.exit_codes import ExitCode
-from robotlab.inference.causes import PERMANENT
 
 __all__ = [
     "AwaitTimeout",
@@ -34,7 +34,7 @@ class InferenceError(RobotlabError):
     """The LLM provider failed, or the call that just finished crossed a budget.
 
     Attributes:
-        cause: why the call failed (a ``robotlab.inference.causes.Cause`` value such as
+        cause: why the call failed (a ``robotlab.errors.causes.Cause`` value such as
             ``context_window`` or ``timeout``), None when no provider call failed.
         status_code: the provider's HTTP status, when it gave one.
     """

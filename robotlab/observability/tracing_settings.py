@@ -1,7 +1,7 @@
 """Which traces to export, read once from the standard ``OTEL_*`` variables (and two of ours).
 
 This is the only module of :mod:`robotlab.observability` that reads ``os.environ`` (ours through
-:func:`robotlab.config.environment.variable`); the entry points call :func:`trace_settings` and
+:func:`robotlab.environment.variable`); the entry points call :func:`trace_settings` and
 hand the result to :func:`~.tracing.setup`.
 """
 
@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from robotlab.config.environment import variable
+from robotlab.environment import variable
 from robotlab.errors import ConfigError
 
 ENV_TRACES_FILE = "ROBOT_LAB_TRACES_FILE"

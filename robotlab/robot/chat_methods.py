@@ -22,17 +22,12 @@ _EFFORTS = ("low", "medium", "high")
 class ChatMethods:
     """Mixin for ``Robot``: ``with_instructions``, ``with_model``, ``with_temperature``, ..."""
 
+    _chat_extras: ChatExtras
+    """The schema, thinking settings and headers sent with every request (made by ``Robot``)."""
+
     def update(self, **changes: Any) -> Any:
         """Implemented by ``Robot``."""
         raise NotImplementedError
-
-    @property
-    def chat_extras(self) -> ChatExtras:
-        """The schema, thinking settings and headers sent with every request."""
-        extras = self.__dict__.get("_chat_extras")
-        if extras is None:
-            extras = self.__dict__["_chat_extras"] = ChatExtras()
-        return extras
 
     def with_schema(self, schema: Any) -> Any:
         """Ask for JSON matching ``schema``.
@@ -45,7 +40,7 @@ class ChatMethods:
         Raises:
             ConfigError: ``schema`` is neither, or not a valid JSON schema.
         """
-        self.chat_extras.structured = None if schema is None else StructuredOutput(schema)
+        self._chat_extras.structured = None if schema is None else StructuredOutput(schema)
         return self
 
     def with_thinking(self, effort: str | None = None, budget: int | None = None) -> Any:
@@ -68,7 +63,7 @@ class ChatMethods:
             thinking["reasoning_effort"] = effort
         if budget is not None:
             thinking["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        self.chat_extras.thinking = thinking
+        self._chat_extras.thinking = thinking
         return self
 
     def with_headers(self, headers: dict[str, str] | None = None, **more: str) -> Any:
@@ -77,8 +72,8 @@ class ChatMethods:
         Keyword names have ``_`` written as ``-``: ``with_headers(X_Trace_Id="7")`` sends
         ``X-Trace-Id: 7``.
         """
-        self.chat_extras.headers.update({str(k): str(v) for k, v in (headers or {}).items()})
-        self.chat_extras.headers.update({k.replace("_", "-"): str(v) for k, v in more.items()})
+        self._chat_extras.headers.update({str(k): str(v) for k, v in (headers or {}).items()})
+        self._chat_extras.headers.update({k.replace("_", "-"): str(v) for k, v in more.items()})
         return self
 
     def with_context(self, **connection: Any) -> Any:

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future
-from pathlib import Path
 from typing import Any
 
 from robotlab.history.compaction import HistoryResult
-from robotlab.history.log import HistoryLog
 from robotlab.robot.conversation import Conversation
 from robotlab.robot.human import ask_human
 from robotlab.robot.message import RobotMessage
@@ -28,16 +26,6 @@ class ConversationFacade:
     """``messages``, ``history`` and the methods that rewrite the transcript."""
 
     conversation: Conversation
-
-    @property
-    def history(self) -> HistoryLog:
-        """The append-only log of this robot's conversation (``docs/robots.md``, "History")."""
-        return self.conversation.log
-
-    @property
-    def history_path(self) -> Path | None:
-        """Where the history is saved after every step, or None."""
-        return self.conversation.path
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -85,16 +73,6 @@ class BusFacade:
     def outbox(self) -> dict[str, dict[str, Any]]:
         """A snapshot of sent messages: key -> ``{"message", "status", "replies", "delivery"}``."""
         return self.messaging.outbox
-
-    @property
-    def message_counter(self) -> int:
-        """The last message id this robot used (0 before the first)."""
-        return self.messaging.message_counter
-
-    @property
-    def serving(self) -> bool:
-        """True once ``serve`` or ``respond_to_tasks`` was called."""
-        return self.messaging.serving
 
     def with_bus(self, bus: Any = None, *, timeout: float = 10.0) -> Any:
         """Join ``bus`` (a URL, ``BusClient`` or ``EmbeddedBroker``; none: stay, or start one).

@@ -41,11 +41,6 @@ class RobotReaders:
         return self._setup.provider
 
     @property
-    def api_base(self) -> str | None:
-        """The server URL model calls go to, if not the provider's default."""
-        return self.config.api_base
-
-    @property
     def template(self) -> str | None:
         """The main template's name."""
         return self._setup.prompt.template

@@ -44,7 +44,7 @@ def answer_request(robot: Any, message: Message) -> Any:
 
 
 def _run(robot: Any, content: Any) -> dict[str, Any]:
-    if not robot.serving:
+    if not robot.messaging.serving:
         return _error(ConfigError(f"robot '{robot.name}' does not serve run requests "
                                   "(call serve())"))
     content = content if isinstance(content, dict) else {"message": content}
@@ -57,7 +57,7 @@ def _run(robot: Any, content: Any) -> dict[str, Any]:
 
 
 def _network_task(robot: Any, content: Any) -> dict[str, Any]:
-    if not robot.serving:
+    if not robot.messaging.serving:
         return _error(ConfigError(f"robot '{robot.name}' does not serve network tasks "
                                   "(call serve())"))
     task = content if isinstance(content, dict) else {"message": content}
@@ -67,8 +67,8 @@ def _network_task(robot: Any, content: Any) -> dict[str, Any]:
 def _info(robot: Any, content: Any) -> dict[str, Any]:
     return {
         "name": robot.name, "model": robot.model, "provider": robot.provider,
-        "api_base": robot.api_base, "template": robot.template,
-        "system_prompt": robot.system_prompt, "serving": robot.serving,
+        "api_base": robot.config.api_base, "template": robot.template,
+        "system_prompt": robot.system_prompt, "serving": robot.messaging.serving,
     }
 
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
 
-from robotlab.budget import RobotBudget
+from robotlab.budget import Reservation, RobotBudget
 from robotlab.config.model_settings import ModelSettings
 from robotlab.config.run_config import RunConfig
 from robotlab.history.compaction import maybe_compact
@@ -43,6 +45,7 @@ from robotlab.robot.result import RobotResult
 from robotlab.robot.run_memory import active_memory
 from robotlab.robot.runnable import Runnable
 from robotlab.robot.setup import RobotSetup, validate_tool_names
+from robotlab.robot.structured import ChatExtras
 from robotlab.robot.tool_loop import LoopOutcome, ToolLoop
 from robotlab.tools.mcp import MCPConnections
 from robotlab.tools.selection import (
@@ -53,6 +56,9 @@ from robotlab.tools.selection import (
     select_tools,
 )
 from robotlab.tools.tool import Tool
+
+if TYPE_CHECKING:  # the settings module is loaded by the cascade, when a robot first reads it
+    from robotlab.config.settings import Settings
 
 __all__ = ["Robot", "build"]
 
@@ -81,6 +87,11 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         llm: the ``LLM`` to call (default ``LiteLLM``; tests pass ``robotlab.testing.ScriptedLLM``).
         shared_hooks: the registry read before the robot's own, in place of the process-wide
             one ``robotlab.on`` fills, so another robot's or test's global hooks never reach it.
+        defaults: the settings (``robotlab.config.settings.Settings``) the robot falls back to:
+            the model and request parameters nothing else sets, ``max_tool_iterations``,
+            ``streaming_enabled`` and the parent of ``tools``/``mcp`` "inherit". None: the
+            process-wide settings (``robotlab.config()``), read when used, so ``configure()``
+            reaches robots already built.
 
     Raises:
         TypeError: ``tools=`` holds tool objects rather than names (use ``local_tools=``), or an
@@ -105,6 +116,7 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         config: RunConfig | dict[str, Any] | None = None,
         llm: LLM | None = None,
         shared_hooks: HookRegistry | None = None,
+        defaults: Settings | None = None,
         **settings: Any,
     ) -> None:
         validate_tool_names(tools)
@@ -120,13 +132,15 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
         self.shared_hooks = shared_hooks if shared_hooks is not None else global_hooks()
         self.total_input_tokens = self.total_output_tokens = 0
         self._learnings = Learnings()
+        self._chat_extras = ChatExtras()
         self._memory: Any = None
         self._mcp = MCPConnections()
         explicit = {k: v for k, v in settings.items() if v is not None}
         chosen_mcp = mcp if not (mcp in (None, "none") and mcp_servers) else list(mcp_servers)
         explicit.update({k: v for k, v in (("mcp", chosen_mcp), ("tools", tools))
                          if not is_none_value(v)})
-        self._setup = RobotSetup(self, template, system_prompt, context or {}, local_tools, llm)
+        self._setup = RobotSetup(self, template, system_prompt, context or {}, local_tools, llm,
+                                 defaults)
         self._setup.apply(RunConfig.of(config).merge(RunConfig.of(explicit)), named=name != "robot")
         self._budget = RobotBudget(self.config.token_budget, self.config.cost_budget)
         self.conversation = Conversation(self._setup, self.config.history_path, self.name)
@@ -199,76 +213,76 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
             InferenceError: the provider failed, or this run crossed a budget.
             ToolLoopError: more tool calls than ``max_tool_rounds``.
         """
-        per_run: list[type[Hook] | Hook] = (
-            [] if hooks is None else [hooks] if isinstance(hooks, (Hook, type)) else list(hooks))
-        scope = HookScope(self.shared_hooks, getattr(network, "hooks", None), self.hooks, per_run)
+        scope = HookScope(self.shared_hooks, getattr(network, "hooks", None), self.hooks,
+                          _listed(hooks))
         with active_memory(self.name, self._memory, lambda: self.memory, memory, network,
                            network_memory) as active:
             ctx = RunHookContext(robot=self, network=network, task=task, memory=active,
                                  config=self.config, request=message)
-            return scope.run("run", ctx, lambda: self._run(
-                message, tools, mcp, on_content, network_config, template_context, scope, ctx))
+            call = _RunCall(message, tools, mcp, on_content, network_config, template_context,
+                            scope, ctx)
+            return scope.run("run", ctx, lambda: self._run(call))
 
-    def _run(self, message: str | None, tools: Any, mcp: Any,
-             on_content: Callable[[str], Any] | None, network_config: RunConfig | None,
-             template_context: dict[str, Any], scope: HookScope,
-             ctx: RunHookContext) -> RobotResult:
+    def _run(self, call: _RunCall) -> RobotResult:
+        """Inside the run hooks: the skills, tools and template of the run, the budget reserved,
+        then the generation inside its hooks; the result settles the budget."""
         started = time.monotonic()
         embedder = getattr(self._memory, "embedder", None)
-        with self._setup.matched_skills(message, embedder) as skill_tools:
-            sent_tools = self._prepare_tools(message, tools, mcp, network_config, skill_tools)
-            attachments = pop_attachments(template_context)
-            if template_context and self._setup.prompt.has_template():
-                self._setup.rerender(template_context)
-            reservation = self._budget.reserve()
-            try:
-                outcome = self._generate(message, attachments, sent_tools, on_content,
-                                         network_config, scope, ctx)
-            except BaseException as exc:
-                self._budget.release(reservation)
-                self.conversation.log.end_run(exc)
-                raise
+        with self._setup.matched_skills(call.message, embedder) as skill_tools:
+            sent_tools = self._prepare_tools(call, skill_tools)
+            attachments = pop_attachments(call.template_context)
+            if call.template_context and self._setup.prompt.has_template():
+                self._setup.rerender(call.template_context)
+            with self._reserved() as reservation:
+                outcome = call.scope.run("llm_generation", call.generation_context(self),
+                                         lambda: self._generate(call, attachments, sent_tools))
         result = self._build_result(outcome, started)
         self.conversation.log.end_run(None, result.reply)
         self._budget.settle(reservation, result.input_tokens + result.output_tokens, result.cost,
                             self.total_input_tokens + self.total_output_tokens)
         return result
 
-    def _prepare_tools(self, message: str | None, tools: Any, mcp: Any,
-                       network_config: RunConfig | None,
-                       skill_tools: list[Tool]) -> list[Tool]:
-        if not is_explicit_none(mcp):
+    def _generate(self, call: _RunCall, attachments: list[Any],
+                  sent_tools: list[Tool]) -> LoopOutcome:
+        """Inside the generation hooks: compaction, the task entry, then the tool loop."""
+        compacted = maybe_compact(self, self.conversation.log.messages(),
+                                  self._setup.params()["model"], call.scope)
+        if compacted is not None:
+            self.conversation.log.rewrite(compacted, "compaction")
+        self.conversation.log.begin_run(self._setup.run_system_text)
+        text = self._learnings.inject(call.message)
+        if text is not None:
+            self.conversation.log.append(TaskEntry(content=content_with(text, attachments)))
+        params = {**self._setup.params(call.network_config), **self._chat_extras.params()}
+        loop = ToolLoop.of_robot(self, self._setup.settings(), params, sent_tools, call.scope,
+                                 call.on_content, self._chat_extras.structured)
+        return loop.run(self.conversation.log, self._setup.system_messages())
+
+    @contextmanager
+    def _reserved(self) -> Iterator[Reservation]:
+        """The budget held for one generation; a generation that fails gives it back and ends the
+        run with its error."""
+        reservation = self._budget.reserve()
+        try:
+            yield reservation
+        except BaseException as exc:
+            self._budget.release(reservation)
+            self.conversation.log.end_run(exc)
+            raise
+
+    def _prepare_tools(self, call: _RunCall, skill_tools: list[Tool]) -> list[Tool]:
+        if not is_explicit_none(call.mcp):
             build = self.config.mcp
-            parent = parent_value("mcp", network_config) if build == "inherit" else None
-            servers = resolve(mcp, resolve(build, parent))
+            parent = (parent_value("mcp", call.network_config, self._setup.settings())
+                      if build == "inherit" else None)
+            servers = resolve(call.mcp, resolve(build, parent))
             if servers:
-                self._mcp.ensure(servers, message, discovery=self.mcp_discovery)
-        parent = parent_value("tools", network_config) if self.config.tools == "inherit" else None
+                self._mcp.ensure(servers, call.message, discovery=self.mcp_discovery)
+        parent = (parent_value("tools", call.network_config, self._setup.settings())
+                  if self.config.tools == "inherit" else None)
         available = [*self._setup.local_tools, *skill_tools, *self._mcp.tools]
-        return select_tools(available, tools, self.config.tools, parent,
+        return select_tools(available, call.tools, self.config.tools, parent,
                             max_tools=self.config.max_tools, robot_name=self.name)
-
-    def _generate(self, message: str | None, attachments: list[Any], sent_tools: list[Tool],
-                  on_content: Callable[[str], Any] | None, network_config: RunConfig | None,
-                  scope: HookScope, run_ctx: RunHookContext) -> LoopOutcome:
-        ctx = LlmGenerationHookContext(robot=self, network=run_ctx.network, task=run_ctx.task,
-                                       memory=run_ctx.memory, config=self.config, request=message)
-
-        def core() -> LoopOutcome:
-            compacted = maybe_compact(self, self.conversation.log.messages(),
-                                      self._setup.params()["model"], scope)
-            if compacted is not None:
-                self.conversation.log.rewrite(compacted, "compaction")
-            self.conversation.log.begin_run(self._setup.run_system_text)
-            text = self._learnings.inject(message)
-            if text is not None:
-                self.conversation.log.append(TaskEntry(content=content_with(text, attachments)))
-            params = {**self._setup.params(network_config), **self.chat_extras.params()}
-            loop = ToolLoop.of_robot(self, params, sent_tools, scope, on_content,
-                                     self.chat_extras.structured)
-            return loop.run(self.conversation.log, self._setup.system_messages())
-
-        return scope.run("llm_generation", ctx, core)
 
     def _build_result(self, outcome: LoopOutcome | None, started: float) -> RobotResult:
         if outcome is None:
@@ -343,6 +357,34 @@ class Robot(Runnable, ChatMethods, ConversationFacade, BusFacade, RobotReaders):
 
     def __repr__(self) -> str:
         return f"<Robot {self.name} model={self.model}>"
+
+
+@dataclass
+class _RunCall:
+    """One ``Robot.run`` call's arguments on their way to the tool loop, its hook scope and its
+    run hooks' context."""
+
+    message: str | None
+    tools: Any
+    mcp: Any
+    on_content: Callable[[str], Any] | None
+    network_config: RunConfig | None
+    template_context: dict[str, Any]
+    scope: HookScope
+    run_ctx: RunHookContext
+
+    def generation_context(self, robot: Robot) -> LlmGenerationHookContext:
+        """The generation hooks' context: the run's network, task and memory as the run hooks
+        left them, and ``robot``'s config now."""
+        run = self.run_ctx
+        return LlmGenerationHookContext(robot=robot, network=run.network, task=run.task,
+                                        memory=run.memory, config=robot.config,
+                                        request=self.message)
+
+
+def _listed(hooks: type[Hook] | Hook | Sequence[type[Hook] | Hook] | None
+            ) -> list[type[Hook] | Hook]:
+    return [] if hooks is None else [hooks] if isinstance(hooks, (Hook, type)) else list(hooks)
 
 
 def build(name: str = "robot", template: str | None = None, system_prompt: str | None = None,

@@ -2,9 +2,10 @@
 
 Precedence, lowest first: template (and skill) front matter, the ``config=`` given to the
 robot, the robot's keyword arguments; then, per run, a network config fills LLM fields the
-robot leaves unset; the global configuration supplies the model when nothing else does,
-``chat.with_temperature`` when nothing sets a temperature, and ``chat.with_params.*`` (top_p,
-top_k, max_tokens, the penalties, stop) for each of those nothing sets.
+robot leaves unset; the robot's default settings (``Robot(defaults=...)``, else the global
+configuration) supply the model when nothing else does, ``chat.with_temperature`` when
+nothing sets a temperature, and ``chat.with_params.*`` (top_p, top_k, max_tokens, the
+penalties, stop) for each of those nothing sets.
 
 A skill id that names a bundle in the skill catalog (``robotlab.skills``) is not a template:
 it is kept in ``agent_skills`` and matched against each run's message (``matched_skills``).
@@ -25,6 +26,7 @@ from robotlab.tools.selection import is_none_value
 from robotlab.tools.tool import Tool
 
 if TYPE_CHECKING:  # robotlab.skills is imported only by robots that name skills
+    from robotlab.config.settings import Settings
     from robotlab.memory.documents import Embedder
     from robotlab.skills.bundle import AgentSkill
     from robotlab.skills.matching import Injection, SkillIndex
@@ -63,8 +65,10 @@ class RobotSetup:
     """The robot's composed prompt, effective config, attached tools, model and LLM."""
 
     def __init__(self, robot: Any, template: str | None, inline: str | None, context: Any,
-                 local_tools: Sequence[Tool | type[Tool]], llm: LLM | None) -> None:
+                 local_tools: Sequence[Tool | type[Tool]], llm: LLM | None,
+                 defaults: Settings | None = None) -> None:
         self.robot = robot
+        self._defaults = defaults
         self.prompt = SystemPrompt(template, list(robot.skills or []), context, inline,
                                    claim=_find_bundle)
         self.agent_skills: list[AgentSkill] = []
@@ -79,14 +83,23 @@ class RobotSetup:
         self.provider: str | None = None
         self._params: dict[str, Any] = {}
 
+    def settings(self) -> Settings:
+        """The settings the robot falls back to: those it was given (``Robot(defaults=...)``),
+        else the process-wide ones, read at each call so ``configure()`` reaches a robot already
+        built. The one place a robot reads the global configuration."""
+        if self._defaults is not None:
+            return self._defaults
+        from robotlab.config.cascade import config
+
+        settings: Settings = config()
+        return settings
+
     @property
     def llm(self) -> LLM:
-        """The robot's LLM (a ``LiteLLM`` with the robot's ``request_timeout``, else the global one,
-        and the global retry pacing, by default)."""
+        """The robot's LLM (a ``LiteLLM`` with the robot's ``request_timeout``, else its default
+        settings' one, and their retry pacing, by default)."""
         if self._llm is None:
-            from robotlab.config.cascade import config
-
-            settings = config().ruby_llm
+            settings = self.settings().ruby_llm
             timeout = self.config.request_timeout or settings.request_timeout
             self._llm = LiteLLM(max_retries=settings.max_retries, timeout=timeout,
                                 retry_interval=settings.retry_interval,
@@ -125,9 +138,7 @@ class RobotSetup:
         config = self.config
         self.model = config.model or ""
         self.provider = config.provider
-        from robotlab.config.cascade import config as global_config
-
-        settings = global_config()
+        settings: Any = self.settings()  # Any: chat.with_params is a model made at run time
         if not self.model:
             self.model = settings.ruby_llm.model or ""
             self.provider = self.provider or settings.ruby_llm.provider

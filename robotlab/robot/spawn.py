@@ -49,7 +49,8 @@ __all__ = [
 ]
 
 _INHERITED = ("model", "provider", "api_base")
-"""The model fields a child takes from its parent unless spawn names them."""
+"""The model fields a child takes from its parent unless spawn names them (see
+:func:`_parent_model`)."""
 
 
 class RemoteRobot(BusMember):
@@ -151,6 +152,13 @@ class SpawnHandle(RemoteRobot):
         return f"<SpawnHandle {self.name!r} pid={self.pid} parent={self.parent!r}>"
 
 
+def _parent_model(parent: Any) -> dict[str, Any]:
+    """The parent's model, provider and server: what its calls use, template and defaults
+    applied (the server is a config field, read from the effective config)."""
+    return {"model": parent.model, "provider": parent.provider,
+            "api_base": parent.config.api_base}
+
+
 def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None,
           template: str | None = None, **options: Any) -> SpawnHandle:
     """Start ``name`` as its own robotd on ``parent``'s bus and return its handle (``Robot.spawn``).
@@ -173,7 +181,8 @@ def spawn(parent: Any, name: str = "robot", system_prompt: str | None = None,
                             path="local_tools")
     detach = bool(options.pop("detach", False))
     timeout = float(options.pop("timeout", 30.0))
-    llm = {key: options.pop(key, getattr(parent, key)) for key in _INHERITED}
+    inherited = _parent_model(parent)
+    llm = {key: options.pop(key, inherited[key]) for key in _INHERITED}
     llm.update({key: options.pop(key) for key in ModelSettings.model_fields if key in options})
     robot = {"template": template, "system_prompt": system_prompt,
              "prompts_dir": options.pop("prompts_dir", None), "serve": True,

@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from robotlab.config.cascade import config as global_config
 from robotlab.errors import ToolError, ToolLoopError, retryable
 from robotlab.history.log import HistoryLog, ReplyEntry, TaskEntry, ToolCallEntry, ToolResultEntry
 from robotlab.hooks.hooks import HookScope, ToolCallHookContext
@@ -141,15 +140,16 @@ class ToolLoop:
     """False: each model call is made whole and ``on_chunk`` gets its text once, as one chunk."""
 
     @classmethod
-    def of_robot(cls, robot: Any, params: dict[str, Any], tools: Sequence[Tool], scope: HookScope,
-                 on_content: ChunkCallback | None = None,
+    def of_robot(cls, robot: Any, settings: Any, params: dict[str, Any], tools: Sequence[Tool],
+                 scope: HookScope, on_content: ChunkCallback | None = None,
                  structured: StructuredOutput | None = None) -> ToolLoop:
         """The loop of one run of ``robot``: its LLM, and the callbacks and limits of its config.
 
-        A robot that sets no ``max_tool_rounds`` is bounded by the global ``max_tool_iterations``,
-        and the global ``streaming_enabled`` decides whether its content callbacks are streamed.
+        A robot that sets no ``max_tool_rounds`` is bounded by ``settings.max_tool_iterations``
+        (``settings``: the robot's defaults, a ``robotlab.config.settings.Settings``), and
+        ``settings.streaming_enabled`` decides whether its content callbacks are streamed.
         """
-        config, settings = robot.config, global_config()
+        config = robot.config
         rounds, bound_by = config.max_tool_rounds, "max_tool_rounds"
         if rounds is None:
             rounds, bound_by = settings.max_tool_iterations, "max_tool_iterations"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from robotlab.errors import InferenceError
-from robotlab.inference.causes import EMPTY_STREAM, Cause, classify
+from robotlab.errors.causes import EMPTY_STREAM, Cause, classify
 from robotlab.llm import ChunkCallback, LLMReply, StreamTap, ToolCall, Usage
 from robotlab.testing.script import Script
 

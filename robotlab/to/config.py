@@ -16,8 +16,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from robotlab.config.environment import variable
-from robotlab.config.model_settings import ModelSettings
+from robotlab.config.model_settings import (
+    ROBOT_TO_DEFAULT_MODEL,
+    ROBOT_TO_DEFAULT_PROVIDER,
+    ModelSettings,
+)
+from robotlab.environment import variable
 from robotlab.errors import ConfigError
 
 DEFAULTS_FILE = Path(__file__).with_name("defaults.yml")
@@ -52,8 +56,8 @@ class FileKeys(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    provider: str = "openai"
-    model: str = "gpt-5.5"
+    provider: str = ROBOT_TO_DEFAULT_PROVIDER
+    model: str = ROBOT_TO_DEFAULT_MODEL
     api_base: str | None = None
     max_tool_rounds: int = 100
     max_consecutive_failures: int = 3

@@ -59,13 +59,12 @@ def resolve(value: Any, parent: Any) -> list[Any]:
     return _as_list(value)
 
 
-def parent_value(key: str, network_config: Any) -> Any:
-    """The parent of a robot's build-time ``tools``/``mcp``: the network's config, else global."""
+def parent_value(key: str, network_config: Any, settings: Any) -> Any:
+    """The parent of a robot's build-time ``tools``/``mcp``: the network's config, else the
+    robot's default ``settings`` (the global configuration unless the robot was given others)."""
     if network_config is not None and network_config.has(key):
         return getattr(network_config, key)
-    from robotlab.config.cascade import config
-
-    return getattr(config(), key)
+    return getattr(settings, key)
 
 
 def cap_tools(tools: list[Tool], max_tools: int | None, robot_name: str) -> list[Tool]:

@@ -10,7 +10,7 @@ import pytest
 
 import robotlab
 from robotlab.errors import InferenceError, ToolLoopError
-from robotlab.inference.causes import EMPTY_STREAM, Cause
+from robotlab.errors.causes import EMPTY_STREAM, Cause
 from robotlab.llm import LiteLLM
 from tests.model.conftest import CONTEXT, END_OF_TEXT, ModelServer, wait_idle
 

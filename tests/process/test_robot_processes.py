@@ -87,7 +87,7 @@ def test_two_serving_robots_exchange_exactly_one_reply(alice: Robot, script) -> 
     # bob handles deliveries in order, so once he answers this, a looping reply would be in.
     assert alice.ask("bob", "last", timeout=30).content == "a second answer means a loop"
     assert [len(e["replies"]) for e in alice.outbox.values()] == [1, 1]
-    assert alice.message_counter == 2
+    assert alice.messaging.message_counter == 2
 
 
 def test_eight_threads_sending_100_each_get_ids_1_to_800(start_robotd, alice: Robot) -> None:

@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any
 
 from robotlab.errors import InferenceError, RemoteError
-from robotlab.inference.causes import PERMANENT, Cause, classify, classify_exception
+from robotlab.errors.causes import PERMANENT, Cause, classify, classify_exception
 
 __all__ = ["CHILD_EXITED", "INTERRUPTED", "ITERATION_TIMEOUT", "PERMANENT", "Cause", "Failure",
            "classify", "describe_error"]

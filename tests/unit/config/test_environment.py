@@ -1,4 +1,4 @@
-"""The project's environment variables (robotlab/config/environment.py): one prefix, the new name
+"""The project's environment variables (robotlab/environment.py): one prefix, the new name
 wins, and an old ``ROBOTLAB_*`` name still works for a release with one warning per process."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from robotlab.config.environment import PREFIX, RENAMED, variable
 from robotlab.config.settings import Settings
+from robotlab.environment import PREFIX, RENAMED, variable
 
 ROOT = Path(__file__).resolve().parents[3]
 

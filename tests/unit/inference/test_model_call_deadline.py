@@ -13,8 +13,8 @@ import pytest
 
 import robotlab
 from robotlab.errors import InferenceError
+from robotlab.errors.causes import EMPTY_STREAM, Cause
 from robotlab.inference import deadline, pace
-from robotlab.inference.causes import EMPTY_STREAM, Cause
 from robotlab.llm import LiteLLM
 from robotlab.testing import requests_seen, serve_script
 

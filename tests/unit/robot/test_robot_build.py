@@ -57,7 +57,7 @@ def test_unknown_keyword_is_refused() -> None:
 def test_model_provider_and_api_base_are_readable() -> None:
     robot = robotlab.build(model="llama3.2", provider="ollama", api_base="http://127.0.0.1:11434")
     assert (robot.model, robot.provider,
-            robot.api_base) == ("llama3.2", "ollama", "http://127.0.0.1:11434")
+            robot.config.api_base) == ("llama3.2", "ollama", "http://127.0.0.1:11434")
 
 
 def test_request_parameters_reach_the_model() -> None:

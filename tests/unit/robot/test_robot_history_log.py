@@ -96,8 +96,8 @@ def test_a_log_cut_off_mid_run_loads_with_that_run_closed_as_interrupted(tmp_pat
     path = tmp_path / "h.json"
     robot = Robot(llm=ScriptedLLM([{"content": "first"}]), history_path=path)
     robot.run("one")
-    robot.history.begin_run(None)
-    robot.history.append(TaskEntry(content="cut off here"))
+    robot.conversation.log.begin_run(None)
+    robot.conversation.log.append(TaskEntry(content="cut off here"))
     loaded = HistoryLog.load(path)
     assert [e.kind for e in loaded.entries][-2:] == ["task", "exit"]
     assert loaded.entries[-1].status == "interrupted"  # type: ignore[attr-defined]
@@ -139,8 +139,8 @@ def test_rewrites_are_appended_and_rendering_starts_at_the_last_one(tmp_path: Pa
 def test_without_a_path_nothing_is_written_and_the_log_still_renders(tmp_path: Path) -> None:
     robot = Robot(llm=ScriptedLLM([{"content": "a"}]))
     robot.run("1")
-    assert robot.history_path is None and list(tmp_path.iterdir()) == []
-    assert [e.kind for e in robot.history.entries] == ["task", "reply", "exit"]
+    assert robot.conversation.path is None and list(tmp_path.iterdir()) == []
+    assert [e.kind for e in robot.conversation.log.entries] == ["task", "reply", "exit"]
 
 
 def test_history_path_comes_from_run_config_too(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ def test_a_payload_that_cannot_cross_is_refused_before_anything_is_sent(robot) -
     alice = robot("alice")
     with pytest.raises(BoundaryError, match=r"content\['f'\] is a function"):
         alice.send_message(to="bob", content={"f": lambda: 1})
-    assert alice.message_counter == 0
+    assert alice.messaging.message_counter == 0
     assert alice.outbox == {}
 
 
@@ -48,7 +48,7 @@ def test_two_serving_robots_exchange_exactly_one_reply(robot, broker) -> None:
             probe.send(name, RobotMessage(1, "probe", "flush", "probe:0").to_dict(),
                        type="robot_message").wait(5)
     assert alice.llm.requests == [] and len(bob.llm.requests) == 1
-    assert (alice.message_counter, bob.message_counter) == (1, 1)
+    assert (alice.messaging.message_counter, bob.messaging.message_counter) == (1, 1)
 
 
 def test_ask_returns_the_reply_and_records_it(robot) -> None:
@@ -78,4 +78,4 @@ def test_send_reply_reaches_the_asker_and_skips_the_outbox(robot) -> None:
     alice = robot("alice")
     assert alice.ask("bob", "hi", timeout=5).content == "by hand"
     assert list(bob.outbox) == []
-    assert bob.message_counter == 1
+    assert bob.messaging.message_counter == 1

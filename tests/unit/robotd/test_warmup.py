@@ -104,3 +104,21 @@ def test_a_warm_up_of_several_rounds_ends_every_thread_it_started_and_drops_its_
     # child makes anew), no HTTP client a child could share is cached, and no thread died
     assert found == {"left": [], "shared_ended": True, "cached_clients": 0}
     assert "Traceback" not in run.stderr, run.stderr
+
+
+def test_renewing_litellm_s_logging_executor_ends_its_workers_and_leaves_it_usable() -> None:
+    # Given litellm's logging executor with a worker running, bound by name in a litellm module
+    import threading
+
+    from litellm.litellm_core_utils import streaming_handler, thread_pool_executor
+
+    assert thread_pool_executor.executor.submit(lambda: 1).result(timeout=5) == 1
+
+    # When it is renewed, as after each warm-up call
+    warmup._renew_logging_executor()
+
+    # Then no worker is left, every litellm name for it is the new one, and it takes work again
+    assert not [t for t in threading.enumerate() if t.name.startswith("litellm-logging")]
+    assert streaming_handler.executor is thread_pool_executor.executor
+    assert thread_pool_executor.executor.submit(lambda: 2).result(timeout=5) == 2
+    warmup._renew_logging_executor()  # no worker left behind for the tests after this one

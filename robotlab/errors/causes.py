@@ -3,6 +3,10 @@
 Every loop that could retry a model call (the library's own retries, robotd, robot-to's
 backoff) reads the cause that ``classify_exception`` gave the ``InferenceError``, so they
 and ``robotlab.retryable()`` always agree on what waiting can fix.
+
+It lives with the errors because ``InferenceError`` decides its own retryability from
+``PERMANENT``; the LLM client (``robotlab/llm.py``) and the scripted model, above the errors,
+classify with it.
 """
 
 from __future__ import annotations
