@@ -152,8 +152,9 @@ class RobotBus:
             BoundaryError: ``content`` cannot cross a process boundary (nothing was sent).
         """
         client, message, entry = self._compose(content, record=True)
-        tracker = client.send(to, message.to_dict(), type=ROBOT_MESSAGE_TYPE)
-        self.records.sent(entry, tracker, message.key)
+        # noted before it leaves: a plain reply names the bus id, and may come back at once
+        client.send(to, message.to_dict(), type=ROBOT_MESSAGE_TYPE,
+                    on_tracker=partial(self.records.sent, entry, key=message.key))
         return message
 
     def send_reply(self, to: str, content: Any, in_reply_to: str) -> RobotMessage:

@@ -189,6 +189,7 @@ class BusClient:
         busy_retry: float = 10.0, receipt: bool = True,
         untracked: bool = False,
         expect_reply: bool = False, hold: float | None = None,
+        on_tracker: Callable[[Tracker], None] | None = None,
     ) -> Tracker:
         """Send ``content`` to every live robot named ``to`` (one of them with ``any=True``).
 
@@ -201,7 +202,9 @@ class BusClient:
         :meth:`send_request` uses) hands the reply to ``tracker.reply()`` instead of the
         handler. ``max_handling`` (seconds, capped by the broker's maximum) bounds how long the
         receiver may hold it, touched or not; ``hold`` (seconds) overrides the broker's
-        ``--hold``.
+        ``--hold``. ``on_tracker`` is called with the Tracker before the message leaves: what
+        the caller notes of it there (its id, say) is noted before any answer can arrive, on
+        the I/O thread or a handler's.
 
         Raises:
             BoundaryError: ``content`` is not plain data; nothing was sent.
@@ -221,6 +224,8 @@ class BusClient:
         frames = protocol.encode(Command.SEND, header, body)
         self._outstanding.register(tracker, frames, receipt, expect_reply)
         tracker.sent = self.connected
+        if on_tracker is not None:
+            on_tracker(tracker)
         # a reply: kept until confirmed
         (self._link.post_kept if untracked else self._link.post)(frames)
         return tracker

@@ -3,6 +3,7 @@ and checked before they take over the ack of the message they answer."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -139,3 +140,21 @@ def test_a_request_never_answered_is_forgotten_once_its_caller_lets_go_of_its_tr
     assert _live_trackers() - before < REQUESTS_MARK + 8
     bob.reply(kept[0], "at last")
     assert held.reply(10).content == "at last"
+
+
+def test_what_a_sender_notes_of_its_tracker_is_noted_before_the_message_leaves(member) -> None:
+    alice, bob = member("alice"), member("bob")
+    arrived: list[str] = []
+    bob.on_message(lambda message: arrived.append(message.id))
+    noted: list[tuple[str, list[str]]] = []
+
+    def note(tracker: bus.Tracker) -> None:
+        time.sleep(0.3)  # long enough for bob to have it, were it out already
+        noted.append((tracker.id, list(arrived)))
+
+    # Given a sender that notes its message's id (as a robot does, to correlate a plain reply)
+    tracker = alice.send("bob", "hi", on_tracker=note)
+    # Then it noted the id before bob could see the message, and bob then got it
+    tracker.wait(10)
+    assert noted == [(tracker.id, [])]
+    wait_until(lambda: arrived == [tracker.id], timeout=10, message="bob has it")
