@@ -20,7 +20,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from robotlab import bus
@@ -39,35 +38,63 @@ EXIT_OK = 0
 EXIT_KILLED = 130
 
 
-@dataclass(frozen=True)
 class DaemonConfig:
-    """What one robotd hosts and where it connects."""
+    """What one robotd hosts and where it connects.
+
+    Immutable; equal to another with the same fields.
+    """
+
+    # A plain class, not a dataclass: a handler-only robotd then never imports dataclasses (nor
+    # inspect, dis and ast with it).
+
+    __slots__ = __match_args__ = ("name", "broker", "instance", "parent", "connect_timeout",
+                                  "max_inflight", "watch_pid", "ready_fd", "quiet", "keys_dir",
+                                  "key_file", "curve")
 
     name: str
     broker: str
-    instance: str | None = None
-    parent: str | None = None
-    connect_timeout: float = 0.0
+    instance: str | None
+    parent: str | None
+    connect_timeout: float
     """Seconds to wait for the broker at start before exiting 75 (try again later); 0 waits
     for ever, so a robot whose host boots before the broker's simply joins once it is up."""
-    max_inflight: int = 16
+    max_inflight: int
     """Deliveries the broker may queue here; they are still handled one at a time."""
-    watch_pid: int | None = None
+    watch_pid: int | None
     """Stop when this process exits (the spawning process of a robot spawned without detach)."""
-    ready_fd: int | None = None
+    ready_fd: int | None
     """A pipe to write ``ready <instance>`` to once the broker has welcomed us (the fork server
     reads it)."""
-    quiet: bool = False
+    quiet: bool
     """Skip the ready line on stderr (spawned robots share their parent's terminal)."""
-    keys_dir: str | None = None
+    keys_dir: str | None
     """CURVE keys folder, for a broker run with ``--keys`` (``broker.key`` is read from it)."""
-    key_file: str | None = None
+    key_file: str | None
     """This robot's secret key file (default: ``keys_dir/<name>.key_secret``)."""
-    curve: dict[str, str] | None = None
+    curve: dict[str, str] | None
     """Keys the parent resolved, handed over in memory (``KeyConfig.to_plain``; ``{}`` for none):
     a spawned child joins with exactly its parent's keys and reads neither flags nor
     ``$ROBOT_LAB_KEYS``, since the long-lived fork server's environment may be older than the
     parent's."""
+
+    def __init__(self, name: str, broker: str, instance: str | None = None,
+                 parent: str | None = None, connect_timeout: float = 0.0, max_inflight: int = 16,
+                 watch_pid: int | None = None, ready_fd: int | None = None, quiet: bool = False,
+                 keys_dir: str | None = None, key_file: str | None = None,
+                 curve: dict[str, str] | None = None) -> None:
+        set_field = object.__setattr__
+        set_field(self, "name", name)
+        set_field(self, "broker", broker)
+        set_field(self, "instance", instance)
+        set_field(self, "parent", parent)
+        set_field(self, "connect_timeout", connect_timeout)
+        set_field(self, "max_inflight", max_inflight)
+        set_field(self, "watch_pid", watch_pid)
+        set_field(self, "ready_fd", ready_fd)
+        set_field(self, "quiet", quiet)
+        set_field(self, "keys_dir", keys_dir)
+        set_field(self, "key_file", key_file)
+        set_field(self, "curve", curve)
 
     def keys(self) -> bus.KeyConfig | None:
         """The client keys this robotd connects with (the same rule as every client), or None.
@@ -78,6 +105,33 @@ class DaemonConfig:
         if self.curve is not None:
             return bus.KeyConfig.from_plain(self.curve) if self.curve else None
         return client_keys(self.name, self.keys_dir, self.key_file)
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.name, self.broker, self.instance, self.parent, self.connect_timeout,
+                self.max_inflight, self.watch_pid, self.ready_fd, self.quiet, self.keys_dir,
+                self.key_file, self.curve)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DaemonConfig) and other.__class__ is self.__class__:
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}"
+                          for name, value in zip(self.__slots__, self._fields(), strict=True))
+        return f"DaemonConfig({shown})"
+
+    def __reduce__(self) -> tuple[type[DaemonConfig], tuple[object, ...]]:
+        return (self.__class__, self._fields())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: DaemonConfig is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: DaemonConfig is immutable")
 
 
 def _serves(handler: Callable[[bus.Message], Any]) -> Callable[[bus.BusClient], Any]:

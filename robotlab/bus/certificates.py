@@ -10,7 +10,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from robotlab.errors import ConfigError
@@ -60,19 +59,54 @@ def read_certificate(path: Path) -> tuple[bytes, bytes | None]:
         raise ConfigError(f"{path} is not a CURVE certificate: {exc}") from exc
 
 
-@dataclass(frozen=True)
 class Grant:
-    """What one authorized key may do: the robot names it may use and its roles, and whose it is."""
+    """What one authorized key may do: the robot names it may use and its roles, and whose it is.
+
+    Immutable; equal to another with the same fields.
+    """
+
+    # A plain class, not a dataclass: a handler-only robotd imports this, and so never imports
+    # dataclasses (nor inspect, dis and ast with it).
+
+    __slots__ = __match_args__ = ("robots", "roles", "owner")
 
     robots: frozenset[str]
     roles: frozenset[str]
-    owner: str = ""
+    owner: str
     """The key's file name in ``authorized/`` (``bob.key`` is bob's): how logs name it."""
+
+    def __init__(self, robots: frozenset[str], roles: frozenset[str], owner: str = "") -> None:
+        object.__setattr__(self, "robots", robots)
+        object.__setattr__(self, "roles", roles)
+        object.__setattr__(self, "owner", owner)
 
     @property
     def admin(self) -> bool:
         """True for a key that may use the admin commands."""
         return ROLE_ADMIN in self.roles
+
+    def _fields(self) -> tuple[frozenset[str], frozenset[str], str]:
+        return (self.robots, self.roles, self.owner)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Grant) and other.__class__ is self.__class__:
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Grant(robots={self.robots!r}, roles={self.roles!r}, owner={self.owner!r})"
+
+    def __reduce__(self) -> tuple[type[Grant], tuple[object, ...]]:
+        return (self.__class__, self._fields())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: Grant is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: Grant is immutable")
 
 
 def _metadata_list(pattern: re.Pattern[str], text: str) -> frozenset[str]:

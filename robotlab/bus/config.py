@@ -9,8 +9,8 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from robotlab.environment import variable
@@ -24,57 +24,102 @@ ENV_KEYS = "ROBOT_LAB_KEYS"
 ENV_KEY = "ROBOT_LAB_KEY"
 
 
-@dataclass(frozen=True)
 class BrokerConfig:
-    """How a broker listens and how it treats its peers."""
+    """How a broker listens and how it treats its peers.
 
-    bind: str = DEFAULT_URL
+    Immutable, and checked as it is made; :meth:`replace` makes a changed copy. Equal to another
+    with the same fields.
+
+    Raises:
+        ConfigError: a value is out of its range, or the options do not fit together.
+    """
+
+    # A plain class, not a dataclass: a handler-only robotd imports this, and so never imports
+    # dataclasses (nor inspect, dis and ast with it).
+
+    __slots__ = __match_args__ = ("bind", "heartbeat", "liveness", "ack_timeout", "max_handling",
+                                  "max_message_bytes", "max_inflight", "dlq_max", "insecure",
+                                  "keys_dir", "journal", "journal_max_bytes", "standby",
+                                  "state_bind", "peer", "standby_sync", "hold", "key_file",
+                                  "bind_timeout")
+
+    bind: str
     """ZeroMQ endpoint to bind: tcp://host:port, ipc://path or inproc://name."""
-    heartbeat: float = 1.0
+    heartbeat: float
     """Seconds between heartbeats; announced to peers in WELCOME."""
-    liveness: int = 3
+    liveness: int
     """Heartbeats a peer may miss before it stops receiving and is dropped."""
-    ack_timeout: float = 30.0
+    ack_timeout: float
     """Seconds a delivery may stay unacked before it times out."""
-    max_handling: float = 3600.0
+    max_handling: float
     """Seconds any delivery may stay in flight, touched or not; past it the sender is told
     ``timeout`` and the message is dead-lettered. A SEND may ask for less (``max_handling``)."""
-    max_message_bytes: int = 16 * 1024 * 1024
+    max_message_bytes: int
     """Largest frame accepted; ZeroMQ drops a connection that sends more."""
-    max_inflight: int = 64
+    max_inflight: int
     """Unacked deliveries per robot instance before new ones are answered ``busy``."""
-    dlq_max: int = 10_000
+    dlq_max: int
     """Dead letters kept; the oldest are evicted (and counted) past this."""
-    insecure: bool = False
+    insecure: bool
     """Allow binding beyond loopback without CURVE keys."""
-    keys_dir: str | None = None
+    keys_dir: str | None
     """CURVE keys folder: ``broker.key_secret`` is the broker's key, ``authorized/*.key`` the
     keys it accepts. None: no authentication (loopback, or ``insecure``)."""
-    journal: str | None = None
+    journal: str | None
     """SQLite file that keeps unsettled messages, dead letters and known names across restarts.
     None: all of it lives in memory (the embedded broker's default)."""
-    journal_max_bytes: int = 256 * 1024 * 1024
+    journal_max_bytes: int
     """Message bytes the journal may hold; past it, new sends are answered ``busy``."""
-    standby: str | None = None
+    standby: str | None
     """``primary`` or ``backup`` of a Binary Star pair (None: a broker on its own)."""
-    state_bind: str | None = None
+    state_bind: str | None
     """Where a standby broker publishes its state for its peer (tcp:// or ipc://)."""
-    peer: str | None = None
+    peer: str | None
     """Where its peer publishes its state."""
-    standby_sync: bool = True
+    standby_sync: bool
     """One of a standby pair sends a receipt only once its peer holds the journal's record of it
     (False: at once, and a failover may lose the last commits)."""
-    hold: float = 0.0
+    hold: float
     """Seconds a known name's messages wait for a member to come back, and a silent member's
     in-flight deliveries wait for it, before they are dead-lettered (0: fail at once)."""
-    key_file: str | None = None
+    key_file: str | None
     """The broker's secret key file, when not ``keys_dir/broker.key_secret`` (a systemd
     credential)."""
-    bind_timeout: float = 60.0
+    bind_timeout: float
     """Seconds to keep trying a bind address that does not exist yet (an interface still coming
     up) before giving up with the temporary-failure code."""
 
-    def __post_init__(self) -> None:
+    def __init__(self, bind: str = DEFAULT_URL, heartbeat: float = 1.0, liveness: int = 3,
+                 ack_timeout: float = 30.0, max_handling: float = 3600.0,
+                 max_message_bytes: int = 16 * 1024 * 1024, max_inflight: int = 64,
+                 dlq_max: int = 10_000, insecure: bool = False, keys_dir: str | None = None,
+                 journal: str | None = None, journal_max_bytes: int = 256 * 1024 * 1024,
+                 standby: str | None = None, state_bind: str | None = None,
+                 peer: str | None = None, standby_sync: bool = True, hold: float = 0.0,
+                 key_file: str | None = None, bind_timeout: float = 60.0) -> None:
+        set_field = object.__setattr__
+        set_field(self, "bind", bind)
+        set_field(self, "heartbeat", heartbeat)
+        set_field(self, "liveness", liveness)
+        set_field(self, "ack_timeout", ack_timeout)
+        set_field(self, "max_handling", max_handling)
+        set_field(self, "max_message_bytes", max_message_bytes)
+        set_field(self, "max_inflight", max_inflight)
+        set_field(self, "dlq_max", dlq_max)
+        set_field(self, "insecure", insecure)
+        set_field(self, "keys_dir", keys_dir)
+        set_field(self, "journal", journal)
+        set_field(self, "journal_max_bytes", journal_max_bytes)
+        set_field(self, "standby", standby)
+        set_field(self, "state_bind", state_bind)
+        set_field(self, "peer", peer)
+        set_field(self, "standby_sync", standby_sync)
+        set_field(self, "hold", hold)
+        set_field(self, "key_file", key_file)
+        set_field(self, "bind_timeout", bind_timeout)
+        self._check()
+
+    def _check(self) -> None:
         if self.heartbeat <= 0:
             raise ConfigError(f"heartbeat must be positive, got {self.heartbeat}")
         if self.liveness < 1:
@@ -110,6 +155,41 @@ class BrokerConfig:
     def expiry(self) -> float:
         """Seconds of silence after which a peer counts as gone."""
         return self.heartbeat * self.liveness
+
+    def replace(self, **changes: Any) -> BrokerConfig:
+        """A copy with the fields named in ``changes`` set to their values, checked as a new one is.
+
+        Raises:
+            ConfigError: a changed value is out of its range, or no longer fits the others.
+            TypeError: a keyword names no field.
+        """
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields.update(changes)
+        return self.__class__(**fields)
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, BrokerConfig) and other.__class__ is self.__class__:
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"BrokerConfig({shown})"
+
+    def __reduce__(self) -> tuple[type[BrokerConfig], tuple[object, ...]]:
+        return (self.__class__, self._fields())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: BrokerConfig is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: BrokerConfig is immutable")
 
 
 def broker_url(explicit: str | None = None) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import replace
 from typing import Protocol
 
 import zmq
@@ -30,7 +29,7 @@ class EmbeddedBroker:
     def __init__(self, url: str | None = None, config: BrokerConfig | None = None,
                  context: zmq.Context | None = None) -> None:
         bind = url or f"inproc://robotlab-{os.urandom(6).hex()}"
-        self.config = replace(config or BrokerConfig(), bind=bind)
+        self.config = (config or BrokerConfig()).replace(bind=bind)
         self.context = context or zmq.Context.instance()
         self.url = bind
         self._broker: _Stoppable | None = None

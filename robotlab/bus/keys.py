@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import zmq
@@ -43,13 +42,48 @@ CLIENT_KEY = "robotlab"
 _KEY_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
-@dataclass(frozen=True)
 class KeyConfig:
-    """A client's CURVE key pair and the broker's public key (all z85 bytes)."""
+    """A client's CURVE key pair and the broker's public key (all z85 bytes).
+
+    Immutable; equal to another with the same keys.
+    """
+
+    # A plain class, not a dataclass: a handler-only robotd imports this, and so never imports
+    # dataclasses (nor inspect, dis and ast with it).
+
+    __slots__ = __match_args__ = ("public", "secret", "server")
 
     public: bytes
     secret: bytes
     server: bytes
+
+    def __init__(self, public: bytes, secret: bytes, server: bytes) -> None:
+        object.__setattr__(self, "public", public)
+        object.__setattr__(self, "secret", secret)
+        object.__setattr__(self, "server", server)
+
+    def _fields(self) -> tuple[bytes, bytes, bytes]:
+        return (self.public, self.secret, self.server)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, KeyConfig) and other.__class__ is self.__class__:
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"KeyConfig(public={self.public!r}, secret={self.secret!r}, server={self.server!r})"
+
+    def __reduce__(self) -> tuple[type[KeyConfig], tuple[object, ...]]:
+        return (self.__class__, self._fields())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: KeyConfig is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: KeyConfig is immutable")
 
     @classmethod
     def load(cls, keys_dir: str | os.PathLike[str], name: str,

@@ -80,24 +80,23 @@ def delivered(header: dict[str, Any], content: Any, body: bytes | memoryview,
     checked (every field has its type already), with its unpacked ``content`` and the ``body`` it
     came in.
 
-    The same frozen Message its constructor builds, its fields written straight into the new
-    instance's ``__dict__``: the generated ``__init__`` of a frozen dataclass calls
-    ``object.__setattr__`` once per field, on every message a member receives.
+    The same immutable Message its constructor builds, each field written straight into its
+    slot: compiled, ``object.__setattr__`` with a field name is one C call, where the
+    constructor is a Python call that then sets the fields one by one.
     """
     message: Message = _new(Message)
-    fields: dict[str, Any] = message.__dict__
-    fields["id"] = header["id"]
-    fields["sender"] = header["from"]
-    fields["sender_instance"] = header.get("from_instance", "")
-    fields["to"] = header.get("to", "")
-    fields["type"] = header.get("type", "message")
-    fields["content"] = content
-    fields["reply_to"] = header.get("reply_to")
-    fields["deadline"] = header.get("deadline")
-    fields["attempt"] = header.get("attempt", 1)
-    fields["delivery"] = header["delivery"]
-    fields["extra"] = extra
-    fields["body"] = body
+    object.__setattr__(message, "id", header["id"])
+    object.__setattr__(message, "sender", header["from"])
+    object.__setattr__(message, "sender_instance", header.get("from_instance", ""))
+    object.__setattr__(message, "to", header.get("to", ""))
+    object.__setattr__(message, "type", header.get("type", "message"))
+    object.__setattr__(message, "content", content)
+    object.__setattr__(message, "reply_to", header.get("reply_to"))
+    object.__setattr__(message, "deadline", header.get("deadline"))
+    object.__setattr__(message, "attempt", header.get("attempt", 1))
+    object.__setattr__(message, "delivery", header["delivery"])
+    object.__setattr__(message, "extra", extra)
+    object.__setattr__(message, "body", body)
     done = header.get("effects_done")
-    fields["effects_done"] = tuple(done) if done else ()
+    object.__setattr__(message, "effects_done", tuple(done) if done else ())
     return message

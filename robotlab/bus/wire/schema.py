@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from robotlab.errors import ProtocolError
 
@@ -77,9 +76,12 @@ EFFECTS_MAX: Final = 256
 ``ID_MAX`` characters)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
+class Field(NamedTuple):
     """The type and bounds of one header field. ``kind`` is one of the keys of ``_KINDS``."""
+
+    # A named tuple, not a dataclass: every member imports this, and a handler-only one then
+    # never imports dataclasses (nor inspect, dis and ast with it). Fields only sit in SCHEMA,
+    # so being a tuple too changes nothing.
 
     kind: str
     required: bool = False

@@ -149,10 +149,3 @@ def pool_client(url: str, go: str, out: str, count: str, seconds: str) -> None:
                     results.write(json.dumps({"reply": tracker.reply(150).content}) + "\n")
                 except Exception as exc:
                     results.write(json.dumps({"error": str(exc)}) + "\n")
-
-
-def loaded(message: Message) -> list[str]:
-    """Of the module names in the content, those this process has imported."""
-    import sys
-
-    return [name for name in message.content if name in sys.modules]
