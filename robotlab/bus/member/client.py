@@ -218,9 +218,18 @@ class BusClient:
             ("any", any), ("idempotent", idempotent), ("untracked", untracked),
             ("to_instance", to_instance), ("reply_to", reply_to), ("ack", ack),
             ("deadline", deadline), ("max_handling", max_handling)), receipt, hold)
+        tracker = Tracker(message_id, to, busy_retry, self._link.wait_reading)
+        self._post(tracker, header, body, receipt=receipt, expect_reply=expect_reply,
+                   untracked=untracked, on_tracker=on_tracker)
+        return tracker
+
+    def _post(self, tracker: Tracker, header: dict[str, Any], body: Body, *, receipt: bool,
+              expect_reply: bool, untracked: bool,
+              on_tracker: Callable[[Tracker], None] | None) -> None:
+        """Encode a SEND, track it, let the caller note its Tracker, then send it (the options
+        are :meth:`send`'s)."""
         # checked as the broker will (it would refuse it: say so here); traced when on
         message_spans.stamp(header)
-        tracker = Tracker(message_id, to, busy_retry, self._link.wait_reading)
         frames = protocol.encode(Command.SEND, header, body)
         self._outstanding.register(tracker, frames, receipt, expect_reply)
         tracker.sent = self.connected
@@ -228,7 +237,6 @@ class BusClient:
             on_tracker(tracker)
         # a reply: kept until confirmed
         (self._link.post_kept if untracked else self._link.post)(frames)
-        return tracker
 
     def request(self, to: str, content: Any, *, timeout: float = REQUEST_TIMEOUT,
                 type: str = REQUEST, **options: Any) -> Message:
