@@ -20,12 +20,14 @@ import select
 import threading
 import time
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import zmq
 
-from .timerfd import OneShot, one_shot
 from .tracking import Latch
+
+if TYPE_CHECKING:
+    from .timerfd import OneShot
 
 SLICE: Final = 0.1
 """Longest a seated caller keeps the seat: then it waits on its latch like any other caller,
@@ -82,6 +84,9 @@ class Seat:
             self._wake_r, self._wake_w = os.pipe()
             os.set_blocking(self._wake_r, False)
             os.set_blocking(self._wake_w, False)
+            # imported here: ctypes is half a megabyte a member that never waits does not need
+            from .timerfd import one_shot
+
             self.timer = one_shot(LOOK_MS / 1000)
         self.holder = me
         return True

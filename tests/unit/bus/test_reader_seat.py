@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from robotlab import bus
-from robotlab.bus.member import reader_seat
+from robotlab.bus.member import reader_seat, timerfd
 from robotlab.errors import BusError, DeliveryFailed, ReplyTimeout
 from tests.waiting import wait_until
 
@@ -70,7 +70,7 @@ def test_a_message_after_the_seated_caller_left_is_handled_at_once(member, inlin
                                                                    timer: bool,
                                                                    monkeypatch) -> None:
     if not timer:  # where timerfd is missing, the stepped-aside I/O thread looks every LOOK_MS
-        monkeypatch.setattr(reader_seat, "one_shot", lambda seconds: None)
+        monkeypatch.setattr(timerfd, "one_shot", lambda seconds: None)
     alice, bob, carol = member("alice"), member("bob"), member("carol")
     bob.on_message(bus.inline(lambda m: m.content))
     got: list[object] = []
