@@ -252,7 +252,7 @@ class BusClient:
         options.setdefault("deadline", time.time() + timeout)  # the broker waits no longer either
         tracker = self.send_request(to, content, type=type, **options)
         try:
-            return tracker.reply(timeout)
+            return tracker.reply(timeout, deadline=options["deadline"])
         finally:
             self._outstanding.forget_request(tracker.id)
 

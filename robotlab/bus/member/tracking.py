@@ -187,18 +187,27 @@ class Tracker:
             raise self.error()
         return self
 
-    def reply(self, timeout: float | None = None) -> Message:
+    def reply(self, timeout: float | None = None, deadline: float | None = None) -> Message:
         """Block until the reply arrives and return it.
 
         Raises:
             DeliveryFailed: the request itself failed.
-            ReplyTimeout: no reply in time; its message says what became of the request.
+            ReplyTimeout: no reply in time, or (given the request's ``deadline``, wall-clock
+                seconds) a failure reported once that deadline had passed; its message says
+                what became of the request.
         """
         if not self.waiter(self._replied, timeout):
             raise ReplyTimeout(f"no reply from {self.to} within {timeout:g}s: {self.describe()}",
                                delivery=self.status)
         if self._reply is None:
-            raise self.error()
+            failure = self.error()
+            # Refused once its deadline had passed (a model call cut there, say): what ended it
+            # is the time-out the caller chose, as if the refusal had come a moment later.
+            if deadline is not None and time.time() >= deadline:
+                raise ReplyTimeout(f"no reply from {self.to} by the request's deadline: the "
+                                   f"request was {failure.reason} at it: {failure.detail}",
+                                   delivery=failure.reason)
+            raise failure
         return self._reply
 
     def describe(self) -> str:

@@ -3,6 +3,7 @@ and checked before they take over the ack of the message they answer."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from robotlab import bus
 from robotlab.bus import BrokerConfig, EmbeddedBroker
 from robotlab.bus.wire import protocol
-from robotlab.errors import DeliveryFailed, Nacked
+from robotlab.errors import DeliveryFailed, Nacked, ReplyTimeout
 from tests.waiting import wait_until
 
 
@@ -159,3 +160,27 @@ def test_what_a_sender_notes_of_its_tracker_is_noted_before_the_message_leaves(m
     tracker.wait(10)
     assert noted == [tracker.id]
     wait_until(lambda: arrived == [tracker.id], timeout=10, message="bob has it")
+
+
+def test_a_refusal_after_the_requests_deadline_is_the_callers_time_out(member) -> None:
+    alice, bob = member("alice"), member("bob")
+
+    def give_up_at_the_deadline(message) -> None:
+        wait_until(lambda: time.time() > message.deadline + 0.05, timeout=5,
+                   message="the request's deadline")
+        raise RuntimeError("cut at the caller's deadline")
+
+    bob.on_message(give_up_at_the_deadline)
+    # Given a request whose deadline passes while bob works, and bob's refusal coming after it
+    # but well before the caller stops waiting
+    with pytest.raises(ReplyTimeout, match="nacked at it: RuntimeError: cut at") as caught:
+        alice.request("bob", "work", timeout=10, deadline=time.time() + 0.3)
+    # Then the caller hears its own time-out (exit 75, try again), with what bob said
+    assert caught.value.delivery == "nacked"
+
+
+def test_a_refusal_before_the_deadline_stays_a_refusal(member) -> None:
+    alice, bob = member("alice"), member("bob")
+    bob.on_message(lambda message: (_ for _ in ()).throw(ValueError("no such task")))
+    with pytest.raises(Nacked, match="ValueError: no such task"):
+        alice.request("bob", "work", timeout=10)
