@@ -246,9 +246,10 @@ def _wait_for_reply(client: bus.BusClient, to: str, payload: Any, timeout: float
                     type_: str) -> bus.Message:
     """Send a request and wait for its reply. Ctrl-C leaves the bus at once (a BYE: the broker
     then drops the reply when it comes, rather than dead-lettering it) and exits 130 saying so."""
-    tracker = client.send_request(to, payload, any=any_, type=type_, deadline=time.time() + timeout)
+    deadline = time.time() + timeout
+    tracker = client.send_request(to, payload, any=any_, type=type_, deadline=deadline)
     try:
-        return tracker.reply(timeout)
+        return tracker.reply(timeout, deadline=deadline)  # refused past it: exit 75, as a time-out
     except KeyboardInterrupt:
         client.close()
         click.echo(f"robotlab: interrupted; message {tracker.id} to {to} was sent and may still "
