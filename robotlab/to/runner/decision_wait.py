@@ -26,9 +26,12 @@ def wait_for_decisions(session: Session) -> None:
     until = None if timeout is None else round(time.time() + timeout, 3)
     session.status.say(f"awaiting human decision on {len(blocking)} item(s)"
                        f"{_whom_and_until(session.settings.ask, until)}:\n{paths}")
-    session.status.update(phase="awaiting decision")
+    # one update: whoever reads the status sees the phase with whom it waits for, never apart
+    # (the live line counts the wait up and its deadline down; the web console reads the same)
+    session.status.update(phase="awaiting decision", decision_until=until,
+                          decision_since=time.time(), decision_from=session.settings.ask)
     session.log.event("decision:wait:start", count=len(blocking))
-    _poll(session, until)
+    _poll(session)
 
 
 def _whom_and_until(person: str | None, until: float | None) -> str:
@@ -39,12 +42,9 @@ def _whom_and_until(person: str | None, until: float | None) -> str:
     return f"{whom}, until {time.strftime('%H:%M:%S', time.localtime(until))}"
 
 
-def _poll(session: Session, until: float | None) -> None:
+def _poll(session: Session) -> None:
     timeout = session.settings.decision_timeout
     deadline = time.monotonic() + timeout if timeout is not None else None
-    # The live line counts the wait up and its deadline down; the web console reads the same.
-    session.status.update(decision_until=until, decision_since=time.time(),
-                          decision_from=session.settings.ask)
     try:
         _wait(session, timeout, deadline)
     finally:
