@@ -34,8 +34,14 @@ UNTIL = re.compile(r"^waited for until \d\d:\d\d:\d\d \([0-9]m [0-5][0-9]s left\
 
 
 def _asking(url: str) -> dict | None:
-    """The ``stats`` of the run on the bus once its heartbeat counts a pending decision."""
-    rows = [row["stats"] for row in view(url)["members"] if row["stats"].get("decisions")]
+    """The ``stats`` of the run on the bus once its heartbeat counts a pending decision and the
+    run waits for it.
+
+    The decision is pending from the robot's call on, while its iteration goes on (phase
+    ``robot``); the wait, with its deadline, begins only when the iteration ends, which on a
+    loaded machine can be longer after than the page's own expectations wait."""
+    rows = [row["stats"] for row in view(url)["members"]
+            if row["stats"].get("decisions") and row["stats"].get("phase") == "awaiting decision"]
     return rows[0] if rows else None
 
 
