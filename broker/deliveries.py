@@ -128,6 +128,11 @@ class Deliveries:
         self.active[record.key] = record
         self.journal.put(record.key, record.header, record.body, record.notify, record.receipt_id)
         record.kept = True
+        if record.owner is not None:
+            # a resend of a message answered before a restart, for the instance that answered
+            # it: held for it, or handed to it, the file must say so, or the next restart finds
+            # the message unowned and may hand it to an instance that would run it again
+            self.journal.owned(record.key, record.owner)
 
     def start(self, record: Record, targets: list[Peer], now: float,
               until: float | None = None) -> None:
@@ -296,7 +301,9 @@ class Deliveries:
             record.handed_to = {peer.instance}
         else:
             record.handed_to.add(peer.instance)
-        if owned and record.owner != peer.instance:
+        if owned:
+            # journaled even when the owner was known already (a claim at a takeover, an answer
+            # before a restart): the file may not have it yet
             record.owner = peer.instance
             self.journal.owned(record.key, peer.instance)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from robotlab.broker.claims import Claims
 from robotlab.broker.deliveries import Deliveries
 from robotlab.broker.dlq import DeadLetterQueue
 from robotlab.broker.holds import Holds
@@ -15,7 +16,7 @@ from robotlab.broker.outbox import Outbox
 from robotlab.broker.registry import Peer, Registry
 from robotlab.broker.releases import release
 from robotlab.broker.restart import take_back
-from robotlab.bus.wire.protocol import Command
+from robotlab.bus.wire.protocol import Command, pack
 
 
 def peer(name: str, instance: str) -> Peer:
@@ -136,5 +137,70 @@ def test_a_resend_of_an_answered_request_goes_back_to_the_instance_that_answered
         # though the other is less loaded
         (to, command, header), = [each for each in sent if each[1] == Command.DELIVER]
         assert to == answered_by
+    finally:
+        journal.close()
+
+
+def test_a_resend_held_for_the_instance_that_answered_is_journaled_with_it(
+        tmp_path: Path) -> None:
+    request = {"id": "m1", "to": "w", "any": True, "from": "alice", "from_instance": "alice-1"}
+
+    def table(journal: Journal, *members: Peer) -> Deliveries:
+        registry, holds = Registry(), Holds(30.0)
+        holds.know("w")
+        for member in members:
+            registry.add(member)
+        return Deliveries(registry, DeadLetterQueue(100), lambda *_: True, 30.0, journal=journal,
+                          holds=holds)
+
+    # Given a request w-1 answered, its reply then lost with the broker
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    first = table(journal, peer("w", "w-1"), peer("alice", "alice-1"))
+    first.route(request, b"refund 7", notify="alice-1")
+    ((delivery_id, delivery),) = first.inflight.items()
+    first.ack(first.registry.by_instance["w-1"], delivery_id)
+    assert journal.commit(everything=True) and on_disk(journal) == []
+    journal.close()
+    # When alice sends it again to a broker started on the journal, before w-1 is back: it is
+    # held for w-1, and that commit is the last before this broker is killed too
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    second = table(journal, peer("w", "w-2"), peer("alice", "alice-1"))
+    second.answered_by = journal.restore().answered
+    second.route(request, b"refund 7", notify="alice-1")
+    assert journal.commit(everything=True)
+    # Then the file holds it with w-1, so the next broker holds it for w-1 too, not for w-2,
+    # which never saw it and would run it again
+    assert on_disk(journal) == [("m1", "w-1")]
+    journal.close()
+
+
+def test_a_message_handed_to_the_instance_that_claims_it_is_journaled_with_it(
+        tmp_path: Path) -> None:
+    # Given a passive broker's journal holding an `any` message with no owner yet (the stream
+    # had the message, not yet whom it went to), taken back at a takeover that expects w-1
+    journal, holds = Journal(str(tmp_path / "broker.db"), 1 << 20), Holds(30.0)
+    holds.know("w")
+    table = Deliveries(Registry(), DeadLetterQueue(100), lambda *_: True, 30.0, journal=journal,
+                       holds=holds)
+    table.route({"id": "m1", "to": "w", "any": True, "from": "alice", "from_instance": "alice-1"},
+                b"refund 7", notify="alice-1")
+    assert journal.commit(everything=True) and on_disk(journal) == [("m1", None)]
+    journal.close()
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    try:
+        w1 = peer("w", "w-1")
+        table = Deliveries(Registry(), DeadLetterQueue(100), lambda *_: True, 30.0,
+                           journal=journal, holds=Holds(30.0))
+        table.claims = Claims.of({"w-1": "w"}, 30.0, 0.0)
+        for header, body, notify, key, receipt_id, owner, effects in journal.restore().messages:
+            take_back(table, header, body, notify, key, receipt_id, 0.0, owner, effects)
+        # When w-1 comes back saying it has the message, and is handed it again
+        table.registry.add(w1)
+        assert table.claims is not None
+        table.claims.joined("w", "w-1", pack([["alice-1", "m1"]]))
+        release(table, "w", 0.0)
+        assert [each.instance for each in table.inflight.values()] == ["w-1"]
+        # Then the file says w-1 has it: a restart of this broker holds it for w-1 alone
+        assert journal.commit() and on_disk(journal) == [("m1", "w-1")]
     finally:
         journal.close()
