@@ -8,14 +8,17 @@ table is read from the installed package, never the network.
 
 from __future__ import annotations
 
+import atexit
 import functools
+import inspect
 import logging
 import threading
 from typing import Any
 
 from robotlab.service.logs import OWN_HANDLERS, adopt_loggers
 
-__all__ = ["is_priced", "litellm_module", "load_client", "missing_credentials", "price"]
+__all__ = ["close_clients", "is_priced", "litellm_module", "load_client", "missing_credentials",
+           "price"]
 
 
 def load_client() -> Any:
@@ -50,7 +53,25 @@ def _load_litellm() -> Any:
     debugging = logging.getLogger().getEffectiveLevel() <= logging.DEBUG
     for name in OWN_HANDLERS:
         logging.getLogger(name).setLevel(logging.DEBUG if debugging else logging.WARNING)
+    atexit.register(close_clients, litellm)
     return litellm
+
+
+def close_clients(litellm: Any) -> None:
+    """Close the HTTP clients litellm keeps between calls (their pooled keep-alive connections
+    to each api-base), as the process ends: left to the garbage collector, every pooled socket
+    is a ResourceWarning at exit. Async clients are left alone: closing one needs its loop."""
+    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
+    clients = [*getattr(cache, "cache_dict", {}).values(),
+               getattr(litellm, "module_level_client", None)]
+    for client in clients:
+        close = getattr(client, "close", None)
+        if close is None or inspect.iscoroutinefunction(close):
+            continue
+        try:
+            close()
+        except Exception:  # noqa: BLE001 (at exit, a client that cannot close is nothing to report)
+            pass
 
 
 def missing_credentials(model: str, api_base: str | None = None) -> list[str]:

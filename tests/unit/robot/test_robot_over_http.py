@@ -195,3 +195,20 @@ def test_a_plain_reply_without_usage_is_marked_estimated(no_retries: None) -> No
     with serve_script([{"content": "hi there", "usage": None}]) as url:
         result = http_robot(url).run("hello")
     assert result.reply == "hi there" and result.raw.usage.estimated
+
+
+def test_a_process_that_called_a_model_over_http_exits_with_no_socket_left_open() -> None:
+    # litellm keeps each api-base's HTTP client, with its keep-alive connections, between calls;
+    # at exit the process closes them instead of leaving every pooled socket to the collector
+    script = (
+        "import robotlab\n"
+        "from robotlab.testing import serve_script\n"
+        "with serve_script([{'content': 'a'}, {'content': 'b'}]) as url:\n"
+        "    robot = robotlab.build(name='http', model='openai/scripted', api_base=url)\n"
+        "    print(robot.run('1').reply, robot.run('2').reply)\n"
+    )
+    done = subprocess.run([sys.executable, "-W", "always::ResourceWarning", "-c", script],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "a b"
+    assert "ResourceWarning" not in done.stderr, done.stderr
