@@ -54,7 +54,8 @@ def start_members(url: str, count: int, prefix: str, python: str) -> list[Any]:
 
     procs = []
     for i in range(count):
-        procs.append(spawn([python, "-m", "robotlab.robotd", "--name", f"{prefix}{i}",
+        # -P: the current folder (a checkout's robotlab/, when run from one) is not searched
+        procs.append(spawn([python, "-P", "-m", "robotlab.robotd", "--name", f"{prefix}{i}",
                             "--broker", url,
                             "--handler", "member_memory:echo", "--log-level", "WARNING"]))
         if i % 10 == 9:
