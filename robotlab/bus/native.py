@@ -28,9 +28,9 @@ import functools
 import importlib.machinery
 import importlib.util
 import logging
+import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 
 GROUP = "robotlab.bus._native"
@@ -127,30 +127,32 @@ def announce_pending() -> None:
         log.warning("%s", _unannounced.pop(0))
 
 
-def _compiled_files() -> dict[str, Path]:
+def _compiled_files() -> dict[str, str]:
     """Module name -> its extension file, for the group library and each compiled module."""
-    found: dict[str, Path] = {}
+    # os.path, not pathlib: every process that touches the bus runs this, and pathlib brings
+    # urllib.parse and ipaddress with it, most of a megabyte in each of hundreds of members
+    found: dict[str, str] = {}
     for name in (f"{GROUP}__mypyc", *MODULES):
         spec = _find(name, importlib.machinery.ExtensionFileLoader,
                      importlib.machinery.EXTENSION_SUFFIXES)
         if spec is not None and spec.origin:
-            found[name] = Path(spec.origin)
+            found[name] = spec.origin
     return found
 
 
-def stale_sources(built: dict[str, Path]) -> list[str]:
+def stale_sources(built: Mapping[str, str | os.PathLike[str]]) -> list[str]:
     """The source files newer than the compiled group, or never compiled into it (empty: none)."""
     library = built.get(f"{GROUP}__mypyc")
     if library is None:
         return [f"the group library {GROUP}__mypyc"]
-    newest = library.stat().st_mtime
+    newest = os.stat(library).st_mtime
     stale = []
     for name in MODULES:
         source = _find(name, importlib.machinery.SourceFileLoader,
                        importlib.machinery.SOURCE_SUFFIXES)
         if source is None or not source.origin:
             continue
-        if name not in built or Path(source.origin).stat().st_mtime > newest:
+        if name not in built or os.stat(source.origin).st_mtime > newest:
             stale.append(source.origin)
     return stale
 
