@@ -14,9 +14,10 @@ import any of these) makes every one of them load from its source instead when:
 
 - ``ROBOT_LAB_PURE=1`` is set (to debug with line numbers, patch a function, or fuzz with
   coverage);
-- any of the modules' ``.py`` files is newer than the compiled group (an edit since the build:
-  ``make compile`` builds them again; ``make test`` does it first), or a module of the group
-  was not compiled.
+- in a source checkout, any of the modules' ``.py`` files is newer than the compiled group (an
+  edit since the build: ``make compile`` builds them again; ``make test`` does it first); or a
+  module of the group was not compiled. An installed robotlab (a wheel) is not judged by file
+  times: pip writes a wheel's files in any order, and its sources came with its extensions.
 
 All of them or none: compiled modules call each other directly in C, so a mix is never run.
 """
@@ -98,7 +99,7 @@ def _decide(asked_pure: bool) -> str:
         return "source"
     if asked_pure:
         return "pure"
-    stale = stale_sources(built)
+    stale = stale_sources(built, by_time=in_checkout())
     if stale:
         announce(f"robotlab: {stale[0]} changed since the bus was compiled; running the "
                  "pure-Python bus (`make compile` builds it again)")
@@ -140,8 +141,18 @@ def _compiled_files() -> dict[str, str]:
     return found
 
 
-def stale_sources(built: Mapping[str, str | os.PathLike[str]]) -> list[str]:
-    """The source files newer than the compiled group, or never compiled into it (empty: none)."""
+def in_checkout() -> bool:
+    """True when robotlab runs from a source checkout (``pyproject.toml`` beside its package),
+    where a source can be edited after ``make compile``; False when it was installed, its
+    sources and extensions from one build (pip writes them in any order, so their times say
+    nothing of which came first)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.isfile(os.path.join(os.path.dirname(package), "pyproject.toml"))
+
+
+def stale_sources(built: Mapping[str, str | os.PathLike[str]], by_time: bool = True) -> list[str]:
+    """The source files never compiled into the group and, ``by_time``, those newer than it
+    (empty: none)."""
     library = built.get(f"{GROUP}__mypyc")
     if library is None:
         return [f"the group library {GROUP}__mypyc"]
@@ -152,7 +163,7 @@ def stale_sources(built: Mapping[str, str | os.PathLike[str]]) -> list[str]:
                        importlib.machinery.SOURCE_SUFFIXES)
         if source is None or not source.origin:
             continue
-        if name not in built or os.stat(source.origin).st_mtime > newest:
+        if name not in built or by_time and os.stat(source.origin).st_mtime > newest:
             stale.append(source.origin)
     return stale
 
