@@ -7,12 +7,14 @@ docs/broker.md ("Security").
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from robotlab.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ANY_NAME = "*"
 BROKER_KEY = "broker"
@@ -118,12 +120,12 @@ def _metadata_list(pattern: re.Pattern[str], text: str) -> frozenset[str]:
 
 def key_robots(path: str | os.PathLike[str]) -> frozenset[str]:
     """The robot names the certificate at ``path`` may use (empty when it names none)."""
-    return _metadata_list(_ROBOTS_LINE, _read_key_text(Path(path)))
+    return _metadata_list(_ROBOTS_LINE, _read_key_text(path))
 
 
 def key_roles(path: str | os.PathLike[str]) -> frozenset[str]:
     """The roles of the certificate at ``path``; a key that names none is a robot key."""
-    return _metadata_list(_ROLES_LINE, _read_key_text(Path(path))) or frozenset({ROLE_ROBOT})
+    return _metadata_list(_ROLES_LINE, _read_key_text(path)) or frozenset({ROLE_ROBOT})
 
 
 def authorized_keys(folder: str | os.PathLike[str]) -> dict[str, Grant]:
@@ -135,6 +137,8 @@ def authorized_keys(folder: str | os.PathLike[str]) -> dict[str, Grant]:
     Raises:
         ConfigError: a file there is unreadable or not a CURVE public key.
     """
+    from pathlib import Path  # only a keyed broker reads the folder (see robotlab.bus.config)
+
     table: dict[str, Grant] = {}
     for path in sorted((Path(folder) / AUTHORIZED).glob("*.key")):
         match = _PUBLIC_LINE.search(_read_key_text(path))
@@ -144,14 +148,15 @@ def authorized_keys(folder: str | os.PathLike[str]) -> dict[str, Grant]:
     return table
 
 
-def _read_key_text(path: Path) -> str:
+def _read_key_text(path: str | os.PathLike[str]) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as file:
+            return file.read()
     except PermissionError as exc:
         raise ConfigError(_unreadable(path, exc)) from exc
 
 
-def _unreadable(path: Path, exc: OSError) -> str:
+def _unreadable(path: str | os.PathLike[str], exc: OSError) -> str:
     return (f"cannot read the key {path} ({exc.strerror}) as uid {os.getuid()}: make it readable "
             "by this service's user (chown it; mode 0600 for a secret, 0644 for a public key), or "
             "under systemd load a secret with LoadCredential= (see deploy/README.md)")
@@ -163,5 +168,8 @@ def allows(robots: frozenset[str], name: str) -> bool:
     A name may be a shell pattern (``bob-*``): a parent's key that lists the names of the
     children it spawns, which join with that key (docs/broker.md, "Keys of spawned robots").
     """
-    return (ANY_NAME in robots or name in robots
-            or any(fnmatch.fnmatchcase(name, pattern) for pattern in robots))
+    if ANY_NAME in robots or name in robots:
+        return True
+    import fnmatch  # only a name a pattern lists gets here
+
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in robots)

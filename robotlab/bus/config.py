@@ -6,17 +6,17 @@ Only entry points (the CLI, robotd, the broker's ``__main__``) read the environm
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
-from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
 
 from robotlab.environment import variable
 from robotlab.errors import ConfigError
 
 from .wire.schema import NAME_MAX
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DEFAULT_URL = "tcp://127.0.0.1:5555"
 ENV_BROKER = "ROBOT_LAB_BROKER"
@@ -216,13 +216,15 @@ def default_journal(bind: str) -> str:
     """
     state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
     if state:
-        return str(Path(state) / "broker.db")
+        return os.path.join(state, "broker.db")
     slug = re.sub(r"[^A-Za-z0-9.]+", "-", bind).strip("-")
     return str(user_state_dir() / f"broker-{slug}.db")
 
 
 def user_state_dir() -> Path:
     """$XDG_STATE_HOME/robotlab, else ~/.local/state/robotlab."""
+    from pathlib import Path  # here: pathlib brings urllib.parse and ipaddress (see below)
+
     return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "robotlab"
 
 
@@ -253,14 +255,26 @@ def check_endpoint(url: str) -> None:
     scheme = url.split("://", 1)[0] if "://" in url else ""
     if scheme not in {"tcp", "ipc", "inproc"} or not url.split("://", 1)[1]:
         raise ConfigError(f"{url!r} is not a broker address: one looks like {ADDRESS_FORMS}")
-    if scheme == "tcp":
-        try:
-            parts = urlsplit(url)
-            port = parts.port
-        except ValueError:  # a port that is not a number, or out of range
-            port = None
-        if not parts.hostname or port is None:
-            raise ConfigError(f"broker address {url!r} needs a host and a port, e.g. tcp://127.0.0.1:5555")
+    if scheme == "tcp" and tcp_host_and_port(url) is None:
+        raise ConfigError(f"broker address {url!r} needs a host and a port, e.g. tcp://127.0.0.1:5555")
+
+
+def tcp_host_and_port(url: str) -> tuple[str, int] | None:
+    """The host and port of ``tcp://HOST:PORT`` (HOST a name, an address, ``*``, or ``[v6]``
+    bracketed), or None when either is missing or the port is not one.
+
+    Read by hand rather than with urllib.parse, which imports ipaddress: every member checks
+    its broker's address, and the two modules are about half a megabyte of each one's memory.
+    """
+    host, colon, port = url[len("tcp://"):].rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif "[" in host or "]" in host:
+        return None
+    if not colon or not host or "/" in host or not port.isascii() or not port.isdigit():
+        return None
+    number = int(port)
+    return (host, number) if number <= 65535 else None
 
 
 def check_endpoints(url: str) -> str:
@@ -313,7 +327,10 @@ def is_loopback(url: str) -> bool:
     """True when binding ``url`` exposes nothing beyond this machine."""
     if not url.startswith("tcp://"):
         return True
-    host = urlsplit(url).hostname or ""
+    import ipaddress  # only a binding broker asks
+
+    parsed = tcp_host_and_port(url)
+    host = parsed[0].lower() if parsed else ""
     if host == "localhost":
         return True
     try:

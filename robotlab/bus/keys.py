@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import zmq
 
@@ -35,6 +35,9 @@ from .certificates import (
 )
 from .config import key_file as key_file_of_process
 from .config import keys_dir
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CLIENT_KEY = "robotlab"
 """The key a member without a key of its own name uses: the CLI's (``robotlab.key_secret``)."""
@@ -93,6 +96,8 @@ class KeyConfig:
         Raises:
             ConfigError: a file is missing or is not a CURVE certificate.
         """
+        from pathlib import Path  # keyed members only (see robotlab.bus.config)
+
         folder = Path(keys_dir)
         secret_file = Path(key_file) if key_file else folder / f"{name}.key_secret"
         public, secret = read_certificate(secret_file)
@@ -110,6 +115,8 @@ class KeyConfig:
         Raises:
             ConfigError: neither key exists, naming both files and how to make one.
         """
+        from pathlib import Path  # keyed members only (see robotlab.bus.config)
+
         folder = Path(keys_dir)
         if key_file is None and not (folder / f"{name}.key_secret").is_file():
             if not (folder / f"{CLIENT_KEY}.key_secret").is_file():
@@ -155,7 +162,7 @@ def client_keys(name: str, keys_folder: str | None = None,
             raise ConfigError("a key file needs its keys folder (--keys DIR or $ROBOT_LAB_KEYS) "
                               "for the broker's public key")
         return None
-    if key_file is None and not (Path(folder) / f"{name}.key_secret").is_file():
+    if key_file is None and not os.path.isfile(os.path.join(folder, f"{name}.key_secret")):
         key_file = key_file_of_process()
     return KeyConfig.find(folder, name, key_file)
 
@@ -178,6 +185,8 @@ def new_key(keys_dir: str | os.PathLike[str], name: str, robots: list[str], auth
     """
     if not _KEY_NAME.match(name):
         raise ConfigError(f"key name {name!r} may hold only letters, digits, '_', '-' and '.'")
+    from pathlib import Path  # `robotlab keys` only (see robotlab.bus.config)
+
     folder = Path(keys_dir)
     folder.mkdir(parents=True, exist_ok=True)
     if (folder / f"{name}.key_secret").exists():
@@ -218,6 +227,8 @@ def list_keys(keys_dir: str | os.PathLike[str]) -> list[dict[str, str]]:
     Columns: name, robot names, whether the broker accepts it, and where its secret is
     (``here``, or ``elsewhere`` for a robot on another host whose public key was copied in).
     """
+    from pathlib import Path  # `robotlab keys` only (see robotlab.bus.config)
+
     folder = Path(keys_dir)
     rows = {}
     for secret in sorted(folder.glob("*.key_secret")):

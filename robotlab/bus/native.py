@@ -14,9 +14,10 @@ import any of these) makes every one of them load from its source instead when:
 
 - ``ROBOT_LAB_PURE=1`` is set (to debug with line numbers, patch a function, or fuzz with
   coverage);
-- any of the modules' ``.py`` files is newer than the compiled group (an edit since the build:
-  ``make compile`` builds them again; ``make test`` does it first), or a module of the group
-  was not compiled.
+- in a source checkout, any of the modules' ``.py`` files is newer than the compiled group (an
+  edit since the build: ``make compile`` builds them again; ``make test`` does it first); or a
+  module of the group was not compiled. An installed robotlab (a wheel) is not judged by file
+  times: pip writes a wheel's files in any order, and its sources came with its extensions.
 
 All of them or none: compiled modules call each other directly in C, so a mix is never run.
 """
@@ -28,9 +29,9 @@ import functools
 import importlib.machinery
 import importlib.util
 import logging
+import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 
 GROUP = "robotlab.bus._native"
@@ -98,7 +99,7 @@ def _decide(asked_pure: bool) -> str:
         return "source"
     if asked_pure:
         return "pure"
-    stale = stale_sources(built)
+    stale = stale_sources(built, by_time=in_checkout())
     if stale:
         announce(f"robotlab: {stale[0]} changed since the bus was compiled; running the "
                  "pure-Python bus (`make compile` builds it again)")
@@ -127,30 +128,42 @@ def announce_pending() -> None:
         log.warning("%s", _unannounced.pop(0))
 
 
-def _compiled_files() -> dict[str, Path]:
+def _compiled_files() -> dict[str, str]:
     """Module name -> its extension file, for the group library and each compiled module."""
-    found: dict[str, Path] = {}
+    # os.path, not pathlib: every process that touches the bus runs this, and pathlib brings
+    # urllib.parse and ipaddress with it, most of a megabyte in each of hundreds of members
+    found: dict[str, str] = {}
     for name in (f"{GROUP}__mypyc", *MODULES):
         spec = _find(name, importlib.machinery.ExtensionFileLoader,
                      importlib.machinery.EXTENSION_SUFFIXES)
         if spec is not None and spec.origin:
-            found[name] = Path(spec.origin)
+            found[name] = spec.origin
     return found
 
 
-def stale_sources(built: dict[str, Path]) -> list[str]:
-    """The source files newer than the compiled group, or never compiled into it (empty: none)."""
+def in_checkout() -> bool:
+    """True when robotlab runs from a source checkout (``pyproject.toml`` beside its package),
+    where a source can be edited after ``make compile``; False when it was installed, its
+    sources and extensions from one build (pip writes them in any order, so their times say
+    nothing of which came first)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.isfile(os.path.join(os.path.dirname(package), "pyproject.toml"))
+
+
+def stale_sources(built: Mapping[str, str | os.PathLike[str]], by_time: bool = True) -> list[str]:
+    """The source files never compiled into the group and, ``by_time``, those newer than it
+    (empty: none)."""
     library = built.get(f"{GROUP}__mypyc")
     if library is None:
         return [f"the group library {GROUP}__mypyc"]
-    newest = library.stat().st_mtime
+    newest = os.stat(library).st_mtime
     stale = []
     for name in MODULES:
         source = _find(name, importlib.machinery.SourceFileLoader,
                        importlib.machinery.SOURCE_SUFFIXES)
         if source is None or not source.origin:
             continue
-        if name not in built or Path(source.origin).stat().st_mtime > newest:
+        if name not in built or by_time and os.stat(source.origin).st_mtime > newest:
             stale.append(source.origin)
     return stale
 

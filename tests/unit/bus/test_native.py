@@ -54,6 +54,20 @@ def test_a_source_newer_than_the_build_is_stale(tmp_path: Path) -> None:
     assert native.stale_sources({}) == [f"the group library {native.GROUP}__mypyc"]
 
 
+def test_an_installed_bus_is_judged_by_what_was_compiled_not_by_file_times(
+        tmp_path: Path) -> None:
+    # pip writes a wheel's files in any order: a source written a moment after its extension
+    # is not an edit, and the compiled bus runs (it ran the pure one, saying the source changed)
+    library = tmp_path / "group.so"
+    library.write_bytes(b"")
+    built = {f"{native.GROUP}__mypyc": library, **{name: library for name in native.MODULES}}
+    os.utime(library, (0, 0))
+    assert native.stale_sources(built, by_time=False) == []
+    del built["robotlab.bus.member.link"]
+    assert [Path(p).name for p in native.stale_sources(built, by_time=False)] == ["link.py"]
+    assert native.in_checkout()  # these tests run from one: times count here
+
+
 def test_the_pure_source_runs_a_round_trip_when_asked() -> None:
     script = (
         "import sys\n"
