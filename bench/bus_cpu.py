@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bus as harness  # noqa: E402  (bench/bus.py: the same peers and the same loop)
 
 Pipeline = Callable[[float], tuple[int, float]]
+Measure = Callable[[dict[str, psutil.Process], Pipeline, float], dict[str, object]]
 
 
 def cpu_seconds(process: psutil.Process) -> tuple[float, float]:
@@ -55,7 +56,8 @@ def measure(processes: dict[str, psutil.Process], pipeline: Pipeline, seconds: f
     return result
 
 
-def raw(seconds: float) -> dict[str, object]:
+def raw(seconds: float, measure: Measure = measure) -> dict[str, object]:
+    """The raw pyzmq stack's pipelined phase, measured by ``measure`` (CPU per round trip)."""
     url = f"tcp://127.0.0.1:{harness.free_port()}"
     procs = {"broker": harness.spawn([sys.executable, harness.__file__, "--role", "raw-broker",
                                       "--url", url])}
@@ -80,7 +82,9 @@ def raw(seconds: float) -> dict[str, object]:
             p.wait()
 
 
-def robotlab(seconds: float) -> dict[str, object]:
+def robotlab(seconds: float, measure: Measure = measure) -> dict[str, object]:
+    """robotlab's pipelined phase (broker with its journal, echo robotd, BusClient), measured by
+    ``measure``."""
     from robotlab import bus
 
     url = f"tcp://127.0.0.1:{harness.free_port()}"
