@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import msgpack
 import psutil
@@ -26,7 +27,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bus as harness  # noqa: E402  (bench/bus.py: the same peers and the same loop)
 
 Pipeline = Callable[[float], tuple[int, float]]
-Measure = Callable[[dict[str, psutil.Process], Pipeline, float], dict[str, object]]
+
+
+class Stack(NamedTuple):
+    """A running stack: its processes (the client is this one) and its two phases."""
+
+    processes: dict[str, psutil.Process]
+    pipeline: Pipeline
+    """Round trips with 8 outstanding for the seconds given: how many, and the seconds taken."""
+    round_trip: Callable[[], None]
+    """One sequential round trip."""
+
+
+Measure = Callable[[Stack, float], dict[str, object]]
 
 
 def cpu_seconds(process: psutil.Process) -> tuple[float, float]:
@@ -38,9 +51,9 @@ def threads(process: psutil.Process) -> dict[int, float]:
     return {t.id: t.user_time + t.system_time for t in process.threads()}
 
 
-def measure(processes: dict[str, psutil.Process], pipeline: Pipeline, seconds: float) -> dict[str,
-                                                                                              object]:
+def measure(stack: Stack, seconds: float) -> dict[str, object]:
     """µs of user and system time per round trip in each process over one pipelined phase."""
+    processes, pipeline = stack.processes, stack.pipeline
     before = {name: cpu_seconds(p) for name, p in processes.items()}
     before_threads = {name: threads(p) for name, p in processes.items()}
     done, elapsed = pipeline(seconds)
@@ -57,7 +70,7 @@ def measure(processes: dict[str, psutil.Process], pipeline: Pipeline, seconds: f
 
 
 def raw(seconds: float, measure: Measure = measure) -> dict[str, object]:
-    """The raw pyzmq stack's pipelined phase, measured by ``measure`` (CPU per round trip)."""
+    """The raw pyzmq stack, measured by ``measure`` (by default: CPU per round trip, pipelined)."""
     url = f"tcp://127.0.0.1:{harness.free_port()}"
     procs = {"broker": harness.spawn([sys.executable, harness.__file__, "--role", "raw-broker",
                                       "--url", url])}
@@ -71,10 +84,14 @@ def raw(seconds: float, measure: Measure = measure) -> dict[str, object]:
     def pipeline(seconds: float) -> tuple[int, float]:
         return harness.raw_pipeline(client, body, seconds)
 
+    def round_trip() -> None:
+        client.send(body)
+        client.recv()
+
     try:
         pipeline(0.5)  # warm-up
-        return measure({**{n: psutil.Process(p.pid) for n, p in procs.items()},
-                        "client": psutil.Process()}, pipeline, seconds)
+        return measure(Stack({**{n: psutil.Process(p.pid) for n, p in procs.items()},
+                              "client": psutil.Process()}, pipeline, round_trip), seconds)
     finally:
         client.close()
         for p in procs.values():
@@ -83,7 +100,7 @@ def raw(seconds: float, measure: Measure = measure) -> dict[str, object]:
 
 
 def robotlab(seconds: float, measure: Measure = measure) -> dict[str, object]:
-    """robotlab's pipelined phase (broker with its journal, echo robotd, BusClient), measured by
+    """robotlab's stack (broker with its journal, echo robotd, BusClient), measured by
     ``measure``."""
     from robotlab import bus
 
@@ -97,9 +114,12 @@ def robotlab(seconds: float, measure: Measure = measure) -> dict[str, object]:
             def pipeline(seconds: float) -> tuple[int, float]:
                 return harness.robotlab_pipeline(client, seconds)
 
+            def round_trip() -> None:
+                client.request("echo", harness.PAYLOAD, timeout=10)
+
             pipeline(0.5)
-            return measure({**{n: psutil.Process(p.pid) for n, p in procs.items()},
-                            "client": psutil.Process()}, pipeline, seconds)
+            return measure(Stack({**{n: psutil.Process(p.pid) for n, p in procs.items()},
+                                  "client": psutil.Process()}, pipeline, round_trip), seconds)
     finally:
         for p in procs.values():
             p.terminate()

@@ -10,11 +10,21 @@ preempted), from ``/proc``. A sample is the 1/frequency seconds before it, so a 
 µs of CPU a round trip costs there; samples land where interrupts come back on, so the kernel's
 share includes what a wake-up or a context switch costs a virtual machine.
 
+``--hops`` takes a sequential round trip apart instead: where its time goes between the threads
+that hand a message on. perf records when each thread of the three processes enters ``write``
+(an application thread handing a frame to its I/O thread, or an I/O thread handing one it read
+to its application thread: libzmq's mailbox is an eventfd) or ``sendto`` (an I/O thread putting
+frames on TCP), and each gap between two such moments is filed under the two hand-offs it lies
+between: ``echo I/O -> echo app`` is the time the echo's application thread took from being
+handed a DELIVER to handing over its reply, its wake-up included. The tracepoint fires on every
+system call, so every gap is longer than natively, a process's the more the more system calls it
+makes: compare the rows of one run, not with ``bench/bus.py``.
+
 Needs ``perf`` (Debian's ``linux-perf``) and the right to sample every CPU (root, or
 ``kernel.perf_event_paranoid`` at most 0); without it, only the context switches are read.
 Not run by CI::
 
-    python bench/bus_where.py [--seconds 3] [--rounds 2] [--frequency 4000]
+    python bench/bus_where.py [--seconds 3] [--rounds 2] [--frequency 4000] [--hops]
 """
 
 from __future__ import annotations
@@ -28,8 +38,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bus_cpu  # noqa: E402  (bench/bus_cpu.py: the same stacks and pipelined phase)
@@ -88,11 +96,84 @@ def samples(data: str, roles: dict[int, str], frequency: int, round_trips: float
     return counts
 
 
+HANDOFFS = "raw_syscalls:sys_enter", "id == 1 || id == 44"
+"""The tracepoint and filter of ``--hops``: entering write (1) or sendto (44) on x86-64."""
+
+
+def hop_gaps(data: str, roles: dict[int, str]) -> dict[tuple[str, str], list[float]]:
+    """The µs between consecutive hand-offs of the three processes, by (from, to) hand-off."""
+    script = subprocess.run(["perf", "script", "-i", data, "-F", "comm,pid,time,trace"],
+                            capture_output=True, text=True, check=True).stdout
+    moments = []
+    for line in script.splitlines():
+        # a line holds the thread's name, its pid, the seconds, then ": NR <call> (<args>)"
+        head, _, trace = line.partition(": NR ")
+        words = head.split()
+        if not trace or len(words) < 3 or not words[-2].isdigit() or int(words[-2]) not in roles:
+            continue
+        thread = thread_kind(" ".join(words[:-2]))
+        what = "TCP" if trace.split()[0] == "44" else thread
+        moments.append((float(words[-1]), f"{roles[int(words[-2])]} {what}"))
+    moments.sort()
+    gaps: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
+    for (start, one), (end, other) in zip(moments, moments[1:], strict=False):
+        gaps[one, other].append((end - start) * 1e6)
+    return gaps
+
+
+def hop_measure(scratch: Path) -> bus_cpu.Measure:
+    """A ``measure`` that traces the hand-offs of sequential round trips (``--hops``)."""
+
+    def measure(stack: bus_cpu.Stack, seconds: float) -> dict[str, object]:
+        for _ in range(200):  # warm-up
+            stack.round_trip()
+        data = str(scratch / "hops.data")
+        event, condition = HANDOFFS
+        perf = subprocess.Popen(["perf", "record", "-a", "-e", event, "--filter", condition,
+                                 "-o", data, "--", "sleep", str(seconds)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while perf.poll() is None:
+            stack.round_trip()
+        roles = {p.pid: name for name, p in stack.processes.items()}
+        return {"gaps": hop_gaps(data, roles)}
+
+    return measure
+
+
+ROUND_TRIP = ("client app", "client TCP", "broker I/O", "broker app", "broker TCP", "echo I/O",
+              "echo app", "echo TCP", "broker I/O", "broker app", "broker TCP", "client I/O",
+              "client app")
+"""The hand-offs of one sequential round trip, in order (the client's last is the next one's
+first)."""
+
+
+def hops_report(raws: list[dict[str, object]], ours: list[dict[str, object]]) -> str:
+    """The median gap of each hand-off pair, in the order of a round trip, raw against robotlab."""
+    steps = list(zip(ROUND_TRIP, ROUND_TRIP[1:], strict=False))
+    medians = []
+    for runs in (raws, ours):
+        gaps: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
+        for run in runs:
+            for step, each in run["gaps"].items():  # type: ignore[attr-defined]
+                gaps[step] += each
+        medians.append({step: statistics.median(gaps[step]) if gaps[step] else float("nan")
+                        for step in steps})
+    lines = ["µs between hand-offs of a sequential round trip, medians (traced: longer than "
+             "natively)", "", "| from | to | raw | robotlab | difference |",
+             "| --- | --- | ---: | ---: | ---: |"]
+    for step in dict.fromkeys(steps):  # each once, in the order of a round trip
+        raw, ours_ = medians[0][step], medians[1][step]
+        lines.append(f"| {step[0]} | {step[1]} | {raw:.1f} | {ours_:.1f} | {ours_ - raw:+.1f} |")
+    totals = [sum(each[step] for step in steps) for each in medians]
+    lines += ["", f"along one round trip: raw {totals[0]:.0f} µs, robotlab {totals[1]:.0f} µs"]
+    return "\n".join(lines)
+
+
 def measurer(frequency: int, sample: bool, scratch: Path) -> bus_cpu.Measure:
     """A ``measure`` for bus_cpu's stacks: switches and (with ``sample``) perf's samples."""
 
-    def measure(processes: dict[str, psutil.Process], pipeline: bus_cpu.Pipeline,
-                seconds: float) -> dict[str, object]:
+    def measure(stack: bus_cpu.Stack, seconds: float) -> dict[str, object]:
+        processes, pipeline = stack.processes, stack.pipeline
         roles = {p.pid: name for name, p in processes.items()}
         before = {name: switches(p.pid) for name, p in processes.items()}
         data = str(scratch / "perf.data")
@@ -162,19 +243,24 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--frequency", type=int, default=4000, help="perf samples a second")
+    parser.add_argument("--hops", action="store_true",
+                        help="take a sequential round trip apart, hand-off by hand-off")
     args = parser.parse_args()
     sample = can_sample()
+    if args.hops and not sample:
+        raise SystemExit("--hops needs perf's tracepoints: apt-get install linux-perf, as root")
     if not sample:
         print("perf cannot sample every CPU here (apt-get install linux-perf, and run as root): "
               "context switches only\n")
     raws, ours = [], []
     with tempfile.TemporaryDirectory(prefix="rl-where-") as scratch:
-        measure = measurer(args.frequency, sample, Path(scratch))
+        measure = hop_measure(Path(scratch)) if args.hops else measurer(args.frequency, sample,
+                                                                         Path(scratch))
         for _ in range(args.rounds):
             raws.append(bus_cpu.raw(args.seconds, measure))
             ours.append(bus_cpu.robotlab(args.seconds, measure))
-    print(f"medians of {args.rounds} interleaved rounds\n")
-    print(report(raws, ours))
+    print(f"{args.rounds} interleaved rounds\n")
+    print(hops_report(raws, ours) if args.hops else report(raws, ours))
 
 
 if __name__ == "__main__":
