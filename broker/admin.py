@@ -35,6 +35,7 @@ class BrokerState(Protocol):
     started: float
     registry: Registry
     counters: Counter[str]
+    frames_in: int
     deliveries: Deliveries
     dlq: DeadLetterQueue
     traffic: Traffic
@@ -94,7 +95,7 @@ class Admin:
         """Counters: frames, errors by code, deliveries, dead letters."""
         b = self.broker
         counters = dict(b.counters) | dict(b.deliveries.counters)
-        counters.update(dlq_size=len(b.dlq), dlq_evicted=b.dlq.evicted,
+        counters.update(frames_in=b.frames_in, dlq_size=len(b.dlq), dlq_evicted=b.dlq.evicted,
                         in_flight=len(b.deliveries.inflight))
         return counters
 

@@ -79,6 +79,7 @@ class Broker:
         self.traffic = Traffic()
         self.admin = Admin(self)
         self.counters: Counter[str] = Counter()
+        self.frames_in = 0  # frames read from members since the start (see _drain)
         self.started = time.monotonic()
         self.socket: zmq.Socket | None = None
         # where the socket is bound (a tcp port of 0 resolved), once bound
@@ -231,20 +232,23 @@ class Broker:
         # It ends when ZMQ_EVENTS says nothing is left, not on a raised zmq.Again (which costs
         # more). With keys, reading ZAP metadata needs a zero-copy frame, which the keyless receive
         # does not pay for.
-        receive = self._recv_keyed if self.guard is not None else router.recv
-        sock, readable = self.socket, protocol.readable
+        # Compiled, each call below is a direct native call: a function held in a local (the
+        # interpreter's trick) would be called through its Python wrapper instead. Frames are
+        # counted in an attribute: an item of a Counter (a dict subclass written in Python) costs
+        # a Python-level __getitem__ and __setitem__.
+        keyed = self.guard is not None
+        sock = self.socket
         assert sock is not None, "the broker is not bound"  # the loop runs between bind and close
-        counters, dispatch = self.counters, self.dispatch
         for _ in range(DRAIN_BATCH):
             # free unless raised: the fd fired (or input was pending), so a message almost
             # always waits
             try:
-                frames = receive(sock)
+                frames = self._recv_keyed(sock) if keyed else router.recv(sock)
             except zmq.Again:  # it fired for a command that was not a message
                 return False
-            counters["frames_in"] += 1
-            dispatch(frames)
-            if not readable(sock):
+            self.frames_in += 1
+            self.dispatch(frames)
+            if not protocol.readable(sock):
                 return False
         return True
 

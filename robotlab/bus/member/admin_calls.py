@@ -18,6 +18,7 @@ from .tracking import Tracker
 
 if TYPE_CHECKING:
     from .link import Link
+    from .outstanding import Outstanding
 
 
 class AdminCalls:
@@ -48,6 +49,24 @@ class AdminCalls:
         if not answer.get("ok"):
             raise BusError(str(answer.get("error", "refused")))
         return answer.get("result")
+
+    def replay(self, link: Link, outstanding: Outstanding, ids: tuple[str, str], dlq_id: str,
+               timeout: float, force: bool) -> Tracker:
+        """Ask the broker to route a dead letter again (see :meth:`BusClient.replay`); the
+        Tracker returned, named by ``ids[0]`` (``ids[1]`` names the admin request), settles with
+        the letter's new fate."""
+        message_id, request_id = ids
+        tracker = Tracker(message_id, "?")
+        tracker.sent = True
+        outstanding.await_replay(tracker)
+        try:
+            result = self.ask(link, request_id, "dlq.replay",
+                              {"dlq_id": dlq_id, "ref": message_id, "force": force}, timeout)
+        except Exception:
+            outstanding.drop(message_id)
+            raise
+        tracker.to = str(result.get("to", "?"))
+        return tracker
 
     def answered(self, header: dict[str, Any]) -> None:
         """The broker's REPLY: hand it to the caller waiting for it (a late one is dropped)."""

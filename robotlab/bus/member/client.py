@@ -249,10 +249,16 @@ class BusClient:
         if self._link.in_drain:  # an inline handler's thread (the I/O thread, or a caller reading)
             raise BusError("an inline handler cannot wait for a reply: it runs on the thread that "
                            "would read it")
-        options.setdefault("deadline", time.time() + timeout)  # the broker waits no longer either
-        tracker = self.send_request(to, content, type=type, **options)
+        # the broker waits no longer either
+        deadline = options.pop("deadline") if "deadline" in options else time.time() + timeout
+        # Compiled, a call with ``**options`` goes through the generic keyword path (a dict,
+        # then parsed again on the other side): a plain request calls send directly.
+        tracker = (self.send(to, content, type=type, expect_reply=True, deadline=deadline)
+                   if not options else
+                   self.send(to, content, type=type, expect_reply=True, deadline=deadline,
+                             **options))
         try:
-            return tracker.reply(timeout, deadline=options["deadline"])
+            return tracker.reply(timeout, deadline=deadline)
         finally:
             self._outstanding.forget_request(tracker.id)
 
@@ -326,18 +332,8 @@ class BusClient:
         """Route a dead letter again; the returned Tracker settles with its new fate. A letter
         whose work may have run (``maybe_ran``) is refused (BusError) unless ``force``: it may
         run twice."""
-        message_id = f"{self._epoch}.{next(self._ids)}"
-        tracker = Tracker(message_id, "?")
-        tracker.sent = True
-        self._outstanding.await_replay(tracker)
-        try:
-            result = self.admin("dlq.replay", timeout=timeout, dlq_id=dlq_id, ref=message_id,
-                                force=force)
-        except Exception:
-            self._outstanding.drop(message_id)
-            raise
-        tracker.to = str(result.get("to", "?"))
-        return tracker
+        ids = f"{self._epoch}.{next(self._ids)}", f"{self._epoch}.a{next(self._ids)}"
+        return self._admin.replay(self._link, self._outstanding, ids, dlq_id, timeout, force)
 
     # -- called by the I/O thread -------------------------------------------------------------
 
