@@ -10,6 +10,10 @@ preempted), from ``/proc``. A sample is the 1/frequency seconds before it, so a 
 µs of CPU a round trip costs there; samples land where interrupts come back on, so the kernel's
 share includes what a wake-up or a context switch costs a virtual machine.
 
+``--sequential`` does the same over sequential round trips (one request at a time, what
+``bench/bus.py``'s p50 measures) instead of the pipelined phase: where a round trip's latency
+goes, since each of its steps waits on the one before.
+
 ``--hops`` takes a sequential round trip apart instead: where its time goes between the threads
 that hand a message on. perf records when each thread of the three processes enters ``write``
 (an application thread handing a frame to its I/O thread, or an I/O thread handing one it read
@@ -24,7 +28,7 @@ Needs ``perf`` (Debian's ``linux-perf``) and the right to sample every CPU (root
 ``kernel.perf_event_paranoid`` at most 0); without it, only the context switches are read.
 Not run by CI::
 
-    python bench/bus_where.py [--seconds 3] [--rounds 2] [--frequency 4000] [--hops]
+    python bench/bus_where.py [--seconds 3] [--rounds 2] [--frequency 4000] [--sequential | --hops]
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -169,11 +175,26 @@ def hops_report(raws: list[dict[str, object]], ours: list[dict[str, object]]) ->
     return "\n".join(lines)
 
 
-def measurer(frequency: int, sample: bool, scratch: Path) -> bus_cpu.Measure:
-    """A ``measure`` for bus_cpu's stacks: switches and (with ``sample``) perf's samples."""
+def one_at_a_time(round_trip: Callable[[], None]) -> bus_cpu.Pipeline:
+    """A phase of sequential round trips for the seconds given: how many, and the seconds taken."""
+
+    def phase(seconds: float) -> tuple[int, float]:
+        done, started = 0, time.perf_counter()
+        while (elapsed := time.perf_counter() - started) < seconds:
+            round_trip()
+            done += 1
+        return done, elapsed
+
+    return phase
+
+
+def measurer(frequency: int, sample: bool, scratch: Path, sequential: bool) -> bus_cpu.Measure:
+    """A ``measure`` for bus_cpu's stacks: switches and (with ``sample``) perf's samples, over
+    the pipelined phase or (``sequential``) one request at a time."""
 
     def measure(stack: bus_cpu.Stack, seconds: float) -> dict[str, object]:
-        processes, pipeline = stack.processes, stack.pipeline
+        processes = stack.processes
+        pipeline = one_at_a_time(stack.round_trip) if sequential else stack.pipeline
         roles = {p.pid: name for name, p in processes.items()}
         before = {name: switches(p.pid) for name, p in processes.items()}
         data = str(scratch / "perf.data")
@@ -208,10 +229,12 @@ def keys_of(runs: list[dict[str, object]], part: str, size: int) -> list[tuple[s
     return sorted({key[:size] for run in runs for key in run.get(part, {})})  # type: ignore[attr-defined]
 
 
-def report(raws: list[dict[str, object]], ours: list[dict[str, object]]) -> str:
+def report(raws: list[dict[str, object]], ours: list[dict[str, object]], sequential: bool) -> str:
     rates = [statistics.median(float(run["rate"]) for run in runs)  # type: ignore[arg-type]
              for runs in (raws, ours)]
-    lines = [f"throughput, 8 outstanding: raw {rates[0]:,.0f}/s, robotlab {rates[1]:,.0f}/s "
+    lines = [f"one at a time: raw {1e6 / rates[0]:.0f} µs, robotlab {1e6 / rates[1]:.0f} µs a "
+             f"round trip ({rates[0] / rates[1]:.2f}x)" if sequential else
+             f"throughput, 8 outstanding: raw {rates[0]:,.0f}/s, robotlab {rates[1]:,.0f}/s "
              f"({rates[1] / rates[0]:.2f}x)", ""]
     if "samples" in ours[0]:
         lines += ["µs of CPU a round trip, by thread and kind of code (perf samples):", "",
@@ -243,6 +266,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--frequency", type=int, default=4000, help="perf samples a second")
+    parser.add_argument("--sequential", action="store_true",
+                        help="sample sequential round trips instead of the pipelined phase")
     parser.add_argument("--hops", action="store_true",
                         help="take a sequential round trip apart, hand-off by hand-off")
     args = parser.parse_args()
@@ -255,12 +280,13 @@ def main() -> None:
     raws, ours = [], []
     with tempfile.TemporaryDirectory(prefix="rl-where-") as scratch:
         measure = hop_measure(Path(scratch)) if args.hops else measurer(args.frequency, sample,
-                                                                         Path(scratch))
+                                                                         Path(scratch),
+                                                                         args.sequential)
         for _ in range(args.rounds):
             raws.append(bus_cpu.raw(args.seconds, measure))
             ours.append(bus_cpu.robotlab(args.seconds, measure))
     print(f"{args.rounds} interleaved rounds\n")
-    print(hops_report(raws, ours) if args.hops else report(raws, ours))
+    print(hops_report(raws, ours) if args.hops else report(raws, ours, args.sequential))
 
 
 if __name__ == "__main__":
