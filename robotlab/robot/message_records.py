@@ -19,17 +19,25 @@ if TYPE_CHECKING:
 
 RECENT_INBOUND = 1024
 """Inbound messages remembered so a later ``send_reply`` still reaches the exact sender instance."""
+OUTBOX_LIMIT = 4096
+"""Entries the outbox keeps, the newest: an older one is dropped (with its bus id) when a send
+would make one more. The original never pruned it; a robot that asks all night then grew by
+about 1.4 KB and four objects the collector tracks on every ask, and each of the collector's
+full passes took longer (docs/messaging.md, "Sending")."""
 
 
 class MessageRecords:
     """A robot's message ids, outbox and recent inbound messages."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, limit: int = OUTBOX_LIMIT) -> None:
         self.name = name
         self.lock = threading.Lock()
         self.counter = 0
         """The last message id this robot used (0 before the first)."""
-        self._outbox: dict[str, dict[str, Any]] = {}
+        self.limit = limit
+        """How many outbox entries are kept (see :data:`OUTBOX_LIMIT`)."""
+        # ordered: the oldest entry is dropped in O(1), as a plain dict's first item is not
+        self._outbox: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._sent_ids: dict[str, str] = {}
         self._inbound: OrderedDict[str, Message] = OrderedDict()
 
@@ -43,13 +51,22 @@ class MessageRecords:
             if record:
                 entry.update(message=message, status="sent", replies=[], delivery=None)
                 self._outbox[message.key] = entry
+                while len(self._outbox) > self.limit:  # one in, one out
+                    self._forget(self._outbox.popitem(last=False)[1])
         return message, entry
+
+    def _forget(self, entry: dict[str, Any]) -> None:
+        """Drop what else is kept of a dropped outbox entry: its bus id (call under the lock)."""
+        tracker = entry["delivery"]
+        if tracker is not None:
+            self._sent_ids.pop(tracker.id, None)
 
     def sent(self, entry: dict[str, Any], tracker: Any, key: str) -> None:
         """Note the bus Tracker of a recorded send, and its bus id (a plain reply names it)."""
         with self.lock:
             entry["delivery"] = tracker
-            self._sent_ids[tracker.id] = key
+            if self._outbox.get(key) is entry:  # else dropped already: its id would stay
+                self._sent_ids[tracker.id] = key
 
     def outbox(self) -> dict[str, dict[str, Any]]:
         """A snapshot of the outbox (see :attr:`RobotBus.outbox

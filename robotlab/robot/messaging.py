@@ -106,8 +106,22 @@ class RobotBus:
 
         ``status`` is ``"sent"`` until a reply arrives, then ``"replied"``; ``delivery`` is the
         bus :class:`~robotlab.bus.Tracker` (``.wait(timeout)`` raises if it was not delivered).
+        Only the newest :attr:`outbox_limit` are kept.
         """
         return self.records.outbox()
+
+    @property
+    def outbox_limit(self) -> int:
+        """How many entries the outbox keeps, the newest (default
+        :data:`~robotlab.robot.message_records.OUTBOX_LIMIT`); a send past it drops the oldest."""
+        return self.records.limit
+
+    @outbox_limit.setter
+    def outbox_limit(self, entries: int) -> None:
+        if isinstance(entries, bool) or not isinstance(entries, int) or entries < 1:
+            raise ValueError(f"outbox_limit must be a whole number of entries, 1 or more; got "
+                             f"{entries!r}")
+        self.records.limit = entries
 
     @property
     def message_counter(self) -> int:

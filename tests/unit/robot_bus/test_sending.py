@@ -79,3 +79,38 @@ def test_send_reply_reaches_the_asker_and_skips_the_outbox(robot) -> None:
     assert alice.ask("bob", "hi", timeout=5).content == "by hand"
     assert list(bob.outbox) == []
     assert bob.messaging.message_counter == 1
+
+
+def test_the_outbox_keeps_the_newest_entries_and_forgets_the_bus_ids_of_the_rest(robot) -> None:
+    bob = robot("bob")
+    bob.on_message(lambda message: None)
+    alice = robot("alice")
+    alice.messaging.outbox_limit = 3
+    for number in range(5):
+        alice.send_message(to="bob", content=number)
+    assert list(alice.outbox) == ["alice:3", "alice:4", "alice:5"]
+    for entry in alice.outbox.values():
+        entry["delivery"].wait(5)
+    # what a plain reply is matched by: kept for the kept entries only (it grew with every send)
+    kept_ids = {entry["delivery"].id for entry in alice.outbox.values()}
+    assert {alice.messaging.records.key_of_sent(bus_id) for bus_id in kept_ids} == set(
+        alice.outbox)
+    assert len(alice.messaging.records._sent_ids) == 3
+
+
+def test_an_ask_past_the_limit_is_still_answered_and_recorded(robot) -> None:
+    robot("bob", ["one", "two", "three"]).serve()
+    alice = robot("alice")
+    alice.messaging.outbox_limit = 2
+    answers = [alice.ask("bob", f"question {n}", timeout=5).content for n in range(3)]
+    assert answers == ["one", "two", "three"]
+    assert {key: entry["status"] for key, entry in alice.outbox.items()} == {
+        "alice:2": "replied", "alice:3": "replied"}
+
+
+@pytest.mark.parametrize("entries", [0, -1, 2.5, True, "10"])
+def test_an_outbox_limit_that_is_not_a_whole_number_of_entries_is_refused(entries) -> None:
+    lonely = Robot(name="lonely")
+    with pytest.raises(ValueError, match="outbox_limit must be a whole number of entries"):
+        lonely.messaging.outbox_limit = entries
+    assert lonely.messaging.outbox_limit == 4096
