@@ -14,6 +14,11 @@ share includes what a wake-up or a context switch costs a virtual machine.
 ``bench/bus.py``'s p50 measures) instead of the pipelined phase: where a round trip's latency
 goes, since each of its steps waits on the one before.
 
+``--waits`` records the scheduler over sequential round trips (``perf sched``) and reports, for
+each kind of thread how long it waited for a CPU once woken (``perf sched timehist``'s
+scheduling delay) and how long it then ran: a thread still busy when the next one in the chain
+is woken makes that one wait, on a machine with fewer cores than busy threads.
+
 ``--hops`` takes a sequential round trip apart instead: where its time goes between the threads
 that hand a message on. perf records when each thread of the three processes enters ``write``
 (an application thread handing a frame to its I/O thread, or an I/O thread handing one it read
@@ -28,7 +33,8 @@ Needs ``perf`` (Debian's ``linux-perf``) and the right to sample every CPU (root
 ``kernel.perf_event_paranoid`` at most 0); without it, only the context switches are read.
 Not run by CI::
 
-    python bench/bus_where.py [--seconds 3] [--rounds 2] [--frequency 4000] [--sequential | --hops]
+    python bench/bus_where.py [--seconds 3] [--rounds 2] [--frequency 4000]
+                              [--sequential | --waits | --hops]
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -144,6 +151,68 @@ def hop_measure(scratch: Path) -> bus_cpu.Measure:
         return {"gaps": hop_gaps(data, roles)}
 
     return measure
+
+
+TIMEHIST_LINE = re.compile(r"^\s*[\d.]+\s+\[\d+\]\s+(.+?)\[(\d+)(?:/(\d+))?\]\s+[\d.]+\s+"
+                           r"([\d.]+)\s+([\d.]+)")
+"""A line of ``perf sched timehist``: time, cpu, name[tid/pid] (or name[pid]), then the wait,
+the scheduling delay and the run time in milliseconds."""
+
+
+Waits = dict[tuple[str, str], tuple[float, float]]
+
+
+def sched_waits(data: str, roles: dict[int, str]) -> Waits:
+    """By (process, thread kind): mean µs waited for a CPU once woken, and mean µs run then."""
+    timehist = subprocess.run(["perf", "sched", "timehist", "-i", data], capture_output=True,
+                              text=True, check=True).stdout
+    runs: dict[tuple[str, str], list[tuple[float, float]]] = collections.defaultdict(list)
+    for line in timehist.splitlines():
+        match = TIMEHIST_LINE.match(line)
+        if match is None:
+            continue
+        name, tid, pid, delay, ran = match.groups()
+        role = roles.get(int(pid or tid))
+        if role is not None:
+            runs[role, thread_kind(name)].append((float(delay) * 1000, float(ran) * 1000))
+    return {key: (statistics.fmean(d for d, _ in each), statistics.fmean(r for _, r in each))
+            for key, each in runs.items()}
+
+
+def waits_measure(scratch: Path) -> bus_cpu.Measure:
+    """A ``measure`` that records the scheduler over sequential round trips (``--waits``)."""
+
+    def measure(stack: bus_cpu.Stack, seconds: float) -> dict[str, object]:
+        for _ in range(200):  # warm-up
+            stack.round_trip()
+        data = str(scratch / "sched.data")
+        perf = subprocess.Popen(["perf", "sched", "record", "-o", data, "--", "sleep",
+                                 str(seconds)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        done = 0
+        while perf.poll() is None:
+            stack.round_trip()
+            done += 1
+        roles = {p.pid: name for name, p in stack.processes.items()}
+        return {"waits": sched_waits(data, roles), "rate": done / seconds}
+
+    return measure
+
+
+def waits_report(raws: list[dict[str, object]], ours: list[dict[str, object]]) -> str:
+    """Per kind of thread: mean µs waited for a CPU once woken, and run then; medians."""
+    lines = ["Scheduler, one request at a time (perf sched, medians of the rounds): mean µs a "
+             "thread waited for a CPU once woken, and mean µs it then ran", "",
+             "| process | thread | raw waited | robotlab waited | raw ran | robotlab ran |",
+             "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for process in ("client", "broker", "echo"):
+        for kind in ("app", "I/O"):
+            waited, ran = ([statistics.median(run["waits"].get((process, kind), (0.0, 0.0))[i]  # type: ignore[attr-defined]
+                                              for run in runs) for runs in (raws, ours)]
+                           for i in range(2))
+            lines.append(f"| {process} | {kind} | {waited[0]:.1f} | {waited[1]:.1f} | "
+                         f"{ran[0]:.1f} | {ran[1]:.1f} |")
+    return "\n".join(lines)
 
 
 ROUND_TRIP = ("client app", "client TCP", "broker I/O", "broker app", "broker TCP", "echo I/O",
@@ -268,25 +337,29 @@ def main() -> None:
     parser.add_argument("--frequency", type=int, default=4000, help="perf samples a second")
     parser.add_argument("--sequential", action="store_true",
                         help="sample sequential round trips instead of the pipelined phase")
+    parser.add_argument("--waits", action="store_true",
+                        help="how long each thread waits for a CPU once woken (perf sched)")
     parser.add_argument("--hops", action="store_true",
                         help="take a sequential round trip apart, hand-off by hand-off")
     args = parser.parse_args()
     sample = can_sample()
-    if args.hops and not sample:
-        raise SystemExit("--hops needs perf's tracepoints: apt-get install linux-perf, as root")
+    if (args.hops or args.waits) and not sample:
+        raise SystemExit(f"--{'hops' if args.hops else 'waits'} needs perf's tracepoints: "
+                         "apt-get install linux-perf, as root")
     if not sample:
         print("perf cannot sample every CPU here (apt-get install linux-perf, and run as root): "
               "context switches only\n")
     raws, ours = [], []
     with tempfile.TemporaryDirectory(prefix="rl-where-") as scratch:
-        measure = hop_measure(Path(scratch)) if args.hops else measurer(args.frequency, sample,
-                                                                         Path(scratch),
-                                                                         args.sequential)
+        measure = (hop_measure(Path(scratch)) if args.hops else
+                   waits_measure(Path(scratch)) if args.waits else
+                   measurer(args.frequency, sample, Path(scratch), args.sequential))
         for _ in range(args.rounds):
             raws.append(bus_cpu.raw(args.seconds, measure))
             ours.append(bus_cpu.robotlab(args.seconds, measure))
     print(f"{args.rounds} interleaved rounds\n")
-    print(hops_report(raws, ours) if args.hops else report(raws, ours, args.sequential))
+    print(hops_report(raws, ours) if args.hops else waits_report(raws, ours) if args.waits else
+          report(raws, ours, args.sequential))
 
 
 if __name__ == "__main__":
