@@ -8,7 +8,10 @@ robot keeps per message must be bounded: resident memory and tracked objects sta
 slowest ask does not grow (the collector's full passes walk every tracked object, so kept
 records show as pauses that lengthen block after block).
 
-    python bench/ask_growth.py [--blocks 6] [--asks 20000]
+``--bytes N`` asks with a string of N characters instead of the small map (the responder sends
+it back): what a robot keeps then shows in megabytes, not in objects.
+
+    python bench/ask_growth.py [--blocks 6] [--asks 20000] [--bytes N]
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--blocks", type=int, default=6)
     parser.add_argument("--asks", type=int, default=20000, help="asks a block")
+    parser.add_argument("--bytes", type=int, default=0,
+                        help="ask with a string this long instead of the small map")
     args = parser.parse_args()
+    content = "x" * args.bytes if args.bytes else PAYLOAD
     from robotlab import Robot
 
     url = f"tcp://127.0.0.1:{free_port()}"
@@ -51,7 +57,7 @@ def main() -> None:
             took = []
             for _ in range(args.asks):
                 started = time.perf_counter()
-                asker.ask("robot-echo", PAYLOAD, timeout=10)
+                asker.ask("robot-echo", content, timeout=30)
                 took.append(time.perf_counter() - started)
             took.sort()
             print(f"| {block * args.asks:,} | {me.memory_info().rss / MB:.1f} | "

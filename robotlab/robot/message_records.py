@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from robotlab.bus.member.message import Message
 from robotlab.robot.message import RobotMessage
-
-if TYPE_CHECKING:
-    from robotlab.bus import Message
 
 RECENT_INBOUND = 1024
 """Inbound messages remembered so a later ``send_reply`` still reaches the exact sender instance."""
-OUTBOX_LIMIT = 4096
+OUTBOX_LIMIT = 1024
 """Entries the outbox keeps, the newest: an older one is dropped (with its bus id) when a send
 would make one more. The original never pruned it; a robot that asks all night then grew by
 about 1.4 KB and four objects the collector tracks on every ask, and each of the collector's
@@ -39,7 +37,8 @@ class MessageRecords:
         # ordered: the oldest entry is dropped in O(1), as a plain dict's first item is not
         self._outbox: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._sent_ids: dict[str, str] = {}
-        self._inbound: OrderedDict[str, Message] = OrderedDict()
+        # key -> (id, sender, sender instance, to, type, delivery) of an inbound message
+        self._inbound: OrderedDict[str, tuple[str, str, str, str, str, int]] = OrderedDict()
 
     def next_message(self, content: Any, in_reply_to: str | None,
                      record: bool) -> tuple[RobotMessage, dict[str, Any]]:
@@ -91,13 +90,23 @@ class MessageRecords:
                 entry["replies"].append(message)
 
     def remember(self, key: str, message: Message) -> None:
-        """Keep an inbound bus message, so that a reply to ``key`` goes back to its sender."""
+        """Keep what a reply to ``key`` needs of an inbound bus message, so that it goes back to
+        its sender: who sent it, from which process, its id, type and delivery. Not its content
+        nor its body: a robot remembers the last :data:`RECENT_INBOUND` messages it got, and
+        those may be large."""
+        kept = (message.id, message.sender, message.sender_instance, message.to, message.type,
+                message.delivery)
         with self.lock:
-            self._inbound[key] = message
+            self._inbound[key] = kept
             if len(self._inbound) > RECENT_INBOUND:  # one in, at most one out
                 self._inbound.popitem(last=False)
 
     def inbound(self, key: str | None) -> Message | None:
-        """The inbound bus message remembered under ``key``, if it still is."""
+        """The inbound bus message remembered under ``key``, if it still is, without its content
+        (None) and body."""
         with self.lock:
-            return self._inbound.get(key or "")
+            kept = self._inbound.get(key or "")
+        if kept is None:
+            return None
+        message_id, sender, instance, to, kind, delivery = kept
+        return Message(message_id, sender, instance, to, kind, None, delivery=delivery)

@@ -113,14 +113,15 @@ class RobotBus:
     @property
     def outbox_limit(self) -> int:
         """How many entries the outbox keeps, the newest (default
-        :data:`~robotlab.robot.message_records.OUTBOX_LIMIT`); a send past it drops the oldest."""
+        :data:`~robotlab.robot.message_records.OUTBOX_LIMIT`; 0 keeps none); a send past it drops
+        the oldest."""
         return self.records.limit
 
     @outbox_limit.setter
     def outbox_limit(self, entries: int) -> None:
-        if isinstance(entries, bool) or not isinstance(entries, int) or entries < 1:
-            raise ValueError(f"outbox_limit must be a whole number of entries, 1 or more; got "
-                             f"{entries!r}")
+        if isinstance(entries, bool) or not isinstance(entries, int) or entries < 0:
+            raise ValueError(f"outbox_limit must be a whole number of entries, 0 (keep none) or "
+                             f"more; got {entries!r}")
         self.records.limit = entries
 
     @property

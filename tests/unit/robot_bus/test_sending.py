@@ -108,9 +108,35 @@ def test_an_ask_past_the_limit_is_still_answered_and_recorded(robot) -> None:
         "alice:2": "replied", "alice:3": "replied"}
 
 
-@pytest.mark.parametrize("entries", [0, -1, 2.5, True, "10"])
+@pytest.mark.parametrize("entries", [-1, 2.5, True, "10"])
 def test_an_outbox_limit_that_is_not_a_whole_number_of_entries_is_refused(entries) -> None:
     lonely = Robot(name="lonely")
     with pytest.raises(ValueError, match="outbox_limit must be a whole number of entries"):
         lonely.messaging.outbox_limit = entries
-    assert lonely.messaging.outbox_limit == 4096
+    assert lonely.messaging.outbox_limit == 1024
+
+
+def test_an_outbox_limit_of_0_keeps_nothing_and_ask_still_answers(robot) -> None:
+    robot("bob", ["pong"]).serve()
+    alice = robot("alice")
+    alice.messaging.outbox_limit = 0
+    assert alice.ask("bob", "ping", timeout=5).content == "pong"
+    assert alice.outbox == {}
+
+
+def test_a_robot_remembers_where_a_message_came_from_not_its_content(robot) -> None:
+    bob = robot("bob")
+    got = []
+    bob.on_message(got.append)
+    alice = robot("alice")
+    large = "x" * 200_000
+    alice.send_message(to="bob", content=large)
+    [message] = wait_until(lambda: got or None, message="bob got the message")
+    remembered = bob.messaging.records.inbound(message.key)
+    assert (remembered.sender, remembered.content, remembered.body) == ("alice", None, b"")
+    # and what it kept is enough to answer exactly that sender
+    bob.send_reply(to="alice", content="short", in_reply_to=message.key)
+    entry = wait_until(lambda: alice.outbox["alice:1"]
+                       if alice.outbox["alice:1"]["status"] == "replied" else None,
+                       message="the reply came")
+    assert [reply.content for reply in entry["replies"]] == ["short"]
