@@ -17,6 +17,7 @@ from robotlab.bus.config import BrokerConfig, is_loopback
 from robotlab.bus.wire import protocol
 from robotlab.bus.wire.protocol import Command
 from robotlab.errors import ConfigError, ExitCode
+from robotlab.signal_relay import SignalRelay
 
 from .broker import Broker
 from .stopping import end as end_context
@@ -132,17 +133,25 @@ def serve(config: BrokerConfig, *, on_ready: Callable[[str], None] | None = None
         broker.on_tick = on_tick
     stopping = threading.Event()
 
-    def on_signal(*_: object) -> None:
+    def on_signal(_signum: int) -> None:
         stopping.set()
         broker.stop()
 
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, on_signal)
+    # on the relay's thread: the main thread may be inside stopping.wait(), holding its lock
+    relay = SignalRelay(on_signal, (signal.SIGTERM, signal.SIGINT)).install()
     # The handler runs on this thread, the loop's, between two bytecodes: no lock needed.
     signal.signal(signal.SIGHUP, lambda *_: broker.reload_keys())
+    try:
+        return _bind_and_run(broker, stopping, on_ready)
+    finally:
+        end_context(context)
+        relay.restore()
+
+
+def _bind_and_run(broker: Broker, stopping: threading.Event,
+                  on_ready: Callable[[str], None] | None) -> int:
     endpoint = bind_when_available(broker, stopping)
     if endpoint is None:
-        end_context(context)
         return ExitCode.OK if stopping.is_set() else ExitCode.TEMPFAIL
     if on_ready is not None:
         on_ready(endpoint)
@@ -151,6 +160,5 @@ def serve(config: BrokerConfig, *, on_ready: Callable[[str], None] | None = None
     gc.freeze()
     gc.set_threshold(50_000, 20, 20)
     broker.run()
-    end_context(context)
     log.info("broker stopped")
     return 0

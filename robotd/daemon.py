@@ -29,6 +29,7 @@ from robotlab.bus.member.zmq_context import own as own_context
 from robotlab.errors import ConfigError, ExitCode
 from robotlab.observability import logfields
 from robotlab.service import Notifier, ServiceEnvironment
+from robotlab.signal_relay import SignalRelay
 
 from .supervision import watch_process
 
@@ -182,8 +183,8 @@ class Daemon:
         self._announce(client)
         if self.config.watch_pid is not None:
             watch_process(self.config.watch_pid, self.stop)
-        # A timed wait: a signal delivered to another thread only runs its Python handler once
-        # the main thread executes bytecode again, which an untimed wait would never do.
+        # Timed: the loop feeds systemd's watchdog, and a signal the kernel gave another thread
+        # runs its Python handler (which wakes the relay) only once this thread runs bytecode.
         while not self._stop.wait(0.2):
             self._feed_watchdog(client)
         self.notifier.stopping(f"finishing the delivery in hand, then leaving {self.config.broker}")
@@ -254,10 +255,10 @@ class Daemon:
 
     def _install_signals(self) -> None:
         if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(signum, self._on_signal)
+            # handled on the relay's thread: stop() sets the event the main thread waits on
+            SignalRelay(self._on_signal, (signal.SIGTERM, signal.SIGINT)).install()
 
-    def _on_signal(self, signum: int, frame: Any) -> None:
+    def _on_signal(self, signum: int) -> None:
         self._signals += 1
         if signum == signal.SIGINT and self._signals > 1:
             os._exit(EXIT_KILLED)  # Ctrl-C again: the operator means it

@@ -3,12 +3,14 @@ it, Ctrl-C ends any wait at once, and an error that waiting cannot clear ends th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,17 +39,40 @@ def _closed_port_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
+@contextlib.contextmanager
 def _robot_to(repo: Path, url: str, stderr: Path, *args: str,
-              env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+              env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[str]]:
     """The real ``robot-to`` in ``repo``, its progress lines written to ``stderr``, with Ctrl-C's
-    default action as in a terminal (a test worker may ignore SIGINT, and a child inherits that)."""
-    return subprocess.Popen(
-        [sys.executable, "-c", "from robotlab.cli.robot_to import main; main()",
-         "--model", "openai/scripted", "--api-base", url, *args, "Improve the project"],
-        cwd=repo, stdout=subprocess.PIPE, stderr=stderr.open("w"), text=True,
-        env={**os.environ, **(env or {})},
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    default action as in a terminal (a test worker may ignore SIGINT, and a child inherits that).
+    Killed on the way out if it is still running."""
+    with stderr.open("w") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-c", "from robotlab.cli.robot_to import main; main()",
+             "--model", "openai/scripted", "--api-base", url, *args, "Improve the project"],
+            cwd=repo, stdout=subprocess.PIPE, stderr=err, text=True,
+            env={**os.environ, "PYTHONFAULTHANDLER": "1", **(env or {})},
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        try:
+            yield process
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            assert process.stdout is not None
+            process.stdout.close()
+
+
+def _interrupt(robot_to: subprocess.Popen[str], stderr: Path) -> str:
+    """Ctrl-C, and robot-to's stdout once it has exited; if it has not within 30 s, the test
+    fails with where each of its threads waits (SIGABRT makes faulthandler print that)."""
+    robot_to.send_signal(signal.SIGINT)
+    try:
+        return robot_to.communicate(timeout=30)[0]
+    except subprocess.TimeoutExpired:
+        robot_to.send_signal(signal.SIGABRT)
+        robot_to.communicate(timeout=30)
+        pytest.fail("robot-to did not exit within 30 s of Ctrl-C:\n" + stderr.read_text()[-4000:])
 
 
 def test_the_live_line_counts_a_wait_down_and_says_how_to_stop_it() -> None:
@@ -104,12 +129,11 @@ def test_off_a_terminal_a_long_wait_repeats_that_it_is_waiting(
 def test_ctrl_c_ends_a_backoff_at_once(repo: Path, tmp_path: Path) -> None:
     stderr = tmp_path / "stderr"
     with script_server_process(tmp_path, [SERVER_ERROR] * 4) as url:
-        robot_to = _robot_to(repo, url, stderr, env={"ROBOT_LAB_TO_BACKOFF_BASE": "3600",
-                                                     "ROBOT_LAB_TO_MAX_RETRIES": "3"})
-        wait_until(lambda: "retry 1/3 in 3600s (Ctrl-C stops the run)" in stderr.read_text(),
-                   timeout=60, message="robot-to starts its backoff")
-        robot_to.send_signal(signal.SIGINT)
-        out, _ = robot_to.communicate(timeout=30)
+        backoff = {"ROBOT_LAB_TO_BACKOFF_BASE": "3600", "ROBOT_LAB_TO_MAX_RETRIES": "3"}
+        with _robot_to(repo, url, stderr, env=backoff) as robot_to:
+            wait_until(lambda: "retry 1/3 in 3600s (Ctrl-C stops the run)" in stderr.read_text(),
+                       timeout=60, message="robot-to starts its backoff")
+            out = _interrupt(robot_to, stderr)
 
     assert robot_to.returncode == 130
     assert "Reason: interrupted by SIGINT" in out
@@ -119,11 +143,10 @@ def test_ctrl_c_ends_a_backoff_at_once(repo: Path, tmp_path: Path) -> None:
 def test_ctrl_c_during_the_preflight_leaves_no_branch(repo: Path, tmp_path: Path) -> None:
     stderr = tmp_path / "stderr"
     with script_server_process(tmp_path, [{"content": "slow", "delay": 60}]) as url:
-        robot_to = _robot_to(repo, url, stderr, env={"ROBOT_LAB_TO_PREFLIGHT": "true"})
-        wait_until(lambda: "preflight" in stderr.read_text(), timeout=60,
-                   message="the preflight call is on its way")
-        robot_to.send_signal(signal.SIGINT)
-        robot_to.communicate(timeout=30)
+        with _robot_to(repo, url, stderr, env={"ROBOT_LAB_TO_PREFLIGHT": "true"}) as robot_to:
+            wait_until(lambda: "preflight" in stderr.read_text(), timeout=60,
+                       message="the preflight call is on its way")
+            _interrupt(robot_to, stderr)
 
     assert robot_to.returncode == 130
     assert stderr.read_text().splitlines()[-1] == (

@@ -27,6 +27,7 @@ from robotlab.errors import (
 )
 from robotlab.llm import is_priced
 from robotlab.process_groups import Supervisor
+from robotlab.signal_relay import SignalRelay
 from robotlab.to import config
 from robotlab.to.child.judge import SupervisedJudge
 from robotlab.to.child.robot_factory import RobotModel, judge, load_model_client, warm_up
@@ -222,15 +223,17 @@ def reopen(run_id: str, overrides: dict[str, Any], registry: EvalRegistry, strea
     return session
 
 
-def _install_signals(session: Session) -> dict[int, Any]:
+def _install_signals(session: Session) -> SignalRelay | None:
+    """SIGINT and SIGTERM stop the run and kill what runs now (from the main thread only: the
+    Python API may run a loop on any thread, and only the main thread can take signals)."""
     if threading.current_thread() is not threading.main_thread():
-        return {}
+        return None
 
-    def handler(signum: int, _frame: Any) -> None:
+    def stop(signum: int) -> None:
         session.request_stop(signal.Signals(signum).name)
         session.supervisor.kill_all()
 
-    return {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)}
+    return SignalRelay(stop, (signal.SIGINT, signal.SIGTERM)).install()
 
 
 def _join_bus(session: Session) -> RunOnBus | None:
@@ -253,7 +256,7 @@ def _join_bus(session: Session) -> RunOnBus | None:
 
 def execute(session: Session, streams: Streams) -> RunReport:
     """Run the loop, turn how it ended into a reason and an exit code, print the summary."""
-    previous = _install_signals(session)
+    relay = _install_signals(session)
     session.status.update(iteration=session.run.iteration,
                           max_iterations=session.settings.max_iterations,
                           tokens=session.run.total_tokens, cost=session.run.cost_usd)
@@ -279,8 +282,8 @@ def execute(session: Session, streams: Streams) -> RunReport:
         if membership is not None:
             membership.close()
         session.status.stop()
-        for signum, old in previous.items():
-            signal.signal(signum, old)
+        if relay is not None:
+            relay.restore()
     if session.signal_name and (reason is None or not reason.startswith("awaiting")):
         reason, code = f"interrupted by {session.signal_name}", int(RunExit.INTERRUPTED)
     return finish(session, reason, code, streams)
