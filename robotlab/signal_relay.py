@@ -96,7 +96,7 @@ _installed: list[SignalRelay] = []
 def _forget_in_child() -> None:
     """A forked child does not have the relays' threads: it gets the handlers back that were
     there before them, and no wakeup fd (the pipe is its parent's)."""
-    if threading.current_thread() is threading.main_thread():
+    if _installed and threading.current_thread() is threading.main_thread():
         for relay in reversed(list(_installed)):
             relay._put_back()
         signal.set_wakeup_fd(-1)
