@@ -144,13 +144,35 @@ def script_server_process(tmp_path: Path, turns: list[dict[str, Any]]) -> Iterat
         server.wait(timeout=10)
 
 
+_STARTED: list[subprocess.Popen[str]] = []
+"""The robot-to processes the running test started, ended by ``_end_robot_to_processes``."""
+
+
 def robot_to_process(repo: Path, url: str, *args: str,
                      env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """``robot-to work --model openai/scripted --api-base URL ARGS`` as a child process in ``repo``
-    (``env``: variables added to this process's environment)."""
-    return subprocess.Popen(
+    (``env``: variables added to this process's environment); killed after the test if it still
+    runs."""
+    process = subprocess.Popen(
         [sys.executable, "-c", "from robotlab.cli.robot_to import main; main()", "work",
          "--model", "openai/scripted", "--api-base", url, *args],
         cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, **(env or {})},
     )
+    _STARTED.append(process)
+    return process
+
+
+@pytest.fixture(autouse=True)
+def _end_robot_to_processes() -> Iterator[None]:
+    """A test that failed while its robot-to ran must not leave the process (nor its pipes) to
+    be collected during a later test, which would then fail for it."""
+    yield
+    while _STARTED:
+        process = _STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
