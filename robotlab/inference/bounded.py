@@ -19,6 +19,11 @@ __all__ = ["CallTimedOut", "bounded_items"]
 
 _ITEM, _END, _ERROR = 0, 1, 2
 
+WAIT_STEP_SECONDS = 0.5
+"""The caller's longest single wait. A signal that came just before the wait blocked, or that the
+kernel gave another thread, runs its Python handler (Ctrl-C's ``KeyboardInterrupt``) only when
+the waiting thread wakes: this is how late that can be, not the whole model call."""
+
 
 class CallTimedOut(Exception):
     """The deadline passed before the call finished; the worker has been told to let go."""
@@ -85,9 +90,9 @@ def bounded_items(open_call: Callable[[], Any], deadline: float | None, *,
             if left <= 0:
                 raise CallTimedOut
             try:
-                kind, value = out.get(timeout=left)
+                kind, value = out.get(timeout=min(left, WAIT_STEP_SECONDS))
             except queue.Empty:
-                raise CallTimedOut from None
+                continue  # the deadline is checked again above
             if kind == _ERROR:
                 raise value
             if kind == _END:
