@@ -12,9 +12,15 @@ from typing import Any, Final
 from robotlab.errors import DeliveryFailed, DeliveryTimeout, ReplyTimeout, delivery_error
 
 from .message import Message
+from .pending_signals import run_pending_signal_handlers
 
 _LATCH_LOCK: Final = threading.Lock()
 ANSWERED_LIMIT: Final = 10_000
+WAIT_STEP_SECONDS: Final = 0.5
+"""A latch waiter's longest single block. A signal that came just before the block, or that the
+kernel gave another thread, runs its Python handler (Ctrl-C's ``KeyboardInterrupt``) only once
+the waiting thread wakes and runs bytecode (``pending_signals``): this is how late that can be,
+not a whole request's time-out."""
 
 
 class Latch:
@@ -56,10 +62,16 @@ class Latch:
                 self._gate = threading.Lock()
                 self._gate.acquire()  # held until set() releases it
             gate = self._gate
-        if not gate.acquire(timeout=-1 if timeout is None else max(timeout, 0.0)):
-            return self._set
-        gate.release()  # pass it on: other waiters, and later waits, get through at once
-        return True
+        deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
+        while True:
+            step = WAIT_STEP_SECONDS if deadline is None else min(deadline - time.monotonic(),
+                                                                   WAIT_STEP_SECONDS)
+            if gate.acquire(timeout=max(step, 0.0)):
+                gate.release()  # pass it on: other waiters, and later waits, get through at once
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return self._set
+            run_pending_signal_handlers()  # compiled, this loop runs none by itself
 
 
 class Flag:
