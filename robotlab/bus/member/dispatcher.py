@@ -47,6 +47,10 @@ SEEN_LIMIT: Final = 10_000
 _RUNNING: Final = object()
 """What :meth:`Dispatcher._again` says of a duplicate whose original has not finished yet."""
 REPLY_CACHE_LIMIT: Final = 1_000
+REPLY_CACHE_BYTES: Final = 64 * 1024 * 1024
+"""The most the reply cache holds in bodies, by default (:attr:`Dispatcher.reply_cache_bytes`):
+past it the oldest replies go, but never the newest. By count alone, a member answering with
+bodies near the broker's 16 MiB limit would have kept 1,000 of them: 16 GB."""
 CLAIM_BYTES: Final = 2 * (ID_MAX + 3) + 1
 """The most one claimed key takes packed (two strings of at most ``ID_MAX`` characters)."""
 
@@ -101,6 +105,10 @@ class Dispatcher:
         self._in_hand: int | None = None  # the delivery the handler thread is running
         # packed reply, type
         self._replies: OrderedDict[tuple[str, str], tuple[Body, str]] = OrderedDict()
+        self._reply_bytes = 0  # the bodies' sizes in _replies, summed
+        self.reply_cache_bytes = REPLY_CACHE_BYTES
+        """The most the reply cache holds in bodies (see :data:`REPLY_CACHE_BYTES`); a duplicate
+        of a request whose reply has left the cache is acked, not answered nor run again."""
         self._lock = threading.Lock()
         self._handler_thread = threading.Thread(target=self._run,
                                                 name=f"robotlab-handler-{client.name}", daemon=True)
@@ -165,9 +173,14 @@ class Dispatcher:
         ``message``, as :meth:`claim_ack` does, in the same step."""
         key, delivery = (message.sender_instance, message.id), message.delivery
         with self._lock:
+            replaced = self._replies.get(key)
+            if replaced is not None:
+                self._reply_bytes -= len(replaced[0])
             self._replies[key] = (body, type)
-            while len(self._replies) > REPLY_CACHE_LIMIT:
-                self._replies.popitem(last=False)
+            self._reply_bytes += len(body)
+            while len(self._replies) > REPLY_CACHE_LIMIT or (
+                    self._reply_bytes > self.reply_cache_bytes and len(self._replies) > 1):
+                self._reply_bytes -= len(self._replies.popitem(last=False)[1][0])
             if delivery in self._unacked:
                 self._unacked.discard(delivery)
                 return delivery

@@ -56,17 +56,8 @@ def test_a_duplicate_is_answered_with_the_reply_as_it_was_sent() -> None:
         tracker = alice.send("bob", "question")
         wait_until(lambda: seen == [["first"]], message="the first reply")
         answer.append("changed after the reply went")
-        # A broker that forgot the message (restarted without its journal) gets it again, as a
-        # resend after a reconnect would bring it.
-        brokers[0].stop()
-        wait_until(lambda: not (alice.connected or bob.connected),
-                   message="both notice the broker is gone")
-        brokers.append(EmbeddedBroker(url, config).start())
-        wait_until(lambda: alice.connected and bob.connected, message="both welcomed again")
-        frames = protocol.encode(protocol.Command.SEND,
-                                 {"id": tracker.id, "to": "bob", "type": "message"},
-                                 protocol.pack("question"))
-        alice._link.post(frames)
+        _restart_forgetting(brokers, alice, bob)
+        _send_again(alice, tracker.id, "question")
         wait_until(lambda: len(seen) == 2, message="the duplicate answered from the reply cache")
         assert seen == [["first"], ["first"]]
         assert runs == [tracker.id]
@@ -75,6 +66,53 @@ def test_a_duplicate_is_answered_with_the_reply_as_it_was_sent() -> None:
         bob.close()
         for broker in brokers:
             broker.stop()
+
+
+def test_the_reply_cache_keeps_the_newest_replies_within_its_bytes() -> None:
+    url = f"inproc://replies-{uuid.uuid4().hex[:8]}"
+    brokers = [EmbeddedBroker(url, BrokerConfig(heartbeat=0.1)).start()]
+    alice, bob = bus.connect(url, name="alice"), bus.connect(url, name="bob")
+    try:
+        # Given bob's cache holding 2.5 of its 1 KB replies, and four questions answered
+        bob.dispatcher.reply_cache_bytes = 2_500
+        runs, seen = [], []
+        bob.on_message(lambda message: (runs.append(message.id), f"{message.content}" * 1_000)[1])
+        alice.on_message(lambda message: seen.append(message.content[0]))
+        ids = [alice.send("bob", letter).id for letter in "abcd"]
+        wait_until(lambda: len(seen) == 4, message="the four replies")
+        # When a broker that forgot them all delivers the first and the last again, in that order
+        _restart_forgetting(brokers, alice, bob)
+        _send_again(alice, ids[0], "a")
+        _send_again(alice, ids[3], "d")
+        # Then the last is answered from the cache, the first (its reply gone to make room) only
+        # acked, and neither ran again
+        wait_until(lambda: len(seen) == 5, message="the cached reply sent again")
+        assert seen == ["a", "b", "c", "d", "d"]
+        assert runs == ids
+    finally:
+        alice.close()
+        bob.close()
+        for broker in brokers:
+            broker.stop()
+
+
+def _restart_forgetting(brokers: list[EmbeddedBroker], *members: bus.BusClient) -> None:
+    """Stop the running broker and start one on its address that never heard of what the first
+    delivered (no journal), as a broker restarted without its file would."""
+    brokers[-1].stop()
+    wait_until(lambda: not any(member.connected for member in members),
+               message="the members notice the broker is gone")
+    brokers.append(EmbeddedBroker(brokers[-1].url, brokers[-1].config).start())
+    wait_until(lambda: all(member.connected for member in members),
+               message="the members welcomed again")
+
+
+def _send_again(sender: bus.BusClient, message_id: str, content: str) -> None:
+    """Send message ``message_id`` to bob again, as a resend after a reconnect would."""
+    frames = protocol.encode(protocol.Command.SEND,
+                             {"id": message_id, "to": "bob", "type": "message"},
+                             protocol.pack(content))
+    sender._link.post(frames)
 
 
 def test_a_reply_that_cannot_cross_nacks_its_request_with_the_reason(member) -> None:
