@@ -95,8 +95,8 @@ class Admin:
         """Counters: frames, errors by code, deliveries, dead letters."""
         b = self.broker
         counters = dict(b.counters) | dict(b.deliveries.counters)
-        counters.update(frames_in=b.frames_in, dlq_size=len(b.dlq), dlq_evicted=b.dlq.evicted,
-                        in_flight=len(b.deliveries.inflight))
+        counters.update(frames_in=b.frames_in, dlq_size=len(b.dlq), dlq_bytes=b.dlq.bytes,
+                        dlq_evicted=b.dlq.evicted, in_flight=len(b.deliveries.inflight))
         return counters
 
     def traffic(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from .absences import Absences
 from .admin import Admin
 from .commands import Commands
 from .deliveries import Deliveries
-from .dlq import DeadLetterQueue
+from .dlq import DeadLetterQueue, letter_budget
 from .holds import Holds
 from .journal import Journal, NoJournal
 from .outbox import Outbox
@@ -59,7 +59,7 @@ class Broker:
         self.journal = (Journal(config.journal, config.journal_max_bytes) if config.journal
                         else NoJournal())
         self.holds: Holds[Any, tuple[Peer, str]] = Holds(config.hold)
-        self.dlq = DeadLetterQueue(config.dlq_max, self.journal)
+        self.dlq = DeadLetterQueue(config.dlq_max, self.journal, letter_budget(config))
         self.outbox = Outbox(self.journal, self.registry, self._transmit)
         self.deliveries = Deliveries(self.registry, self.dlq, self.outbox.transmit_settled,
                                      config.ack_timeout, config.max_handling, self.journal,

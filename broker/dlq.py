@@ -11,13 +11,29 @@ import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from robotlab.bus.config import BrokerConfig
 from robotlab.bus.wire.protocol import Body, Status
 
 from .journal import NoJournal
 
 log = logging.getLogger("robotlab.broker")
+
+UNJOURNALED_MAX_BYTES: Final = 64 * 1024 * 1024
+"""What dead letters may hold in a broker without a journal, unless configured."""
+LETTER_OVERHEAD: Final = 512
+"""Bytes counted for a letter beyond its body: its header (a few hundred bytes packed) and its
+record."""
+
+
+def letter_budget(config: BrokerConfig) -> int:
+    """The bytes ``config``'s dead letters may hold (see ``BrokerConfig.dlq_max_bytes``): half of
+    the journal's bound by default, so that a night of failures never fills the journal and turns
+    every live send away ``busy``."""
+    if config.dlq_max_bytes is not None:
+        return config.dlq_max_bytes
+    return config.journal_max_bytes // 2 if config.journal else UNJOURNALED_MAX_BYTES
 
 
 @dataclass(frozen=True)
@@ -51,10 +67,16 @@ class DeadLetter:
 
 
 class DeadLetterQueue:
-    """Bounded, ordered dead letters; eviction of the oldest is counted, never silent."""
+    """Bounded, ordered dead letters; eviction of the oldest is counted and logged, never
+    silent. Bounded twice: at most ``limit`` letters and ``max_bytes`` of them (each letter's
+    body plus :data:`LETTER_OVERHEAD`), the newest letter kept whatever its size."""
 
-    def __init__(self, limit: int, journal: NoJournal | None = None) -> None:
+    def __init__(self, limit: int, journal: NoJournal | None = None,
+                 max_bytes: int = UNJOURNALED_MAX_BYTES) -> None:
         self.limit = limit
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        """What the letters held count for against ``max_bytes``."""
         self.evicted = 0
         self.journal = journal if journal is not None else NoJournal()
         self._entries: OrderedDict[str, DeadLetter] = OrderedDict()
@@ -65,8 +87,10 @@ class DeadLetterQueue:
         """Take back the dead letters a journal kept (oldest first); new ids continue after them."""
         for _seq, dlq_id, reason, detail, header, body, at, maybe_ran in rows:
             self._entries[dlq_id] = DeadLetter(dlq_id, reason, detail, header, body, at, maybe_ran)
+            self.bytes += len(body) + LETTER_OVERHEAD
         if rows:
             self._ids = itertools.count(max(row[0] for row in rows) + 1)
+        self._evict()  # a journal kept under a larger bound
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -82,11 +106,22 @@ class DeadLetterQueue:
                  header.get("to"),
                  f"{reason}: {detail}" if detail else reason)
         self.journal.letter_added(seq, letter)
-        while len(self._entries) > self.limit:
-            oldest, _ = self._entries.popitem(last=False)
+        self.bytes += len(body) + LETTER_OVERHEAD
+        self._evict()
+        return letter
+
+    def _evict(self) -> None:
+        """Drop the oldest letters until both bounds hold (the newest always stays)."""
+        while len(self._entries) > self.limit or (self.bytes > self.max_bytes
+                                                  and len(self._entries) > 1):
+            oldest, letter = self._entries.popitem(last=False)
+            self.bytes -= len(letter.body) + LETTER_OVERHEAD
             self.journal.letter_removed(oldest)
             self.evicted += 1
-        return letter
+            log.warning("dead letter %s evicted, the queue being full (%d letters, %d bytes): "
+                        "%s to %s (%s); `robotlab dlq list` shows what is kept", oldest,
+                        len(self._entries), self.bytes, letter.header.get("id"),
+                        letter.header.get("to"), letter.reason)
 
     def add_busy_copies(self, outcomes: list[tuple[str, str, str]], header: dict[str, Any],
                         body: Body) -> list[str]:
@@ -109,6 +144,7 @@ class DeadLetterQueue:
         """Remove and return one dead letter (for replay)."""
         letter = self._entries.pop(dlq_id, None)
         if letter is not None:
+            self.bytes -= len(letter.body) + LETTER_OVERHEAD
             self.journal.letter_removed(dlq_id)
         return letter
 
@@ -117,6 +153,7 @@ class DeadLetterQueue:
         if dlq_id is None:
             count = len(self._entries)
             self._entries.clear()
+            self.bytes = 0
             self.journal.letters_purged()
             return count
         return 1 if self.take(dlq_id) is not None else 0

@@ -98,6 +98,9 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
               help="Keep everything in memory only: a restart loses it.")
 @click.option("--journal-max-bytes", type=int, default=256 * 1024 * 1024, show_default=True,
               help="Message bytes the journal may hold before new sends get 'busy'.")
+@click.option("--dlq-max-bytes", type=click.IntRange(min=1), default=None,
+              help="Bytes dead letters may hold before the oldest are evicted (default: half of "
+                   "--journal-max-bytes, or 64 MiB with --no-journal).")
 @click.option("--hold", type=float, default=30.0, show_default=True,
               help="Seconds messages for a known robot, and a silent robot's deliveries, wait for "
                    "it to come back.")
@@ -122,7 +125,8 @@ def _connect(url: str | None, name: str, keys_folder: str | None, key_file: str 
 def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeout: float,
                    max_handling: float, max_message_bytes: int, max_inflight: int, insecure: bool,
                    keys_folder: str | None, journal: str | None, no_journal: bool,
-                   journal_max_bytes: int, hold: float, standby: str | None,
+                   journal_max_bytes: int, dlq_max_bytes: int | None, hold: float,
+                   standby: str | None,
                    state_bind: str | None, peer: str | None, standby_sync: str,
                    key_file: str | None, bind_timeout: float, log_level: str,
                    log_format: str) -> None:
@@ -137,7 +141,8 @@ def broker_command(bind: str | None, heartbeat: float, liveness: int, ack_timeou
         insecure=insecure, keys_dir=bus.config.keys_dir(keys_folder),
         key_file=bus.config.key_file(key_file), bind_timeout=bind_timeout,
         journal=None if no_journal else journal or _default_journal(bind),
-        journal_max_bytes=journal_max_bytes, hold=hold, standby=standby, state_bind=state_bind,
+        journal_max_bytes=journal_max_bytes, dlq_max_bytes=dlq_max_bytes, hold=hold,
+        standby=standby, state_bind=state_bind,
         peer=peer, standby_sync=standby_sync == "on",
     )
     setup_tracing(trace_settings(), "robotlab-broker")  # off unless OTEL_* names an exporter

@@ -41,7 +41,7 @@ class BrokerConfig:
                                   "max_message_bytes", "max_inflight", "dlq_max", "insecure",
                                   "keys_dir", "journal", "journal_max_bytes", "standby",
                                   "state_bind", "peer", "standby_sync", "hold", "key_file",
-                                  "bind_timeout")
+                                  "bind_timeout", "dlq_max_bytes")
 
     bind: str
     """ZeroMQ endpoint to bind: tcp://host:port, ipc://path or inproc://name."""
@@ -60,6 +60,10 @@ class BrokerConfig:
     """Unacked deliveries per robot instance before new ones are answered ``busy``."""
     dlq_max: int
     """Dead letters kept; the oldest are evicted (and counted) past this."""
+    dlq_max_bytes: int | None
+    """Bytes the dead letters may hold, bodies and an allowance for each header; the oldest are
+    evicted (and counted) past this. None: half of ``journal_max_bytes`` with a journal, so that
+    dead letters never leave live sends without room, else 64 MiB."""
     insecure: bool
     """Allow binding beyond loopback without CURVE keys."""
     keys_dir: str | None
@@ -96,7 +100,8 @@ class BrokerConfig:
                  journal: str | None = None, journal_max_bytes: int = 256 * 1024 * 1024,
                  standby: str | None = None, state_bind: str | None = None,
                  peer: str | None = None, standby_sync: bool = True, hold: float = 0.0,
-                 key_file: str | None = None, bind_timeout: float = 60.0) -> None:
+                 key_file: str | None = None, bind_timeout: float = 60.0,
+                 dlq_max_bytes: int | None = None) -> None:
         set_field = object.__setattr__
         set_field(self, "bind", bind)
         set_field(self, "heartbeat", heartbeat)
@@ -117,6 +122,7 @@ class BrokerConfig:
         set_field(self, "hold", hold)
         set_field(self, "key_file", key_file)
         set_field(self, "bind_timeout", bind_timeout)
+        set_field(self, "dlq_max_bytes", dlq_max_bytes)
         self._check()
 
     def _check(self) -> None:
@@ -150,6 +156,11 @@ class BrokerConfig:
         if self.journal_max_bytes < 1024 * 1024:
             raise ConfigError(f"journal max bytes must be at least 1 MiB, "
                               f"got {self.journal_max_bytes}")
+        cap = self.journal_max_bytes if self.journal else float("inf")
+        if self.dlq_max_bytes is not None and not 0 < self.dlq_max_bytes < cap:
+            raise ConfigError(f"dlq max bytes must be positive and, with a journal, below its "
+                              f"max bytes ({self.journal_max_bytes}) to leave live sends room, "
+                              f"got {self.dlq_max_bytes}")
 
     @property
     def expiry(self) -> float:

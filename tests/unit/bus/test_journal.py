@@ -74,6 +74,49 @@ def test_a_full_journal_answers_busy_and_drops_nothing(brokers, tmp_path: Path) 
     assert stats["in_flight"] == 3 and stats["journal_full"] >= 1
 
 
+def test_dead_letters_never_fill_the_journal_against_live_sends(brokers, tmp_path: Path) -> None:
+    # Given a journal of 1 MiB, whose dead letters may then take half
+    broker = brokers(tmp_path / "broker.db", journal_max_bytes=1024 * 1024)
+    with bus.connect(broker.url, name="bob") as bob, bus.connect(broker.url, name="alice") as alice:
+        bob.on_message(lambda message: None)
+        # When a night's failures dead-letter more than the whole journal holds
+        big = "x" * 100_000
+        for _ in range(12):
+            with pytest.raises(Undeliverable):
+                alice.send("nobody", big, busy_retry=0).wait(5)
+        # Then live sends still have room, and the oldest letters went, counted
+        alice.send("bob", big, busy_retry=0).wait(5)
+        stats = alice.admin("stats")
+    assert stats["journal_full"] == 0
+    assert stats["dlq_bytes"] <= 512 * 1024 and stats["dlq_size"] == 5
+    assert stats["dlq_evicted"] == 7
+
+
+def test_a_restart_under_a_smaller_dead_letter_bound_keeps_the_newest(brokers,
+                                                                      tmp_path: Path) -> None:
+    journal = tmp_path / "broker.db"
+    first = brokers(journal, journal_max_bytes=4 << 20, dlq_max_bytes=3 << 20)
+    with bus.connect(first.url, name="alice") as alice:
+        sent = [alice.send("nobody", "x" * 100_000, busy_retry=0) for _ in range(8)]
+        for tracker in sent:
+            with pytest.raises(Undeliverable):
+                tracker.wait(5)
+    first.stop()
+    again = brokers(journal, journal_max_bytes=4 << 20, dlq_max_bytes=300_000)
+    kept = [letter.header["id"] for letter in again._broker.dlq.list()]
+    again.stop()
+    assert kept == [tracker.id for tracker in sent[-2:]]
+    with sqlite3.connect(journal) as db:  # the evictions written, not only made in memory
+        assert db.execute("SELECT count(*) FROM dead_letters").fetchone() == (2,)
+
+
+def test_a_dead_letter_bound_the_journal_cannot_hold_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="dlq max bytes must be positive and, with a journal, "
+                                          "below its max bytes"):
+        BrokerConfig(journal=str(tmp_path / "broker.db"), journal_max_bytes=1 << 20,
+                     dlq_max_bytes=1 << 20)
+
+
 def test_a_second_broker_on_the_same_journal_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "broker.db"
     first = Journal(str(path), 1 << 20)
