@@ -7,7 +7,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from robotlab.bus.config import BrokerConfig
 from robotlab.bus.wire import protocol
@@ -19,6 +19,9 @@ from .registry import Peer, Registry
 from .traffic import Traffic
 
 OPEN_OPS = frozenset({"ping"})
+RESULT_IN_HEADER: Final = 16 * 1024
+"""A result packed larger than this travels as the REPLY's body, not in its header (whose
+decoders stop at ``MAX_HEADER_BYTES``): ``ps`` of hundreds of members, a long dead-letter queue."""
 
 
 class NotThere(LookupError):
@@ -55,6 +58,23 @@ class Admin:
             "dlq.replay": self.dlq_replay,
             "dlq.purge": self.dlq_purge,
         }
+
+    def answer(self, peer: Peer, header: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        """The REPLY to the REQUEST ``header``: its header, and its body (a result larger than
+        :data:`RESULT_IN_HEADER`, packed; a reader takes ``result`` from the header when it is
+        there, else from the body). A result no message could carry is refused, naming the op."""
+        reply = self.handle(peer, header)
+        if "result" not in reply:
+            return reply, b""
+        packed = protocol.pack(reply["result"])
+        if len(packed) <= RESULT_IN_HEADER:
+            return reply, b""
+        if len(packed) > self.broker.config.max_message_bytes - protocol.MAX_HEADER_BYTES:
+            return {"id": reply["id"], "ok": False,
+                    "error": f"{header['op']}: the answer is {len(packed)} bytes, more than a "
+                             f"message may carry; ask for less (its limit argument)"}, b""
+        del reply["result"]
+        return reply, packed
 
     def handle(self, peer: Peer, header: dict[str, Any]) -> dict[str, Any]:
         """Run one op and build the REPLY header {id, ok, result | error}."""
@@ -109,8 +129,15 @@ class Admin:
         return self.broker.traffic.after(after, min(limit, 500))
 
     def dlq_list(self, peer: Peer, args: dict[str, Any]) -> list[dict[str, Any]]:
-        """Dead letters, oldest first, bodies still msgpack."""
-        return [letter.describe() for letter in self.broker.dlq.list()]
+        """Dead letters, oldest first, bodies still msgpack (see ``DeadLetter.describe``): those
+        after the letter ``args["after"]`` (a dlq id; none: from the oldest), at most
+        ``args["limit"]`` of them (none: all)."""
+        after, limit = args.get("after"), args.get("limit")
+        if after is not None and not isinstance(after, str):
+            raise ValueError("after is a dead letter's id (dl-N)")
+        if limit is not None and (not isinstance(limit, int) or limit < 0):
+            raise ValueError("limit is a whole number, 0 or more")
+        return [letter.describe() for letter in self.broker.dlq.page(after, limit)]
 
     def dlq_replay(self, peer: Peer, args: dict[str, Any]) -> dict[str, Any]:
         """Route a dead letter again under a fresh id of the broker's making; its receipt goes to

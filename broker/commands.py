@@ -109,5 +109,5 @@ class Commands:
         self.host._forget(peer, "left", gone=True)
 
     def on_request(self, identity: bytes, peer: Peer, frame: Frame) -> None:
-        """REQUEST {id, op, args} -> REPLY {id, ok, result | error}."""
-        self.host.outbox.add(peer, Command.REPLY, self.host.admin.handle(peer, frame.header))
+        """REQUEST {id, op, args} -> REPLY {id, ok, result | error}, a large result in the body."""
+        self.host.outbox.add(peer, Command.REPLY, *self.host.admin.answer(peer, frame.header))

@@ -22,6 +22,9 @@ log = logging.getLogger("robotlab.broker")
 
 UNJOURNALED_MAX_BYTES: Final = 64 * 1024 * 1024
 """What dead letters may hold in a broker without a journal, unless configured."""
+LISTED_BODY_BYTES: Final = 4096
+"""Bodies up to this size are listed whole; a larger one is left out of a listing, which then
+stays small for thousands of letters (a replay still routes the whole body)."""
 LETTER_OVERHEAD: Final = 512
 """Bytes counted for a letter beyond its body: its header (a few hundred bytes packed) and its
 record."""
@@ -51,7 +54,9 @@ class DeadLetter:
     maybe_ran: bool = False
 
     def describe(self) -> dict[str, Any]:
-        """Plain data for ``robotlab dlq list``; the body stays msgpack for the client to decode."""
+        """Plain data for ``robotlab dlq list``; the body stays msgpack for the client to decode,
+        and is left out (None) past :data:`LISTED_BODY_BYTES`: ``body_bytes`` gives its size."""
+        listed = len(self.body) <= LISTED_BODY_BYTES
         return {
             "dlq_id": self.dlq_id,
             "reason": self.reason,
@@ -62,7 +67,8 @@ class DeadLetter:
             "type": self.header.get("type"),
             "at": self.at,
             "maybe_ran": self.maybe_ran,
-            "body": self.body,
+            "body": self.body if listed else None,
+            "body_bytes": len(self.body),
         }
 
 
@@ -132,6 +138,13 @@ class DeadLetterQueue:
         return [self.add(status, f"{detail}; {why}", header, body).dlq_id
                 for _, status, detail in outcomes if status == Status.BUSY]
 
+    def page(self, after: str | None, limit: int | None) -> list[DeadLetter]:
+        """The letters after the one with id ``after`` (None: from the oldest), oldest first, at
+        most ``limit`` (None: all). ``after`` need not be kept still: ids grow with time."""
+        start = _number(after) if after is not None else 0
+        newer = (letter for letter in self._entries.values() if _number(letter.dlq_id) > start)
+        return list(itertools.islice(newer, limit))
+
     def list(self) -> list[DeadLetter]:
         """All dead letters, oldest first."""
         return list(self._entries.values())
@@ -157,3 +170,15 @@ class DeadLetterQueue:
             self.journal.letters_purged()
             return count
         return 1 if self.take(dlq_id) is not None else 0
+
+
+def _number(dlq_id: str) -> int:
+    """The sequence number of a dead letter's id (``dl-17``: 17).
+
+    Raises:
+        ValueError: ``dlq_id`` is not a dead letter's id.
+    """
+    prefix, _, number = dlq_id.partition("-")
+    if prefix != "dl" or not number.isdigit():
+        raise ValueError(f"{dlq_id!r} is not a dead letter's id (dl-N)")
+    return int(number)

@@ -13,6 +13,7 @@ import click
 
 from robotlab import bus
 from robotlab.bus.config import BrokerConfig
+from robotlab.bus.member.admin_calls import dead_letters
 from robotlab.bus.wire.protocol import unpack
 from robotlab.errors import ConfigError, ExitCode
 from robotlab.observability import setup as setup_tracing
@@ -277,9 +278,9 @@ def dlq_list_command(url: str | None, as_json: bool, keys_folder: str | None,
                      key_file: str | None) -> None:
     """List dead letters, oldest first."""
     with _connect(url, "robotlab-dlq", keys_folder, key_file) as client:
-        rows = client.admin("dlq.list")
+        rows = list(dead_letters(client))
     for row in rows:
-        row["content"] = _decode(row.pop("body", b""))
+        row["content"] = _decode(row.pop("body", b""), row.pop("body_bytes", 0))
     columns = ["dlq_id", "reason", "maybe_ran", "to", "from", "type", "detail", "content"]
     print_rows(rows, columns, as_json=as_json, empty="the dead-letter queue is empty")
 
@@ -323,7 +324,10 @@ def _parse_content(text: str) -> Any:
         raise click.BadParameter(f"not JSON: {exc}", param_hint="CONTENT") from exc
 
 
-def _decode(body: bytes) -> Any:
+def _decode(body: bytes | None, size: int) -> Any:
+    """A listed dead letter's content: its body decoded, or what stands in for it."""
+    if body is None:
+        return f"<{size} bytes, too large to list>"
     try:
         return unpack(body) if body else None
     except Exception:

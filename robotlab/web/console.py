@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from robotlab.bus import BusClient
+from robotlab.bus.member.admin_calls import dead_letters
 from robotlab.bus.wire.protocol import unpack
 from robotlab.errors import BusError
 from robotlab.robot.recent_runs import ask_runs
@@ -46,7 +47,7 @@ class Console:
         """Members (every peer, robots first), dead letters (oldest first), the broker's
         counters, the latest messages routed, and her desk when there is one."""
         members = [member_row(row) for row in self.client.admin("ps", all=True)]
-        letters = [letter_row(row) for row in self.client.admin("dlq.list")]
+        letters = [letter_row(row) for row in dead_letters(self.client)]
         stats = self.client.admin("stats")
         shown = {"members": members, "dlq": letters,
                  "traffic": {key: stats.get(key, 0) for key in TRAFFIC},
@@ -89,8 +90,12 @@ def member_row(row: dict[str, Any]) -> dict[str, Any]:
 
 def letter_row(row: dict[str, Any]) -> dict[str, Any]:
     """One ``dlq.list`` row with its msgpack body decoded as ``content``."""
-    body = row.get("body") or b""
-    shown = {key: value for key, value in row.items() if key != "body"}
+    body = row.get("body")
+    shown = {key: value for key, value in row.items() if key not in ("body", "body_bytes")}
+    if body is None and row.get("body_bytes"):
+        shown["content"] = f"<{row['body_bytes']} bytes, too large to list>"
+        return shown
+    body = body or b""
     try:
         shown["content"] = unpack(body) if body else None
     except Exception:

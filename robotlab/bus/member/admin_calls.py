@@ -8,12 +8,13 @@ within its timeout gives up (:class:`~robotlab.errors.PeerUnavailable`).
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from robotlab.errors import BusError, PeerUnavailable
 
 from ..wire import protocol
-from ..wire.protocol import Command
+from ..wire.protocol import Body, Command
 from .tracking import Tracker
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ class AdminCalls:
     def __init__(self, lock: threading.Lock) -> None:
         self._lock = lock
         self._waiting: dict[str, Tracker] = {}
-        self._answers: dict[str, dict[str, Any]] = {}
+        self._answers: dict[str, tuple[dict[str, Any], Body]] = {}
 
     def ask(self, link: Link, request_id: str, op: str, args: dict[str, Any],
             timeout: float) -> Any:
@@ -45,10 +46,11 @@ class AdminCalls:
         finally:
             with self._lock:
                 self._waiting.pop(request_id, None)
-        answer = self._answers.pop(request_id)
+        answer, body = self._answers.pop(request_id)
         if not answer.get("ok"):
             raise BusError(str(answer.get("error", "refused")))
-        return answer.get("result")
+        # a large result comes as the body (broker/admin.py)
+        return answer["result"] if "result" in answer else protocol.unpack(body) if body else None
 
     def replay(self, link: Link, outstanding: Outstanding, ids: tuple[str, str], dlq_id: str,
                timeout: float, force: bool) -> Tracker:
@@ -68,14 +70,38 @@ class AdminCalls:
         tracker.to = str(result.get("to", "?"))
         return tracker
 
-    def answered(self, header: dict[str, Any]) -> None:
-        """The broker's REPLY: hand it to the caller waiting for it (a late one is dropped)."""
+    def answered(self, header: dict[str, Any], body: Body = b"") -> None:
+        """The broker's REPLY, and its body: hand them to the caller waiting for them (a late
+        one is dropped)."""
         with self._lock:
             tracker = self._waiting.get(header["id"])
         if tracker is not None:
-            self._answers[tracker.id] = header
+            self._answers[tracker.id] = (header, body)
             tracker._settled.set()
 
     def waiting(self) -> list[Tracker]:
         """The requests still waiting for an answer (call under the client's lock)."""
         return list(self._waiting.values())
+
+
+DEAD_LETTERS_PAGE: Final = 500
+
+
+class Admin(Protocol):
+    """What asks the broker admin questions (a :class:`~robotlab.bus.BusClient`)."""
+
+    def admin(self, op: str, timeout: float = ..., **args: Any) -> Any:
+        """The broker's answer to ``op``."""
+
+
+def dead_letters(client: Admin, timeout: float = 5.0) -> Iterator[dict[str, Any]]:
+    """Every dead letter the broker keeps, oldest first, as ``dlq.list`` describes them, asked
+    for a page of :data:`DEAD_LETTERS_PAGE` at a time: a queue of any length is listed, each
+    answer staying small. A letter replayed or evicted meanwhile may be missing from the list."""
+    after = None
+    while True:
+        page = client.admin("dlq.list", timeout, after=after, limit=DEAD_LETTERS_PAGE)
+        yield from page
+        if len(page) < DEAD_LETTERS_PAGE:
+            return
+        after = page[-1]["dlq_id"]

@@ -62,7 +62,7 @@ class Inbound:
         self._outstanding.on_receipt(frame.header)
 
     def _on_reply(self, frame: Frame) -> None:
-        self._admin.answered(frame.header)
+        self._admin.answered(frame.header, frame.body)
 
     def _on_error(self, frame: Frame) -> None:
         self._outstanding.on_error(frame.header)

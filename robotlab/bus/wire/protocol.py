@@ -38,6 +38,7 @@ Broker -> peer:
     RECEIPT    {id, status, detail?, to, dlq_id?, instances?}        the fate of a SEND
     HEARTBEAT  {seen?}                                                frames handled from this peer
     REPLY      {id, ok, result? | error?}                             answers REQUEST
+               body = the result, packed, when too large for the header (result left out)
     ERROR      {code, detail, ref?}                                   bad input; ref echoes an id
 
 ``SEND.ack`` lets a reply carry the ack of the delivery it answers, saving a round trip.
