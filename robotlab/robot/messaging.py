@@ -28,6 +28,7 @@ from robotlab.robot.message import ROBOT_MESSAGE_TYPE, RobotMessage
 from robotlab.robot.message_records import MessageRecords
 from robotlab.robot.remote_tasks import TaskServer
 from robotlab.robot.requests import answer_request, is_request
+from robotlab.robot.served_task import answer_task
 from robotlab.tools import effects
 
 if TYPE_CHECKING:
@@ -265,11 +266,12 @@ class RobotBus:
         self._responder, self._auto_reply = responder, auto_reply
 
     def serve(self, auto_reply: bool = True) -> None:
-        """Answer each message with ``run(content).reply`` (no tools); also answer run requests
-        from spawn handles and delegation, and network tasks.
+        """Answer each message with ``run(content).reply`` (no tools), dropping the oldest of the
+        conversation when it no longer fits the model (:mod:`robotlab.robot.served_task`); also
+        answer run requests from spawn handles and delegation, and network tasks.
         """
         self.respond_to_tasks(
-            lambda message: self.robot.run(flatten_content(message.content)).reply, auto_reply)
+            lambda message: answer_task(self.robot, flatten_content(message.content)), auto_reply)
 
     def _on_bus_delivery(self, delivery: Delivery, message: Message) -> None:
         """The client's handler (two-argument form).

@@ -16,6 +16,7 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,18 +72,19 @@ def _answers(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
-    """One llama.cpp server for the whole tier, stopped (its process group) at the end."""
+@contextmanager
+def running_server(folder: Path, context: int) -> Iterator[ModelServer]:
+    """A llama.cpp server of the tier's model with a context window of ``context`` tokens, its
+    log in ``folder``; its process group stopped at the end."""
     python = os.environ.get("ROBOT_LAB_MODEL_SERVER_PYTHON")
     model = os.environ.get("ROBOT_LAB_MODEL_FILE")
     if not python or not model:
         pytest.skip("the real-model tier needs its server: "
                     "run `make test-model`, which installs it")
     port = _free_port()
-    log = tmp_path_factory.mktemp("model-server") / "server.log"
+    log = folder / "server.log"
     argv = [python, "-m", "llama_cpp.server", "--model", model, "--model_alias", MODEL_ALIAS,
-            "--n_ctx", str(CONTEXT), "--n_threads", str(min(os.cpu_count() or 2, 4)),
+            "--n_ctx", str(context), "--n_threads", str(min(os.cpu_count() or 2, 4)),
             "--host", "127.0.0.1", "--port", str(port)]
     with open(log, "wb") as out:
         server = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
@@ -100,6 +102,13 @@ def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServ
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
+
+
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
+    """One llama.cpp server for the whole tier."""
+    with running_server(tmp_path_factory.mktemp("model-server"), CONTEXT) as server:
+        yield server
 
 
 END_OF_TEXT = {"151643": -100, "151645": -100}

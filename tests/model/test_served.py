@@ -10,19 +10,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.model.conftest import END_OF_TEXT, ModelServer, wait_idle
-from tests.process.conftest import Processes, is_live, live
+from tests.model.conftest import END_OF_TEXT, ModelServer, running_server, wait_idle
+from tests.process.conftest import Proc, Processes, is_live, live
 from tests.waiting import wait_until
 
 ROBOT_READY = 90
+SMALL_CONTEXT = 512
 
 
-def serve_bob(processes: Processes, broker: str, server: ModelServer, *extra: str) -> None:
+def serve_bob(processes: Processes, broker: str, server: ModelServer, *extra: str) -> Proc:
     prompt = [] if "--template" in extra else ["--system-prompt", "You are a helpful assistant."]
     argv = [sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker", broker, "--serve",
             *prompt, "--model", server.model, "--api-base", server.url, *extra]
-    processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob",
-                   timeout=ROBOT_READY)
+    return processes.keep(argv, lambda proc: is_live(broker, "bob", proc), name="robotd-bob",
+                          timeout=ROBOT_READY)
 
 
 def send(broker: str, *argv: str,
@@ -51,6 +52,22 @@ def test_a_served_robot_answers_send_wait(processes: Processes, broker: str,
     done, _ = send(broker, "--wait", "--timeout", "120", "Reply with one word: hello.")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
+
+
+def test_a_served_robot_keeps_answering_once_its_conversation_outgrows_the_window(
+        processes: Processes, broker: str, tmp_path: Path) -> None:
+    # Given bob served on a model whose window is 512 tokens, and tasks of about 150 tokens: his
+    # conversation (he keeps every task) overflows the window by the fourth
+    with running_server(tmp_path, SMALL_CONTEXT) as small:
+        bob = serve_bob(processes, broker, small, "--max-tokens", "8")
+        note = " ".join(f"Item {number} is fine." for number in range(25))
+        # When he is sent six of them, one after the other
+        for task in range(6):
+            done, _ = send(broker, "--wait", "--timeout", "120", "--",
+                           f"Task {task}. Read this note, then reply with one word. {note}")
+            # Then every one is answered: the oldest of his conversation goes when it overflows
+            assert done.returncode == 0, (task, done.stderr)
+    assert bob.output().count("messages are dropped and the task runs again") >= 1
 
 
 def test_the_senders_time_out_bounds_the_robots_work(processes: Processes, start_broker: Any,

@@ -1,0 +1,69 @@
+"""A served robot whose conversation outgrows the model's context window keeps serving: the
+oldest half goes and the task runs again (robotlab/robot/served_task.py)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import robotlab
+from robotlab.errors import InferenceError
+from robotlab.robot.served_task import answer_task, newer_half
+from robotlab.testing import ScriptedLLM
+
+OVERFLOW = {"error": {"status": 400, "message": "this model's maximum context length is 1024 "
+                                                "tokens; your messages resulted in 1100 tokens"}}
+
+
+def test_a_served_robot_past_its_window_answers_from_its_newest_turns(robot, caplog) -> None:
+    # Given bob, served, who has answered four tasks, and a model that refuses the fifth's
+    # conversation whole but takes the newer half
+    bob = robot("bob", ["a1", "a2", "a3", "a4", OVERFLOW, "a5"]).serve()
+    alice = robot("alice")
+    for number in range(1, 5):
+        assert alice.ask("bob", f"q{number}", timeout=5).content == f"a{number}"
+    # When alice asks again
+    with caplog.at_level(logging.WARNING, logger="robotlab.robot"):
+        reply = alice.ask("bob", "q5", timeout=5)
+    # Then bob answers, from the two newest tasks and the new one, and says what it dropped
+    assert reply.content == "a5"
+    assert [m["content"] for m in bob.llm.requests[-1].messages if m["role"] != "system"] == [
+        "q3", "a3", "q4", "a4", "q5"]
+    assert "the oldest 4 of its 8 messages are dropped" in caplog.text
+
+
+def test_the_conversation_is_halved_until_the_task_fits_then_emptied() -> None:
+    llm = ScriptedLLM([{"content": f"a{n}"} for n in range(1, 5)]
+                      + [OVERFLOW, OVERFLOW, OVERFLOW, {"content": "fits alone"}])
+    bob = robotlab.build(name="bob", llm=llm)
+    for number in range(1, 5):
+        bob.run(f"q{number}")
+    assert answer_task(bob, "q5") == "fits alone"
+    sent = [[m["content"] for m in request.messages if m["role"] != "system"]
+            for request in llm.requests[4:]]
+    assert sent == [["q1", "a1", "q2", "a2", "q3", "a3", "q4", "a4", "q5"],
+                    ["q3", "a3", "q4", "a4", "q5"], ["q4", "a4", "q5"], ["q5"]]
+
+
+def test_a_task_too_large_alone_and_other_failures_are_raised_as_they_are() -> None:
+    bob = robotlab.build(name="bob", llm=ScriptedLLM([OVERFLOW]))
+    with pytest.raises(InferenceError) as overflow:
+        answer_task(bob, "a task larger than any window")
+    assert overflow.value.cause == "context_window"
+    down = robotlab.build(name="bob", llm=ScriptedLLM([{"content": "a1"}, {"error": {
+        "status": 503, "message": "the server is loading"}}]))
+    down.run("q1")
+    with pytest.raises(InferenceError, match="loading"):
+        answer_task(down, "q2")
+    assert [m["content"] for m in down.conversation.log.messages()] == ["q1", "a1"]
+
+
+def test_the_newer_half_starts_at_a_users_message() -> None:
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "t1"}]}
+    result = {"role": "tool", "tool_call_id": "t1", "content": "42"}
+    turns = [{"role": "user", "content": "q1"}, call, result,
+             {"role": "assistant", "content": "a1"}, {"role": "user", "content": "q2"},
+             {"role": "assistant", "content": "a2"}]
+    assert newer_half(turns) == turns[4:]
+    assert newer_half(turns[:4]) == []  # no user's message in the newer half: nothing kept
