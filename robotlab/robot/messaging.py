@@ -28,7 +28,7 @@ from robotlab.robot.message import ROBOT_MESSAGE_TYPE, RobotMessage
 from robotlab.robot.message_records import MessageRecords
 from robotlab.robot.remote_tasks import TaskServer
 from robotlab.robot.requests import answer_request, is_request
-from robotlab.robot.served_task import answer_task
+from robotlab.robot.served_task import run_fitting
 from robotlab.tools import effects
 
 if TYPE_CHECKING:
@@ -271,7 +271,8 @@ class RobotBus:
         answer run requests from spawn handles and delegation, and network tasks.
         """
         self.respond_to_tasks(
-            lambda message: answer_task(self.robot, flatten_content(message.content)), auto_reply)
+            lambda message: run_fitting(self.robot, flatten_content(message.content)).reply,
+            auto_reply)
 
     def _on_bus_delivery(self, delivery: Delivery, message: Message) -> None:
         """The client's handler (two-argument form).

@@ -14,6 +14,7 @@ from robotlab.config.run_config import RunConfig
 from robotlab.errors import RemoteError
 from robotlab.memory.remote import RemoteMemory
 from robotlab.robot.result import RobotResult
+from robotlab.robot.served_task import run_fitting
 
 __all__ = ["DEFAULT_TASK_TIMEOUT", "TASK_TYPE", "BusMember", "TaskServer", "is_network_task",
            "result_from_reply", "task_content"]
@@ -88,7 +89,7 @@ class TaskServer:
     def handle(self, content: dict[str, Any]) -> dict[str, Any]:
         """Run one task; the reply is the result as plain data, or ``{"error": {...}}``."""
         try:
-            result = self.robot.run(content.get("message"), **self._run_kwargs(content))
+            result = run_fitting(self.robot, content.get("message"), **self._run_kwargs(content))
         except Exception as error:
             # This is the boundary for the remote robot: the error travels back as data
             # and the network turns it into the step's "Error: <Class>: <message>".

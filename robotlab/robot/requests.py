@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from robotlab.errors import ConfigError
 from robotlab.robot.recent_runs import RUNS_TYPE, answer_runs
 from robotlab.robot.remote_tasks import TASK_TYPE
+from robotlab.robot.served_task import run_fitting
 
 if TYPE_CHECKING:
     from robotlab.bus import Message
@@ -49,7 +50,7 @@ def _run(robot: Any, content: Any) -> dict[str, Any]:
                                   "(call serve())"))
     content = content if isinstance(content, dict) else {"message": content}
     try:
-        result = robot.run(content.get("message"), **dict(content.get("kwargs") or {}))
+        result = run_fitting(robot, content.get("message"), **dict(content.get("kwargs") or {}))
     except Exception as error:
         # The boundary for a robot serving another process: the error goes back as data.
         return _error(error)

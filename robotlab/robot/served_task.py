@@ -1,13 +1,14 @@
-"""What a served robot does with each task: run it, and go on serving once its conversation has
-outgrown the model's context window.
+"""How a served robot runs each task it is sent: so that it goes on serving once its conversation
+has outgrown the model's context window. Every task another process hands it runs this way: a
+message to ``serve``, a run request (spawn handles, delegation by name) and a network's task.
 
-A served robot keeps one conversation across every task it answers (``serve`` is ``run``, and
-``run`` remembers). Left alone, that conversation grows with every task until the model refuses
-it; from then on every task fails at once, and a robot left serving overnight answers nothing by
-morning. So when a task fails for the context window, the older half of the conversation goes and
-the task runs again, then the older half of what is left, and so on, down to nothing but the system
-prompt: the newest turns, the likeliest to matter to the next task, are the last to go. A task too
-large on its own still fails, with its cause.
+A served robot keeps one conversation across every task it answers (``run`` remembers). Left
+alone, that conversation grows with every task until the model refuses it; from then on every
+task fails at once, and a robot left serving overnight answers nothing by morning. So when a task
+fails for the context window, the older half of the conversation goes and the task runs again,
+then the older half of what is left, and so on, down to nothing but the system prompt: the newest
+turns, the likeliest to matter to the next task, are the last to go. A task too large on its own
+still fails, with its cause.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from typing import Any
 from robotlab.errors import InferenceError
 from robotlab.errors.causes import Cause
 
-__all__ = ["answer_task"]
+__all__ = ["run_fitting"]
 
 log = logging.getLogger("robotlab.robot")
 
 
-def answer_task(robot: Any, text: str) -> str | None:
-    """``robot.run(text).reply``, its conversation shortened from the oldest end as often as the
-    model's context window needs.
+def run_fitting(robot: Any, message: Any, **run_options: Any) -> Any:
+    """``robot.run(message, **run_options)``, the robot's conversation shortened from the oldest
+    end as often as the model's context window needs; its ``RobotResult``.
 
     Raises:
         InferenceError: the model failed for another cause, or the task overflows the window with
@@ -33,7 +34,7 @@ def answer_task(robot: Any, text: str) -> str | None:
     """
     while True:
         try:
-            return robot.run(text).reply
+            return robot.run(message, **run_options)
         except InferenceError as exc:
             history = robot.conversation.log.messages()
             if exc.cause != Cause.CONTEXT_WINDOW or not history:

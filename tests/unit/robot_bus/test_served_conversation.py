@@ -9,7 +9,8 @@ import pytest
 
 import robotlab
 from robotlab.errors import InferenceError
-from robotlab.robot.served_task import answer_task, newer_half
+from robotlab.robot.served_task import newer_half, run_fitting
+from robotlab.robot.spawn import RemoteRobot
 from robotlab.testing import ScriptedLLM
 
 OVERFLOW = {"error": {"status": 400, "message": "this model's maximum context length is 1024 "
@@ -39,7 +40,7 @@ def test_the_conversation_is_halved_until_the_task_fits_then_emptied() -> None:
     bob = robotlab.build(name="bob", llm=llm)
     for number in range(1, 5):
         bob.run(f"q{number}")
-    assert answer_task(bob, "q5") == "fits alone"
+    assert run_fitting(bob, "q5").reply == "fits alone"
     sent = [[m["content"] for m in request.messages if m["role"] != "system"]
             for request in llm.requests[4:]]
     assert sent == [["q1", "a1", "q2", "a2", "q3", "a3", "q4", "a4", "q5"],
@@ -49,13 +50,13 @@ def test_the_conversation_is_halved_until_the_task_fits_then_emptied() -> None:
 def test_a_task_too_large_alone_and_other_failures_are_raised_as_they_are() -> None:
     bob = robotlab.build(name="bob", llm=ScriptedLLM([OVERFLOW]))
     with pytest.raises(InferenceError) as overflow:
-        answer_task(bob, "a task larger than any window")
+        run_fitting(bob, "a task larger than any window")
     assert overflow.value.cause == "context_window"
     down = robotlab.build(name="bob", llm=ScriptedLLM([{"content": "a1"}, {"error": {
         "status": 503, "message": "the server is loading"}}]))
     down.run("q1")
     with pytest.raises(InferenceError, match="loading"):
-        answer_task(down, "q2")
+        run_fitting(down, "q2")
     assert [m["content"] for m in down.conversation.log.messages()] == ["q1", "a1"]
 
 
@@ -67,3 +68,19 @@ def test_the_newer_half_starts_at_a_users_message() -> None:
              {"role": "assistant", "content": "a2"}]
     assert newer_half(turns) == turns[4:]
     assert newer_half(turns[:4]) == []  # no user's message in the newer half: nothing kept
+
+
+def test_a_run_request_past_the_window_is_answered_too(robot) -> None:
+    # spawn handles and delegation by name send run requests: the same tasks, the same conversation
+    robot("bob", ["a1", "a2", OVERFLOW, "a3"]).serve()
+    remote = RemoteRobot("bob", robot("alice"))
+    assert [remote.run(f"q{number}").reply for number in range(1, 4)] == ["a1", "a2", "a3"]
+
+
+def test_a_network_task_past_the_window_is_answered_too() -> None:
+    from robotlab.robot.remote_tasks import TaskServer
+
+    bob = robotlab.build(name="bob", llm=ScriptedLLM([{"content": "a1"}, OVERFLOW,
+                                                      {"content": "a2"}]))
+    tasks = TaskServer(bob, "inproc://no-memory-asked-for")
+    assert [tasks.handle({"message": f"q{number}"})["reply"] for number in (1, 2)] == ["a1", "a2"]
