@@ -131,8 +131,12 @@ class Admin:
     def dlq_list(self, peer: Peer, args: dict[str, Any]) -> list[dict[str, Any]]:
         """Dead letters, oldest first, bodies still msgpack (see ``DeadLetter.describe``): those
         after the letter ``args["after"]`` (a dlq id; none: from the oldest), at most
-        ``args["limit"]`` of them (none: all)."""
-        after, limit = args.get("after"), args.get("limit")
+        ``args["limit"]`` of them (none: all); or the ``args["newest"]`` newest."""
+        after, limit, newest = args.get("after"), args.get("limit"), args.get("newest")
+        if newest is not None:
+            if not isinstance(newest, int) or newest < 0:
+                raise ValueError("newest is a whole number, 0 or more")
+            return [letter.describe() for letter in self.broker.dlq.newest(newest)]
         if after is not None and not isinstance(after, str):
             raise ValueError("after is a dead letter's id (dl-N)")
         if limit is not None and (not isinstance(limit, int) or limit < 0):

@@ -145,6 +145,11 @@ class DeadLetterQueue:
         newer = (letter for letter in self._entries.values() if _number(letter.dlq_id) > start)
         return list(itertools.islice(newer, limit))
 
+    def newest(self, count: int) -> list[DeadLetter]:
+        """The ``count`` newest letters, oldest first (read from the newest end: cheap whatever
+        the queue's length)."""
+        return list(itertools.islice(reversed(self._entries.values()), count))[::-1]
+
     def list(self) -> list[DeadLetter]:
         """All dead letters, oldest first."""
         return list(self._entries.values())

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from robotlab.bus import BusClient
-from robotlab.bus.member.admin_calls import dead_letters
 from robotlab.bus.wire.protocol import unpack
 from robotlab.errors import BusError
 from robotlab.robot.recent_runs import ask_runs
@@ -25,6 +24,10 @@ if TYPE_CHECKING:
 
 RUNS_TIMEOUT = 10.0
 """Seconds the console waits for a robot's runs (a robot answers between messages)."""
+LETTERS_SHOWN = 200
+"""The newest dead letters the console shows; the traffic's ``dlq_size`` counts them all, and
+``robotlab dlq list`` lists them all. Looked at every second, a queue of thousands listed whole
+would take the broker's loop tens of milliseconds each time."""
 SECTIONS = ("members", "dlq", "traffic", "messages", "desk")
 """The parts of a view, each pushed as its own event when it changes (``desk`` only with
 ``--human``)."""
@@ -47,7 +50,8 @@ class Console:
         """Members (every peer, robots first), dead letters (oldest first), the broker's
         counters, the latest messages routed, and her desk when there is one."""
         members = [member_row(row) for row in self.client.admin("ps", all=True)]
-        letters = [letter_row(row) for row in dead_letters(self.client)]
+        letters = [letter_row(row)
+                   for row in self.client.admin("dlq.list", newest=LETTERS_SHOWN)]
         stats = self.client.admin("stats")
         shown = {"members": members, "dlq": letters,
                  "traffic": {key: stats.get(key, 0) for key in TRAFFIC},

@@ -45,6 +45,13 @@ def test_a_page_starts_after_the_letter_named_even_one_gone(member) -> None:
         alice.admin("dlq.list", after="nonsense")
 
 
+def test_the_newest_letters_are_listed_from_the_newest_end(member) -> None:
+    alice = member("alice")
+    ids = _dead_letter(alice, 12)
+    assert [row["id"] for row in alice.admin("dlq.list", newest=5)] == ids[-5:]
+    assert alice.admin("dlq.list", newest=0) == []
+
+
 def test_a_large_letter_is_listed_by_its_size_and_replayed_whole(member) -> None:
     alice = member("alice")
     big = "x" * (2 * LISTED_BODY_BYTES)
