@@ -56,13 +56,14 @@ class Holds(Generic[Item, Away]):
 
     # -- messages ---------------------------------------------------------------------------------
 
-    def until(self, header: dict[str, Any], now: float) -> float | None:
+    def until(self, header: dict[str, Any], now: float, expected: bool = False) -> float | None:
         """When a message with no live target may be held until, or None to fail it now.
 
         A message's own ``hold`` (seconds, 0 for none) overrides the broker's; names the broker
-        has never seen are not held: nobody is expected.
+        has never seen are not held (nobody is expected), unless the caller knows better
+        (``expected``: a reply, whose requester did send a request).
         """
-        if header.get("to") not in self.known:
+        if not expected and header.get("to") not in self.known:
             return None
         seconds = header.get("hold", self.seconds)
         if not isinstance(seconds, Real) or isinstance(seconds, bool) or seconds < 0:

@@ -3,8 +3,10 @@ left.
 
 A reply is ``untracked``: the requester's resend of its request is its retry, so a reply to a
 live requester needs no in-flight entry and no record. A reply whose requester is away is held
-for it, and journaled, since the member that sent it has forgotten it. A reply whose requester
-said BYE is dropped (and counted): nobody will read it.
+for it, and journaled, since the member that sent it has forgotten it; so is a reply to a name
+this broker has never seen (a restarted broker knows no client by name: they are made up per
+run, and not journaled), since its requester may reconnect after the member that answers it.
+A reply whose requester said BYE is dropped (and counted): nobody will read it.
 
 A requester's connection can also go under the send: the reply's DELIVER fails because its
 socket just closed, while its BYE, queued behind other members' frames, is read later in the
@@ -73,7 +75,10 @@ class Replies:
             return
         record = Record(header, body, notify, key, receipt_id, span=span)
         deliveries.keep(record)
-        deliveries.start(record, [], time.monotonic())
+        now = time.monotonic()
+        # Held even for a name this broker never saw: a restarted broker knows no client, and a
+        # requester may well reconnect after the member that answers it.
+        deliveries.start(record, [], now, deliveries.holds.until(header, now, expected=True))
 
     def send(self, header: dict[str, Any], body: Body, key: tuple[str, str], receipt_id: str,
              targets: list[Peer]) -> bool:

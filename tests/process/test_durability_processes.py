@@ -18,7 +18,7 @@ import pytest
 
 from robotlab import bus
 from robotlab.errors import Undeliverable
-from tests.process.conftest import live
+from tests.process.conftest import live, stop
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
@@ -132,3 +132,35 @@ def test_work_held_through_a_cut_is_shared_by_the_workers_as_they_come_back(
     assert len(ran) == 24 and set(ran.values()) == {1}, ran.most_common(3)
     by_worker = Counter(str(r.content).split(" (from ")[1] for r in replies[:20])
     assert max(by_worker.values()) <= 1.5 * 20 / 4, by_worker
+
+
+def test_a_requester_back_after_its_answerer_gets_the_reply_finished_while_the_broker_was_down(
+        endpoint: str, start_broker, processes) -> None:
+    broker = start_broker(endpoint, "--hold", "60")
+    taken: list = []
+    bob = bus.BusClient(endpoint, name="bob", role="robot")
+    bob.on_message(lambda delivery, message: (delivery.ack(), taken.append(message)),
+                   manual=True).start()
+    try:
+        # Given alice (`robotlab send --wait`) waiting on a request bob acked at once
+        alice = processes.start([sys.executable, "-m", "robotlab.cli", "send", "--to", "bob",
+                                 "--wait", "--timeout", "120", "--broker", endpoint, "later"],
+                                name="alice")
+        wait_until(lambda: taken and bob.admin("stats")["delivered"] >= 1, timeout=30,
+                   message="bob acked it")
+        # When the broker restarts while alice is stopped (a restarted broker knows no client by
+        # name), bob answers meanwhile, and is back first with his answer
+        os.kill(alice.pid, signal.SIGSTOP)
+        stop(broker)
+        wait_until(lambda: not bob.connected, message="bob notices the broker is gone")
+        bob.reply(taken[0], "done while you were away")
+        start_broker(endpoint, "--hold", "60")
+        wait_until(lambda: bob.connected and not bob._link.kept, timeout=30,
+                   message="the broker took bob's answer")
+        # Then it is held for her, not dead-lettered, and she gets it when she is back
+        assert bob.admin("stats")["dlq_size"] == 0
+        os.kill(alice.pid, signal.SIGCONT)
+        assert alice.popen.wait(60) == 0, alice.output()
+        assert "done while you were away" in alice.output()
+    finally:
+        bob.close()
