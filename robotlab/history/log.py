@@ -6,19 +6,18 @@ The entries and how they render to chat messages are in ``entries.py``: a run's 
 message (recorded when it changes), task, replies, tool calls and results, and its exit; and
 rewrites (compaction, ``replace_messages``, ``clear_messages``, ``compress_history``), which
 replace the transcript before them. Nothing is ever removed. Chat messages are rendered on
-demand and leave out runs that failed, so a run that raises leaves the conversation as it was,
-while the log keeps what it did.
+demand, from the last rewrite on, and leave out runs that failed, so a run that raises leaves
+the conversation as it was, while the log keeps what it did.
 
-On disk the log is one JSON document, ``{"format": 1, "robot": ..., "entries": [...]}``, written
-to a temp file and renamed over the target after every append, so a killed process leaves a
-readable record up to its last step. Loading a log whose last run has no exit entry closes that
-run as ``interrupted``.
+On disk (``log_file.py``) the log is a header line and one JSON line per entry, appended and
+fsynced at every step, so a killed process leaves a readable record up to its last step and a
+step costs the same on the first night as on the hundredth. Loading a log whose last run has no
+exit entry closes that run as ``interrupted``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import threading
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from robotlab.errors import ConfigError
+from robotlab.history import log_file
 from robotlab.history.entries import (
     COMPLETED,
     FAILED,
@@ -44,6 +44,7 @@ from robotlab.history.entries import (
     exit_status,
     render,
 )
+from robotlab.history.log_file import FORMAT
 
 # The entries are defined in entries.py and re-exported here, where their users import them.
 __all__ = [
@@ -66,14 +67,7 @@ __all__ = [
     "render",
 ]
 
-log = logging.getLogger("robotlab.history.compaction")
-
-FORMAT = 1
-"""The version of the JSON document; a different one is refused on load."""
-
-
-def _line(entry: Entry) -> str:
-    return json.dumps(entry.to_dict(), ensure_ascii=False, default=str)
+log = logging.getLogger("robotlab.history")
 
 
 class HistoryLog:
@@ -89,16 +83,18 @@ class HistoryLog:
                  entries: Iterable[Entry] = ()) -> None:
         self.path = Path(path) if path else None
         self.robot = robot
-        self._entries = list(entries)
+        self._entries: list[Entry] = []
         self._lock = threading.RLock()
-        self._runs = max((e.run for e in self._entries if e.run is not None), default=0)
+        self._rewrite_at = 0  # where rendering starts: the last rewrite
+        self._last_system: str | None = None
+        self._written = False  # the file holds every entry: an append adds only its own
         self._open: int | None = None
+        self._note(list(entries))
+        self._runs = max((e.run for e in self._entries if e.run is not None), default=0)
         ended = {e.run for e in self._entries if isinstance(e, ExitEntry)}
         if self._runs and self._runs not in ended:
-            self._entries.append(ExitEntry(run=self._runs, status=INTERRUPTED,
-                                           error="the process ended before the run did"))
-        # Entries are frozen, so each is serialised once: a save only joins the lines.
-        self._lines = [_line(e) for e in self._entries]
+            self._note([ExitEntry(run=self._runs, status=INTERRUPTED,
+                                  error="the process ended before the run did")])
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None, robot: str = "robot") -> HistoryLog:
@@ -124,16 +120,8 @@ class HistoryLog:
         Raises:
             ConfigError: unreadable, not JSON, or another ``format``.
         """
-        try:
-            document = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot read the history file {str(path)!r}: {exc}") from exc
-        if not isinstance(document, dict) or document.get("format") != FORMAT:
-            found = document.get("format") if isinstance(document, dict) else None
-            raise ConfigError(f"{str(path)!r} is not a robotlab history of format {FORMAT} "
-                              f"(format: {found!r})")
-        entries = [entry_from_dict(item) for item in document.get("entries") or []]
-        return cls(path, str(document.get("robot") or "robot"), entries)
+        robot, entries = log_file.read(path)
+        return cls(path, robot, entries)
 
     @property
     def entries(self) -> tuple[Entry, ...]:
@@ -143,14 +131,16 @@ class HistoryLog:
 
     def messages(self) -> list[dict[str, Any]]:
         """The chat messages (no system message: the robot supplies its current one)."""
-        return render(self.entries)
+        with self._lock:
+            since_rewrite = self._entries[self._rewrite_at:]
+        return render(since_rewrite)
 
     def last_system(self) -> str | None:
         """The most recently recorded system message, if any."""
-        return next((e.content for e in reversed(self.entries) if isinstance(e, SystemEntry)), None)
+        return self._last_system
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document."""
+        """The log as plain data: its format, robot and entries."""
         return {"format": FORMAT, "robot": self.robot,
                 "entries": [e.to_dict() for e in self.entries]}
 
@@ -166,13 +156,33 @@ class HistoryLog:
             return self._open
 
     def append(self, *entries: Entry) -> None:
-        """Add entries (stamped with the open run) and save."""
+        """Add entries (stamped with the open run) and save them."""
         with self._lock:
             stamped = [dataclasses.replace(e, run=self._open) if e.run is None else e
                        for e in entries]
-            self._entries.extend(stamped)
-            self._lines.extend(_line(e) for e in stamped)
-            self._save_quietly()
+            self._note(stamped)
+            if self.path is None:
+                return
+            try:
+                if self._written:
+                    log_file.append(self.path, stamped)
+                else:
+                    self.save()
+            except OSError as exc:
+                # A full disk must not kill the run: the log stays whole in memory, and the
+                # next append writes the file whole again (over a line this one may have torn).
+                self._written = False
+                log.warning("cannot save the history of %s to %s: %s", self.robot, self.path,
+                            exc)
+
+    def _note(self, entries: list[Entry]) -> None:
+        """Keep entries in memory, and where rendering starts and the last system message."""
+        for entry in entries:
+            if isinstance(entry, RewriteEntry):
+                self._rewrite_at = len(self._entries)
+            elif isinstance(entry, SystemEntry):
+                self._last_system = entry.content
+            self._entries.append(entry)
 
     def end_run(self, error: BaseException | None = None, reply: str | None = None) -> None:
         """Close the open run with an exit entry (nothing happens when no run is open)."""
@@ -189,7 +199,7 @@ class HistoryLog:
                                  messages=tuple(dict(m) for m in messages)))
 
     def save(self) -> None:
-        """Write the document atomically (temp file, fsync, rename); nothing without a path.
+        """Write the file whole, atomically (temp file, fsync, rename); nothing without a path.
 
         Raises:
             OSError: the file cannot be written.
@@ -197,21 +207,6 @@ class HistoryLog:
         if self.path is None:
             return
         with self._lock:
-            body = ",\n".join(self._lines)
-            head = json.dumps({"format": FORMAT, "robot": self.robot})[:-1]
-        text = f'{head}, "entries": [\n{body}\n]}}\n'
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self.path)
-
-    def _save_quietly(self) -> None:
-        # A full disk must not kill the run: the log stays whole in memory and the next
-        # append writes it again.
-        try:
-            self.save()
-        except OSError as exc:
-            log.warning("cannot save the history of %s to %s: %s", self.robot, self.path, exc)
+            self._written = False
+            log_file.write_whole(self.path, self.robot, self._entries)
+            self._written = True

@@ -32,8 +32,9 @@ def start_robot(processes: Processes, broker: str, api: str, history: Path) -> P
 
 
 def entries(path: Path) -> list[dict[str, Any]]:
+    """The entries on disk (the header line left out)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))["entries"]
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
     except (OSError, ValueError):
         return []
 

@@ -15,9 +15,9 @@ from robotlab.testing import ScriptedLLM
 
 
 def saved(path: Path) -> list[dict[str, Any]]:
-    document = json.loads(path.read_text(encoding="utf-8"))
-    assert document["format"] == FORMAT
-    return document["entries"]
+    header, *lines = path.read_text(encoding="utf-8").splitlines()
+    assert json.loads(header)["format"] == FORMAT
+    return [json.loads(line) for line in lines]
 
 
 def kinds(path: Path) -> list[str]:
@@ -158,7 +158,7 @@ def test_an_unwritable_or_foreign_file_is_a_config_error(tmp_path: Path) -> None
         Robot(history_path=blocker / "h.json")
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"format": 99, "entries": []}))
-    with pytest.raises(ConfigError, match="format 1"):
+    with pytest.raises(ConfigError, match="format 2 or 1"):
         Robot(history_path=other)
     other.write_text("{not json")
     with pytest.raises(ConfigError, match="cannot read"):
