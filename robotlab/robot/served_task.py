@@ -9,6 +9,12 @@ fails for the context window, the older half of the conversation goes and the ta
 then the older half of what is left, and so on, down to nothing but the system prompt: the newest
 turns, the likeliest to matter to the next task, are the last to go. A task too large on its own
 still fails, with its cause.
+
+Some servers (llama.cpp's among them) do not refuse a prompt that nearly fills the window: they
+answer, and stop when the window is full, the reply cut short with ``finish_reason`` ``length``
+though no ``max_tokens`` was reached. Such a reply, to a task that called no tool (so running it
+again repeats nothing), is taken as the window's refusal: the task's turn and the older half of
+the conversation before it go, and the task runs again.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from typing import Any
 from robotlab.errors import InferenceError
 from robotlab.errors.causes import Cause
 
-__all__ = ["run_fitting"]
+__all__ = ["cut_by_the_window", "newer_half", "run_fitting"]
 
 log = logging.getLogger("robotlab.robot")
 
@@ -33,17 +39,34 @@ def run_fitting(robot: Any, message: Any, **run_options: Any) -> Any:
             no conversation left to drop.
     """
     while True:
+        history = robot.conversation.log.messages()
         try:
-            return robot.run(message, **run_options)
+            result = robot.run(message, **run_options)
         except InferenceError as exc:
-            history = robot.conversation.log.messages()
             if exc.cause != Cause.CONTEXT_WINDOW or not history:
                 raise
-            kept = newer_half(history)
-            log.warning("%s: the model's context window no longer holds its conversation; the "
-                        "oldest %d of its %d messages are dropped and the task runs again",
-                        robot.name, len(history) - len(kept), len(history))
-            robot.replace_messages(kept)
+            why = "no longer holds its conversation"
+        else:
+            if not history or not cut_by_the_window(result, run_options.get(
+                    "max_tokens", getattr(robot.config, "max_tokens", None))):
+                return result
+            why = f"cut its reply short after {result.raw.usage.output_tokens} tokens"
+        kept = newer_half(history)
+        log.warning("%s: the model's context window %s; the oldest %d of its %d messages are "
+                    "dropped and the task runs again", robot.name, why,
+                    len(history) - len(kept), len(history))
+        robot.replace_messages(kept)
+
+
+def cut_by_the_window(result: Any, max_tokens: int | None) -> bool:
+    """True when ``result``'s last reply was cut short though it reached no ``max_tokens`` (so
+    the context window cut it), and the run called no tool."""
+    if not result.truncated or result.tool_calls or result.raw is None:
+        return False
+    usage = result.raw.usage
+    if max_tokens is None:
+        return True
+    return not usage.estimated and usage.output_tokens < max_tokens
 
 
 def newer_half(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -84,3 +84,45 @@ def test_a_network_task_past_the_window_is_answered_too() -> None:
                                                       {"content": "a2"}]))
     tasks = TaskServer(bob, "inproc://no-memory-asked-for")
     assert [tasks.handle({"message": f"q{number}"})["reply"] for number in (1, 2)] == ["a1", "a2"]
+
+
+def cut(content: str, tokens: int) -> dict:
+    """A reply the server stopped with ``finish_reason`` ``length`` after ``tokens`` tokens."""
+    return {"content": content, "finish_reason": "length",
+            "usage": {"prompt_tokens": 1000, "completion_tokens": tokens}}
+
+
+def test_a_reply_the_window_cut_short_is_asked_again_from_the_newer_half(caplog) -> None:
+    # Given bob after four tasks, and a server that answers the fifth but stops when its window
+    # is full (as llama.cpp's does), far below any max_tokens
+    llm = ScriptedLLM([{"content": f"a{n}"} for n in range(1, 5)]
+                      + [cut("Three col", 24), {"content": "Three colours: red, green, blue"}])
+    bob = robotlab.build(name="bob", llm=llm, max_tokens=512)
+    for number in range(1, 5):
+        bob.run(f"q{number}")
+    # When the fifth task is served
+    with caplog.at_level(logging.WARNING, logger="robotlab.robot"):
+        result = run_fitting(bob, "q5")
+    # Then it runs again from the newer half, and the cut reply is not in the conversation
+    assert result.reply == "Three colours: red, green, blue" and not result.truncated
+    assert [m["content"] for m in llm.requests[-1].messages] == ["q3", "a3", "q4", "a4", "q5"]
+    assert [m["content"] for m in bob.conversation.log.messages()] == [
+        "q3", "a3", "q4", "a4", "q5", "Three colours: red, green, blue"]
+    assert "cut its reply short after 24 tokens; the oldest 4 of its 8 messages" in caplog.text
+
+
+def test_a_reply_cut_by_max_tokens_or_after_a_tool_ran_or_alone_is_returned_as_it_is() -> None:
+    limited = robotlab.build(name="bob", max_tokens=24,
+                             llm=ScriptedLLM([{"content": "a1"}, cut("a long", 24)]))
+    limited.run("q1")
+    assert run_fitting(limited, "q2").truncated  # max_tokens cut it: asking again cuts it again
+    assert len(limited.llm.requests) == 2
+    note = robotlab.Tool.create(name="note", handler=lambda args: "noted")
+    tooled = robotlab.build(name="bob", local_tools=[note], llm=ScriptedLLM([
+        {"content": "a1"}, {"tool_calls": [{"name": "note", "arguments": {}, "id": "c1"}]},
+        cut("noted, and", 7)]))
+    tooled.run("q1")
+    assert run_fitting(tooled, "q2", tools="inherit").truncated  # the tool is not run twice
+    assert len(tooled.llm.requests) == 3
+    alone = robotlab.build(name="bob", llm=ScriptedLLM([cut("a task that fills", 9)]))
+    assert run_fitting(alone, "a task that fills the window alone").truncated
