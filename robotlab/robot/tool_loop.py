@@ -21,7 +21,7 @@ from typing import Any
 from robotlab.errors import ToolError, ToolLoopError, retryable
 from robotlab.history.log import HistoryLog, ReplyEntry, TaskEntry, ToolCallEntry, ToolResultEntry
 from robotlab.hooks.hooks import HookScope, ToolCallHookContext
-from robotlab.llm import LLM, ChunkCallback, LLMReply, ToolCall, is_priced
+from robotlab.llm import LLM, ChunkCallback, LLMReply, ToolCall, Usage, is_priced
 from robotlab.observability import spans, tracing
 from robotlab.robot.doom_loop import DoomLoopDetector, annotate
 from robotlab.robot.structured import RETRY_PROMPT, StructuredOutput, invalid_twice
@@ -42,8 +42,14 @@ def tool_error_text(name: str, error: BaseException) -> str:
     return f"Error ({name}): {error}{suffix}"
 
 
-def truncation_warning(robot: str, limit: int | None) -> str:
-    """The one line logged when a reply was cut by the output-token limit, with how to raise it."""
+def truncation_warning(robot: str, limit: int | None, written: int | None = None) -> str:
+    """The one line logged when a reply was cut (``finish_reason`` ``length``) after ``written``
+    tokens (None: unknown), with what to do: raise the limit, or, cut under it, make room in the
+    context window."""
+    if limit and written is not None and written < limit:
+        return (f"robot {robot}: a reply was cut after {written} tokens, under max_tokens={limit} "
+                "(finish_reason 'length'): the model's context window was full; shorten the "
+                "conversation (clear_messages, compress_history) or give the model a larger window")
     where = f"at max_tokens={limit}" if limit else "at the provider's own output limit"
     return (f"robot {robot}: a reply was cut {where} (finish_reason 'length'); raise the limit "
             "with max_tokens=N (robotd --max-tokens N, or chat.with_params.max_tokens for every "
@@ -242,7 +248,7 @@ class ToolLoop:
         outcome.reply = reply
         if reply.truncated:
             outcome.truncated = True
-            self._report_truncation()
+            self._report_truncation(reply.usage)
         if (reply.content or "").strip():
             outcome.last_text = reply.content
         outcome.input_tokens += reply.usage.input_tokens
@@ -250,14 +256,16 @@ class ToolLoop:
         outcome.cost += reply.cost
         return outcome
 
-    def _report_truncation(self) -> None:
+    def _report_truncation(self, usage: Usage) -> None:
         """Tell ``on_truncated``; without one, log the library's warning (it names robotd's
         flag)."""
         limit = self.params.get("max_tokens")
         if self.on_truncated is not None:
             self.on_truncated(limit)
         else:
-            robot_log.warning("%s", truncation_warning(getattr(self.robot, "name", "robot"), limit))
+            written = None if usage.estimated else usage.output_tokens
+            robot_log.warning("%s", truncation_warning(getattr(self.robot, "name", "robot"), limit,
+                                                       written))
 
     def _dispatch(self, call: ToolCall, outcome: LoopOutcome) -> ToolResultEntry:
         self._calls_made += 1

@@ -20,7 +20,8 @@ from tests.waiting import wait_until
 
 pytestmark = pytest.mark.process
 
-CUT = {"content": "a long answer that was", "finish_reason": "length"}
+CUT = {"content": "a long answer that was", "finish_reason": "length",
+       "usage": {"completion_tokens": 7}}
 
 
 @pytest.fixture

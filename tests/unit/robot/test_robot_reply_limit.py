@@ -88,3 +88,14 @@ def test_finish_reason_length_over_http_is_seen(streamed: bool) -> None:
     assert sent["max_tokens"] == 50
     assert (result.truncated, result.stop_reason) == (True, "max_tokens")
     assert result.raw.finish_reason == "length"
+
+
+def test_a_reply_cut_under_max_tokens_is_logged_as_the_context_window_being_full(caplog) -> None:
+    window_cut = {**CUT, "usage": {"completion_tokens": 12}}
+    with caplog.at_level(logging.WARNING, logger="robotlab.robot"):
+        result = robotlab.build(name="bob", llm=ScriptedLLM([window_cut]), max_tokens=50).run("hi")
+    assert result.truncated
+    [record] = [r for r in caplog.records if r.name == "robotlab.robot"]
+    assert record.getMessage().startswith(
+        "robot bob: a reply was cut after 12 tokens, under max_tokens=50 (finish_reason "
+        "'length'): the model's context window was full")
