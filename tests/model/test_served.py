@@ -70,6 +70,25 @@ def test_a_served_robot_keeps_answering_once_its_conversation_outgrows_the_windo
     assert bob.output().count("messages are dropped and the task runs again") >= 1
 
 
+def test_a_served_robot_never_answers_with_a_reply_the_window_cut_short(
+        processes: Processes, broker: str, tmp_path: Path) -> None:
+    # Given bob served on a 512-token window with room for 300-token replies, asked for lists of
+    # about 100 tokens: within a few tasks his conversation leaves a reply less room than it needs
+    # (llama.cpp's server then answers, and stops when the window is full) or none at all
+    with running_server(tmp_path, SMALL_CONTEXT) as small:
+        bob = serve_bob(processes, broker, small, "--max-tokens", "300")
+        # When he is sent six of them, one after the other
+        for task in range(6):
+            done, _ = send(broker, "--wait", "--timeout", "120", "--", f"Task {task}: list the "
+                           "whole numbers from 1 to 40, separated by commas.")
+            assert done.returncode == 0, (task, done.stderr)
+    # Then no reply the window cut short was sent back: each time a reply was cut (the tool loop
+    # logs every one), the oldest turns went and the task ran again
+    log = bob.output()
+    assert log.count("a reply was cut") == log.count("cut its reply short"), log
+    assert log.count("messages are dropped and the task runs again") >= 1
+
+
 def test_the_senders_time_out_bounds_the_robots_work(processes: Processes, start_broker: Any,
                                                      endpoint: str, model_server: ModelServer,
                                                      tmp_path: Path) -> None:
