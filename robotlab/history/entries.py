@@ -161,20 +161,44 @@ KINDS: dict[str, type[Entry]] = {
 }
 
 
-def entry_from_dict(data: dict[str, Any]) -> Entry:
+_TEXT, _MAYBE_TEXT, _NUMBER = (str,), (str, type(None)), (int, float)
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "run": (int, type(None)), "at": _NUMBER, "reasoning": _MAYBE_TEXT, "model": _MAYBE_TEXT,
+    "input_tokens": (int,), "output_tokens": (int,), "cost": _NUMBER, "id": _TEXT, "name": _TEXT,
+    "arguments": (dict,), "status": _TEXT, "reply": _MAYBE_TEXT, "error": _MAYBE_TEXT,
+    "reason": _TEXT, "messages": (list, tuple),
+}
+"""The JSON types a saved entry's fields may hold (``content`` depends on the kind: see
+:data:`CONTENT_TYPES`); a file whose entries hold others was not written by a robot."""
+CONTENT_TYPES: dict[str, tuple[type, ...]] = {
+    "system": _TEXT, "reply": _MAYBE_TEXT, "tool_result": _TEXT,
+}
+"""``content``'s types by kind; a task's may be anything a user message holds (text, parts)."""
+
+
+def entry_from_dict(data: Any) -> Entry:
     """Rebuild an entry from ``Entry.to_dict`` output.
 
     Raises:
-        ConfigError: an unknown kind or field.
+        ConfigError: not a dict, an unknown kind or field, or a field of the wrong type.
     """
+    if not isinstance(data, dict):
+        raise ConfigError(f"a history entry is a JSON object, not {type(data).__name__}")
     values = dict(data)
     cls = KINDS.get(str(values.pop("kind", "")))
     if cls is None:
         raise ConfigError(
             f"unknown history entry kind {data.get('kind')!r}; known: {', '.join(KINDS)}"
         )
+    for name, value in values.items():
+        types = CONTENT_TYPES.get(cls.kind) if name == "content" else FIELD_TYPES.get(name)
+        if types and (not isinstance(value, types) or isinstance(value, bool)):  # JSON's true
+            # is no run number, count or time
+            raise ConfigError(f"bad {cls.kind} history entry: {name} is {type(value).__name__}")
     if cls is RewriteEntry:
         values["messages"] = tuple(values.get("messages") or ())
+        if not all(isinstance(message, dict) for message in values["messages"]):
+            raise ConfigError("bad rewrite history entry: a message is not a JSON object")
     try:
         return cls(**values)
     except TypeError as exc:

@@ -45,44 +45,62 @@ def read(path: str | os.PathLike[str]) -> tuple[str, list[Entry]]:
             ``format``.
     """
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, ValueError) as exc:
+        data = Path(path).read_bytes()
+    except OSError as exc:
         raise ConfigError(f"cannot read the history file {str(path)!r}: {exc}") from exc
-    first, _, rest = text.partition("\n")
+    first, _, rest = data.partition(b"\n")
     try:
-        header = json.loads(first)
-    except ValueError:
+        header = _json(first)
+    except (ValueError, RecursionError):
         header = None  # format 1 spreads its document over many lines
     if isinstance(header, dict) and header.get("format") == FORMAT:
         return str(header.get("robot") or "robot"), _lines(path, rest)
     try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise ConfigError(f"cannot read the history file {str(path)!r}: {exc}") from exc
+        document = _json(data)
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"cannot read the history file {str(path)!r}: "
+                          f"{_reason(exc)}") from exc
     if not isinstance(document, dict) or document.get("format") != 1:
         found = document.get("format") if isinstance(document, dict) else None
         raise ConfigError(f"{str(path)!r} is not a robotlab history of format {FORMAT} or 1 "
                           f"(format: {found!r})")
-    entries = [entry_from_dict(item) for item in document.get("entries") or []]
-    return str(document.get("robot") or "robot"), entries
+    items = document.get("entries") or []
+    if not isinstance(items, list):
+        raise ConfigError(f"history file {str(path)!r}: its entries are not a list")
+    return str(document.get("robot") or "robot"), [entry_from_dict(item) for item in items]
 
 
-def _lines(path: str | os.PathLike[str], text: str) -> list[Entry]:
+def _json(data: bytes) -> object:
+    """``data`` decoded as UTF-8 and parsed as JSON.
+
+    Raises:
+        ValueError: not UTF-8, or not JSON.
+        RecursionError: nested deeper than the parser goes.
+    """
+    return json.loads(data.decode("utf-8"))
+
+
+def _reason(exc: BaseException) -> str:
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+
+
+def _lines(path: str | os.PathLike[str], data: bytes) -> list[Entry]:
     """The entries of format 2's lines; a torn last line (no newline after it) is dropped."""
-    lines = text.split("\n")
+    lines = data.split(b"\n")
     entries: list[Entry] = []
-    for number, line in enumerate(lines, start=2):
+    for index, line in enumerate(lines):
         if not line.strip():
             continue
         try:
-            entries.append(entry_from_dict(json.loads(line)))
-        except (ValueError, ConfigError) as exc:
-            if number - 2 == len(lines) - 1:  # the last line, never finished
+            entries.append(entry_from_dict(_json(line)))
+        except (ValueError, RecursionError, ConfigError) as exc:
+            if index == len(lines) - 1:  # the last line, never finished
                 log.warning("history file %s: its last line was cut off mid-write (%d bytes); "
                             "it is dropped", path, len(line))
                 break
-            raise ConfigError(f"history file {str(path)!r}, line {number}: {exc}; the entries "
-                              "before it are readable, one JSON object a line") from exc
+            raise ConfigError(f"history file {str(path)!r}, line {index + 2}: {_reason(exc)}; "
+                              "the lines before it are readable entries, one JSON object a "
+                              "line") from exc
     return entries
 
 
