@@ -19,7 +19,9 @@ from robotlab.errors import ConfigError
 
 __all__ = ["Template", "find_template", "load_template", "render_template", "search_path"]
 
-_cache: dict[Path, tuple[float, Template]] = {}
+_cache: dict[Path, tuple[tuple[int, int], Template]] = {}
+"""Parsed templates by path, with the file's (mtime in ns, size) they were read at: a file
+rewritten within the clock's tick (a few ms) keeps its mtime, but seldom its size too."""
 _cache_lock = threading.Lock()
 _environment: Any = None
 
@@ -128,7 +130,11 @@ def find_template(name: str) -> Path:
 def _parse(name: str, path: Path) -> Template:
     import yaml
 
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"template {name}: {path} is not UTF-8 text ({exc.reason} at byte "
+                          f"{exc.start}); save it as UTF-8") from exc
     meta: Any = {}
     body = text
     if text.startswith("---"):
@@ -141,21 +147,46 @@ def _parse(name: str, path: Path) -> Template:
             body = parts[1].split("\n", 1)[1] if "\n" in parts[1] else ""
     if not isinstance(meta, dict):
         raise ConfigError(f"template {name}: front matter must be a mapping")
+    _check_shapes(name, meta)
     first_line = text[: len(text) - len(body)].count("\n") + 1
     return Template(name, path, meta, body, first_line=first_line)
+
+
+FRONT_MATTER_SHAPES: dict[str, tuple[type, str]] = {
+    "parameters": (dict, "a mapping of names to defaults (null: required)"),
+    "skills": (list, "a list of template names"),
+    "tools": (list, "a list of import paths (package.module:ToolClass)"),
+    "robot_name": (str, "a robot name"),
+    "description": (str, "text"),
+}
+"""What the front matter's own keys hold (the LLM fields are checked with the robot's config)."""
+
+
+def _check_shapes(name: str, meta: dict[str, Any]) -> None:
+    """Refuse, naming the key and what it holds, a front-matter key of the wrong shape."""
+    for key, (kind, shape) in FRONT_MATTER_SHAPES.items():
+        value = meta.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise ConfigError(f"template {name}: front matter {key!r} must be {shape}, not "
+                              f"{type(value).__name__}")
+    for key in ("skills", "tools"):
+        if not all(isinstance(item, str) for item in meta.get(key) or []):
+            raise ConfigError(f"template {name}: front matter {key!r} must be "
+                              f"{FRONT_MATTER_SHAPES[key][1]}, each a string")
 
 
 def load_template(name: str) -> Template:
     """Find and parse template ``name`` (cached until the file changes)."""
     path = find_template(name)
-    mtime = path.stat().st_mtime
+    stat = path.stat()
+    stamp = (stat.st_mtime_ns, stat.st_size)
     with _cache_lock:
         cached = _cache.get(path)
-        if cached and cached[0] == mtime:
+        if cached and cached[0] == stamp:
             return cached[1]
     template = _parse(name, path)
     with _cache_lock:
-        _cache[path] = (mtime, template)
+        _cache[path] = (stamp, template)
     return template
 
 

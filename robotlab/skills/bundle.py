@@ -31,7 +31,11 @@ _CAPABILITY_KEYS = ("fs_read", "fs_write", "network", "timeout", "trust")
 def _front_matter(path: Path) -> tuple[dict[str, Any], str]:
     import yaml
 
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it "
+                          "as UTF-8") from exc
     head, sep, body = text.partition("\n---")
     if not text.startswith("---") or not sep:
         raise ConfigError(f"{path}: no front matter; start the file with a --- fenced YAML block")
@@ -64,8 +68,11 @@ class AgentSkill:
         missing = [key for key in ("name", "description") if not meta.get(key)]
         if missing:
             raise ConfigError(f"{skill_md}: front matter needs {' and '.join(missing)}")
-        declared = {**{k: meta[k] for k in _CAPABILITY_KEYS if k in meta},
-                    **(meta.get("capabilities") or {})}
+        capabilities = meta.get("capabilities") or {}
+        if not isinstance(capabilities, dict):
+            raise ConfigError(f"{skill_md}: capabilities must be a mapping (fs_read: [...], "
+                              f"network: true, ...), not {type(capabilities).__name__}")
+        declared = {**{k: meta[k] for k in _CAPABILITY_KEYS if k in meta}, **capabilities}
         self.name = str(meta["name"])
         self.description = str(meta["description"])
         self.path = skill_md.parent

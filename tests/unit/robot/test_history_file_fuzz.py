@@ -15,15 +15,11 @@ from hypothesis import strategies as st
 from robotlab import ConfigError
 from robotlab.history.entries import ExitEntry, ReplyEntry, RewriteEntry, SystemEntry, TaskEntry
 from robotlab.history.log import HistoryLog
+from tests.json_values import json_values
 
 FUZZ = settings(max_examples=300, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
-                                                                max_size=3),
-    max_leaves=8)
 fields = st.sampled_from(["kind", "run", "at", "content", "reasoning", "status", "reply", "error",
                           "messages", "reason", "id", "name", "arguments", "model"])
 kinds = st.sampled_from(["task", "reply", "exit", "rewrite", "system", "tool_call",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -139,3 +140,14 @@ def test_a_broken_jinja_body_names_the_file_and_its_line(template: Write) -> Non
     assert str(caught.value) == (f"template broken: {path}, line 6: Unexpected end of template. "
                                  "Jinja was looking for the following tags: 'elif' or 'else' or "
                                  "'endif'. The innermost block that needs to be closed is 'if'.")
+
+
+def test_a_template_rewritten_within_the_clocks_tick_is_read_again(template: Write) -> None:
+    # A file rewritten within the file system's clock tick (a few ms on many kernels) keeps
+    # its mtime; the test sets it back to show that case here, whatever this kernel's clock
+    path = template("changing", "First version.")
+    assert robotlab.render_template("changing") == "First version."
+    first = path.stat()
+    template("changing", "The second, longer version.")
+    os.utime(path, ns=(first.st_atime_ns, first.st_mtime_ns))
+    assert robotlab.render_template("changing") == "The second, longer version."
