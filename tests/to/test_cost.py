@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from robotlab.cli.robot_to import robot_to
+from robotlab.errors import ConfigError
 from robotlab.testing import requests_seen, serve_script
 from robotlab.to import config
 from tests.to.conftest import DONE, call, git, submit
@@ -97,6 +98,15 @@ def test_max_cost_from_the_environment_and_the_user_file(repo: Path,
     monkeypatch.setenv("ROBOT_LAB_TO_MAX_COST", "1.25")
     assert config.load().max_cost == 1.25
     assert config.load({"max_cost": 0.5}).max_cost == 0.5
+
+
+def test_a_user_file_that_is_not_utf8_is_a_config_error(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    (tmp_path / "xdg" / "robot_lab").mkdir(parents=True)
+    (tmp_path / "xdg" / "robot_lab" / "to.yml").write_bytes(b"model: caf\xe9\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    with pytest.raises(ConfigError, match=r"to.yml: not UTF-8 text .* save it as UTF-8"):
+        config.load()
 
 
 def test_an_unpriced_model_whose_every_call_failed_costs_unknown(repo: Path) -> None:

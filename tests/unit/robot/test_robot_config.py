@@ -107,6 +107,14 @@ def test_bad_yaml_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "config" / "robot_lab.yml").unlink()
 
 
+def test_a_config_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "robot_lab.yml").write_bytes(b"chat:\n  model: caf\xe9\n")
+    with pytest.raises(ConfigError, match=r"robot_lab.yml: not UTF-8 text .* save it as UTF-8"):
+        robotlab.reload_config()
+    (tmp_path / "config" / "robot_lab.yml").unlink()
+
+
 def slow_robot(release: threading.Event, name: str = "worker") -> robotlab.Robot:
     def wait(args: dict) -> str:
         release.wait(5)
