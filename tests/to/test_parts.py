@@ -184,6 +184,17 @@ def test_decision_files_round_trip_and_tolerate_bad_yaml(tmp_path: Path) -> None
     assert parse(decision.path).status == "closed"  # type: ignore[union-attr]
 
 
+def test_a_decision_answered_in_another_encoding_still_counts(tmp_path: Path) -> None:
+    store = DecisionStore(tmp_path)
+    decision = store.write({"question": "404 or 410?", "blocking": True}, 1)
+    saved = decision.path.read_bytes().replace(b"status: pending", b"status: resolved")
+    decision.path.write_bytes(saved.replace(b"resolution: null", b"resolution: 410, caf\xe9"))
+    [answered] = store.resolved()
+    assert answered.resolution == "410, caf\ufffd"
+    store.close(answered)
+    assert parse(decision.path).status == "closed"  # type: ignore[union-attr]
+
+
 def test_prompt_sections() -> None:
     base = prompt.PromptInputs(objective="obj", iteration=1, notes_path="n.md", notes="")
     text = prompt.system_prompt(base)

@@ -66,10 +66,16 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value).strip()
 
 
+def _read(path: Path) -> str:
+    """A decision file's text. A person may save it from an editor set to another encoding: what
+    is not UTF-8 reads as U+FFFD, so their answer still counts rather than stopping the run."""
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
 def parse(path: Path) -> Decision | None:
     """Parse one decision file; None when it cannot be read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read(path)
     except OSError:
         return None
     meta, body = _front_matter(text)
@@ -157,7 +163,7 @@ class DecisionStore:
                         None)
         if decision is None:
             return None
-        text = decision.path.read_text(encoding="utf-8")
+        text = _read(decision.path)
         head, sep, body = text.partition("\n---\n")
         meta = yaml.safe_load(head.removeprefix("---\n")) or {}
         meta.update(status="resolved", resolution=answer,
@@ -168,7 +174,7 @@ class DecisionStore:
 
     def close(self, decision: Decision) -> None:
         """Mark ``decision`` closed (only its first ``status:`` line changes)."""
-        text = decision.path.read_text(encoding="utf-8")
+        text = _read(decision.path)
         atomic_file.write(decision.path, re.sub(r"^status:.*$", "status: closed", text, count=1,
                                                 flags=re.MULTILINE))
 
