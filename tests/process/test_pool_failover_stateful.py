@@ -85,10 +85,15 @@ class Pair:
         role, self.down = self.down, None
         assert role is not None, "no broker of the pair is down"
         self.start(role)
-        wait_until(lambda: "took the active peer's whole journal" in self.log(role)
-                   and "-> passive" in self.log(role),
-                   timeout=30,
-                   message=f"the {role} back as passive, on the {self.active}'s journal")
+        try:
+            wait_until(lambda: "took the active peer's whole journal" in self.log(role)
+                       and "-> passive" in self.log(role),
+                       timeout=30,
+                       message=f"the {role} back as passive, on the {self.active}'s journal")
+        except AssertionError as exc:  # what each broker said, to tell why
+            raise AssertionError(f"{exc}\n--- {role}'s log ---\n{self.log(role)[-4000:]}\n--- "
+                                 f"{self.active}'s log ---\n{self.log(self.active)[-4000:]}"
+                                 ) from None
 
     def stop(self) -> None:
         for proc in self.procs.values():
