@@ -184,6 +184,29 @@ def test_decision_files_round_trip_and_tolerate_bad_yaml(tmp_path: Path) -> None
     assert parse(decision.path).status == "closed"  # type: ignore[union-attr]
 
 
+def test_a_decision_whose_front_matter_a_person_broke_can_still_be_answered(
+        tmp_path: Path) -> None:
+    store = DecisionStore(tmp_path)
+    decision = store.write({"question": "404 or 410?", "blocking": True}, 1)
+    text = decision.path.read_text()
+    decision.path.write_text(text.replace("resolution: null", "resolution: a: b"))
+    answered = store.resolve(decision.id, "410: gone for good")
+    assert answered is not None and answered.status == "resolved"
+    assert answered.resolution == "410: gone for good" and answered.question == "404 or 410?"
+    assert "# Decision: 404 or 410?" in decision.path.read_text()
+    assert [d.id for d in store.resolved()] == [decision.id] and not store.blocking()
+
+
+def test_a_decision_file_without_front_matter_is_answered_with_its_text_kept(
+        tmp_path: Path) -> None:
+    store = DecisionStore(tmp_path)
+    (tmp_path / "d-by-hand.md").write_text("# Decision: ship it?\n\nSay yes or no.\n")
+    answered = store.resolve("d-by-hand", "yes")
+    assert answered is not None and (answered.status, answered.resolution) == ("resolved", "yes")
+    kept = "---\n# Decision: ship it?\n\nSay yes or no.\n"
+    assert (tmp_path / "d-by-hand.md").read_text().endswith(kept)
+
+
 def test_a_decision_answered_in_another_encoding_still_counts(tmp_path: Path) -> None:
     store = DecisionStore(tmp_path)
     decision = store.write({"question": "404 or 410?", "blocking": True}, 1)

@@ -163,13 +163,15 @@ class DecisionStore:
                         None)
         if decision is None:
             return None
-        text = _read(decision.path)
-        head, sep, body = text.partition("\n---\n")
-        meta = yaml.safe_load(head.removeprefix("---\n")) or {}
+        # The same reading as parse(), so front matter a person broke is answered, not a crash.
+        meta, body = _front_matter(_read(decision.path))
         meta.update(status="resolved", resolution=answer,
                     resolved_at=dt.datetime.now(dt.timezone.utc).isoformat())
         front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
-        atomic_file.write(decision.path, f"---\n{front}---\n{body}")
+        # The body begins after the closing "---", with its line end unless there was no front
+        # matter at all.
+        line_end = "" if body.startswith("\n") else "\n"
+        atomic_file.write(decision.path, f"---\n{front}---{line_end}{body}")
         return parse(decision.path)
 
     def close(self, decision: Decision) -> None:
