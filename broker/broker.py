@@ -23,7 +23,7 @@ import zmq
 from robotlab.bus.config import BrokerConfig
 from robotlab.bus.wire import protocol
 from robotlab.bus.wire.protocol import Body, Command, ErrorCode, Frame
-from robotlab.errors import ConfigError, ProtocolError
+from robotlab.errors import ConfigError, ProtocolError, StandbyConflict
 
 from . import router, stopping
 from .absences import Absences
@@ -176,7 +176,7 @@ class Broker:
             self.outbox.end_turn(now)
             if not woken:  # nothing came in: a quiet moment for the journal's checkpoint
                 self.journal.idle()
-        except ConfigError:
+        except (ConfigError, StandbyConflict):
             raise  # two active brokers (see standby.py): this one must stop
         except Exception:  # a timer's bug costs that pass, never the loop
             self.counters["internal_errors"] += 1

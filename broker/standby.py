@@ -7,9 +7,15 @@ over only when its peer has been silent for two heartbeats *and* a client has co
 HELLO). A network cut between the two brokers alone therefore never makes two active brokers:
 the backup also needs the clients to have given up on the primary.
 
-One addition to the zguide's machine: a primary that has not heard from its peer yet waits two
-heartbeats after its start before it serves anyone, so a primary restarted while the backup is
-active hears that and goes passive instead of serving a second half of the crew.
+Two additions to the zguide's machine, both for a primary restarted while the backup is active,
+which must hear that and go passive instead of serving a second half of the crew:
+
+- it waits two heartbeats after its start before it serves anyone, and longer
+  (``PEER_ANSWER_WAIT``) once the peer's state socket has answered, since then the peer's process
+  is up: a start slowed by a loaded machine must not outrun the peer's first state;
+- one that served alone anyway (the peer was unreachable or stopped) and then hears an active
+  peer stops, as two active brokers do: both have served clients since, and going passive while
+  still holding members and its own journal's work would leave it serving unseen.
 
 Beside the states, the same two sockets carry the active broker's journal to the passive one
 (:mod:`robotlab.broker.replica`): a message of more than one frame is the replica's. Neither
@@ -28,12 +34,16 @@ from enum import IntEnum
 import zmq
 
 from robotlab.bus.config import BrokerConfig
-from robotlab.errors import ConfigError
+from robotlab.bus.wire.monitor import waiting_events, watch
+from robotlab.errors import ConfigError, StandbyConflict
 
 log = logging.getLogger("robotlab.broker")
 
 PEER_SILENCE = 2
 """Heartbeats without a word from the peer after which it counts as gone."""
+PEER_ANSWER_WAIT = 10
+"""Heartbeats a starting primary waits for its peer's first state once the peer's state socket
+has answered (a ZeroMQ handshake: the peer's process is up), before it serves alone."""
 
 
 class State(IntEnum):
@@ -53,9 +63,12 @@ class Standby:
                  secure: Callable[[zmq.Socket, zmq.Socket], None] | None = None) -> None:
         self.state = State.PRIMARY if role == "primary" else State.BACKUP
         self.heartbeat = heartbeat
+        self.started = now
         self.peer_expiry = now + PEER_SILENCE * heartbeat
         """When the peer counts as gone; before the first word from it, a primary's grace."""
         self.heard = False
+        self.alone = False
+        """Set when a primary starts to serve without having heard its peer."""
         self._next_publish = now
         self.pub = context.socket(zmq.PUB)
         self.pub.setsockopt(zmq.LINGER, 0)
@@ -69,6 +82,9 @@ class Standby:
         """Called with each message of more than one frame from the peer (the replica's)."""
         if secure is not None:  # a keyed broker's pair: CURVE on both, its key only (security.py)
             secure(self.pub, self.sub)
+        # whether the peer is up, until its first state: only a primary may serve alone
+        self._peer_answers = (watch(self.sub, zmq.EVENT_HANDSHAKE_SUCCEEDED)
+                              if role == "primary" and not peer.startswith("inproc://") else None)
         try:
             self.pub.bind(bind)
             self.sub.connect(peer)
@@ -92,7 +108,20 @@ class Standby:
         """True while this broker serves clients: active, or a primary alone after its grace."""
         if self.state == State.ACTIVE:
             return True
-        return self.state == State.PRIMARY and (self.heard or now >= self.peer_expiry)
+        if self.state != State.PRIMARY:
+            return False
+        if self.heard or self.alone:
+            return True
+        if self._peer_answers is not None:  # the loop may not have read the peer's answer yet
+            self._read_answers(now)
+        if now < self.peer_expiry:
+            return False
+        # Set here, as it starts to serve: from now on an active peer means two served (_on_peer).
+        log.warning("standby: no word from the peer within %gs of starting: serving alone",
+                    self.peer_expiry - self.started)
+        self.alone = True
+        self._stop_watching()
+        return True
 
     def peer_live(self, now: float) -> bool:
         """True while the peer has spoken within the last two heartbeats."""
@@ -119,7 +148,10 @@ class Standby:
 
         Raises:
             ConfigError: both brokers are active, or both passive (the zguide aborts too).
+            StandbyConflict: this primary served alone and its peer is active.
         """
+        if self._peer_answers is not None:
+            self._read_answers(now)
         while self.sub.poll(0):
             frames = self.sub.recv_multipart()
             self.peer_expiry = now + PEER_SILENCE * self.heartbeat
@@ -135,6 +167,19 @@ class Standby:
                 continue
             self._on_peer(peer)
             self.heard = True
+            self._stop_watching()
+
+    def _read_answers(self, now: float) -> None:
+        """A primary not yet serving whose peer's socket answered waits longer for its state."""
+        assert self._peer_answers is not None
+        if waiting_events(self._peer_answers) and not (self.heard or self.alone):
+            self.peer_expiry = max(self.peer_expiry, now + PEER_ANSWER_WAIT * self.heartbeat)
+
+    def _stop_watching(self) -> None:
+        if self._peer_answers is not None:
+            self.sub.disable_monitor()
+            self._peer_answers.close(linger=0)
+            self._peer_answers = None
 
     def _on_peer(self, peer: State) -> None:
         me = self.state
@@ -142,6 +187,12 @@ class Standby:
             raise ConfigError("standby: both brokers are active (split brain); stopping this one. "
                               "Check that one runs --standby primary and the other --standby "
                               "backup")
+        if me == State.PRIMARY and self.alone and peer == State.ACTIVE:
+            raise StandbyConflict(
+                "standby: this primary heard nothing from its peer when it started and served "
+                "alone, but the peer is active: "
+                "stopping this one so that one broker serves the crew. Start it again to join as "
+                "passive; if the peer was only slow to answer, raise --heartbeat")
         if me == State.PASSIVE and peer == State.PASSIVE:
             raise ConfigError("standby: both brokers are passive; check the --standby roles and "
                               "--peer addresses")
@@ -162,6 +213,7 @@ class Standby:
 
         Raises:
             ConfigError: both brokers are active, or both passive.
+            StandbyConflict: this primary served alone and its peer is active.
         """
         self.receive(now)
         if now >= self._next_publish:
@@ -183,6 +235,7 @@ class Standby:
         return self._next_publish
 
     def close(self) -> None:
-        """Close both sockets."""
+        """Close both sockets (and the peer's watch, if still kept)."""
+        self._stop_watching()
         self.pub.close(linger=0)
         self.sub.close(linger=0)

@@ -34,6 +34,7 @@ robot's in ``robot.py``, the bus's in ``bus.py`` and robot-to's in ``robot_to.py
         ├── ProtocolError              76  frames that do not parse (raw frames attached)
         ├── PeerUnavailable            69  the broker cannot be reached
         │   └── StandbyPassive         75  only a passive standby answered (a takeover, maybe)
+        ├── StandbyConflict            75  a primary that served alone heard an active peer
         ├── DeliveryFailed             69  the broker reports a message's fate
         │   ├── Undeliverable          69  no live robot has that name
         │   ├── Nacked                 69  the receiver refused it (reason attached)
@@ -55,6 +56,7 @@ from robotlab.errors.bus import (
     PeerUnavailable,
     ProtocolError,
     ReplyTimeout,
+    StandbyConflict,
     StandbyPassive,
     Undeliverable,
     delivery_error,
@@ -106,6 +108,7 @@ __all__ = [
     "Nacked",
     "PeerUnavailable",
     "StandbyPassive",
+    "StandbyConflict",
     "PermanentError",
     "ProtocolError",
     "QualityError",

@@ -17,6 +17,7 @@ __all__ = [
     "PeerUnavailable",
     "ProtocolError",
     "ReplyTimeout",
+    "StandbyConflict",
     "StandbyPassive",
     "Undeliverable",
     "delivery_error",
@@ -51,6 +52,14 @@ class StandbyPassive(PeerUnavailable):
     """No broker welcomed us, and the one that answered is a passive standby: its peer is active
     (give both brokers' addresses), or has just gone and the standby is taking over. Either way
     trying again can succeed, so it exits 75 (try again), never 69."""
+
+    exit_code: int = ExitCode.TEMPFAIL
+
+
+class StandbyConflict(BusError):
+    """Both brokers of a standby pair served clients: a primary heard nothing from its peer when
+    it started and served alone, then heard its peer active. The primary stops, so that one
+    broker serves the crew; started again it joins as passive, so it exits 75 (try again)."""
 
     exit_code: int = ExitCode.TEMPFAIL
 

@@ -100,3 +100,32 @@ def test_a_passive_standby_says_try_again_and_a_takeover_is_waited_for(processes
     served = cli("ps", "--broker", f"{a},{b}")
     assert served.returncode == 0, served.stderr + backup.output()
     assert "taking over as the active broker" in backup.output()
+
+
+def test_a_primary_that_served_alone_beside_a_stopped_active_backup_stops_when_it_hears_it(
+        processes) -> None:
+    # The backup took over and was then stopped (SIGSTOP: its process up, its sockets unanswered)
+    # while the primary came back: the primary hears nothing and serves alone. Once the backup
+    # runs again, two brokers have served the crew: the primary stops, the backup goes on.
+    folder = Path(tempfile.mkdtemp(prefix="rl-"))
+    a, b, primary, backup = start_pair(processes, folder)
+    bob = processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "bob", "--broker",
+                           f"{a},{b}", "--handler", "handlers:echo"], name="bob")
+    wait_until(lambda: "bob" in robots_at(a), timeout=15, message="bob joins the primary")
+    os.kill(primary.pid, signal.SIGKILL)
+    wait_until(lambda: "bob" in robots_at(b), timeout=15, message="bob moved to the backup")
+    os.kill(backup.pid, signal.SIGSTOP)
+    try:
+        again = processes.start(primary.popen.args, name="primary-again")
+        wait_until(lambda: "serving alone" in again.output(), timeout=15,
+                   message="the primary serving alone")
+    finally:
+        os.kill(backup.pid, signal.SIGCONT)
+    wait_until(lambda: again.popen.poll() is not None, timeout=15,
+               message=f"the primary stopping once it hears the active backup: {again.output()}")
+    assert again.popen.returncode == 75, again.output()  # try again: it will join as passive
+    assert "served alone, but the peer is active" in again.output()
+    wait_until(lambda: "bob" in robots_at(b), timeout=15, message="bob on the backup")
+    answered = send_wait(f"{a},{b}", "one broker")
+    assert (answered.returncode, answered.stdout.strip()) == (0, f"one broker (from {bob.pid})"), \
+        answered.stderr + backup.output()

@@ -21,8 +21,9 @@ import zmq
 from robotlab.errors import ConfigError, PeerUnavailable, StandbyPassive
 
 from ..keys import KeyConfig
+from ..wire.monitor import waiting_events
 from ..wire.protocol import Body, Command, ErrorCode, Frame
-from .handshake import CONNECTED, NO_DETAIL, diagnose, waiting_events
+from .handshake import CONNECTED, NO_DETAIL, diagnose
 from .tracking import Flag
 from .unconfirmed_replies import Kept
 

@@ -6,20 +6,18 @@ A CURVE handshake that fails looks, from the frames, exactly like no broker; the
 monitor tells which it was, so the error can name the cause. It also tells whether a
 connection was made at all (a stopped broker's kernel still accepts one), so that a retry
 line can say "no answer" rather than "nothing listening". :func:`open_dealer` makes a
-member's socket with that monitor attached.
+member's socket with that monitor attached (its events read by ``wire/monitor.py``).
 """
 
 from __future__ import annotations
 
-import itertools
-import os
-import struct
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import zmq
 
 from ..config import is_ipv6
+from ..wire.monitor import watch
 
 if TYPE_CHECKING:
     from ..keys import KeyConfig
@@ -56,30 +54,6 @@ def diagnose(event: Mapping[str, Any] | None, has_keys: bool) -> str:
             "broker's public key?)")
 
 
-# numbers each monitor address (with the pid: a forked child counts on)
-_monitors = itertools.count(1)
-
-
-def waiting_events(monitor: zmq.Socket) -> list[Mapping[str, Any]]:
-    """Read every event waiting on a member's monitor socket, oldest first."""
-    events: list[Mapping[str, Any]] = []
-    while monitor.poll(0):
-        events.append(parse_event(monitor.recv_multipart()))
-    return events
-
-
-def parse_event(frames: list[bytes]) -> Mapping[str, Any]:
-    """One monitor event: ``event`` and ``value`` (16 and 32 bits, native order), then ``endpoint``.
-
-    Not pyzmq's ``zmq.utils.monitor``: that module imports ``zmq.asyncio``, so asyncio and ssl,
-    several megabytes in every member for the few bytes read here.
-    """
-    if len(frames) != 2 or len(frames[0]) != 6:
-        raise RuntimeError(f"not a ZeroMQ monitor event: {frames!r}")
-    event, value = struct.unpack("=hi", frames[0])
-    return {"event": event, "value": value, "endpoint": frames[1]}
-
-
 def open_dealer(context: zmq.Context, url: str,
                 keys: KeyConfig | None) -> tuple[zmq.Socket, zmq.Socket | None]:
     """A member's DEALER socket connected to ``url``, and the monitor of its handshake (None on
@@ -93,10 +67,6 @@ def open_dealer(context: zmq.Context, url: str,
         sock.setsockopt(zmq.IPV6, 1)  # ZeroMQ answers "No such device" for [::1] without it
     if keys is not None:
         keys.apply(sock)
-    # A monitor address of its own: pyzmq's default names it after the socket's fd, which a
-    # closed socket's monitor can still hold (libzmq unbinds it later), so a new socket given
-    # the same fd number failed with "Address already in use".
-    address = f"inproc://robotlab-monitor-{next(_monitors)}-{os.getpid()}"
-    monitor = None if url.startswith("inproc://") else sock.get_monitor_socket(WATCHED, address)
+    monitor = None if url.startswith("inproc://") else watch(sock, WATCHED)
     sock.connect(url)
     return sock, monitor
