@@ -41,7 +41,7 @@ log = logging.getLogger("robotlab.broker")
 
 PEER_SILENCE = 2
 """Heartbeats without a word from the peer after which it counts as gone."""
-PEER_ANSWER_WAIT = 10
+PEER_ANSWER_WAIT = 20
 """Heartbeats a starting primary waits for its peer's first state once the peer's state socket
 has answered (a ZeroMQ handshake: the peer's process is up), before it serves alone."""
 
