@@ -110,13 +110,14 @@ class BusClient:
         """Connect and wait for the broker's WELCOME.
 
         Raises:
-            PeerUnavailable: no WELCOME within ``timeout`` (it keeps trying in the background if
+            PeerUnavailable: no WELCOME within ``timeout``, or every broker refused this
+                client's handshake (its keys), at once (it keeps trying in the background if
                 you catch this); ``StandbyPassive``, a passive standby answered: try again.
             ConfigError: the broker refused this client's name for its key (``forbidden``).
         """
         self._link.start()
         self.dispatcher.start()
-        if timeout is not None and not self.wait_welcome(timeout):
+        if timeout is not None and not self._link.wait_welcome(timeout, until_refused=True):
             raise self._link.not_welcomed(timeout)
         return self
 

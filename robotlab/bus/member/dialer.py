@@ -39,6 +39,8 @@ BACKOFF_MAX: Final = 30.0
 NOT_CONNECTED: Final = "could not connect (nothing listening there, or no route to it)"
 HANDSHAKE_UNANSWERED: Final = "connected, but no answer (a stopped broker, or not a ZeroMQ peer?)"
 CONNECTED_UNANSWERED: Final = "connected, but no answer to HELLO (a stopped or overloaded broker?)"
+REFUSAL_LOOK: Final = 0.1
+"""How often a caller waiting for its WELCOME looks whether every broker refused its handshake."""
 
 
 class Dialer:
@@ -68,6 +70,9 @@ class Dialer:
         # the current socket has a connection (its handshake may not have finished)
         self._connected_here = False
         self._broke_off = 0  # handshakes of the current socket that failed with no detail
+        # the URLs whose handshake failed in a way no retry mends: keys where none are wanted, or
+        # none where they are, or a key the broker's ZAP refused
+        self._refused_at: set[str] = set()
         self._attempt_at = 0.0
         self._hello_sent = False
         self._backoff = self._retry_in = BACKOFF_START
@@ -89,10 +94,15 @@ class Dialer:
     def _on_welcome(self, header: dict[str, Any]) -> None:
         raise NotImplementedError  # the Link resends what it keeps
 
-    def wait_welcome(self, timeout: float) -> bool:
-        """True once welcomed within ``timeout`` s; False if not yet; ConfigError if the broker
-        refused us."""
-        self.answered.wait(timeout)
+    def wait_welcome(self, timeout: float, until_refused: bool = False) -> bool:
+        """True once welcomed within ``timeout`` s; False if not yet, or with ``until_refused``
+        as soon as every broker refused this client's handshake (waiting changes nothing, though
+        the link keeps trying); ConfigError if the broker refused us."""
+        deadline = time.monotonic() + timeout
+        look = REFUSAL_LOOK if until_refused else timeout
+        while not self.answered.wait(max(0.0, min(look, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline or until_refused and self.refused_everywhere():
+                break
         if self.refused is not None:
             raise ConfigError(f"the broker at {self.url} refused {self.hello['name']!r} "
                               f"(forbidden): {self.refused}")
@@ -111,8 +121,16 @@ class Dialer:
                                   "try again if it is taking over")
         return PeerUnavailable(self.no_answer(timeout))
 
+    def refused_everywhere(self) -> bool:
+        """True when the handshake failed at every broker URL in a way no retry mends."""
+        self._read_monitor()
+        return self._refused_at >= set(self.urls)
+
     def no_answer(self, timeout: float) -> str:
         """One line: no WELCOME within ``timeout`` s, and the likeliest reason."""
+        if self._refused_at >= set(self.urls):
+            return (f"the broker at {self.url} refused this client's handshake: "
+                    f"{diagnose(self._handshake, self.keys is not None)}")
         if self.last_error is not None:
             return (f"the broker at {self.url} did not welcome {self.hello['name']!r} within "
                     f"{timeout:g}s: {self.last_error}")
@@ -145,6 +163,7 @@ class Dialer:
                     self._connected_here = True
                 elif event["event"] != NO_DETAIL:  # ZAP refused the key, or a mechanism mismatch
                     self._failed_here = self._handshake = event
+                    self._refused_at.add(self.url)
                 else:
                     # A handshake that broke off: once, the broker went away mid-way (an outage,
                     # not a key); again and again (ZeroMQ reconnects each time), a broker that
