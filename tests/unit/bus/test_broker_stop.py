@@ -17,9 +17,17 @@ from tests.waiting import wait_until
 
 
 def turn_until(broker: Broker, condition: Callable[[], Any], message: str) -> None:
-    """Run the broker's loop on this thread, one pass at a time, until ``condition`` holds."""
+    """Run the broker's loop on this thread, one pass at a time, until ``condition`` holds.
+
+    A pass is run only once input waits: with nothing to read, one would wait out the loop's
+    timer (a quarter of the 30 s heartbeat) while the condition came true meanwhile.
+    """
     def turned() -> Any:
-        broker.turn()
+        assert broker.socket is not None and broker._input is not None
+        # the poll reads the socket's events itself, taking the edge the pass would wait for
+        if broker._input.pending or broker.socket.poll(50, zmq.POLLIN):
+            broker._input.pending = True
+            broker.turn()
         return condition()
 
     wait_until(turned, timeout=30, message=message)
