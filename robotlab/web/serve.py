@@ -40,6 +40,9 @@ async def _serve(console: Console, interval: float, sock: socket.socket, key: st
         # The signal comes here, not to uvicorn's handler, so sse-starlette does not see the
         # shutdown: the watcher ends the browsers' streams, or they would hold uvicorn open.
         watcher.close()
+        # A look in hand waits on the broker's answer in a thread the loop cannot cancel; with
+        # the broker down that is the whole admin timeout. Closing the client ends it at once.
+        console.client.close()
         http.should_exit = True
 
     async with anyio.create_task_group() as tasks:

@@ -35,6 +35,8 @@ class AdminCalls:
     def ask(self, link: Link, request_id: str, op: str, args: dict[str, Any],
             timeout: float) -> Any:
         """Send the request and return the broker's ``result``; see :meth:`BusClient.admin`."""
+        if link.closed:
+            raise PeerUnavailable(f"cannot ask the broker {op!r}: this client is closed")
         tracker = Tracker(request_id, "broker")
         with self._lock:
             self._waiting[request_id] = tracker
@@ -46,7 +48,11 @@ class AdminCalls:
         finally:
             with self._lock:
                 self._waiting.pop(request_id, None)
-        answer, body = self._answers.pop(request_id)
+        found = self._answers.pop(request_id, None)
+        if found is None:  # woken by the client's close, which fails what waits
+            raise PeerUnavailable(f"the broker at {link.url} did not answer {op!r}: "
+                                  f"{tracker.detail}")
+        answer, body = found
         if not answer.get("ok"):
             raise BusError(str(answer.get("error", "refused")))
         # a large result comes as the body (broker/admin.py)

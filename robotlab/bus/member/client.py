@@ -325,7 +325,8 @@ class BusClient:
 
         Raises:
             BusError: the broker refused the request (its reason attached).
-            PeerUnavailable: no answer within ``timeout``.
+            PeerUnavailable: no answer within ``timeout``, or the client is (or was meanwhile)
+                closed.
         """
         return self._admin.ask(self._link, f"{self._epoch}.a{next(self._ids)}", op, args, timeout)
 

@@ -71,6 +71,11 @@ class Pump(Dialer):
         # Python property.
         self._io_ident = 0
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`~robotlab.bus.member.link.Link.close` was called."""
+        return not self._running
+
     def ack(self, delivery: int) -> None:
         """Ack a delivery: batched when called while the I/O thread handles input, else sent
         now."""
