@@ -6,13 +6,14 @@ import os
 import random
 import signal
 import sys
+import threading
 
 import pytest
 import zmq
 
 from robotlab import bus
 from robotlab.bus.wire import protocol
-from robotlab.errors import DeliveryTimeout, Nacked
+from robotlab.errors import DeliveryTimeout, Nacked, PeerUnavailable
 from tests.process.conftest import live, stop
 from tests.waiting import wait_until
 
@@ -162,3 +163,31 @@ def test_a_fan_out_never_waits_out_a_poll_timeout(endpoint: str, start_broker, p
         for i in range(300):  # eight outstanding, as the bench sends them
             assert len(window.pop(0).wait(15).instances) == 16
             window.append(sender.send("fan", i))
+
+
+def test_an_admin_request_cut_short_by_close_is_peer_unavailable(start_broker,
+                                                                 endpoint: str) -> None:
+    broker = start_broker(endpoint)
+    client = bus.connect(endpoint, name="asker", timeout=5)
+    os.kill(broker.pid, signal.SIGSTOP)
+    failed: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            client.admin("ps", timeout=600)
+        except BaseException as exc:  # what the caller gets is the test's subject
+            failed.append(exc)
+
+    asking = threading.Thread(target=ask)
+    try:
+        asking.start()
+        wait_until(lambda: client._admin.waiting(), message="the request in flight")
+        client.close(bye=False)
+        asking.join(10)
+    finally:
+        os.kill(broker.pid, signal.SIGCONT)
+    assert not asking.is_alive(), "close() left the caller waiting"
+    assert isinstance(failed[0], PeerUnavailable), repr(failed[0])
+    assert "did not answer 'ps': the client was closed" in str(failed[0])
+    with pytest.raises(PeerUnavailable, match="this client is closed"):
+        client.admin("ps", timeout=600)

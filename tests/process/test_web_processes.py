@@ -4,12 +4,9 @@ browser would: the event stream (server-sent events), the view as JSON, the repl
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
@@ -18,7 +15,7 @@ import httpx
 import pytest
 
 from robotlab import bus
-from robotlab.errors import DeliveryFailed, PeerUnavailable
+from robotlab.errors import DeliveryFailed
 from robotlab.testing import serve_script
 from tests.process.conftest import ROBOT_READY, Processes, is_live, stop
 from tests.waiting import wait_until
@@ -200,32 +197,3 @@ def test_an_unsafe_or_bad_argument_is_refused_with_one_line(broker: str, argv: l
     done = subprocess.run(web_argv(broker, *argv), capture_output=True, text=True, timeout=SECONDS)
     assert done.returncode == code, done.stderr
     assert line in done.stderr and "Traceback" not in done.stderr
-
-
-def test_an_admin_request_cut_short_by_close_is_peer_unavailable(processes: Processes,
-                                                                 start_broker,
-                                                                 endpoint: str) -> None:
-    broker = start_broker(endpoint)
-    client = bus.connect(endpoint, name="asker", timeout=5)
-    os.kill(broker.pid, signal.SIGSTOP)
-    failed: list[BaseException] = []
-
-    def ask() -> None:
-        try:
-            client.admin("ps", timeout=600)
-        except BaseException as exc:  # what the caller gets is the test's subject
-            failed.append(exc)
-
-    asking = threading.Thread(target=ask)
-    try:
-        asking.start()
-        wait_until(lambda: client._admin.waiting(), message="the request in flight")
-        client.close(bye=False)
-        asking.join(10)
-    finally:
-        os.kill(broker.pid, signal.SIGCONT)
-    assert not asking.is_alive(), "close() left the caller waiting"
-    assert isinstance(failed[0], PeerUnavailable), repr(failed[0])
-    assert "did not answer 'ps': the client was closed" in str(failed[0])
-    with pytest.raises(PeerUnavailable, match="this client is closed"):
-        client.admin("ps", timeout=600)
