@@ -12,10 +12,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
+from time import monotonic
 from typing import Any
 
 import zmq
@@ -80,7 +80,7 @@ class Broker:
         self.admin = Admin(self)
         self.counters: Counter[str] = Counter()
         self.frames_in = 0  # frames read from members since the start (see _drain)
-        self.started = time.monotonic()
+        self.started = monotonic()
         self.socket: zmq.Socket | None = None
         # where the socket is bound (a tcp port of 0 resolved), once bound
         self.endpoint = config.bind
@@ -168,7 +168,7 @@ class Broker:
             self._input.pending = self._drain()
         sends = self._sends
         try:
-            now = time.monotonic()  # one clock read for the turn's end
+            now = monotonic()  # one clock read for the turn's end
             if now >= self._next_timer or self._unroutable or self.standby is not None:
                 # Else nothing is due (a deadline a dispatch set since is read by the next
                 # turn's poll): most turns skip the pass that walks every table.
@@ -225,7 +225,7 @@ class Broker:
             due = min(due, self.standby.next_deadline() or INF)
         if self.replica is not None:
             due = min(due, self.replica.next_flush() or INF)
-        return max(int((due - time.monotonic()) * 1000), 1)
+        return max(int((due - monotonic()) * 1000), 1)
 
     def _drain(self) -> bool:
         """Dispatch what waits, up to DRAIN_BATCH messages; True if cut short (more may wait)."""
@@ -308,7 +308,7 @@ class Broker:
                     self._error(identity, ErrorCode.NOT_READY,
                                 f"say HELLO before {frame.command.name}", frame)
                 return
-            peer.expires = time.monotonic() + self._expiry
+            peer.expires = monotonic() + self._expiry
             peer.frames_in += 1
             handler = self.handlers.get(frame.command)
             if handler is None:
@@ -350,7 +350,7 @@ class Broker:
     def _transmit(self, peer: Peer, command: Command, header: dict[str, Any], body: Body) -> bool:
         sent = self._send_frames(peer.identity, protocol.encode(command, header, body, self._pack))
         if sent:
-            peer.last_sent = time.monotonic()
+            peer.last_sent = monotonic()
         return sent
 
     def _send_frames(self, identity: bytes, frames: list[Body]) -> bool:

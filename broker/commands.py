@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from time import monotonic
 from typing import Protocol
 
 from robotlab.bus.wire.protocol import Command, ErrorCode, Frame
@@ -70,17 +71,19 @@ class Commands:
         h["from"] = peer.name  # stamped here: no robot can speak as another
         h["from_instance"] = peer.instance
         h.setdefault("type", "message")
-        self.host.traffic.seen(h, len(frame.body))
         if isinstance(ack, int) and self.deliveries.written_for(peer, ack):
             # Its request is in the journal's file: settled first, and the reply leaves with
             # the commit that deletes it, so a reply its sender has never leaves it open.
+            self.host.traffic.seen(h, len(frame.body))
             self.deliveries.ack(peer, ack, reply=h)
             body, notify = frame.body, peer.instance
             self.host.outbox.after_commit(
                 lambda: self.deliveries.route(h, body, notify=notify))
             return
         self.deliveries.route(h, frame.body, notify=peer.instance)
-        # a reply's ack after the reply left: settling is not on its way back
+        # What is not on the message's way on comes after its DELIVER left: the traffic ring,
+        # and a reply's ack (settling is not on its way back).
+        self.host.traffic.seen(h, len(frame.body))
         if isinstance(ack, int):
             self.deliveries.ack(peer, ack, reply=h)
 
@@ -100,7 +103,7 @@ class Commands:
         """TOUCH {deliveries: [ids], effects?: [keys]}: the peer is still working on these; push
         their deadlines. ``effects``: side-effect calls completed on the one delivery named."""
         h = frame.header
-        self.deliveries.touch(peer, h["deliveries"], time.monotonic(), time.time())
+        self.deliveries.touch(peer, h["deliveries"], monotonic(), time.time())
         if h.get("effects") and len(h["deliveries"]) == 1:
             self.deliveries.effects_done(peer, h["deliveries"][0], h["effects"])
 

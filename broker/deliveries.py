@@ -22,6 +22,8 @@ import itertools
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from heapq import heappop, heappush
+from time import monotonic
 from typing import Any, Final
 
 from robotlab.bus.wire.protocol import Body, Command, Status
@@ -119,7 +121,7 @@ class Deliveries:
             return
         self.keep(record)
         if not targets:
-            self.start(record, targets, time.monotonic())
+            self.start(record, targets, monotonic())
             return
         self._dispatch_all(record, targets)  # _start's last step: the common case skips its checks
 
@@ -177,7 +179,7 @@ class Deliveries:
         self.settle(delivery.record, delivery.instance, Status.DELIVERED, "")
         # idle, while work waits for members away
         if not peer.inflight and self.holds.holding(peer.name):
-            release(self, peer.name, time.monotonic())
+            release(self, peer.name, monotonic())
 
     def written_for(self, peer: Peer, delivery_id: int) -> bool:
         """True when ``peer``'s delivery ``delivery_id`` is of a message the journal's file
@@ -223,7 +225,7 @@ class Deliveries:
     def expire(self, now: float) -> None:
         """Time out deliveries whose ack deadline has passed."""
         while self._deadlines and self._deadlines[0][0] <= now:
-            due, delivery_id = heapq.heappop(self._deadlines)
+            due, delivery_id = heappop(self._deadlines)
             delivery = self.inflight.get(delivery_id)
             if delivery is None or delivery.deadline > due:
                 continue  # settled, or touched since: a later heap entry stands for it
@@ -248,7 +250,7 @@ class Deliveries:
         peer.inflight.clear()
 
     def push_deadline(self, due: float, delivery_id: int) -> None:
-        heapq.heappush(self._deadlines, (due, delivery_id))
+        heappush(self._deadlines, (due, delivery_id))
         if len(self._deadlines) > 2 * len(self.inflight) + DEADLINE_SLACK:
             # A settled delivery's entry stays until it comes due, an ack timeout later: at
             # thousands of messages a second that is megabytes (22 MB at 5k/s and 30 s). Rebuilt
@@ -270,7 +272,7 @@ class Deliveries:
                         f"{peer.name} ({peer.instance}) has {len(peer.inflight)} deliveries in "
                         "flight")
             return
-        now, delivery_id = time.monotonic(), next(self._ids)
+        now, delivery_id = monotonic(), next(self._ids)
         asked, most = record.header.get("max_handling"), self.max_handling
         limit = now + (min(asked, most) if isinstance(asked, (int, float)) else most)
         deadline = min(now + self.ack_timeout, limit)

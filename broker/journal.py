@@ -30,11 +30,11 @@ start-up error, not two brokers replaying each other's messages.
 
 from __future__ import annotations
 
-import heapq
 import logging
 import sqlite3
-import time
 from collections.abc import Callable
+from heapq import heappop, heappush
+from time import monotonic
 from typing import Any, Final
 
 from robotlab.bus.wire.protocol import Body, pack
@@ -132,12 +132,12 @@ class Journal(NoJournal):
             put = puts.get(key)
             if put is not None and put[4] == put_due:
                 return put_due if due is None or put_due < due else due
-            heapq.heappop(dues)
+            heappop(dues)
         return due
 
     def _changed(self) -> None:
         if self._since is None:
-            self._since = time.monotonic()
+            self._since = monotonic()
 
     def put(self, key: Key, header: dict[str, Any], body: Body, notify: str | None,
             receipt_id: str) -> None:
@@ -151,9 +151,9 @@ class Journal(NoJournal):
         self._urgent = self._urgent or urgent
         if key in self._puts:  # put again: it moves to the end, so the first put stays the oldest
             del self._puts[key]
-        due = 0.0 if urgent else time.monotonic() + self.interval + len(body) * GRACE_PER_BYTE
+        due = 0.0 if urgent else monotonic() + self.interval + len(body) * GRACE_PER_BYTE
         self._puts[key] = (notify, receipt_id, header, body, due)
-        heapq.heappush(self._dues, (due, key))
+        heappush(self._dues, (due, key))
         self._settled.discard(key)
         size = self._sizes[key] = ROW_BYTES + len(body)
         self.size += size
@@ -178,7 +178,7 @@ class Journal(NoJournal):
                 self._urgent = True
             else:
                 self._puts[key] = (*put[:4], 0.0)
-                heapq.heappush(self._dues, (0.0, key))
+                heappush(self._dues, (0.0, key))
 
     def answered(self, key: Key, instance: str) -> None:
         """Remember that ``instance`` answered the ``any`` message ``key`` (see the module doc)."""
@@ -281,7 +281,7 @@ class Journal(NoJournal):
         if everything or self._write_all:
             return list(self._puts)
         due = self.next_commit()
-        now = time.monotonic()
+        now = monotonic()
         if due is None or due > now or not self._puts:
             return []
         keys = list(self._puts)

@@ -18,9 +18,9 @@ for a client that had its answer and left.
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from collections.abc import Callable
+from time import monotonic
 from typing import Any, Final, Protocol
 
 from robotlab.bus.wire.protocol import Body, Command, Status
@@ -75,7 +75,7 @@ class Replies:
             return
         record = Record(header, body, notify, key, receipt_id, span=span)
         deliveries.keep(record)
-        now = time.monotonic()
+        now = monotonic()
         # Held even for a name this broker never saw: a restarted broker knows no client, and a
         # requester may well reconnect after the member that answers it.
         deliveries.start(record, [], now, deliveries.holds.until(header, now, expected=True))
@@ -100,7 +100,7 @@ class Replies:
         send."""
         deliveries = self.deliveries
         if not self.send(record.header, record.body, record.key, record.receipt_id, targets):
-            until = until if until is not None else time.monotonic() + deliveries.holds.seconds
+            until = until if until is not None else monotonic() + deliveries.holds.seconds
             deliveries.holds.hold(record.header["to"], record.key, record, until)
             return
         if record.kept:  # out at last: its requester dedupes a second copy

@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 import random
 import threading
-import time
 from collections.abc import Callable, Mapping
+from time import monotonic
 from typing import Any, Final
 
 import zmq
@@ -98,10 +98,10 @@ class Dialer:
         """True once welcomed within ``timeout`` s; False if not yet, or with ``until_refused``
         as soon as every broker refused this client's handshake (waiting changes nothing, though
         the link keeps trying); ConfigError if the broker refused us."""
-        deadline = time.monotonic() + timeout
+        deadline = monotonic() + timeout
         look = REFUSAL_LOOK if until_refused else timeout
-        while not self.answered.wait(max(0.0, min(look, deadline - time.monotonic()))):
-            if time.monotonic() >= deadline or until_refused and self.refused_everywhere():
+        while not self.answered.wait(max(0.0, min(look, deadline - monotonic()))):
+            if monotonic() >= deadline or until_refused and self.refused_everywhere():
                 break
         if self.refused is not None:
             raise ConfigError(f"the broker at {self.url} refused {self.hello['name']!r} "
@@ -178,7 +178,7 @@ class Dialer:
         self._failed_here, self._connected_here, self._broke_off = None, False, 0
         self._at = (self._at + 1) % len(self.urls)
         self.url = self.urls[self._at]
-        self._attempt_at = time.monotonic()
+        self._attempt_at = monotonic()
         return self.url
 
     def _handle(self, frame: Frame) -> None:
@@ -188,7 +188,7 @@ class Dialer:
             self._on_welcome(frame.header)
         elif frame.command == Command.ERROR and frame.header.get("code") == ErrorCode.NOT_READY:
             self.welcomed.clear()  # the broker restarted and forgot us: introduce ourselves again
-            self._attempt_at = time.monotonic()
+            self._attempt_at = monotonic()
             self._seq = 0  # the count starts again with this HELLO: what was kept counts as unsent
             self.kept.unsend()
             self._hello_sent = self._send_hello()
@@ -222,7 +222,7 @@ class Dialer:
             # The pair is up and one of them will serve: try the other soon and often, not with
             # the backoff grown while the dead one stayed silent (a takeover takes seconds).
             self._backoff = self._retry_in = BACKOFF_START
-            self._attempt_at = time.monotonic() - self._retry_in + 0.1  # the next broker, shortly
+            self._attempt_at = monotonic() - self._retry_in + 0.1  # the next broker, shortly
         elif code == ErrorCode.CONFLICT:
             self.last_error = f"conflict: {detail}"
             log.warning("bus: the broker at %s refused our HELLO for now: %s", self.url,

@@ -14,13 +14,13 @@ dedupe by (sender, id). Replies, acks and nacks are kept until the broker confir
 from __future__ import annotations
 
 import contextlib
-import heapq
 import itertools
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable
+from heapq import heappop, heappush
+from time import monotonic
 from typing import Any
 
 import zmq
@@ -102,7 +102,7 @@ class Link(Pump):
     def post_later(self, delay: float, frames: list[Body]) -> None:
         """Send frames after ``delay`` seconds (busy retries)."""
         with self._lock:
-            heapq.heappush(self._later, (time.monotonic() + delay, next(self._later_seq), frames))
+            heappush(self._later, (monotonic() + delay, next(self._later_seq), frames))
         self._wake()
 
     def close(self, bye: bool = True, timeout: float = 2.0) -> None:
@@ -174,10 +174,10 @@ class Link(Pump):
 
     def _poll_ms(self) -> int:
         if not self.welcomed.is_set():
-            return 10 if time.monotonic() - self._attempt_at < 1 else 100
+            return 10 if monotonic() - self._attempt_at < 1 else 100
         wait = min(self.heartbeat / 2, self.ack_timeout / 3)
         if self._later:
-            wait = min(wait, self._later[0][0] - time.monotonic())
+            wait = min(wait, self._later[0][0] - monotonic())
         return max(int(wait * 1000), 1)
 
     def _on_welcome(self, header: dict[str, Any]) -> None:
@@ -188,9 +188,9 @@ class Link(Pump):
             self.kept.keep(self._seq if self._send(frames) else None, frames)
 
     def _timers(self) -> None:
-        now = time.monotonic()
+        now = monotonic()
         while self._later and self._later[0][0] <= now and self.welcomed.is_set():
-            self._send(heapq.heappop(self._later)[2])
+            self._send(heappop(self._later)[2])
         if self.refused is not None:
             return  # retrying a HELLO the broker forbids would only be refused again
         if not self.welcomed.is_set():
@@ -226,5 +226,5 @@ class Link(Pump):
         self._hello_sent = self._send_hello()
 
     def _send_hello(self) -> bool:
-        self._last_recv = time.monotonic()
+        self._last_recv = monotonic()
         return self._send(protocol.encode(Command.HELLO, self.hello, self.claims()))

@@ -17,9 +17,9 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import threading
-import time
 from collections.abc import Callable
+from threading import get_ident
+from time import monotonic
 from typing import TYPE_CHECKING, Final
 
 import zmq
@@ -77,7 +77,7 @@ class Seat:
     def claim(self, io_thread: int | None) -> bool:
         """Seat the calling thread (call under the link's lock); False if taken, or if it is the
         I/O thread or a thread inside a drain (a handler that would wait on what it reads)."""
-        me = threading.get_ident()
+        me = get_ident()
         if self.holder is not None or me == io_thread or me == self.draining:
             return False
         if self._wake_r == -1:
@@ -96,7 +96,7 @@ class Seat:
         sits down first. No wake-up now: a frame that came after the seated drain (which may end
         on the caller's own frame, without reading ZMQ_EVENTS again) waits at most that long."""
         self.holder = None
-        now = time.monotonic()
+        now = monotonic()
         if self.timer is not None and self._fires - now < LOOK_MS / 2000:
             # Else it fires between LOOK_MS / 2 and LOOK_MS from now, within the bound: callers
             # that come and go quickly arm it every few round trips, not on each (a system call).
@@ -133,13 +133,13 @@ class Seat:
         latch.
         ``quiet_fd``: the socket's fd when nothing waited at its last ZMQ_EVENTS read and nobody
         called into it since; then the first ``read()`` is skipped and the fd polled at once."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        until = time.monotonic() + SLICE
+        deadline = None if timeout is None else monotonic() + timeout
+        until = monotonic() + SLICE
         try:
             while not latch.is_set():
                 fd, quiet_fd = (read(latch) if quiet_fd is None else quiet_fd), None
-                wait = (until - time.monotonic() if deadline is None
-                        else min(until, deadline) - time.monotonic())
+                wait = (until - monotonic() if deadline is None
+                        else min(until, deadline) - monotonic())
                 if fd is None or latch.is_set() or wait <= 0:
                     break
                 self._poll(fd, wait)
@@ -164,4 +164,4 @@ class Seat:
 
 def left(deadline: float | None) -> float | None:
     """Seconds until ``deadline`` (None: no limit), never negative."""
-    return None if deadline is None else max(deadline - time.monotonic(), 0.0)
+    return None if deadline is None else max(deadline - monotonic(), 0.0)

@@ -21,9 +21,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import threading
-import time
 from collections import Counter
+from threading import get_ident
+from time import monotonic
 from typing import Any
 
 import zmq
@@ -81,7 +81,7 @@ class Pump(Dialer):
         now."""
         with self._lock:
             self._acks.append(delivery)
-            if threading.get_ident() != self._io_ident:
+            if get_ident() != self._io_ident:
                 self._flush_acks()
                 self._wake_if_input()
 
@@ -120,7 +120,7 @@ class Pump(Dialer):
     def in_drain(self) -> bool:
         """True on a thread that is handling inbound frames (the I/O thread, or a seated
         caller)."""
-        return threading.get_ident() in (self._io_ident, self.seat.draining)
+        return get_ident() in (self._io_ident, self.seat.draining)
 
     @property
     def _sock(self) -> zmq.Socket:
@@ -136,7 +136,7 @@ class Pump(Dialer):
         # A send may have consumed the edge of the socket's fd: whoever reads must look again. The
         # I/O thread, a seated caller and a thread in a drain read ZMQ_EVENTS themselves after
         # their own sends (a drain reads it before each frame).
-        me = threading.get_ident()
+        me = get_ident()
         if (self._socket is None or me in (self._io_ident, self.seat.holder, self.seat.draining)
                 or not self._readable()):
             return
@@ -184,7 +184,7 @@ class Pump(Dialer):
     def _drain_socket(self, until: Latch | None = None, budget: int = -1) -> bool:
         """Read and handle what waits (at most ``budget`` frames, -1: no limit); True if it
         stopped at its budget with input left."""
-        self.seat.draining = threading.get_ident()
+        self.seat.draining = get_ident()
         try:
             return self._drain_frames(until, budget)
         finally:
@@ -199,7 +199,7 @@ class Pump(Dialer):
                 frames = protocol.recv(self._sock)
             except zmq.Again:
                 return False
-            self._last_recv = time.monotonic()
+            self._last_recv = monotonic()
             try:
                 frame = protocol.decode(frames)
             except ProtocolError as exc:
@@ -232,5 +232,5 @@ class Pump(Dialer):
         except zmq.Again:
             return False
         self._seq += 1
-        self._last_sent = time.monotonic()
+        self._last_sent = monotonic()
         return True

@@ -30,8 +30,10 @@ def _libc() -> ctypes.PyDLL | None:
     try:
         libc = ctypes.PyDLL(None, use_errno=True)
         libc.timerfd_create.argtypes = [ctypes.c_int, ctypes.c_int]
-        libc.timerfd_settime.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.POINTER(_Itimerspec),
-                                         ctypes.c_void_p]
+        # No argtypes for timerfd_settime: its arguments (two ints, a byref, None) convert as
+        # they are, where declared ones go through from_param each, which doubled the cost of
+        # an arm (a seated caller's leave runs one every few round trips)
+        libc.timerfd_settime.restype = ctypes.c_int
     except (OSError, AttributeError):  # not Linux (or no such symbol): callers fall back to polling
         return None
     return libc

@@ -7,6 +7,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from time import monotonic
 from typing import Any, Final
 
 from robotlab.errors import DeliveryFailed, DeliveryTimeout, ReplyTimeout, delivery_error
@@ -62,14 +63,14 @@ class Latch:
                 self._gate = threading.Lock()
                 self._gate.acquire()  # held until set() releases it
             gate = self._gate
-        deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
+        deadline = None if timeout is None else monotonic() + max(timeout, 0.0)
         while True:
-            step = WAIT_STEP_SECONDS if deadline is None else min(deadline - time.monotonic(),
+            step = WAIT_STEP_SECONDS if deadline is None else min(deadline - monotonic(),
                                                                    WAIT_STEP_SECONDS)
             if gate.acquire(timeout=max(step, 0.0)):
                 gate.release()  # pass it on: other waiters, and later waits, get through at once
                 return True
-            if deadline is not None and time.monotonic() >= deadline:
+            if deadline is not None and monotonic() >= deadline:
                 return self._set
             run_pending_signal_handlers()  # compiled, this loop runs none by itself
 
@@ -125,7 +126,7 @@ class Tracker:
         self.instances: list[str] = []
         self.failed_copies: list[tuple[str, ...]] = []
         self.sent = False
-        self._busy_until = time.monotonic() + busy_retry
+        self._busy_until = monotonic() + busy_retry
         self._busy_delay = 0.005
         self._reply: Message | None = None
         self._settled = Latch()
@@ -158,7 +159,7 @@ class Tracker:
 
     def busy_backoff(self) -> float | None:
         """The delay before resending after a ``busy`` receipt, or None once out of patience."""
-        if time.monotonic() + self._busy_delay > self._busy_until:
+        if monotonic() + self._busy_delay > self._busy_until:
             return None
         delay = self._busy_delay * random.uniform(0.5, 1.5)
         self._busy_delay = min(self._busy_delay * 2, 0.5)
