@@ -76,4 +76,7 @@ class Kept:
 
 
 def _size(frames: list[Body]) -> int:
-    return sum(len(frame) for frame in frames)
+    total = 0  # a loop, not sum() over a generator: compiled, that would make a generator object
+    for frame in frames:
+        total += len(frame)
+    return total
