@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from robotlab.bus.config import BrokerConfig
-from robotlab.bus.wire.protocol import Body, Status
+from robotlab.bus.wire.protocol import Body, Status, pack
 
 from .journal import NoJournal
 
@@ -25,9 +25,8 @@ UNJOURNALED_MAX_BYTES: Final = 64 * 1024 * 1024
 LISTED_BODY_BYTES: Final = 4096
 """Bodies up to this size are listed whole; a larger one is left out of a listing, which then
 stays small for thousands of letters (a replay still routes the whole body)."""
-LETTER_OVERHEAD: Final = 512
-"""Bytes counted for a letter beyond its body: its header (a few hundred bytes packed) and its
-record."""
+LETTER_OVERHEAD: Final = 256
+"""Bytes counted for a letter's record beyond its body, header and detail (:func:`letter_bytes`)."""
 
 
 def letter_budget(config: BrokerConfig) -> int:
@@ -72,10 +71,18 @@ class DeadLetter:
         }
 
 
+def letter_bytes(letter: DeadLetter) -> int:
+    """What ``letter`` counts for against the queue's byte bound: its body, its header packed (a
+    sender may fill one with fields of its own, up to the protocol's 64 KiB), its detail and
+    :data:`LETTER_OVERHEAD`. Packed again when the letter leaves (an accepted header is never
+    changed), so the count a letter added is the count it takes away."""
+    return len(letter.body) + len(pack(letter.header)) + len(letter.detail) + LETTER_OVERHEAD
+
+
 class DeadLetterQueue:
     """Bounded, ordered dead letters; eviction of the oldest is counted and logged, never
-    silent. Bounded twice: at most ``limit`` letters and ``max_bytes`` of them (each letter's
-    body plus :data:`LETTER_OVERHEAD`), the newest letter kept whatever its size."""
+    silent. Bounded twice: at most ``limit`` letters and ``max_bytes`` of them
+    (:func:`letter_bytes`), the newest letter kept whatever its size."""
 
     def __init__(self, limit: int, journal: NoJournal | None = None,
                  max_bytes: int = UNJOURNALED_MAX_BYTES) -> None:
@@ -92,8 +99,9 @@ class DeadLetterQueue:
              rows: list[tuple[int, str, str, str, dict[str, Any], bytes, float, bool]]) -> None:
         """Take back the dead letters a journal kept (oldest first); new ids continue after them."""
         for _seq, dlq_id, reason, detail, header, body, at, maybe_ran in rows:
-            self._entries[dlq_id] = DeadLetter(dlq_id, reason, detail, header, body, at, maybe_ran)
-            self.bytes += len(body) + LETTER_OVERHEAD
+            letter = DeadLetter(dlq_id, reason, detail, header, body, at, maybe_ran)
+            self._entries[dlq_id] = letter
+            self.bytes += letter_bytes(letter)
         if rows:
             self._ids = itertools.count(max(row[0] for row in rows) + 1)
         self._evict()  # a journal kept under a larger bound
@@ -112,7 +120,7 @@ class DeadLetterQueue:
                  header.get("to"),
                  f"{reason}: {detail}" if detail else reason)
         self.journal.letter_added(seq, letter)
-        self.bytes += len(body) + LETTER_OVERHEAD
+        self.bytes += letter_bytes(letter)
         self._evict()
         return letter
 
@@ -121,7 +129,7 @@ class DeadLetterQueue:
         while len(self._entries) > self.limit or (self.bytes > self.max_bytes
                                                   and len(self._entries) > 1):
             oldest, letter = self._entries.popitem(last=False)
-            self.bytes -= len(letter.body) + LETTER_OVERHEAD
+            self.bytes -= letter_bytes(letter)
             self.journal.letter_removed(oldest)
             self.evicted += 1
             log.warning("dead letter %s evicted, the queue being full (%d letters, %d bytes): "
@@ -162,7 +170,7 @@ class DeadLetterQueue:
         """Remove and return one dead letter (for replay)."""
         letter = self._entries.pop(dlq_id, None)
         if letter is not None:
-            self.bytes -= len(letter.body) + LETTER_OVERHEAD
+            self.bytes -= letter_bytes(letter)
             self.journal.letter_removed(dlq_id)
         return letter
 

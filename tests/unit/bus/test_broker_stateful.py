@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from robotlab.broker.deliveries import RECENT_RECEIPTS
-from robotlab.broker.dlq import LETTER_OVERHEAD
+from robotlab.broker.dlq import letter_bytes
 from robotlab.bus import BrokerConfig, EmbeddedBroker
 from robotlab.bus.wire.protocol import Command, ErrorCode, Status
 from tests.hostile import Raw
@@ -251,8 +251,7 @@ class BrokerMachine(RuleBasedStateMachine):
                        message="alice alone: every robot connection forgotten, silent ones expired")
             assert len(broker.dlq) <= CONFIG.dlq_max
             # what the letters count for, kept right through replays, purges and evictions
-            assert broker.dlq.bytes == sum(len(letter.body) + LETTER_OVERHEAD
-                                           for letter in broker.dlq.list())
+            assert broker.dlq.bytes == sum(letter_bytes(letter) for letter in broker.dlq.list())
             assert len(broker.deliveries.recent) <= RECENT_RECEIPTS
             assert broker.counters.get("internal_errors", 0) == 0
         finally:

@@ -9,8 +9,10 @@ import pytest
 from robotlab import bus
 from robotlab.broker.dlq import LISTED_BODY_BYTES
 from robotlab.bus.member.admin_calls import DEAD_LETTERS_PAGE, dead_letters
-from robotlab.bus.wire.protocol import MAX_HEADER_BYTES, pack
+from robotlab.bus.wire.protocol import MAX_HEADER_BYTES, Command, pack
 from robotlab.errors import BusError, Undeliverable
+from tests.hostile import Raw
+from tests.waiting import wait_until
 
 
 def _dead_letter(sender: bus.BusClient, count: int, content: str = "hello there") -> list[str]:
@@ -74,3 +76,24 @@ def test_an_answer_no_message_could_carry_is_refused_naming_the_fix(make_broker)
                                            "may carry; ask for less"):
             alice.admin("dlq.list")
         assert len(alice.admin("dlq.list", limit=50)) == 50
+
+
+def test_dead_letters_with_headers_a_sender_filled_count_their_headers(make_broker) -> None:
+    # Given a broker whose dead letters may hold 1 MB, and a hostile local process that sends
+    # to a name nobody has, each header filled with a field of its own (they travel on, up to
+    # the protocol's 64 KiB) and each body empty
+    broker = make_broker(dlq_max_bytes=1_000_000)
+    raw = Raw(broker.url, broker.context)
+    try:
+        assert raw.hello("mallory", "mallory-1").command == Command.WELCOME
+        for n in range(100):
+            raw.send(Command.SEND, {"id": f"m{n}", "to": "nobody", "padding": "x" * 60_000})
+        dlq = broker._broker.dlq
+        wait_until(lambda: len(dlq) + dlq.evicted == 100, message="all 100 dead-lettered")
+        # Then what the letters hold stays within the bound: counted by their bodies alone
+        # (empty) they would all have stayed, 6 MB of headers
+        held = sum(len(pack(letter.header)) for letter in dlq.list())
+        assert held <= 1_000_000 and dlq.bytes <= 1_000_000
+        assert 10 <= len(dlq) < 100 and dlq.evicted == 100 - len(dlq)
+    finally:
+        raw.close()
