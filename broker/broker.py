@@ -57,7 +57,7 @@ class Broker:
         self.context = context or zmq.Context.instance()
         self.registry = Registry()
         self.journal = (Journal(config.journal, config.journal_max_bytes) if config.journal
-                        else NoJournal())
+                        else NoJournal(config.journal_max_bytes))
         self.holds: Holds[Any, tuple[Peer, str]] = Holds(config.hold)
         self.dlq = DeadLetterQueue(config.dlq_max, self.journal, letter_budget(config))
         self.outbox = Outbox(self.journal, self.registry, self._transmit)

@@ -116,8 +116,7 @@ class Deliveries:
             targets = [owner] if owner is not None else []
         if not self.journal.room_for(len(body) + ROW_BYTES):
             self.counters["journal_full"] += 1
-            self.settle(record, "", Status.BUSY,
-                        "the broker's journal is full (or failing); try again later")
+            self.settle(record, "", Status.BUSY, f"{self.journal.full}; try again later")
             return
         self.keep(record)
         if not targets:

@@ -40,15 +40,11 @@ from typing import Any, Final
 from robotlab.bus.wire.protocol import Body, pack
 
 from .journal_changes import Changes, Updates, empty, snapshot, write
-from .journal_contract import Key, NoJournal, Restored
+from .journal_contract import ROW_BYTES, Key, NoJournal, Restored
 from .journal_file import open_file, read_back
 
 log = logging.getLogger("robotlab.broker")
 
-
-ROW_BYTES: Final = 256
-"""What a message costs the size bound beyond its body until its header is packed (at the
-commit)."""
 
 INTERVAL: Final = 0.01
 """The longest a change waits for a commit when no receipt depends on it (seconds)."""
@@ -65,6 +61,8 @@ commit of a large body); below it the broker checkpoints when its loop is idle (
 
 class Journal(NoJournal):
     """An SQLite journal at ``path``; stored message bytes stay under ``max_bytes``."""
+
+    full = "the broker's journal is full (or failing)"
 
     def __init__(self, path: str, max_bytes: int, interval: float = INTERVAL) -> None:
         self.path = path

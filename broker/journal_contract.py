@@ -5,7 +5,7 @@ start-up."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from robotlab.bus.wire.protocol import Body
 
@@ -31,12 +31,30 @@ class Restored:
     first: a resend of one after the restart goes back to it, which has its reply."""
 
 
+ROW_BYTES: Final = 256
+"""What an unsettled message counts for beyond its body until its header is packed (at a
+journal's commit; in memory, for as long as it is kept)."""
+MEMORY_MAX_BYTES: Final = 256 * 1024 * 1024
+"""What a broker without a journal keeps of unsettled messages unless told otherwise (the
+default of ``--journal-max-bytes``)."""
+
+
 class NoJournal:
-    """The journal of a broker that keeps everything in memory (the embedded broker's)."""
+    """The journal of a broker that keeps everything in memory (``--no-journal``, the embedded
+    broker's): nothing is written, and the unsettled messages kept in memory are bounded as a
+    file's would be (``max_bytes``: each body plus ``ROW_BYTES``), so that no sender can fill the
+    broker's memory with messages held for a robot that never comes."""
 
     path: str | None = None
     healthy = True
-    size = 0
+    full = "the broker keeps as many unsettled messages in memory as it may (--journal-max-bytes)"
+    """Why a SEND is turned away ``busy`` while :meth:`room_for` says no."""
+
+    def __init__(self, max_bytes: int = MEMORY_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        """The bytes the unsettled messages count for."""
+        self._sizes: dict[Key, int] = {}
 
     def due(self, now: float) -> bool:
         """True when changes must be committed this turn even if no receipt waits on them."""
@@ -51,15 +69,19 @@ class NoJournal:
         return Restored()
 
     def room_for(self, size: int) -> bool:
-        """Always room."""
-        return True
+        """True when a message of ``size`` bytes still fits."""
+        return self.size + size <= self.max_bytes
 
     def put(self, key: Key, header: dict[str, Any], body: Body, notify: str | None,
             receipt_id: str) -> None:
-        """Nothing kept."""
+        """Count an accepted message until :meth:`settle` (nothing is written)."""
+        size = ROW_BYTES + len(body)
+        self.size += size - self._sizes.get(key, 0)
+        self._sizes[key] = size
 
     def settle(self, key: Key) -> None:
-        """Nothing kept."""
+        """Stop counting a message."""
+        self.size -= self._sizes.pop(key, 0)
 
     def written(self, key: Key) -> bool:
         """Nothing is ever in a file."""

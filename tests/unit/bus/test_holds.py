@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from robotlab import bus
-from robotlab.errors import DeliveryTimeout, Undeliverable
+from robotlab.errors import Busy, DeliveryTimeout, Undeliverable
 from tests.waiting import wait_until
 
 
@@ -75,3 +75,26 @@ def test_a_silent_member_that_stays_away_fails_its_work_when_the_hold_runs_out(m
                            match="(went silent|disconnected).* and stayed away 0.5s"):
             tracker.wait(10)
         assert [d["reason"] for d in alice.admin("dlq.list")] == ["timeout"]
+
+
+def test_a_broker_without_a_journal_holds_no_more_than_its_bound_and_says_so(make_broker) -> None:
+    # Given a broker that keeps everything in memory, bounded at 1 MiB, and a robot away
+    broker = make_broker(hold=30.0, journal_max_bytes=1024 * 1024)
+    with bus.connect(broker.url, name="bob"):
+        pass  # bob is known from now on, so what comes for him is held
+    with bus.connect(broker.url, name="alice") as alice:
+        # When a sender keeps sending him large messages
+        big = "x" * 300_000
+        held = [alice.send("bob", big) for _ in range(3)]
+        # Then the fourth is turned away busy, saying why, and the three held stay held
+        with pytest.raises(Busy, match="unsettled messages in memory as it may"):
+            alice.send("bob", big, busy_retry=0).wait(5)
+        stats = alice.admin("stats")
+        assert not any(tracker.settled for tracker in held)
+    assert stats["held"] == 3 and stats["journal_full"] >= 1
+    # And once bob is back and takes them, there is room again
+    seen: list = []
+    with bus.BusClient(broker.url, name="bob").on_message(seen.append).start():
+        wait_until(lambda: len(seen) == 3, message="bob took the three held messages")
+        with bus.connect(broker.url, name="alice") as alice:
+            assert alice.send("bob", big, busy_retry=0).wait(5).status == "delivered"
