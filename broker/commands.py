@@ -76,11 +76,11 @@ class Commands:
             # the commit that deletes it, so a reply its sender has never leaves it open.
             self.host.traffic.seen(h, len(frame.body))
             self.deliveries.ack(peer, ack, reply=h)
-            body, notify = frame.body, peer.instance
+            body, notify, size = frame.body, peer.instance, frame.header_bytes
             self.host.outbox.after_commit(
-                lambda: self.deliveries.route(h, body, notify=notify))
+                lambda: self.deliveries.route(h, body, notify=notify, header_bytes=size))
             return
-        self.deliveries.route(h, frame.body, notify=peer.instance)
+        self.deliveries.route(h, frame.body, notify=peer.instance, header_bytes=frame.header_bytes)
         # What is not on the message's way on comes after its DELIVER left: the traffic ring,
         # and a reply's ack (settling is not on its way back).
         self.host.traffic.seen(h, len(frame.body))

@@ -86,11 +86,13 @@ class Deliveries:
     # -- entry points ---------------------------------------------------------------------
 
     def route(self, header: dict[str, Any], body: Body, notify: str | None,
-              key: tuple[str, str] | None = None, receipt_id: str | None = None) -> None:
+              key: tuple[str, str] | None = None, receipt_id: str | None = None,
+              header_bytes: int = 0) -> None:
         """Route one SEND (already stamped with ``from``/``from_instance``) to its targets.
 
         ``key`` defaults to (``notify``, id) and ``receipt_id`` to the message id; a replay
-        passes its own of both (see :class:`Record`).
+        passes its own of both (see :class:`Record`). ``header_bytes``: the header's size as it
+        came, which the journal's bound counts (a sender may fill a header, up to 64 KiB).
         """
         key = key or (notify or "", header["id"])
         if key in self.active:
@@ -103,9 +105,9 @@ class Deliveries:
         span = spans.routing(header) if tracing.ENABLED and "traceparent" in header else None
         targets, receipt_id = self.registry.targets(header), receipt_id or header["id"]
         if header.get("untracked"):  # a reply (replies.py)
-            self.replies.route(header, body, notify, key, receipt_id, targets, span)
+            self.replies.route(header, body, notify, key, receipt_id, targets, span, header_bytes)
             return
-        record = Record(header, body, notify, key, receipt_id, span=span)
+        record = Record(header, body, notify, key, receipt_id, span=span, header_bytes=header_bytes)
         # answered before a restart: back to the one with its reply
         if self.answered_by and key in self.answered_by:
             record.owner = self.answered_by.pop(key)
@@ -114,7 +116,7 @@ class Deliveries:
         elif record.owner is not None:
             owner = self.registry.by_instance.get(record.owner)
             targets = [owner] if owner is not None else []
-        if not self.journal.room_for(len(body) + ROW_BYTES):
+        if not self.journal.room_for(len(body) + header_bytes + ROW_BYTES):
             self.counters["journal_full"] += 1
             self.settle(record, "", Status.BUSY, f"{self.journal.full}; try again later")
             return
@@ -127,7 +129,8 @@ class Deliveries:
     def keep(self, record: Record) -> None:
         """Make ``record`` active and journal it until it settles."""
         self.active[record.key] = record
-        self.journal.put(record.key, record.header, record.body, record.notify, record.receipt_id)
+        self.journal.put(record.key, record.header, record.body, record.notify, record.receipt_id,
+                         record.header_bytes)
         record.kept = True
         if record.owner is not None:
             # a resend of a message answered before a restart, for the instance that answered

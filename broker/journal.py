@@ -138,12 +138,13 @@ class Journal(NoJournal):
             self._since = monotonic()
 
     def put(self, key: Key, header: dict[str, Any], body: Body, notify: str | None,
-            receipt_id: str) -> None:
+            receipt_id: str, header_bytes: int = 0) -> None:
         """Keep an accepted message until :meth:`settle`.
 
         Its header is packed at the commit, and only if it is unsettled by then: most messages
-        settle within the interval and never reach the file. Until then it counts as
-        ``ROW_BYTES`` beyond its body; the broker never changes a header it has accepted.
+        settle within the interval and never reach the file. Until then it counts as its header
+        as it came (``header_bytes``) and ``ROW_BYTES`` beyond its body; the broker never changes
+        a header it has accepted.
         """
         urgent = header.get("receipt") is False  # its sender keeps no copy: written this turn
         self._urgent = self._urgent or urgent
@@ -153,7 +154,7 @@ class Journal(NoJournal):
         self._puts[key] = (notify, receipt_id, header, body, due)
         heappush(self._dues, (due, key))
         self._settled.discard(key)
-        size = self._sizes[key] = ROW_BYTES + len(body)
+        size = self._sizes[key] = ROW_BYTES + header_bytes + len(body)
         self.size += size
 
     def owned(self, key: Key, instance: str) -> None:

@@ -73,9 +73,10 @@ class NoJournal:
         return self.size + size <= self.max_bytes
 
     def put(self, key: Key, header: dict[str, Any], body: Body, notify: str | None,
-            receipt_id: str) -> None:
-        """Count an accepted message until :meth:`settle` (nothing is written)."""
-        size = ROW_BYTES + len(body)
+            receipt_id: str, header_bytes: int = 0) -> None:
+        """Count an accepted message until :meth:`settle` (nothing is written): its body, its
+        header as it came (``header_bytes``) and ``ROW_BYTES``."""
+        size = ROW_BYTES + header_bytes + len(body)
         self.size += size - self._sizes.get(key, 0)
         self._sizes[key] = size
 

@@ -36,13 +36,15 @@ class Record:
     """
 
     __slots__ = ("header", "body", "notify", "key", "receipt_id", "pending", "outcomes", "replied",
-                 "dlq_ids", "kept", "held", "handed_to", "restored", "owner", "span", "effects")
+                 "dlq_ids", "kept", "held", "handed_to", "restored", "owner", "span", "effects",
+                 "header_bytes")
 
     def __init__(self, header: dict[str, Any], body: Body, notify: str | None, key: tuple[str, str],
                  receipt_id: str, pending: int = 0, kept: bool = False, held: bool = False,
                  span: Any = None, restored: bool = False, owner: str | None = None,
-                 effects: list[str] | None = None) -> None:
+                 effects: list[str] | None = None, header_bytes: int = 0) -> None:
         self.header = header
+        self.header_bytes = header_bytes  # as it came (0: not known), for the journal's bound
         self.body = body
         self.notify = notify
         self.key = key

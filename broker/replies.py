@@ -59,7 +59,7 @@ class Replies:
         self._recent: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     def route(self, header: dict[str, Any], body: Body, notify: str | None, key: tuple[str, str],
-              receipt_id: str, targets: list[Peer], span: Any) -> None:
+              receipt_id: str, targets: list[Peer], span: Any, header_bytes: int = 0) -> None:
         """Deliver a reply to its live requester, hold it for one away, drop it for one that
         left."""
         if key in self._recent:
@@ -73,7 +73,8 @@ class Replies:
             return
         if targets and self.send(header, body, key, receipt_id, targets):
             return
-        record = Record(header, body, notify, key, receipt_id, span=span)
+        record = Record(header, body, notify, key, receipt_id, span=span,
+                        header_bytes=header_bytes)
         deliveries.keep(record)
         now = monotonic()
         # Held even for a name this broker never saw: a restarted broker knows no client, and a

@@ -141,13 +141,15 @@ class Frame:
     (docs/bus.md, "The compiled hot path") its construction is a native call, where a
     dataclass's generated ``__init__`` runs interpreted (about 1.7k instructions a frame)."""
 
-    __slots__ = ("command", "header", "body")
+    __slots__ = ("command", "header", "body", "header_bytes")
 
     def __init__(self, command: Command, header: dict[str, Any] | None = None,
-                 body: Body = b"") -> None:
+                 body: Body = b"", header_bytes: int = 0) -> None:
         self.command = command
         self.header: dict[str, Any] = {} if header is None else header
         self.body = body
+        self.header_bytes = header_bytes
+        """The header's size as it came, packed (0 for a frame not decoded from the wire)."""
 
     def __repr__(self) -> str:
         return f"Frame(command={self.command!r}, header={self.header!r}, body={self.body!r})"
@@ -262,7 +264,7 @@ def decode(frames: list[Body]) -> Frame:
     if type(header) is not dict:
         raise ProtocolError("header is not a map", code=ErrorCode.MALFORMED, frames=frames)
     _check_header(command, header, frames)
-    return Frame(command, header, frames[1] if len(frames) == 2 else data[end:])
+    return Frame(command, header, frames[1] if len(frames) == 2 else data[end:], length)
 
 
 def _first_frame(frames: list[Body]) -> Body:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from robotlab import bus
+from robotlab.bus.wire.protocol import Command
 from robotlab.errors import Busy, DeliveryTimeout, Undeliverable
+from tests.hostile import Raw
 from tests.waiting import wait_until
 
 
@@ -98,3 +100,27 @@ def test_a_broker_without_a_journal_holds_no_more_than_its_bound_and_says_so(mak
         wait_until(lambda: len(seen) == 3, message="bob took the three held messages")
         with bus.connect(broker.url, name="alice") as alice:
             assert alice.send("bob", big, busy_retry=0).wait(5).status == "delivered"
+
+
+def test_headers_a_sender_filled_count_against_the_bound(make_broker) -> None:
+    # Given a broker without a journal bounded at 1 MiB, bob away, and a hostile local process
+    # that sends him messages with empty bodies and headers filled with a field of its own
+    broker = make_broker(hold=30.0, journal_max_bytes=1024 * 1024)
+    with bus.connect(broker.url, name="bob"):
+        pass
+    deliveries = broker._broker.deliveries
+    raw = Raw(broker.url, broker.context)
+    try:
+        assert raw.hello("mallory", "mallory-1").command == Command.WELCOME
+        for n in range(100):
+            raw.send(Command.SEND, {"id": f"m{n}", "to": "bob", "padding": "x" * 60_000})
+        wait_until(lambda: len(deliveries.active) + deliveries.counters["journal_full"] == 100,
+                   message="each of the hundred held or turned away")
+        busy = [raw.expect(Command.RECEIPT) for _ in range(deliveries.counters["journal_full"])]
+    finally:
+        raw.close()
+    # Then what it holds for bob stays within the bound, and the rest was answered busy: counted
+    # by their bodies alone (empty) all hundred would have been held, 6 MB of headers
+    assert 10 <= len(deliveries.active) < 20
+    assert broker._broker.journal.size <= 1024 * 1024
+    assert {receipt.header["status"] for receipt in busy} == {"busy"}
