@@ -16,27 +16,37 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from numbers import Real
 from typing import Any, Final, Generic, TypeVar
 
 Item = TypeVar("Item")
 Away = TypeVar("Away")
 
+log = logging.getLogger("robotlab.broker")
+
 MAX_HOLD: Final = 24 * 3600.0
 """The longest hold a message may ask for (seconds)."""
 DEPARTED_MAX: Final = 4096
 """Instances remembered as having said BYE (the newest), so replies to them are dropped."""
+KNOWN_MAX: Final = 100_000
+"""Names remembered as expected back (those seen most recently): a client's name is often made
+up per run, and a local process may say HELLO under ever new names."""
 
 
 class Holds(Generic[Item, Away]):
     """Held messages by robot name, and members away, each with the time they may wait until."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, known_max: int = KNOWN_MAX) -> None:
         self.seconds = seconds
-        self.known: set[str] = set()
-        """Robot names expected back: messages to them are held rather than dead-lettered."""
+        self.known: OrderedDict[str, None] = OrderedDict()
+        """Names expected back, the one seen longest ago first: messages to them are held rather
+        than dead-lettered. At most ``known_max``; past it the oldest are forgotten."""
+        self.known_max = known_max
+        self.forgotten = 0
+        """Names forgotten to stay within ``known_max``."""
         self.away: dict[str, tuple[float, Away]] = {}
         """Members gone silent, by instance id: (until, the member)."""
         self.departed: OrderedDict[str, None] = OrderedDict()
@@ -50,9 +60,25 @@ class Holds(Generic[Item, Away]):
 
     def know(self, name: str) -> bool:
         """Expect ``name`` back from now on; True when it was not known before."""
-        new = name not in self.known
-        self.known.add(name)
+        known = self.known
+        new = name not in known
+        if new:
+            known[name] = None
+            while len(known) > self.known_max:
+                forgotten, _ = known.popitem(last=False)
+                self.forgotten += 1
+                log.log(logging.WARNING if self.forgotten == 1 else logging.DEBUG,
+                        "broker: more than %d names seen; forgetting those seen longest ago (%s "
+                        "first): what comes for them fails at once instead of being held",
+                        self.known_max, forgotten)
+        else:
+            known.move_to_end(name)
         return new
+
+    def know_all(self, names: Iterable[str]) -> None:
+        """:meth:`know` each of ``names``."""
+        for name in names:
+            self.know(name)
 
     # -- messages ---------------------------------------------------------------------------------
 

@@ -28,12 +28,12 @@ def restore(restored: Restored, dlq: DeadLetterQueue, holds: Holds, deliveries: 
     work to (:mod:`robotlab.broker.claims`), whose names' messages wait for them; and
     ``requesters``, the names that sent it, expected back for their replies."""
     dlq.load(restored.letters)
-    holds.known |= restored.names
-    holds.known.update(requesters)
+    holds.know_all(restored.names)
+    holds.know_all(requesters)
     deliveries.answered_by = restored.answered
     now = time.monotonic()
     if members:
-        holds.known |= set(members.values())
+        holds.know_all(members.values())
         deliveries.claims = Claims.of(members, holds.seconds, now)
     for header, body, notify, key, receipt_id, owner, effects in restored.messages:
         take_back(deliveries, header, body, notify, key, receipt_id, now, owner, effects)

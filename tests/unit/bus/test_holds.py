@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from robotlab import bus
+from robotlab.broker.holds import Holds
 from robotlab.bus.wire.protocol import Command
 from robotlab.errors import Busy, DeliveryTimeout, Undeliverable
 from tests.hostile import Raw
@@ -124,3 +125,17 @@ def test_headers_a_sender_filled_count_against_the_bound(make_broker) -> None:
     assert 10 <= len(deliveries.active) < 20
     assert broker._broker.journal.size <= 1024 * 1024
     assert {receipt.header["status"] for receipt in busy} == {"busy"}
+
+
+def test_the_names_expected_back_are_bounded_and_those_seen_longest_ago_go() -> None:
+    # Given room for three names (a broker's is KNOWN_MAX), and a, b and c seen in that order
+    holds: Holds[object, object] = Holds(30.0, known_max=3)
+    for name in ("a", "b", "c"):
+        assert holds.know(name)
+    # When a is seen again, then a fourth name
+    assert not holds.know("a")
+    assert holds.know("d")
+    # Then b, seen longest ago, is forgotten: what comes for it fails at once, not held
+    assert list(holds.known) == ["c", "a", "d"] and holds.forgotten == 1
+    assert holds.until({"to": "b"}, 0.0) is None
+    assert holds.until({"to": "a"}, 0.0) == 30.0
