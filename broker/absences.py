@@ -55,8 +55,9 @@ class Absences:
         It proves it with the token (and key) of the member that went away; another claimant's
         HELLO ends the wait instead: the work was with a process that is gone.
         """
-        if self.holds.know(new.name) and new.role == "robot":  # clients' names are often made up
-            # per run: they are expected back only while this broker runs
+        self.holds.know(new.name)
+        if new.role == "robot":  # clients' names are often made up per run: they are expected
+            # back only while this broker runs; a robot's is seen again (the file keeps the newest)
             self.journal.name_seen(new.name)
         away = self.holds.back(new.instance)
         if away is None:

@@ -1,8 +1,8 @@
 """The broker's journal: what it accepted, in one SQLite file, so a restart loses none of it.
 
 Four tables: ``messages`` (every accepted message not yet settled), ``dead_letters`` (the
-DLQ), ``names`` (every robot name that has said HELLO, so a restarted broker knows whom to
-hold messages for) and ``answered`` (the instance that answered each of the last
+DLQ), ``names`` (the robot names seen most recently, so a restarted broker knows whom to hold
+messages for) and ``answered`` (the instance that answered each of the last
 ``ANSWERED_KEPT`` ``any`` messages: its sender may not have the reply yet, since a reply the
 broker had not passed on is lost with it, and sends the request again, which must go back to
 that instance, holding the reply, and not run on another). Changes are collected and written
@@ -34,12 +34,12 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from heapq import heappop, heappush
-from time import monotonic
+from time import monotonic, time
 from typing import Any, Final
 
 from robotlab.bus.wire.protocol import Body, pack
 
-from .journal_changes import Changes, Updates, empty, snapshot, write
+from .journal_changes import NAMES_KEPT, Changes, Updates, empty, snapshot, write
 from .journal_contract import ROW_BYTES, Key, NoJournal, Restored
 from .journal_file import open_file, read_back
 
@@ -53,10 +53,6 @@ GRACE_PER_BYTE: Final = 1e-8
 pace well under what one round trip moves on a loaded machine, so a body that is delivered and
 settled in the usual time is never written. A 4 MiB body waits up to 52 ms, its sender holding
 its own copy all the while."""
-CHECKPOINT_PAGES: Final = 8192
-"""The write-ahead log's size (pages of 4 KiB: 32 MiB) past which a commit also checkpoints (a
-copy into the file, with two fsyncs; SQLite's default of 1,000 pages put one inside nearly every
-commit of a large body); below it the broker checkpoints when its loop is idle (:meth:`idle`)."""
 
 
 class Journal(NoJournal):
@@ -64,7 +60,8 @@ class Journal(NoJournal):
 
     full = "the broker's journal is full (or failing)"
 
-    def __init__(self, path: str, max_bytes: int, interval: float = INTERVAL) -> None:
+    def __init__(self, path: str, max_bytes: int, interval: float = INTERVAL,
+                 names_kept: int = NAMES_KEPT) -> None:
         self.path = path
         self.max_bytes = max_bytes
         self.interval = interval
@@ -91,13 +88,16 @@ class Journal(NoJournal):
         self._letters: dict[str, tuple[int, str, str, str, bytes, bytes, float, int]] = {}
         self._dropped: set[str] = set()
         self._purge_all = False
-        self._names: set[str] = set()
+        # robot names seen since the last commit, at a wall-clock time: it orders them across
+        # restarts, where the monotonic clock starts again
+        self._names: dict[str, float] = {}
+        self.names_kept = names_kept
         self._answered: dict[Key, str] = {}
         self.replica: Callable[[Changes, bool], None] | None = None
         """Called with each commit's changes once they are written (a standby pair's stream), and
         whether they hold a message whose sender keeps no copy (or an owner of a message written
         earlier), which must not wait."""
-        self._db = open_file(path, CHECKPOINT_PAGES)
+        self._db = open_file(path)
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -229,9 +229,10 @@ class Journal(NoJournal):
         self._purge_all = True
 
     def name_seen(self, name: str) -> None:
-        """Remember a robot name for good."""
+        """Remember that a robot name said HELLO now (the file keeps the ``names_kept`` seen
+        most recently)."""
         self._changed()
-        self._names.add(name)
+        self._names[name] = time()
 
     def commit(self, everything: bool = False) -> bool:
         """Write this turn's changes in one transaction: every settle, dead letter and name, and
@@ -295,9 +296,9 @@ class Journal(NoJournal):
         changes["purge"] = self._purge_all
         changes["dropped"] = [(d,) for d in self._dropped]
         changes["letters"] = list(self._letters.values())
-        changes["names"] = [(n,) for n in self._names]
+        changes["names"] = list(self._names.items())
         changes["answered"] = [(key[0], key[1], owner) for key, owner in self._answered.items()]
-        write(self._db, changes)
+        write(self._db, changes, self.names_kept)
         if self.replica is not None:
             self.replica(changes, self._urgent)
 
@@ -308,7 +309,7 @@ class Journal(NoJournal):
             sqlite3.Error: the write failed (rolled back).
         """
         try:
-            write(self._db, changes)
+            write(self._db, changes, self.names_kept)
         except sqlite3.Error:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")

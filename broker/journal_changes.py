@@ -10,7 +10,8 @@ A change set is a plain dict of lists, so msgpack carries it between the two bro
 - ``effects``: (packed list of keys, sender, id) of side-effect calls completed on messages;
 - ``purge``: every dead letter dropped; ``dropped``: (dlq id,) of letters dropped; ``letters``:
   letter rows;
-- ``names``: (name,) of robot names seen; ``answered``: (sender, id, instance) that answered.
+- ``names``: (name, seen) of robot names seen, with the wall-clock time (an older broker's
+  rows are (name,)); ``answered``: (sender, id, instance) that answered.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from .holds import KNOWN_MAX
 from .journal_contract import Key
 
 Changes = dict[str, Any]
@@ -25,6 +27,10 @@ Changes = dict[str, Any]
 ANSWERED_KEPT = 4096
 """How many answered ``any`` messages a journal remembers the instance of (as the broker
 remembers receipts in memory)."""
+
+NAMES_KEPT = KNOWN_MAX
+"""How many robot names a journal remembers, those seen most recently (as the broker in memory):
+past it, a HELLO storm of ever new names would grow the file for good."""
 
 TABLES = ("messages", "dead_letters", "names", "answered")
 
@@ -46,13 +52,13 @@ MESSAGE_ROWS = (
 OTHER_ROWS = (
     ("dropped", "DELETE FROM dead_letters WHERE dlq_id = ?"),
     ("letters", "INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
-    ("names", "INSERT OR IGNORE INTO names VALUES (?)"),
     ("answered", "INSERT OR REPLACE INTO answered VALUES (?, ?, ?)"),
 )
 
 
-def write(db: sqlite3.Connection, changes: Changes) -> None:
-    """Write ``changes`` in one transaction (the caller rolls back on ``sqlite3.Error``)."""
+def write(db: sqlite3.Connection, changes: Changes, names_kept: int = NAMES_KEPT) -> None:
+    """Write ``changes`` in one transaction (the caller rolls back on ``sqlite3.Error``), keeping
+    the ``names_kept`` names seen most recently."""
     db.execute("BEGIN")
     if changes["reset"]:
         for table in TABLES:
@@ -61,10 +67,22 @@ def write(db: sqlite3.Connection, changes: Changes) -> None:
     if changes["purge"]:
         db.execute("DELETE FROM dead_letters")
     _rows(db, changes, OTHER_ROWS)
+    if changes["names"]:
+        _write_names(db, changes["names"], names_kept)
     if changes["answered"]:
         db.execute("DELETE FROM answered WHERE rowid <= (SELECT MAX(rowid) FROM answered) - ?",
                    (ANSWERED_KEPT,))
     db.execute("COMMIT")
+
+
+def _write_names(db: sqlite3.Connection, rows: list[Any], kept: int) -> None:
+    # a time never goes back: a peer's older broker sends names without one
+    db.executemany("INSERT INTO names (name, seen) VALUES (?, ?) ON CONFLICT (name) DO UPDATE "
+                   "SET seen = max(seen, excluded.seen)",
+                   [(row[0], row[1] if len(row) > 1 else 0.0) for row in rows])
+    # walks the index down to the kept-th newest: nothing to delete until there are more
+    db.execute("DELETE FROM names WHERE seen < "
+               "(SELECT seen FROM names ORDER BY seen DESC LIMIT 1 OFFSET ?)", (kept - 1,))
 
 
 def _rows(db: sqlite3.Connection, changes: Changes,
@@ -86,7 +104,8 @@ def snapshot(db: sqlite3.Connection) -> Changes:
         "SELECT effects, sender, id FROM messages WHERE effects IS NOT NULL")]
     changes["letters"] = [list(row) for row in db.execute(
         "SELECT * FROM dead_letters ORDER BY seq")]
-    changes["names"] = [list(row) for row in db.execute("SELECT name FROM names")]
+    changes["names"] = [list(row) for row in db.execute(
+        "SELECT name, seen FROM names ORDER BY seen")]
     changes["answered"] = [list(row) for row in db.execute(
         "SELECT sender, id, owner FROM answered ORDER BY rowid")]
     return changes

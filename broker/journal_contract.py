@@ -25,7 +25,8 @@ class Restored:
     """Every unsettled message, oldest first."""
     letters: list[Letter] = field(default_factory=list)
     """Every dead letter, oldest first."""
-    names: set[str] = field(default_factory=set)
+    names: list[str] = field(default_factory=list)
+    """The robot names seen, the one seen longest ago first."""
     answered: dict[Key, str] = field(default_factory=dict)
     """The instance that answered each of the most recent handed-out ``any`` messages, oldest
     first: a resend of one after the restart goes back to it, which has its reply."""

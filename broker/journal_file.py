@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Final
 
 from robotlab.bus.wire.protocol import unpack
 from robotlab.errors import ConfigError
@@ -20,13 +21,21 @@ CREATE TABLE IF NOT EXISTS dead_letters (
     seq INTEGER PRIMARY KEY, dlq_id TEXT UNIQUE NOT NULL, reason TEXT NOT NULL,
     detail TEXT NOT NULL, header BLOB NOT NULL, body BLOB NOT NULL, at REAL NOT NULL,
     maybe_ran INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS names (name TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS names (
+    name TEXT PRIMARY KEY, seen REAL NOT NULL DEFAULT 0) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS answered (
     sender TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL, UNIQUE (sender, id));
 """
 
 
-def open_file(path: str, checkpoint_pages: int) -> sqlite3.Connection:
+CHECKPOINT_PAGES: Final = 8192
+"""The write-ahead log's size (pages of 4 KiB: 32 MiB) past which a commit also checkpoints (a
+copy into the file, with two fsyncs; SQLite's default of 1,000 pages put one inside nearly every
+commit of a large body); below it the broker checkpoints when its loop is idle
+(``Journal.idle``)."""
+
+
+def open_file(path: str, checkpoint_pages: int = CHECKPOINT_PAGES) -> sqlite3.Connection:
     """Open (creating it if need be) and lock the journal at ``path``, in WAL mode, checked and
     brought up to the current schema.
 
@@ -79,6 +88,11 @@ def _add_columns(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE messages ADD COLUMN owner TEXT")
     if "effects" not in message_columns:  # none reported: a later attempt is told of none
         db.execute("ALTER TABLE messages ADD COLUMN effects BLOB")
+    if "seen" not in {row[1] for row in db.execute("PRAGMA table_info(names)")}:
+        # when each name was last seen is not known: all count as seen longest ago
+        db.execute("ALTER TABLE names ADD COLUMN seen REAL NOT NULL DEFAULT 0")
+    # the names seen longest ago go first once there are too many (journal_changes.write)
+    db.execute("CREATE INDEX IF NOT EXISTS names_by_seen ON names (seen)")
 
 
 def read_back(db: sqlite3.Connection) -> tuple[Restored, dict[Key, int], dict[str, int]]:
@@ -100,7 +114,7 @@ def read_back(db: sqlite3.Connection) -> tuple[Restored, dict[Key, int], dict[st
         restored.letters.append((seq, dlq_id, reason, detail, unpack(header), body, at,
                                  bool(maybe_ran)))
         letter_sizes[dlq_id] = len(header) + len(body)
-    restored.names = {name for (name,) in db.execute("SELECT name FROM names")}
+    restored.names = [name for (name,) in db.execute("SELECT name FROM names ORDER BY seen")]
     restored.answered = {(sender, message_id): owner for sender, message_id, owner in
                          db.execute("SELECT sender, id, owner FROM answered ORDER BY rowid")}
     return restored, sizes, letter_sizes

@@ -37,7 +37,8 @@ class Batch:
         self.purge = False
         self.dropped: dict[Any, None] = {}
         self.letters: dict[Any, list[Any]] = {}
-        self.names: dict[Any, None] = {}
+        self.names: dict[Any, float] = {}
+        """When each name was last seen."""
         self.answered: dict[Key, list[Any]] = {}
         self.commits = 0
         """How many commits the batch holds."""
@@ -48,8 +49,8 @@ class Batch:
         self.commits += 1
         self._fold_messages(changes)
         self._fold_letters(changes)
-        for (name,) in changes.get("names", ()):
-            self.names[name] = None
+        for row in changes.get("names", ()):  # an older peer's rows have no time
+            self.names[row[0]] = max(row[1] if len(row) > 1 else 0.0, self.names.get(row[0], 0.0))
         for row in changes.get("answered", ()):
             key = (row[0], row[1])
             self.answered.pop(key, None)  # the newest last, as the peer's file orders them
@@ -93,6 +94,6 @@ class Batch:
         changes["purge"] = self.purge
         changes["dropped"] = [(dlq_id,) for dlq_id in self.dropped]
         changes["letters"] = list(self.letters.values())
-        changes["names"] = [(name,) for name in self.names]
+        changes["names"] = [(name, seen) for name, seen in self.names.items()]
         changes["answered"] = list(self.answered.values())
         return changes

@@ -34,8 +34,9 @@ def commits(draw: st.DrawFn) -> Changes:
     changes["letters"] = [
         [{"d1": 1, "d2": 2, "d3": 3}[d], d, "timeout", "", b"h", b"b", 1.0, 0]
         for d in draw(st.lists(LETTERS, max_size=1, unique=True))]
-    changes["names"] = [(n,) for n in draw(st.lists(st.sampled_from(["bob", "eve"]),
-                                                    max_size=1))]
+    # an older peer's rows have no time
+    changes["names"] = [(n, *draw(st.sampled_from([(), (1.0,), (2.0,)])))
+                        for n in draw(st.lists(st.sampled_from(["bob", "eve"]), max_size=1))]
     changes["answered"] = [[sender, mid, draw(st.sampled_from(["bob-1", "bob-2"]))]
                            for sender, mid in draw(st.lists(KEYS, max_size=1, unique=True))]
     return changes
