@@ -18,6 +18,8 @@ from typing import Any
 
 import click
 
+from robotlab.process_groups.container_init import stay_as_init_if_pid1
+
 USAGE = """robot-to [objective] [options]
 robot-to --resume RUN_ID [options]
 robot-to decisions [RUN_ID]"""
@@ -222,6 +224,7 @@ def decisions(run_id: str | None, run_dir: str | None) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: ``decisions`` as the first word selects the subcommand."""
+    stay_as_init_if_pid1()  # a container's first process: its robots' and commands' orphans
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         if args[:1] == ["decisions"]:

@@ -18,6 +18,7 @@ from robotlab.bus.wire.protocol import unpack
 from robotlab.errors import ConfigError, ExitCode
 from robotlab.observability import setup as setup_tracing
 from robotlab.observability import trace_settings
+from robotlab.process_groups.container_init import stay_as_init_if_pid1
 from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_environment
 
 from .a2a_serve import a2a_serve_command
@@ -40,6 +41,7 @@ BROKER_HELP = ("Broker address, or several comma-separated (a primary and its st
 @click.version_option(package_name="robotlab")
 def main() -> None:
     """robotlab: LLM robots, each in its own process, on a ZeroMQ bus."""
+    stay_as_init_if_pid1()  # a container's first process (the broker, most often)
 
 
 main.add_command(a2a_serve_command)

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from robotlab.cli.exits import ends_on_error, program_name
+from robotlab.process_groups.container_init import stay_as_init_if_pid1
 
 from .flags import handler_flags
 from .start import prepare, serve_handler
@@ -19,6 +20,7 @@ from .start import prepare, serve_handler
 
 def main() -> None:
     """Run ``robotd`` with this process's command line."""
+    stay_as_init_if_pid1()  # a container's first process: its handlers' orphans are its to reap
     flags = handler_flags(sys.argv[1:])
     if flags is None:
         from .command import robotd

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 from typing import Any
 
@@ -32,6 +33,12 @@ def slow(message: Message) -> str:
         open(marker, "w").close()
     threading.Event().wait(float(seconds))
     return f"slept {seconds}"
+
+
+def orphan(message: Message) -> str:
+    """Leave an orphan behind: a shell that starts a short sleep in the background and exits."""
+    subprocess.run(["sh", "-c", "sleep 0.1 &"], check=True)
+    return "left one"
 
 
 def hang(message: Message) -> None:
