@@ -23,10 +23,11 @@ pytestmark = pytest.mark.skipif(
 
 def robotd_as_pid1(processes: Processes, broker: str, handler: str) -> tuple[Proc, psutil.Process]:
     """``robotd --name boxed`` as PID 1 of a new PID namespace; the unshare process and the
-    namespace's PID 1, once the robot is on the broker."""
-    unshare = processes.start(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-m",
-                               "robotlab.robotd", "--name", "boxed", "--broker", broker,
-                               "--handler", handler], name="boxed")
+    namespace's PID 1, once the robot is on the broker. (``--kill-child``: the teardown's kill
+    of unshare ends the namespace too.)"""
+    unshare = processes.start(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc",
+                               sys.executable, "-m", "robotlab.robotd", "--name", "boxed",
+                               "--broker", broker, "--handler", handler], name="boxed")
     wait_until(lambda: live(broker, "boxed"), timeout=60, message="boxed is on the broker")
     (pid1,) = psutil.Process(unshare.pid).children()
     return unshare, pid1
