@@ -12,7 +12,9 @@ One server holds one script: every request, from any process, takes the next tur
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import socket
 import sys
 import threading
 import time
@@ -110,6 +112,27 @@ class ScriptServer(ThreadingHTTPServer):
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        connection, address = super().get_request()
+        with self.lock:
+            self._connections.add(connection)
+        return connection, address
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """End every open connection: a client's pool keeps its connections open, and each
+        one's thread would wait on it for the next request for as long as the client lives."""
+        with self.lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
     @property
     def url(self) -> str:
@@ -215,6 +238,7 @@ def serve_script(turns: Any) -> Iterator[str]:
         yield server.url
     finally:
         server.shutdown()
+        server.close_connections()
         server.server_close()
         thread.join(timeout=5)
 

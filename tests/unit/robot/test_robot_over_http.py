@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ import robotlab
 from robotlab.testing import load_script, requests_seen, serve_script
 from robotlab.testing.llm_server import ScriptServer
 from robotlab.testing.script import Script
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -212,3 +215,22 @@ def test_a_process_that_called_a_model_over_http_exits_with_no_socket_left_open(
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "a b"
     assert "ResourceWarning" not in done.stderr, done.stderr
+
+
+def test_a_script_server_ends_its_connections_when_its_block_ends() -> None:
+    def serving() -> list[str]:
+        return [t.name for t in threading.enumerate() if "process_request" in t.name]
+
+    before = set(serving())
+    with serve_script([{"content": "hi"}]) as url:
+        host, port = url.split("//")[1].split("/")[0].split(":")
+        # a client keeping its connection open between requests, as litellm's pool does
+        client = http.client.HTTPConnection(host, int(port))
+        client.request("GET", "/v1/models")
+        assert client.getresponse().read()
+        assert set(serving()) - before
+    try:
+        wait_until(lambda: not set(serving()) - before, timeout=10,
+                   message="the server's thread for the kept connection ended")
+    finally:
+        client.close()
