@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from robotlab.process_groups.container_init import stay_as_init_if_pid1
+from robotlab.container_init import stay_as_init_if_pid1
 
 USAGE = """robot-to [objective] [options]
 robot-to --resume RUN_ID [options]

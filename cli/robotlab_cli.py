@@ -15,10 +15,10 @@ from robotlab import bus
 from robotlab.bus.config import BrokerConfig
 from robotlab.bus.member.admin_calls import dead_letters
 from robotlab.bus.wire.protocol import unpack
+from robotlab.container_init import stay_as_init_if_pid1
 from robotlab.errors import ConfigError, ExitCode
 from robotlab.observability import setup as setup_tracing
 from robotlab.observability import trace_settings
-from robotlab.process_groups.container_init import stay_as_init_if_pid1
 from robotlab.service import LOG_FORMATS, Notifier, configure_logging, service_environment
 
 from .a2a_serve import a2a_serve_command

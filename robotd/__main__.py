@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from robotlab.cli.exits import ends_on_error, program_name
-from robotlab.process_groups.container_init import stay_as_init_if_pid1
+from robotlab.container_init import stay_as_init_if_pid1
 
 from .flags import handler_flags
 from .start import prepare, serve_handler

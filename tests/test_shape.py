@@ -160,6 +160,7 @@ LAYERS: dict[str, float] = {
     "robotlab.exit_codes": -1,  # below the errors that name them
     "robotlab.errors": 0, "robotlab.text": 0, "robotlab.ipc": 0, "robotlab.process_groups": 0,
     "robotlab.signal_relay": 0,
+    "robotlab.container_init": 0,  # only os and signal: the first step of a robotd
     # the project's environment variables, read by config, the bus and tracing
     "robotlab.environment": 0,
     "robotlab.observability": 0.5,  # above the errors it raises, below the bus and robots it traces
