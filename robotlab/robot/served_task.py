@@ -24,6 +24,7 @@ from typing import Any
 
 from robotlab.errors import InferenceError
 from robotlab.errors.causes import Cause
+from robotlab.robot.tool_loop import held_cuts, truncation_warning
 
 __all__ = ["cut_by_the_window", "newer_half", "run_fitting"]
 
@@ -34,12 +35,18 @@ def run_fitting(robot: Any, message: Any, **run_options: Any) -> Any:
     """``robot.run(message, **run_options)``, the robot's conversation shortened from the oldest
     end as often as the model's context window needs; its ``RobotResult``.
 
+    A reply the window cut short is logged once, as the step taken (its turn dropped, the task run
+    again), not also as the tool loop's advice to shorten the conversation; a reply returned cut
+    (by ``max_tokens``) gets that advice, as a run outside a served robot does.
+
     Raises:
         InferenceError: the model failed for another cause, or the task overflows the window with
             no conversation left to drop.
     """
     while True:
         history = robot.conversation.log.messages()
+        cuts: list[tuple[int | None, int | None]] = []
+        holding = held_cuts.set(cuts)
         try:
             result = robot.run(message, **run_options)
         except InferenceError as exc:
@@ -49,8 +56,12 @@ def run_fitting(robot: Any, message: Any, **run_options: Any) -> Any:
         else:
             if not history or not cut_by_the_window(result, run_options.get(
                     "max_tokens", getattr(robot.config, "max_tokens", None))):
+                for limit, written in cuts:  # returned cut: the advice the tool loop holds
+                    log.warning("%s", truncation_warning(robot.name, limit, written))
                 return result
             why = f"cut its reply short after {result.raw.usage.output_tokens} tokens"
+        finally:
+            held_cuts.reset(holding)
         kept = newer_half(history)
         log.warning("%s: the model's context window %s; the oldest %d of its %d messages are "
                     "dropped and the task runs again", robot.name, why,

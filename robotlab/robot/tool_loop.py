@@ -15,6 +15,7 @@ import dataclasses
 import json
 import logging
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,13 @@ def truncation_warning(robot: str, limit: int | None, written: int | None = None
     return (f"robot {robot}: a reply was cut {where} (finish_reason 'length'); raise the limit "
             "with max_tokens=N (robotd --max-tokens N, or chat.with_params.max_tokens for every "
             "robot), 0 for no cap")
+
+
+held_cuts: ContextVar[list[tuple[int | None, int | None]] | None] = ContextVar(
+    "held_cuts", default=None)
+"""Where this thread's runs put the cuts they would warn of ((max_tokens, tokens written)), for
+a caller that decides what to say of them once the run is over (a served robot's task, which may
+run it again): None, the warning is logged at once."""
 
 
 def chain_callbacks(
@@ -260,10 +268,13 @@ class ToolLoop:
         """Tell ``on_truncated``; without one, log the library's warning (it names robotd's
         flag)."""
         limit = self.params.get("max_tokens")
+        written = None if usage.estimated else usage.output_tokens
+        held = held_cuts.get()
         if self.on_truncated is not None:
             self.on_truncated(limit)
+        elif held is not None:
+            held.append((limit, written))
         else:
-            written = None if usage.estimated else usage.output_tokens
             robot_log.warning("%s", truncation_warning(getattr(self.robot, "name", "robot"), limit,
                                                        written))
 

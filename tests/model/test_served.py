@@ -82,10 +82,10 @@ def test_a_served_robot_never_answers_with_a_reply_the_window_cut_short(
             done, _ = send(broker, "--wait", "--timeout", "120", "--", f"Task {task}: list the "
                            "whole numbers from 1 to 40, separated by commas.")
             assert done.returncode == 0, (task, done.stderr)
-    # Then no reply the window cut short was sent back: each time a reply was cut (the tool loop
-    # logs every one), the oldest turns went and the task ran again
+    # Then no reply the window cut short was sent back: each time a reply was cut, the oldest
+    # turns went and the task ran again (a reply returned cut would be logged as "a reply was cut")
     log = bob.output()
-    assert log.count("a reply was cut") == log.count("cut its reply short"), log
+    assert "a reply was cut" not in log, log
     assert log.count("messages are dropped and the task runs again") >= 1
 
 

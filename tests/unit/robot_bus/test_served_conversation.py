@@ -109,13 +109,19 @@ def test_a_reply_the_window_cut_short_is_asked_again_from_the_newer_half(caplog)
     assert [m["content"] for m in bob.conversation.log.messages()] == [
         "q3", "a3", "q4", "a4", "q5", "Three colours: red, green, blue"]
     assert "cut its reply short after 24 tokens; the oldest 4 of its 8 messages" in caplog.text
+    # and the cut is logged once, as what was done: not also as advice to shorten the conversation
+    assert "a reply was cut" not in caplog.text
 
 
-def test_a_reply_cut_by_max_tokens_or_after_a_tool_ran_or_alone_is_returned_as_it_is() -> None:
+def test_a_reply_cut_by_max_tokens_or_after_a_tool_ran_or_alone_is_returned_as_it_is(
+        caplog) -> None:
     limited = robotlab.build(name="bob", max_tokens=24,
                              llm=ScriptedLLM([{"content": "a1"}, cut("a long", 24)]))
     limited.run("q1")
-    assert run_fitting(limited, "q2").truncated  # max_tokens cut it: asking again cuts it again
+    with caplog.at_level(logging.WARNING, logger="robotlab.robot"):
+        assert run_fitting(limited, "q2").truncated  # max_tokens cut it: asking again cuts it again
+    # returned cut: the one warning says which limit to raise
+    assert caplog.text.count("a reply was cut at max_tokens=24") == 1, caplog.text
     assert len(limited.llm.requests) == 2
     note = robotlab.Tool.create(name="note", handler=lambda args: "noted")
     tooled = robotlab.build(name="bob", local_tools=[note], llm=ScriptedLLM([
