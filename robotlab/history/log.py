@@ -5,9 +5,14 @@ The log is saved after every step.
 The entries and how they render to chat messages are in ``entries.py``: a run's system
 message (recorded when it changes), task, replies, tool calls and results, and its exit; and
 rewrites (compaction, ``replace_messages``, ``clear_messages``, ``compress_history``), which
-replace the transcript before them. Nothing is ever removed. Chat messages are rendered on
-demand, from the last rewrite on, and leave out runs that failed, so a run that raises leaves
-the conversation as it was, while the log keeps what it did.
+replace the transcript before them. Nothing is ever removed from the file. Chat messages are
+rendered on demand, from the last rewrite on, and leave out runs that failed, so a run that raises
+leaves the conversation as it was, while the log keeps what it did.
+
+Memory holds what rendering needs, so a robot serving all night (its conversation rewritten each
+time it outgrows the model's window) holds a log of bounded size: the entries since the last
+rewrite, and of those before it, none once the file holds them (``entries`` reads them back), or,
+with no file, the newest ``ENTRIES_KEPT``.
 
 On disk (``log_file.py``) the log is a header line and one JSON line per entry, appended and
 fsynced at every step, so a killed process leaves a readable record up to its last step and a
@@ -23,7 +28,7 @@ import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from robotlab.errors import ConfigError
 from robotlab.history import log_file
@@ -69,6 +74,10 @@ __all__ = [
 
 log = logging.getLogger("robotlab.history")
 
+ENTRIES_KEPT: Final = 10_000
+"""How many entries before its last rewrite a log with no file keeps (the oldest go first): a few
+MB of a long night's tasks, and more than a script ever looks back on."""
+
 
 class HistoryLog:
     """A robot's entries, and the file they are saved to after every append (if any).
@@ -77,13 +86,16 @@ class HistoryLog:
         path: where to save; None keeps the log in memory only.
         robot: the robot's name, written into the document.
         entries: entries to start from (a loaded log).
+        kept: with no file, how many entries before the last rewrite stay in memory.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, robot: str = "robot",
-                 entries: Iterable[Entry] = ()) -> None:
+                 entries: Iterable[Entry] = (), kept: int = ENTRIES_KEPT) -> None:
         self.path = Path(path) if path else None
         self.robot = robot
-        self._entries: list[Entry] = []
+        self.kept = kept
+        self._entries: list[Entry] = []  # the entries in memory: every one after the dropped
+        self._dropped = 0  # the oldest entries let go of (with a file, the first lines in it)
         self._lock = threading.RLock()
         self._rewrite_at = 0  # where rendering starts: the last rewrite
         self._last_system: str | None = None
@@ -125,9 +137,15 @@ class HistoryLog:
 
     @property
     def entries(self) -> tuple[Entry, ...]:
-        """Every entry so far, oldest first."""
+        """Every entry so far, oldest first: with a file, those memory let go of read back from
+        it; with none, the newest ``kept`` before the last rewrite and every one since."""
         with self._lock:
-            return tuple(self._entries)
+            return (*self._older(), *self._entries)
+
+    @property
+    def held(self) -> int:
+        """How many entries are in memory (see the module's docstring)."""
+        return len(self._entries)
 
     def messages(self) -> list[dict[str, Any]]:
         """The chat messages (no system message: the robot supplies its current one)."""
@@ -162,10 +180,12 @@ class HistoryLog:
                        for e in entries]
             self._note(stamped)
             if self.path is None:
+                self._let_go()
                 return
             try:
                 if self._written:
                     log_file.append(self.path, stamped)
+                    self._let_go()
                 else:
                     self.save()
             except OSError as exc:
@@ -208,5 +228,30 @@ class HistoryLog:
             return
         with self._lock:
             self._written = False
-            log_file.write_whole(self.path, self.robot, self._entries)
+            log_file.write_whole(self.path, self.robot, [*self._older(), *self._entries])
             self._written = True
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """Let go of the entries before the last rewrite that memory need not hold: with a file
+        (called once it holds every entry), all of them; else all but the newest ``kept``."""
+        cut = self._rewrite_at - self.kept if self.path is None else self._rewrite_at
+        if cut > 0:
+            del self._entries[:cut]
+            self._rewrite_at -= cut
+            self._dropped += cut
+
+    def _older(self) -> list[Entry]:
+        """The entries memory let go of, read back from the file (none without one)."""
+        if not self._dropped or self.path is None:
+            return []
+        try:
+            _, on_file = log_file.read(self.path)
+        except ConfigError as exc:
+            log.warning("cannot read back the older entries of %s's history: %s", self.robot,
+                        exc)
+            return []
+        if len(on_file) < self._dropped:
+            log.warning("%s's history file %s lost %d of its older entries", self.robot,
+                        self.path, self._dropped - len(on_file))
+        return on_file[: self._dropped]
