@@ -4,9 +4,9 @@ receipt goes out (``--standby-sync on``) or not (``off``), interleaved in one ru
 
 Each side runs a broker (or two), an echo robotd and this client on tcp loopback, as
 ``bench/bus.py`` does, and measures p50/p99 of sequential round trips and throughput with 8
-outstanding, twice: plain requests (the reply is not held for any commit) and ``any`` requests,
-whose DELIVER waits for the local commit that writes its owner (on a pair, not for the backup's
-ack of it: only a member's first one waits, for the record of that member). Beside the latency,
+outstanding, twice: plain requests and ``any`` requests, whose DELIVER waits for no commit but,
+the first time a member is handed one, the one that writes that member (on a pair, also the
+backup's ack of that record). Beside the latency,
 the CPU the broker processes spend per sequential round trip (both brokers of a pair): on a
 machine with fewer cores than busy processes the latency moves with the scheduler from run to
 run, the CPU much less.

@@ -42,6 +42,7 @@ class Absences:
             self.deliveries.replies.departed(peer)
         if gone or self.holds.seconds <= 0:
             self.deliveries.lost(peer, why)
+            self.journal.member_left(peer.instance)  # nothing of its own for a restart to wait on
             return why
         self.holds.leave(peer.instance, (peer, why), time.monotonic())
         if not peer.inflight:
@@ -74,3 +75,4 @@ class Absences:
         expire_holds(self.deliveries, now)
         for peer, why in self.holds.gone(now):
             self.deliveries.lost(peer, f"{why} and stayed away {self.holds.seconds:g}s")
+            self.journal.member_left(peer.instance)  # its work went to others: none to claim

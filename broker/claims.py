@@ -1,21 +1,24 @@
-"""After a standby takeover: which member holds each ``any`` message, as the members say.
+"""After a restart or a standby takeover: which member holds each ``any`` message, as the members
+say.
 
-The active broker of a pair hands out an ``any`` message once its own journal holds the owner;
-the owner reaches the passive broker a moment later, in the stream (:mod:`robotlab.broker.replica`),
-and nothing waits for it. A takeover may therefore find a message whose owner the old active
-broker knew and this one does not (its owner unknown, or the message not journaled here at
-all and sent again by its sender). What the passive broker does hold, before any hand-out to
-a member, is that member (its instance id and name): the active broker streams each instance
-the first time it hands it an ``any`` message, and waits for the peer's ack of that one record.
+A broker hands out an ``any`` message without writing its owner first (a commit on the path of
+every request to a pool), so a restart may find a message whose owner the broker knew and the
+file does not (its owner unknown, or the message not in the file at all and sent again by its
+sender); so may a takeover, the owner reaching the passive broker's stream
+(:mod:`robotlab.broker.replica`) a moment later if at all. What the file does hold, before any
+hand-out to a member, is that member (its instance id and name,
+:mod:`robotlab.broker.journal_members`); and one of a pair streams each instance the first time
+it hands it an ``any`` message, and waits for the peer's ack of that one record.
 
-So at a takeover the new active broker knows every instance that may hold work of an ``any``
-message, and asks them: a member says HELLO with the keys (sender instance, message id) its
+So after a restart or a takeover the broker knows every instance that may hold work of an
+``any`` message, and asks them: a member says HELLO with the keys (sender instance, message id) its
 dedupe memory holds in the HELLO's body (the messages it is working on, and the ones it
 finished, whose replies it keeps or acked). Until every such instance of a name has said HELLO
-again, or the hold (``--hold``) since the takeover ran out, no ``any`` message for that name
-is handed to anyone but the member that claims it; then the ones nobody claimed go out as
-usual, since no member that was live had them. A claim counts only from an instance the peer
-streamed, for a message addressed to that instance's name.
+again, or the hold (``--hold``) since the start ran out, no ``any`` message for that name is
+handed to anyone but the member that claims it; then the ones nobody claimed go out as usual,
+since no member that was live had them, and the members still away leave the file. A claim
+counts only from an instance the file or the peer held, for a message addressed to that
+instance's name.
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ class Claims:
         with no hold (nothing is held then, for the members or anyone else)."""
         if not members or hold <= 0:
             return None
-        log.info("standby: %d members (%d names) may hold messages sent to any instance; those "
-                 "wait for them (at most %gs)", len(members), len({*members.values()}), hold)
+        log.info("%d members (%d names) may hold messages sent to any instance; those wait for "
+                 "them (at most %gs)", len(members), len({*members.values()}), hold)
         return cls(members, now + hold)
 
     def open(self, name: str) -> bool:

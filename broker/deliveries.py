@@ -134,8 +134,8 @@ class Deliveries:
         record.kept = True
         if record.owner is not None:
             # a resend of a message answered before a restart, for the instance that answered
-            # it: held for it, or handed to it, the file must say so, or the next restart finds
-            # the message unowned and may hand it to an instance that would run it again
+            # it: held for it, or handed to it, and so noted in the file (that instance, a member
+            # the file holds, would claim it at a next restart too)
             self.journal.owned(record.key, record.owner)
 
     def start(self, record: Record, targets: list[Peer], now: float,
@@ -283,8 +283,8 @@ class Deliveries:
         self.inflight[delivery_id] = delivery
         peer.inflight.add(delivery_id)
         self.push_deadline(deadline, delivery_id)
-        # A kept `any` message leaves after the turn's commit, which writes it with its owner
-        # (the outbox holds it till then): a broker killed before that handed it to nobody.
+        # A kept `any` message goes through the outbox: the first one a member is handed waits
+        # for the commit that writes the member, whom a restart asks what it holds.
         owned = record.kept and record.header.get("any")
         send = self.transmit if owned else self.deliver
         header = deliver_header(record.header, delivery_id, attempt, record.effects)
@@ -306,7 +306,7 @@ class Deliveries:
         else:
             record.handed_to.add(peer.instance)
         if owned:
-            # journaled even when the owner was known already (a claim at a takeover, an answer
+            # noted even when the owner was known already (a claim at a takeover, an answer
             # before a restart): the file may not have it yet
             record.owner = peer.instance
             self.journal.owned(record.key, peer.instance)

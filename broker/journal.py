@@ -1,8 +1,10 @@
 """The broker's journal: what it accepted, in one SQLite file, so a restart loses none of it.
 
-Four tables: ``messages`` (every accepted message not yet settled), ``dead_letters`` (the
+Five tables: ``messages`` (every accepted message not yet settled), ``dead_letters`` (the
 DLQ), ``names`` (the robot names seen most recently, so a restarted broker knows whom to hold
-messages for) and ``answered`` (the instance that answered each of the last
+messages for), ``members`` (every instance that may hold work of an ``any`` message, asked at a
+restart what it holds: :mod:`robotlab.broker.journal_members`) and ``answered`` (the instance
+that answered each of the last
 ``ANSWERED_KEPT`` ``any`` messages: its sender may not have the reply yet, since a reply the
 broker had not passed on is lost with it, and sends the request again, which must go back to
 that instance, holding the reply, and not run on another). Changes are collected and written
@@ -34,14 +36,16 @@ import logging
 import sqlite3
 from collections.abc import Callable
 from heapq import heappop, heappush
-from time import monotonic, time
+from time import monotonic
 from typing import Any, Final
 
 from robotlab.bus.wire.protocol import Body, pack
 
 from .journal_changes import NAMES_KEPT, Changes, Updates, empty, snapshot, write
 from .journal_contract import ROW_BYTES, Key, NoJournal, Restored
-from .journal_file import open_file, read_back
+from .journal_file import CHECKPOINT_SPACING, checkpoint, open_file, read_back
+from .journal_letters import FileLetters
+from .journal_members import FileMembers, FileNames
 
 log = logging.getLogger("robotlab.broker")
 
@@ -72,7 +76,6 @@ class Journal(NoJournal):
         time)."""
         self._urgent = False
         self._sizes: dict[Key, int] = {}
-        self._letter_sizes: dict[str, int] = {}
         self._puts: dict[Key, tuple[str | None, str, dict[str, Any], Body, float]] = {}
         """Accepted and not written or settled yet, oldest first, each with the time it falls
         due."""
@@ -80,19 +83,17 @@ class Journal(NoJournal):
         """A heap of (due, key) of the puts, the earliest first; an entry whose put was settled,
         written or put again since is left in it and skipped when it comes to the top."""
         self._unchecked = False  # written since the last checkpoint
+        self._next_checkpoint = 0.0
         # a dead letter left: the next commit writes every put (see letter_removed)
         self._write_all = False
         self._settled: set[Key] = set()
         self._updates = Updates()
         """Each kept message's owner and completed side-effect calls, until written."""
-        self._letters: dict[str, tuple[int, str, str, str, bytes, bytes, float, int]] = {}
-        self._dropped: set[str] = set()
-        self._purge_all = False
-        # robot names seen since the last commit, at a wall-clock time: it orders them across
-        # restarts, where the monotonic clock starts again
-        self._names: dict[str, float] = {}
-        self.names_kept = names_kept
+        self.letters = FileLetters()
+        self.names = FileNames(names_kept)
         self._answered: dict[Key, str] = {}
+        self.members = FileMembers()
+        self._parts = (self.letters, self.names, self.members)  # pending, rows, committed
         self.replica: Callable[[Changes, bool], None] | None = None
         """Called with each commit's changes once they are written (a standby pair's stream), and
         whether they hold a message whose sender keeps no copy (or an owner of a message written
@@ -103,8 +104,9 @@ class Journal(NoJournal):
 
     def restore(self) -> Restored:
         """Read everything back (once, at start-up) and count the stored bytes."""
-        restored, self._sizes, self._letter_sizes = read_back(self._db)
-        self.size = sum(self._sizes.values()) + sum(self._letter_sizes.values())
+        restored, self._sizes, self.letters.sizes = read_back(self._db)
+        self.members.held = dict(restored.members)
+        self.size = sum(self._sizes.values()) + sum(self.letters.sizes.values())
         return restored
 
     # -- changes of one loop turn ----------------------------------------------------------------
@@ -158,24 +160,37 @@ class Journal(NoJournal):
         self.size += size
 
     def owned(self, key: Key, instance: str) -> None:
-        """Note the instance a kept ``any`` message is handed to: written with the message, or
-        (if it was written already) with the next commit, which falls due now: the broker holds
-        the hand-out until this turn's commit."""
-        self._update("owners", key, instance)
+        """Note the instance a kept ``any`` message is handed to, written with the message or, if
+        that was written, within the interval: nothing waits for it (see :meth:`member`)."""
+        self._update("owners", key, instance, urgent=False)
+
+    def member(self, instance: str, name: str) -> bool:
+        """True when the file holds ``instance`` (of ``name``) as one that may hold ``any`` work;
+        else it is written by this turn's commit, which what is handed to it waits for."""
+        if self.members.covers(instance, name):
+            return True
+        self._urgent = True
+        return False
+
+    def member_left(self, instance: str) -> None:
+        """``instance`` holds no ``any`` work any more (it said BYE, or stayed away past the
+        hold): a restart need not wait for it."""
+        if self.members.leave(instance):
+            self._changed()
 
     def effects(self, key: Key, done: list[str]) -> None:
-        """Note the side-effect calls completed on a kept message (their keys), written as an
-        owner is: a completed side effect is worth a commit."""
-        self._update("effects", key, pack(done))
+        """Note the side-effect calls completed on a kept message (their keys): a completed side
+        effect is worth a commit, which falls due now (with the message, if it was not written)."""
+        self._update("effects", key, pack(done), urgent=True)
 
-    def _update(self, field: str, key: Key, value: Any) -> None:
+    def _update(self, field: str, key: Key, value: Any, urgent: bool) -> None:
         if key in self._sizes:
             self._updates.pending[field][key] = value
             put = self._puts.get(key)
             if put is None:
                 self._changed()
-                self._urgent = True
-            else:
+                self._urgent = self._urgent or urgent
+            elif urgent:
                 self._puts[key] = (*put[:4], 0.0)
                 heappush(self._dues, (0.0, key))
 
@@ -203,11 +218,7 @@ class Journal(NoJournal):
     def letter_added(self, seq: int, letter: Any) -> None:
         """Keep a dead letter (a :class:`~robotlab.broker.dlq.DeadLetter`)."""
         self._changed()
-        header = pack(letter.header)
-        self._letters[letter.dlq_id] = (seq, letter.dlq_id, letter.reason, letter.detail, header,
-                                        letter.body, letter.at, int(letter.maybe_ran))
-        self._letter_sizes[letter.dlq_id] = len(header) + len(letter.body)
-        self.size += self._letter_sizes[letter.dlq_id]
+        self.size += self.letters.add(seq, letter)
 
     def letter_removed(self, dlq_id: str) -> None:
         """Forget a dead letter (replayed, purged or evicted). A replay puts its message back
@@ -215,24 +226,18 @@ class Journal(NoJournal):
         every put with it, so the message is always in one table or the other."""
         self._changed()
         self._write_all = True
-        self.size -= self._letter_sizes.pop(dlq_id, 0)
-        if self._letters.pop(dlq_id, None) is None:
-            self._dropped.add(dlq_id)
+        self.size -= self.letters.remove(dlq_id)
 
     def letters_purged(self) -> None:
         """Forget every dead letter."""
         self._changed()
-        self.size -= sum(self._letter_sizes.values())
-        self._letter_sizes.clear()
-        self._letters.clear()
-        self._dropped.clear()
-        self._purge_all = True
+        self.size -= self.letters.purge()
 
     def name_seen(self, name: str) -> None:
         """Remember that a robot name said HELLO now (the file keeps the ``names_kept`` seen
         most recently)."""
         self._changed()
-        self._names[name] = time()
+        self.names.seen(name)
 
     def commit(self, everything: bool = False) -> bool:
         """Write this turn's changes in one transaction: every settle, dead letter and name, and
@@ -241,8 +246,8 @@ class Journal(NoJournal):
         puts = self._due_puts(everything)
         writing = set(puts)
         updates = self._updates.due(self._puts, writing)
-        if not (puts or self._settled or self._letters or self._dropped or self._purge_all
-                or self._names or any(updates.values()) or self._answered):
+        if not (puts or self._settled or any(updates.values()) or self._answered
+                or any(part.pending() for part in self._parts)):
             # Everything changed since the last commit cancelled out (most often a message put
             # and settled within the interval): nothing is due any more. Left set, the stale
             # start made every later turn commit at once (writing each message the moment it
@@ -266,11 +271,9 @@ class Journal(NoJournal):
         if not self._puts:
             self._dues.clear()
         self._settled.clear()
-        self._letters.clear()
-        self._dropped.clear()
-        self._names.clear()
         self._answered.clear()
-        self._purge_all = False
+        for part in self._parts:
+            part.committed()
         self._since, self._urgent, self._write_all = None, False, False
         self.healthy = True
         return True
@@ -293,12 +296,10 @@ class Journal(NoJournal):
         changes["settled"] = list(self._settled)
         changes["puts"] = self._rows(puts)
         self._updates.rows(updates, changes)
-        changes["purge"] = self._purge_all
-        changes["dropped"] = [(d,) for d in self._dropped]
-        changes["letters"] = list(self._letters.values())
-        changes["names"] = list(self._names.items())
         changes["answered"] = [(key[0], key[1], owner) for key, owner in self._answered.items()]
-        write(self._db, changes, self.names_kept)
+        for part in self._parts:
+            part.rows(changes)
+        write(self._db, changes, self.names.kept)
         if self.replica is not None:
             self.replica(changes, self._urgent)
 
@@ -309,7 +310,7 @@ class Journal(NoJournal):
             sqlite3.Error: the write failed (rolled back).
         """
         try:
-            write(self._db, changes, self.names_kept)
+            write(self._db, changes, self.names.kept)
         except sqlite3.Error:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
@@ -334,15 +335,12 @@ class Journal(NoJournal):
         return rows
 
     def idle(self) -> None:
-        """The loop has nothing to do: copy the write-ahead log into the file now (a passive
-        checkpoint, which never waits), so no commit on the hot path has to."""
-        if self._unchecked and self.healthy:
-            try:
-                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            except sqlite3.Error as exc:  # the next commit says so if the file is failing
-                log.debug("journal %s: checkpoint failed (%s)", self.path, exc)
-                return
-            self._unchecked = False
+        """The loop has nothing to do: copy the write-ahead log into the file now, so no commit
+        on the hot path has to; at most once every ``CHECKPOINT_SPACING`` seconds."""
+        now = monotonic()
+        if self._unchecked and self.healthy and now >= self._next_checkpoint:
+            self._next_checkpoint = now + CHECKPOINT_SPACING
+            self._unchecked = not checkpoint(self._db, self.path)
 
     def close(self) -> None:
         """Write what is pending and close the file."""

@@ -11,7 +11,10 @@ A change set is a plain dict of lists, so msgpack carries it between the two bro
 - ``purge``: every dead letter dropped; ``dropped``: (dlq id,) of letters dropped; ``letters``:
   letter rows;
 - ``names``: (name, seen) of robot names seen, with the wall-clock time (an older broker's
-  rows are (name,)); ``answered``: (sender, id, instance) that answered.
+  rows are (name,)); ``answered``: (sender, id, instance) that answered;
+- ``joined``: (instance, name) of members that may hold ``any`` work, ``left``: (instance,) of
+  those that no longer may (:mod:`robotlab.broker.journal_members`); a snapshot's ``members``,
+  all of them. An older broker's sets have none of the three.
 """
 
 from __future__ import annotations
@@ -32,13 +35,14 @@ NAMES_KEPT = KNOWN_MAX
 """How many robot names a journal remembers, those seen most recently (as the broker in memory):
 past it, a HELLO storm of ever new names would grow the file for good."""
 
-TABLES = ("messages", "dead_letters", "names", "answered")
+TABLES = ("messages", "dead_letters", "names", "answered", "members")
 
 
 def empty() -> Changes:
     """A change set that changes nothing."""
     return {"reset": False, "settled": [], "puts": [], "owners": [], "effects": [],
-            "purge": False, "dropped": [], "letters": [], "names": [], "answered": []}
+            "purge": False, "dropped": [], "letters": [], "names": [], "answered": [],
+            "joined": [], "left": []}
 
 
 MESSAGE_ROWS = (
@@ -53,6 +57,9 @@ OTHER_ROWS = (
     ("dropped", "DELETE FROM dead_letters WHERE dlq_id = ?"),
     ("letters", "INSERT OR REPLACE INTO dead_letters VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
     ("answered", "INSERT OR REPLACE INTO answered VALUES (?, ?, ?)"),
+    ("members", "INSERT OR REPLACE INTO members VALUES (?, ?)"),
+    ("joined", "INSERT OR REPLACE INTO members VALUES (?, ?)"),
+    ("left", "DELETE FROM members WHERE instance = ?"),
 )
 
 
@@ -108,6 +115,7 @@ def snapshot(db: sqlite3.Connection) -> Changes:
         "SELECT name, seen FROM names ORDER BY seen")]
     changes["answered"] = [list(row) for row in db.execute(
         "SELECT sender, id, owner FROM answered ORDER BY rowid")]
+    changes["members"] = [list(row) for row in db.execute("SELECT instance, name FROM members")]
     return changes
 
 

@@ -30,6 +30,9 @@ class Restored:
     answered: dict[Key, str] = field(default_factory=dict)
     """The instance that answered each of the most recent handed-out ``any`` messages, oldest
     first: a resend of one after the restart goes back to it, which has its reply."""
+    members: dict[str, str] = field(default_factory=dict)
+    """Every instance that may hold work of an ``any`` message, with its name
+    (:mod:`robotlab.broker.journal_members`)."""
 
 
 ROW_BYTES: Final = 256
@@ -90,6 +93,13 @@ class NoJournal:
         return False
 
     def owned(self, key: Key, instance: str) -> None:
+        """Nothing kept."""
+
+    def member(self, instance: str, name: str) -> bool:
+        """Nothing to wait for: a restart finds no file."""
+        return True
+
+    def member_left(self, instance: str) -> None:
         """Nothing kept."""
 
     def effects(self, key: Key, done: list[str]) -> None:

@@ -1,14 +1,14 @@
 """What the broker tells senders waits for the journal: receipts and admin replies go out after the
 commit.
 
-A turn's receipts and admin replies, and the DELIVERs of ``any`` messages (the commit writes
-who has each), are held here until the journal has committed the turn
+A turn's receipts and admin replies are held here until the journal has committed the turn
 (see :mod:`robotlab.broker.journal`), so nothing a sender is told can be lost with the broker.
 One of a standby pair holds receipts and replies further, until its peer holds the commit too
-(:meth:`robotlab.broker.replica.Replica.holds`), so nothing is lost with the broker's host. A
-DELIVER waits for its peer only the first time its member is handed an ``any`` message, for
-the record of that member: at a takeover the members say what they hold
-(:mod:`robotlab.broker.claims`), so the owner itself need not be on the peer first.
+(:meth:`robotlab.broker.replica.Replica.holds`), so nothing is lost with the broker's host. The
+DELIVER of an ``any`` message waits only the first time its member is handed one, for the
+record of that member in the file (and on the peer): after a restart or a takeover the members
+the file holds say what they have (:mod:`robotlab.broker.journal_members`), so the owner of
+each message need not be written before it is handed out.
 :func:`receipt` says what a RECEIPT carries, from the compact outcome a settled record leaves.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from time import monotonic
 from typing import Any
 
 from robotlab.bus.wire.protocol import Body, Command, Status
@@ -56,12 +57,25 @@ class Outbox:
 
     def transmit_settled(self, peer: Peer, command: Command, header: dict[str, Any],
                          body: Body) -> bool:
-        """The deliveries' way out: receipts, and the DELIVERs of ``any`` messages (whose owner
-        the commit writes), wait for the commit; the rest goes now."""
-        if command == Command.RECEIPT or command == Command.DELIVER:
+        """The deliveries' way out: receipts wait for the commit, and so does the DELIVER of an
+        ``any`` message to a member not in the file yet (:meth:`hands_out_now`); the rest goes
+        now."""
+        if command == Command.RECEIPT or (command == Command.DELIVER
+                                          and not self.hands_out_now(peer, header)):
             self.add(peer, command, header, body)
             return True
         return self.transmit(peer, command, header, body)
+
+    def hands_out_now(self, peer: Peer, header: dict[str, Any]) -> bool:
+        """May an ``any`` message go to ``peer`` now? Once the file holds it as a member, and the
+        standby peer (if any) it and the sender, with no earlier hand-out still waiting."""
+        if not self.journal.member(peer.instance, peer.name):
+            return False
+        replica = self.replica
+        if replica is None:
+            return True
+        seq = replica.member(peer.instance, peer.name, header.get("from", ""))
+        return not self._handouts and replica.holds(seq, monotonic())
 
     def end_turn(self, now: float) -> None:
         """Commit the journal if something waits on it (or its changes are due at ``now``, the

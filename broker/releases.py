@@ -3,10 +3,10 @@ its name; when a hold runs out, a held message to another instance or to the dea
 
 The delivery table (:class:`~robotlab.broker.deliveries.Deliveries`) keeps the state; these are
 the steps that hand it out once the members it waited for are back, or will not be. An ``any``
-message has an owner, the instance it was handed to, journaled with it before it is handed
-out: after a restart it is held for that instance (which may be working on it still, or hold
-its reply), and goes to another only when the owner does not come back within the hold, as
-attempt 2.
+message has an owner, the instance it was handed to (or that claims it after a restart:
+:mod:`robotlab.broker.claims`): it is held for that instance (which may be working on it still,
+or hold its reply), and goes to another only when the owner does not come back within the
+hold, as attempt 2.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from robotlab.bus.wire.protocol import Body, Command, Status
 
 from .claims import Claims
 from .holds import Holds
+from .journal_contract import NoJournal
 from .records import InFlightCopy, Record, deliver_header
 from .registry import Peer, Registry
 
@@ -29,6 +30,7 @@ class Table(Protocol):
     registry: Registry
     holds: Holds[Record, Any]
     claims: Claims | None
+    journal: NoJournal
     inflight: dict[int, InFlightCopy]
     ack_timeout: float
     transmit: Callable[[Peer, Command, dict[str, Any], Body], bool]
@@ -102,8 +104,10 @@ def expire_holds(table: Table, now: float) -> None:
     instance (attempt 2: a robot can see it was redelivered); the rest are dead-lettered. A
     takeover's window that ran out lets go of what waited in it."""
     if table.claims is not None and now >= table.claims.until:
-        waiting, table.claims = list(table.claims.waiting), None
-        for name in waiting:
+        waiting, table.claims = table.claims.waiting, None
+        for name, away in waiting.items():
+            for instance in away:  # not back within the hold: its work goes to others now
+                table.journal.member_left(instance)
             release(table, name, now)
     for record in table.holds.expired(now):
         owned, record.owner = record.owner is not None, None

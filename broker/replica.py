@@ -141,7 +141,7 @@ class Replica:
             self.members[instance] = name
         if requester and requester not in self.requesters:
             changes["requesters"] = [(requester,)]
-        if "joined" in changes or "requesters" in changes:
+        if changes["joined"] or changes.get("requesters"):  # else there is nothing to stream
             seq = self._stream(changes)
             self.covered.setdefault(instance, seq)
             if requester:
@@ -215,7 +215,8 @@ class Replica:
         # its commit streams as J first: the S that follows covers it
         changes = self.journal.snapshot()
         self.flush()
-        changes["members"] = list(self.members.items())
+        # the file's members and those streamed: a member may be in either alone
+        changes["members"] = [*changes["members"], *self.members.items()]
         changes["requesters"] = [(name,) for name in self.requesters]
         self.covered = dict.fromkeys(self.members, self.seq)
         self.requesters = OrderedDict.fromkeys(self.requesters, self.seq)

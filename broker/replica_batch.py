@@ -1,8 +1,8 @@
 """The active journal's commits not yet streamed to the passive broker, folded into one.
 
 The active broker commits at the end of every loop turn that has something waiting on the
-file: an ``any`` message is written (with its owner) when it is handed out, and deleted a
-turn or two later, when its reply settles it. Streamed one by one, each of those commits was a
+file: a message that outlives the commit interval is written, and deleted a turn or two
+later, when its reply settles it. Streamed one by one, each of those commits was a
 message to the passive broker and a transaction in its SQLite file, on the same cores as the
 round trip. Folded, a message put and settled between two sends never reaches the peer, and
 what is left is one transaction per batch (:mod:`robotlab.broker.replica` sends a batch as
@@ -40,6 +40,8 @@ class Batch:
         self.names: dict[Any, float] = {}
         """When each name was last seen."""
         self.answered: dict[Key, list[Any]] = {}
+        self.members: dict[Any, Any] = {}
+        """Each member's last change: its name (joined), or None (left)."""
         self.commits = 0
         """How many commits the batch holds."""
 
@@ -55,6 +57,10 @@ class Batch:
             key = (row[0], row[1])
             self.answered.pop(key, None)  # the newest last, as the peer's file orders them
             self.answered[key] = row
+        for instance, name in changes.get("joined", ()):
+            self.members[instance] = name
+        for (instance,) in changes.get("left", ()):
+            self.members[instance] = None
 
     def _fold_messages(self, changes: Changes) -> None:
         for sender, message_id in changes.get("settled", ()):
@@ -96,4 +102,6 @@ class Batch:
         changes["letters"] = list(self.letters.values())
         changes["names"] = [(name, seen) for name, seen in self.names.items()]
         changes["answered"] = list(self.answered.values())
+        changes["joined"] = [(i, name) for i, name in self.members.items() if name is not None]
+        changes["left"] = [(i,) for i, name in self.members.items() if name is None]
         return changes

@@ -24,9 +24,13 @@ def restore(restored: Restored, dlq: DeadLetterQueue, holds: Holds, deliveries: 
             path: str | None, members: dict[str, str] | None = None,
             requesters: Iterable[str] = ()) -> None:
     """Load what the journal at ``path`` kept; every unsettled message is held for its robot.
-    ``members``: at a standby takeover, the instances the old active broker handed ``any``
-    work to (:mod:`robotlab.broker.claims`), whose names' messages wait for them; and
-    ``requesters``, the names that sent it, expected back for their replies."""
+    The instances that may hold ``any`` work, the file's and at a standby takeover ``members``
+    (those the old active broker streamed), are asked what they hold
+    (:mod:`robotlab.broker.claims`): their names' ``any`` messages wait for them.
+    ``requesters``: at a takeover, the names that sent such work, expected back for their
+    replies."""
+    # the members the file holds, and at a takeover those the active peer streamed
+    members = {**restored.members, **(members or {})}
     dlq.load(restored.letters)
     holds.know_all(restored.names)
     holds.know_all(requesters)

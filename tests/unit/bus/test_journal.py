@@ -340,12 +340,14 @@ def test_the_reply_to_a_request_in_the_file_leaves_with_the_commit_that_settles_
     in_file: list[bool] = []
 
     def work(message):
-        in_file.append(journal.written(("alice-1", message.id)))
+        # a task that outlives the journal's interval: the request is written while it runs
+        in_file.append(wait_until(lambda: journal.written(("alice-1", message.id)), timeout=10,
+                                  message="the request in the file"))
         return message.content
 
     owner = bus.BusClient(broker.url, name="bob", instance="bob-1").on_message(work)
     with owner.start(), bus.connect(broker.url, name="alice", instance="alice-1") as alice:
-        # Given a pooled request, written to the file with its owner before it was handed out
+        # Given a pooled request, written to the file while its owner works on it
         tracker = alice.send_request("bob", "refund order 7", any=True)
         # When alice has its reply
         assert tracker.reply(10).content == "refund order 7"

@@ -1,7 +1,7 @@
 """What a pool's promise rests on across a broker killed at any moment: an ``any`` message leaves
-the broker only after its journal holds it with its owner, so a restart either finds it handed
-to nobody (its sender sends it again) or knows which instance has it; and a reply held for a
-requester who is away is journaled, since the member that sent it has forgotten it."""
+the broker only once its journal holds the member it goes to, so a restart knows every instance
+that may have it, and asks them (their claims) before it hands a resend to anyone; and a reply
+held for a requester who is away is journaled, since the member that sent it has forgotten it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from robotlab.broker.journal import Journal
 from robotlab.broker.outbox import Outbox
 from robotlab.broker.registry import Peer, Registry
 from robotlab.broker.releases import release
-from robotlab.broker.restart import take_back
+from robotlab.broker.restart import restore, take_back
 from robotlab.bus.wire.protocol import Command, pack
 
 
@@ -30,7 +30,12 @@ def on_disk(journal: Journal) -> list[tuple[str, str | None]]:
     return list(journal._db.execute("SELECT id, owner FROM messages ORDER BY rowid"))
 
 
-def test_the_handout_waits_for_the_commit_that_writes_its_owner(tmp_path: Path) -> None:
+def members_on_disk(journal: Journal) -> dict[str, str]:
+    return dict(journal._db.execute("SELECT instance, name FROM members"))
+
+
+def test_a_members_first_handout_waits_for_the_commit_that_writes_the_member(
+        tmp_path: Path) -> None:
     registry, sent = Registry(), []
     for member in (peer("bob", "bob-1"), peer("alice", "alice-1")):
         registry.add(member)
@@ -41,20 +46,55 @@ def test_the_handout_waits_for_the_commit_that_writes_its_owner(tmp_path: Path) 
     deliveries = Deliveries(registry, DeadLetterQueue(100), outbox.transmit_settled, 30.0,
                             journal=journal, deliver=lambda to, command, header,
                             body: sent.append((to.instance, command, body)) or True)
+
+    def send(message_id: str, body: bytes, **options: object) -> None:
+        deliveries.route({"id": message_id, "to": "bob", "from": "alice",
+                          "from_instance": "alice-1", **options}, body, notify="alice-1")
+
     try:
         # When alice sends one `any` message and one addressed to bob-1 in a turn
-        deliveries.route({"id": "m1", "to": "bob", "any": True, "from": "alice",
-                          "from_instance": "alice-1"},
-                         b"refund 7", notify="alice-1")
-        deliveries.route({"id": "m2", "to": "bob", "from": "alice", "from_instance": "alice-1"},
-                         b"note", notify="alice-1")
-        # Then the addressed one left at once, and the `any` one waits, on disk nowhere yet
+        send("m1", b"refund 7", any=True)
+        send("m2", b"note")
+        # Then the addressed one left at once, and the `any` one waits: bob-1 is in no file yet
         assert sent == [("bob-1", Command.DELIVER, b"note")]
-        assert on_disk(journal) == []
-        # When the turn ends: the commit writes it with its owner, then it leaves
+        assert members_on_disk(journal) == {}
+        # When the turn ends: the commit writes bob-1 as a member, then the message leaves
         outbox.end_turn(0.0)
-        assert on_disk(journal)[0] == ("m1", "bob-1")
+        assert members_on_disk(journal) == {"bob-1": "bob"}
         assert sent[1:] == [("bob-1", Command.DELIVER, b"refund 7")]
+        # And the next `any` message to bob-1 leaves at once, written nowhere: a restart asks
+        # bob-1 what it holds
+        send("m3", b"refund 8", any=True)
+        assert sent[2:] == [("bob-1", Command.DELIVER, b"refund 8")]
+        outbox.end_turn(0.0)
+        assert on_disk(journal) == []
+    finally:
+        journal.close()
+    # When a broker starts on that file
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    try:
+        holds = Holds(30.0)
+        table = Deliveries(Registry(), DeadLetterQueue(100), lambda *_: True, 30.0,
+                           journal=journal, holds=holds)
+        restore(journal.restore(), DeadLetterQueue(100), holds, table, journal.path)
+        # Then bob's `any` messages wait for bob-1, which may have one of them
+        assert table.claims is not None and table.claims.open("bob")
+        assert table.claims.waiting == {"bob": {"bob-1"}}
+    finally:
+        journal.close()
+
+
+def test_a_member_that_said_bye_or_stayed_away_leaves_the_file(tmp_path: Path) -> None:
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    try:
+        for instance in ("w-1", "w-2", "w-3"):
+            assert not journal.member(instance, "w")  # not in the file: written next commit
+        assert journal.commit() and journal.member("w-1", "w")
+        assert members_on_disk(journal) == {"w-1": "w", "w-2": "w", "w-3": "w"}
+        journal.member_left("w-2")
+        journal.member_left("w-9")  # never in the file: nothing to write
+        assert journal.commit(everything=True)
+        assert members_on_disk(journal) == {"w-1": "w", "w-3": "w"}
     finally:
         journal.close()
 

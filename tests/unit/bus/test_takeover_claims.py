@@ -167,6 +167,7 @@ def test_the_active_side_streams_each_member_once_and_the_passive_side_keeps_the
         assert seq > 0 and not active.holds(seq, now=0.0)
         wait_until(lambda: (pump(), active.acked >= seq)[1], timeout=5, message="the member acked")
         assert active.member("bob-1", "bob") == seq and active.holds(seq, now=0.0)
+        assert active.seq == seq  # and nothing more was streamed for it
         assert follower.members == {"bob-1": "bob"}
         # A member gone for good is no longer waited for; a snapshot carries every member
         active.member("bob-2", "bob")
