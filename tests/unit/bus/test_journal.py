@@ -355,3 +355,24 @@ def test_the_reply_to_a_request_in_the_file_leaves_with_the_commit_that_settles_
         # again (to another instance, should bob-1 die too) for a reply alice already has
         assert in_file == [True]
         assert not journal.written(("alice-1", tracker.id))
+
+
+def test_the_file_holds_a_pool_member_from_its_first_any_message_until_its_bye(
+        brokers, tmp_path: Path) -> None:
+    broker = brokers(tmp_path / "broker.db", hold=30.0)
+    journal = broker._broker.journal
+
+    def file_members() -> dict[str, str]:
+        return dict(journal.members.held)
+
+    worker = bus.BusClient(broker.url, name="w", instance="w-1").on_message(
+        lambda message: message.content)
+    with worker.start(), bus.connect(broker.url, name="alice", instance="alice-1") as alice:
+        # Given a member of w that was never handed an `any` message: not in the file
+        assert alice.request("w", "plain", timeout=10).content == "plain"
+        assert file_members() == {}
+        # When it is handed one, it is in the file (written before the message left)
+        assert alice.request("w", "pooled", any=True, timeout=10).content == "pooled"
+        assert file_members() == {"w-1": "w"}
+    # Then its BYE takes it out: a restart need not wait for it
+    wait_until(lambda: file_members() == {}, timeout=5, message="w-1 out of the file")

@@ -14,7 +14,7 @@ from robotlab.broker.holds import Holds
 from robotlab.broker.journal import Journal
 from robotlab.broker.outbox import Outbox
 from robotlab.broker.registry import Peer, Registry
-from robotlab.broker.releases import release
+from robotlab.broker.releases import expire_holds, release
 from robotlab.broker.restart import restore, take_back
 from robotlab.bus.wire.protocol import Command, pack
 
@@ -242,5 +242,38 @@ def test_a_message_handed_to_the_instance_that_claims_it_is_journaled_with_it(
         assert [each.instance for each in table.inflight.values()] == ["w-1"]
         # Then the file says w-1 has it: a restart of this broker holds it for w-1 alone
         assert journal.commit() and on_disk(journal) == [("m1", "w-1")]
+    finally:
+        journal.close()
+
+
+def test_a_member_not_back_within_a_restarts_hold_leaves_the_file_and_its_name_goes_on(
+        tmp_path: Path) -> None:
+    # Given a file holding two members of w, and a broker started on it: w-2 comes back, w-1
+    # (killed with the old broker) never does
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    for instance in ("w-1", "w-2"):
+        journal.member(instance, "w")
+    assert journal.commit()
+    journal.close()
+    journal = Journal(str(tmp_path / "broker.db"), 1 << 20)
+    sent: list = []
+    try:
+        holds = Holds(30.0)
+        table = Deliveries(Registry(), DeadLetterQueue(100),
+                           lambda to, command, header, body: sent.append(to.instance) or True,
+                           30.0, journal=journal, holds=holds)
+        restore(journal.restore(), DeadLetterQueue(100), holds, table, journal.path)
+        assert table.claims is not None
+        table.registry.add(peer("w", "w-2"))
+        table.claims.joined("w", "w-2", b"")
+        # When an `any` message for w comes in: w-1 may have had it, so it waits
+        table.route({"id": "m1", "to": "w", "any": True, "from": "alice",
+                     "from_instance": "alice-1"}, b"job", notify="alice-1")
+        assert sent == []
+        # Then when the hold since the start runs out, it goes to w-2, and w-1 leaves the file:
+        # the next restart waits for nobody
+        expire_holds(table, table.claims.until)
+        assert sent == ["w-2"] and table.claims is None
+        assert journal.commit() and members_on_disk(journal) == {"w-2": "w"}
     finally:
         journal.close()
