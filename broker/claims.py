@@ -14,9 +14,11 @@ So after a restart or a takeover the broker knows every instance that may hold w
 ``any`` message, and asks them: a member says HELLO with the keys (sender instance, message id) its
 dedupe memory holds in the HELLO's body (the messages it is working on, and the ones it
 finished, whose replies it keeps or acked). Until every such instance of a name has said HELLO
-again, or the hold (``--hold``) since the start ran out, no ``any`` message for that name is
-handed to anyone but the member that claims it; then the ones nobody claimed go out as usual,
-since no member that was live had them, and the members still away leave the file. A claim
+again, or the hold (``--hold``) since the start ran out, no ``any`` message for that name that
+may have been handed out before (one taken back from the file, or one its sender sends again,
+``again`` in its header) goes to anyone but the member that claims it; then the ones nobody
+claimed go out as usual, since no member that was live had them, and the members still away
+leave the file. A first send goes out at once: no broker had it before. A claim
 counts only from an instance the file or the peer held, for a message addressed to that
 instance's name.
 """
@@ -83,13 +85,15 @@ class Claims:
 
     def decide(self, record: Any) -> bool:
         """May ``record`` (an ``any`` message) go out now? Its claimant becomes its owner (True);
-        unclaimed, it waits while its name's window is open (False)."""
+        unclaimed, a message taken back from the file or sent again (``again``: its sender may
+        have had it accepted before) waits while its name's window is open (False). A first
+        send was never handed out: it goes at once."""
         to = record.header["to"]
         claimant = self.claimed.get(record.key)
         if claimant is not None and self.members.get(claimant) == to:
             record.owner = claimant
             return True
-        return not self.open(to)
+        return not (self.open(to) and (record.restored or record.header.get("again")))
 
 
 def keys(body: Body) -> list[Key]:

@@ -131,7 +131,7 @@ class InFlightCopy:
 
 
 _SENDER_ONLY: Final = ("receipt", "untracked", "ack", "to_instance", "any", "idempotent",
-                       "max_handling", "hold", "effects_done")
+                       "max_handling", "hold", "again", "effects_done")
 """SEND fields that tell the broker what to do: no receiver reads them, so no DELIVER carries
 them (and ``effects_done`` is the broker's to say, never a sender's)."""
 

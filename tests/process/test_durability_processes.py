@@ -100,6 +100,32 @@ def test_kill_9_of_the_broker_under_a_pool_of_two_runs_each_message_once(
     assert len(ran) == MESSAGES and set(ran.values()) == {1}, ran.most_common(3)
 
 
+def test_a_pool_member_killed_with_the_broker_delays_only_what_it_may_have_had(
+        endpoint: str, start_broker, processes, tmp_path: Path) -> None:
+    options = ("--hold", "60", "--max-inflight", "1000")
+    broker = start_broker(endpoint, *options)
+    pool = [processes.start([sys.executable, "-m", "robotlab.robotd", "--name", "w", "--broker",
+                             endpoint, "--handler", "handlers:counted_long"],
+                            env={"RUNS": str(tmp_path / "runs")}, name=f"w-{n}") for n in (1, 2)]
+    wait_until(lambda: len(live(endpoint, "w")) == 2, timeout=15, message="two instances of w")
+    with bus.connect(endpoint, name="alice") as alice:
+        # Given both instances handed `any` work, so the journal holds both as members
+        trackers = [alice.send_request("w", i, any=True) for i in range(40)]
+        answered_by = {str(t.reply(30).content).split(" (from ")[1] for t in trackers}
+        assert answered_by == {f"{p.pid})" for p in pool}
+    # When the broker and w-1 are killed with -9 (their host's crash), and the broker restarts
+    os.kill(pool[0].pid, signal.SIGKILL)
+    os.kill(broker.pid, signal.SIGKILL)
+    broker.popen.wait(5)
+    start_broker(endpoint, *options)
+    wait_until(lambda: len(live(endpoint, "w")) == 1, timeout=30, message="w-2 back")
+    # Then a request sent for the first time goes to w-2 at once: only a resend, which w-1 may
+    # have had, would wait for w-1 (up to the hold, 60 s)
+    with bus.connect(endpoint, name="carol") as carol:
+        reply = carol.request("w", "new", any=True, timeout=20)
+    assert reply.content == f"new (from {pool[1].pid})"
+
+
 def test_work_held_through_a_cut_is_shared_by_the_workers_as_they_come_back(
         endpoint: str, start_broker, processes, tmp_path: Path) -> None:
     start_broker(endpoint, "--hold", "60", "--ack-timeout", "60")

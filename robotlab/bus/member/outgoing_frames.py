@@ -75,3 +75,11 @@ def reply_frames(message_id: str, message: Message, body: Body, type: str,
         header["ack"] = ack
     header["receipt"] = False
     return protocol.encode(Command.SEND, header, body)
+
+
+def resent(frames: list[Body]) -> list[Body]:
+    """A SEND's frames again, its header marked ``again``: a broker that started since, or took
+    over, may hold it for a member that had it before (its claims window,
+    ``robotlab.broker.claims``), where a first send goes out at once."""
+    frame = protocol.decode(frames)
+    return protocol.encode(Command.SEND, {**frame.header, "again": True}, frame.body)

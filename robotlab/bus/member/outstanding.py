@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..wire.protocol import Body, Status
 from .abandoned_requests import forget_unheld
 from .message import Message
+from .outgoing_frames import resent
 from .tracking import Answered, Tracker
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ class Outstanding:
         # a replay has no frames to resend
         for frames, tracker in (entry for entry in unsettled if entry[0]):
             tracker.sent = True
-            self._link.post(frames)
+            self._link.post(resent(frames))
 
     def settle_reply(self, message: Message, reply_to: str) -> bool:
         """Settle what a reply (to ``reply_to``) answers; True when a waiting request consumed it.

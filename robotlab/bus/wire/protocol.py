@@ -19,7 +19,8 @@ Peer -> broker:
     HELLO      {name, instance, token?, role, pid, parent?, max_inflight?}   must come first
                                                           body = claims (may be empty)
     SEND       {id, to, type, to_instance?, reply_to?, ack?, deadline?, max_handling?,
-                any?, idempotent?, receipt?, untracked?, hold?, traceparent?, tracestate?}
+                any?, idempotent?, receipt?, untracked?, hold?, again?, traceparent?,
+                tracestate?}
                                                                       body = payload
     ACK        {deliveries: [delivery ids]}                           batched acks
     TOUCH      {deliveries: [delivery ids], effects?: [keys]}        still working on these
@@ -45,7 +46,10 @@ Broker -> peer:
 ``SEND.receipt = false`` asks only for failure receipts; ``SEND.untracked`` (replies) is
 delivered with ``delivery = 0``, held in no in-flight table and never acked: the requester's
 own resend is a reply's retry. ``SEND.hold`` (seconds) overrides how long the broker holds
-the message while every member of its name is away. ``traceparent``/``tracestate`` are the
+the message while every member of its name is away. ``SEND.again`` marks a message a client
+sends again after a reconnect: after a restart or a takeover, an ``any`` one waits for the
+members that may have had it (``robotlab.broker.claims``), where a first send goes at once.
+``traceparent``/``tracestate`` are the
 W3C trace context of a traced message; the broker replaces them with its own span's.
 
 TOUCH pushes the ack deadline of deliveries a live receiver still holds (queued or running) by

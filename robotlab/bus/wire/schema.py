@@ -137,7 +137,7 @@ _SEND_FIELDS = {
     "type": _NAME, "to_instance": _ID, "reply_to": _ID, "ack": Field("int"),
     "deadline": Field("number"), "max_handling": Field("number"),
     "any": _FLAG, "idempotent": _FLAG, "receipt": _FLAG, "untracked": _FLAG,
-    "hold": Field("number"),
+    "hold": Field("number"), "again": _FLAG,
     # W3C trace context (robotlab.observability)
     "traceparent": _ID, "tracestate": Field("text", limit=512),
 }

@@ -266,14 +266,17 @@ def test_a_member_not_back_within_a_restarts_hold_leaves_the_file_and_its_name_g
         assert table.claims is not None
         table.registry.add(peer("w", "w-2"))
         table.claims.joined("w", "w-2", b"")
-        # When an `any` message for w comes in: w-1 may have had it, so it waits
-        table.route({"id": "m1", "to": "w", "any": True, "from": "alice",
-                     "from_instance": "alice-1"}, b"job", notify="alice-1")
+        # When an `any` message for w is sent again: w-1 may have had it, so it waits
+        resend = {"id": "m1", "to": "w", "any": True, "from": "alice", "from_instance": "alice-1"}
+        table.route({**resend, "again": True}, b"job", notify="alice-1")
         assert sent == []
+        # (one sent for the first time goes at once: no broker had it before)
+        table.route({**resend, "id": "m2"}, b"new job", notify="alice-1")
+        assert sent == ["w-2"]
         # Then when the hold since the start runs out, it goes to w-2, and w-1 leaves the file:
         # the next restart waits for nobody
         expire_holds(table, table.claims.until)
-        assert sent == ["w-2"] and table.claims is None
+        assert sent == ["w-2", "w-2"] and table.claims is None
         assert journal.commit() and members_on_disk(journal) == {"w-2": "w"}
     finally:
         journal.close()

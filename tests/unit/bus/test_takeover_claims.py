@@ -31,8 +31,10 @@ def peer(name: str, instance: str) -> Peer:
                 max_inflight=8, expires=1e9, joined=0.0)
 
 
-def request(message_id: str, to: str = "bob") -> dict:
-    return {"id": message_id, "to": to, "any": True, "from": "alice", "from_instance": "alice-1"}
+def request(message_id: str, to: str = "bob", again: bool = False) -> dict:
+    """alice's `any` request; ``again``: sent again after a reconnect (the client marks it)."""
+    header = {"id": message_id, "to": to, "any": True, "from": "alice", "from_instance": "alice-1"}
+    return {**header, "again": True} if again else header
 
 
 def taken_over(tmp_path: Path, ids: list[str], members: dict[str, str]) -> tuple[Deliveries,
@@ -80,16 +82,19 @@ def test_nothing_goes_to_another_instance_before_the_members_that_were_live_said
         assert sent == [("bob-2", b"m2")]
 
         # When alice sends m4 again (never journaled here) while bob-1 is still away
-        deliveries.route(request("m4"), b"m4", notify="alice-1")
+        deliveries.route(request("m4", again=True), b"m4", notify="alice-1")
         # Then it waits too
         assert sent == [("bob-2", b"m2")]
+        # But a message she sends for the first time cannot be with anyone: it goes at once
+        deliveries.route(request("m5"), b"m5", notify="alice-1")
+        assert sent == [("bob-2", b"m2"), ("bob-2", b"m5")]
 
         # When bob-1 comes back saying it had m1 and m4
         hello(deliveries, registry, peer("bob", "bob-1"), [("alice-1", "m1"), ("alice-1", "m4")])
         # Then those go back to it, and m3, which nobody had, goes out now to one of them
         by_message = {body.decode(): instance for instance, body in sent}
         assert (by_message["m1"], by_message["m4"], by_message["m2"]) == ("bob-1", "bob-1", "bob-2")
-        assert by_message["m3"] in ("bob-1", "bob-2") and len(sent) == 4
+        assert by_message["m3"] in ("bob-1", "bob-2") and len(sent) == 5
         assert deliveries.claims is not None and not deliveries.claims.open("bob")
 
         # And a resend after the window closed still goes to the member that claimed it
@@ -130,7 +135,7 @@ def test_the_window_closes_when_the_hold_runs_out(tmp_path: Path) -> None:
         assert deliveries.claims is not None
         deliveries.claims.until = 5.0
         hello(deliveries, registry, peer("bob", "bob-2"), [])
-        deliveries.route(request("m5"), b"m5", notify="alice-1")
+        deliveries.route(request("m5", again=True), b"m5", notify="alice-1")
         assert sent == []
         expire_holds(deliveries, 5.0)  # bob-1 never came back within the hold
         assert sent == [("bob-2", b"m5")] and deliveries.claims is None
