@@ -120,15 +120,22 @@ class BuildNative(build_ext):
 
 
 def remove_orphans() -> None:
-    """Delete the compiled modules whose source is gone (a module moved or renamed): built in
-    place and ignored by git, they would outlive a pull and answer an import of the old name
-    with old code."""
-    for folder in (ROOT / "robotlab" / "bus", ROOT / "broker"):
+    """Delete the compiled modules whose source is gone (a module moved or renamed) or that the
+    list no longer names (a module taken off the hot path): built in place and ignored by git,
+    they would outlive a pull and answer an import of the old name with old code, or with an
+    entry point the new group does not have."""
+    listed = set(runpy.run_path(str(ROOT / "robotlab" / "bus" / "native.py"))["MODULES"])
+    for folder, package in ((ROOT / "robotlab" / "bus", "robotlab.bus"),
+                            (ROOT / "broker", "robotlab.broker")):
         for built in folder.rglob("*.cpython-*.so"):
             name = built.name.split(".", 1)[0]
-            if not name.endswith("__mypyc") and not built.with_name(f"{name}.py").exists():
-                print(f"robotlab: removing {built.relative_to(ROOT)}: its source is gone",
-                      file=sys.stderr)
+            if name.endswith("__mypyc"):
+                continue
+            module = ".".join([package, *built.parent.relative_to(folder).parts, name])
+            gone = not built.with_name(f"{name}.py").exists()
+            if gone or module not in listed:
+                why = "its source is gone" if gone else "it is not compiled any more"
+                print(f"robotlab: removing {built.relative_to(ROOT)}: {why}", file=sys.stderr)
                 built.unlink()
 
 

@@ -55,6 +55,7 @@ MODULES = (
     "robotlab.bus.member.dispatcher",
     "robotlab.bus.wire.plain_data",
     "robotlab.bus.member.message_spans",
+    "robotlab.bus.member.message",
     "robotlab.broker.router",
     "robotlab.broker.registry",
     "robotlab.broker.outbox",

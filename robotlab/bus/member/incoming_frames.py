@@ -20,7 +20,6 @@ from .message import Message
 from .outstanding import Outstanding
 
 log = logging.getLogger("robotlab.bus")
-_new: Final = object.__new__
 
 
 class Inbound:
@@ -78,25 +77,9 @@ def delivered(header: dict[str, Any], content: Any, body: bytes | memoryview,
               extra: dict[str, Any]) -> Message:
     """The Message of a DELIVER whose ``header`` :func:`~robotlab.bus.wire.protocol.decode` has
     checked (every field has its type already), with its unpacked ``content`` and the ``body`` it
-    came in.
-
-    The same immutable Message its constructor builds, each field written straight into its
-    slot: compiled, ``object.__setattr__`` with a field name is one C call, where the
-    constructor is a Python call that then sets the fields one by one.
-    """
-    message: Message = _new(Message)
-    object.__setattr__(message, "id", header["id"])
-    object.__setattr__(message, "sender", header["from"])
-    object.__setattr__(message, "sender_instance", header.get("from_instance", ""))
-    object.__setattr__(message, "to", header.get("to", ""))
-    object.__setattr__(message, "type", header.get("type", "message"))
-    object.__setattr__(message, "content", content)
-    object.__setattr__(message, "reply_to", header.get("reply_to"))
-    object.__setattr__(message, "deadline", header.get("deadline"))
-    object.__setattr__(message, "attempt", header.get("attempt", 1))
-    object.__setattr__(message, "delivery", header["delivery"])
-    object.__setattr__(message, "extra", extra)
-    object.__setattr__(message, "body", body)
+    came in."""
     done = header.get("effects_done")
-    object.__setattr__(message, "effects_done", tuple(done) if done else ())
-    return message
+    return Message(header["id"], header["from"], header.get("from_instance", ""),
+                   header.get("to", ""), header.get("type", "message"), content,
+                   header.get("reply_to"), header.get("deadline"), header.get("attempt", 1),
+                   header["delivery"], extra, body, tuple(done) if done else ())

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar, Final
+
+FIELDS: Final = ("id", "sender", "sender_instance", "to", "type", "content", "reply_to",
+                 "deadline", "attempt", "delivery", "extra", "body", "effects_done")
+"""A Message's fields, in its constructor's order."""
 
 
 class Message:
@@ -31,44 +35,82 @@ class Message:
     """
 
     # A plain class, not a dataclass: every member imports this, and a handler-only one then
-    # never imports dataclasses (nor inspect, dis and ast with it).
+    # never imports dataclasses (nor inspect, dis and ast with it). Compiled with the bus
+    # (robotlab/bus/native.py): the bus reads a message's fields on every delivery, and a
+    # compiled class's read-only properties are native calls there, where a slot of an
+    # interpreted class is a generic attribute lookup each time.
 
-    __slots__ = __match_args__ = ("id", "sender", "sender_instance", "to", "type", "content",
-                                  "reply_to", "deadline", "attempt", "delivery", "extra", "body",
-                                  "effects_done")
-
-    id: str
-    sender: str
-    sender_instance: str
-    to: str
-    type: str
-    content: Any
-    reply_to: str | None
-    deadline: float | None
-    attempt: int
-    delivery: int
-    extra: dict[str, Any]
-    body: bytes | memoryview
-    effects_done: tuple[str, ...]
+    __match_args__: ClassVar[tuple[str, ...]] = FIELDS
 
     def __init__(self, id: str, sender: str, sender_instance: str, to: str, type: str,
                  content: Any, reply_to: str | None = None, deadline: float | None = None,
                  attempt: int = 1, delivery: int = 0, extra: dict[str, Any] | None = None,
                  body: bytes | memoryview = b"", effects_done: tuple[str, ...] = ()) -> None:
-        set_field = object.__setattr__
-        set_field(self, "id", id)
-        set_field(self, "sender", sender)
-        set_field(self, "sender_instance", sender_instance)
-        set_field(self, "to", to)
-        set_field(self, "type", type)
-        set_field(self, "content", content)
-        set_field(self, "reply_to", reply_to)
-        set_field(self, "deadline", deadline)
-        set_field(self, "attempt", attempt)
-        set_field(self, "delivery", delivery)
-        set_field(self, "extra", {} if extra is None else extra)
-        set_field(self, "body", body)
-        set_field(self, "effects_done", effects_done)
+        self._id: str = id
+        self._sender: str = sender
+        self._sender_instance: str = sender_instance
+        self._to: str = to
+        self._type: str = type
+        self._content: Any = content
+        self._reply_to: str | None = reply_to
+        self._deadline: float | None = deadline
+        self._attempt: int = attempt
+        self._delivery: int = delivery
+        self._extra: dict[str, Any] = {} if extra is None else extra
+        self._body: bytes | memoryview = body
+        self._effects_done: tuple[str, ...] = effects_done
+
+    @property
+    def id(self) -> str:
+        return self._id
+
+    @property
+    def sender(self) -> str:
+        return self._sender
+
+    @property
+    def sender_instance(self) -> str:
+        return self._sender_instance
+
+    @property
+    def to(self) -> str:
+        return self._to
+
+    @property
+    def type(self) -> str:
+        return self._type
+
+    @property
+    def content(self) -> Any:
+        return self._content
+
+    @property
+    def reply_to(self) -> str | None:
+        return self._reply_to
+
+    @property
+    def deadline(self) -> float | None:
+        return self._deadline
+
+    @property
+    def attempt(self) -> int:
+        return self._attempt
+
+    @property
+    def delivery(self) -> int:
+        return self._delivery
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        return self._extra
+
+    @property
+    def body(self) -> bytes | memoryview:
+        return self._body
+
+    @property
+    def effects_done(self) -> tuple[str, ...]:
+        return self._effects_done
 
     @property
     def is_reply(self) -> bool:
@@ -86,7 +128,7 @@ class Message:
         Raises:
             TypeError: a keyword names no field.
         """
-        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields = {name: getattr(self, name) for name in FIELDS}
         fields.update(changes)
         return self.__class__(**fields)
 
@@ -104,18 +146,12 @@ class Message:
         return hash(self._compared())
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in FIELDS
                           if name != "body")
         return f"Message({shown})"
 
     def __reduce__(self) -> tuple[Callable[..., Message], tuple[object, ...]]:
-        return (self.__class__, tuple(getattr(self, name) for name in self.__slots__))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}: a Message is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}: a Message is immutable")
+        return (self.__class__, tuple(getattr(self, name) for name in FIELDS))
 
 
 class Delivery:
@@ -125,7 +161,7 @@ class Delivery:
     as the Ruby bus does.
     """
 
-    __slots__ = __match_args__ = ("message", "_settle", "state")
+    __match_args__: ClassVar[tuple[str, ...]] = ("message", "_settle", "state")
 
     message: Message
     _settle: Callable[[str, str], None]
