@@ -215,10 +215,9 @@ class BusClient:
         body = pack_plain(content, "content")
         check_size(body, self.max_message_bytes)
         message_id = f"{self._epoch}.{next(self._ids)}"
-        header = send_header(message_id, to, type, (
-            ("any", any), ("idempotent", idempotent), ("untracked", untracked),
-            ("to_instance", to_instance), ("reply_to", reply_to), ("ack", ack),
-            ("deadline", deadline), ("max_handling", max_handling)), receipt, hold)
+        header = send_header(message_id, to, type, (any, idempotent, untracked, to_instance,
+                                                     reply_to, ack, deadline, max_handling),
+                             receipt, hold)
         tracker = Tracker(message_id, to, busy_retry, self._link.wait_reading)
         self._post(tracker, header, body, receipt=receipt, expect_reply=expect_reply,
                    untracked=untracked, on_tracker=on_tracker)
@@ -283,8 +282,7 @@ class BusClient:
         cached."""
         check_size(body, self.max_message_bytes)
         message_id = f"{self._epoch}.{next(self._ids)}"
-        self._link.post_kept(reply_frames(message_id, message, body, type,
-                                          self.dispatcher.claim_reply))
+        self._link.post_kept(reply_frames(message_id, message, body, type, self.dispatcher))
 
     def settle_delivery(self, delivery: int, nack_reason: str | None = None) -> None:
         """ACK ``delivery`` to the broker, or NACK it with ``nack_reason`` (the dispatcher's

@@ -7,7 +7,6 @@ the wire (a large one in a frame of its own, sent by reference).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from robotlab.errors import BusError
@@ -16,8 +15,12 @@ from ..wire import protocol
 from ..wire.plain_data import pack_plain
 from ..wire.protocol import Body, Command
 from . import message_spans
+from .dispatcher import Dispatcher
 from .message import Message
 
+SEND_OPTIONS: Final = ("any", "idempotent", "untracked", "to_instance", "reply_to", "ack",
+                       "deadline", "max_handling")
+"""The options of a SEND a sender may set, in the order :func:`send_header` takes their values."""
 _REPLY_GIVEN: Final = ("type", "to", "to_instance", "reply_to")
 """The fields of a reply's header that come from elsewhere (its caller, the message it answers):
 the only ones its check reads. Its id and flags are made here."""
@@ -39,14 +42,17 @@ def reply_body(message: Message, content: Any) -> Body:
     return pack_plain(content, "reply")
 
 
-def send_header(message_id: str, to: str, type: str, given: Iterable[tuple[str, Any]],
-                receipt: bool, hold: float | None) -> dict[str, Any]:
-    """The header of a SEND: ``given`` (name, value) pairs go on the wire only when set (a request
-    carries 1-2 of them, a reply 4), then ``receipt`` when False and ``hold`` when given."""
+def send_header(message_id: str, to: str, type: str, options: tuple[Any, ...], receipt: bool,
+                hold: float | None) -> dict[str, Any]:
+    """The header of a SEND: ``options`` are the values of :data:`SEND_OPTIONS`, in its order, and
+    go on the wire only when set (a request carries 1-2 of them, a reply 4), then ``receipt`` when
+    False and ``hold`` when given."""
     header: dict[str, Any] = {"id": message_id, "to": to, "type": type}
-    for name, value in given:
+    # indexes, not zip or (name, value) pairs: compiled, a tuple a field was most of the cost
+    for i in range(len(SEND_OPTIONS)):
+        value = options[i]
         if value:
-            header[name] = value
+            header[SEND_OPTIONS[i]] = value
     if not receipt:
         header["receipt"] = False
     if hold is not None:
@@ -55,10 +61,10 @@ def send_header(message_id: str, to: str, type: str, given: Iterable[tuple[str, 
 
 
 def reply_frames(message_id: str, message: Message, body: Body, type: str,
-                 claim: Callable[[Message, Body, str], int | None]) -> list[Body]:
+                 dispatcher: Dispatcher) -> list[Body]:
     """The frames of a reply to ``message``: to exactly the instance that sent it, fire and forget
-    (``untracked``, no receipt), carrying the ack of its delivery when ``claim`` (the dispatcher's
-    :meth:`~robotlab.bus.member.dispatcher.Dispatcher.claim_reply`, which caches the reply) hands
+    (``untracked``, no receipt), carrying the ack of its delivery when the ``dispatcher``'s
+    :meth:`~robotlab.bus.member.dispatcher.Dispatcher.claim_reply` (which caches the reply) hands
     it over.
 
     The header is checked (ProtocolError, e.g. a ``type`` too long) before the ack is claimed: a
@@ -70,7 +76,7 @@ def reply_frames(message_id: str, message: Message, body: Body, type: str,
     header["reply_to"] = message.id
     header["untracked"] = True
     message_spans.stamp(header, _REPLY_GIVEN)  # checked as the broker will; traced when on
-    ack = claim(message, body, type)
+    ack = dispatcher.claim_reply(message, body, type)
     if ack:  # an int the broker gave this member (a checked DELIVER's delivery id)
         header["ack"] = ack
     header["receipt"] = False
