@@ -120,11 +120,12 @@ class Link(Pump):
         # Before start() returns to its caller: this thread's own checks read it.
         self._io_ident = threading.get_ident()
         try:
+            fired = False
             while self._running:
                 try:
                     with self._lock:
                         if self.seat.holder is None:
-                            self._drain_socket()
+                            self._drain_socket(fired=fired)
                         # A drain ends on a ZMQ_EVENTS read: only later sends can take an edge.
                         sent = self._seq
                         if self.seat.holder is None:
@@ -141,7 +142,7 @@ class Link(Pump):
                     # nothing may stop this thread: start over on a fresh socket
                     self._recover(exc)
                     continue
-                self._wait(fd, timeout)
+                fired = self._wait(fd, timeout)
             with self._lock:
                 self._flush_acks()
         finally:
@@ -166,11 +167,16 @@ class Link(Pump):
             self.welcomed.clear()
             self._reconnect()
 
-    def _wait(self, fd: int, timeout_ms: int) -> None:
+    def _wait(self, fd: int, timeout_ms: int) -> bool:
+        """Wait for input, a wake-up or a timer; True when the socket's ``fd`` fired."""
+        fired = False
         for ready, _ in self.seat.io_wait(fd, self._wake_r, timeout_ms):
             if ready == self._wake_r:
                 with contextlib.suppress(BlockingIOError):
                     os.read(self._wake_r, 4096)
+            elif ready == fd:
+                fired = True
+        return fired
 
     def _poll_ms(self) -> int:
         if not self.welcomed.is_set():

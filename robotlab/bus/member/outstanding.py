@@ -94,7 +94,9 @@ class Outstanding:
         with self._lock:
             entry = self.unsettled.get(reply_to)
             waiting = self.requests.get(reply_to)
-            if any(t is not None and t.to != message.sender for t in (entry and entry[1], waiting)):
+            sender = message.sender
+            if ((entry is not None and entry[1].to != sender)
+                    or (waiting is not None and waiting.to != sender)):
                 return False
             self.unsettled.pop(reply_to, None)
             self.requests.pop(reply_to, None)  # answered: a second reply is Answered's to drop

@@ -5,9 +5,10 @@ reply to the caller waiting for it: two threads woken per reply, and the GIL han
 the other. While a caller holds the seat, the I/O thread steps aside (it keeps its timers), and
 the caller polls the socket's fd and handles what it reads exactly as the I/O thread would.
 
-A caller that leaves arms a one-shot timer (:mod:`robotlab.bus.member.timerfd`): the I/O thread,
-waiting on it, takes the socket back within ``LOOK_MS`` of the last leave unless a caller sat
-down again.
+A one-shot timer (:mod:`robotlab.bus.member.timerfd`) keeps the I/O thread's turn: waiting on
+it, the I/O thread takes the socket back within ``LOOK_MS`` of the last leave unless a caller sat
+down again. A caller re-arms it as it sits down, while its reply is still on the way, so that
+leaving (on the reply's way back to its caller) seldom has to; only a long sit's leave arms it.
 Callers that come and go faster than that (a request loop) never wake it: no futex, no GIL
 hand-over on the reply path. Where there is no timerfd it looks every ``LOOK_MS`` instead.
 """
@@ -35,6 +36,13 @@ so a long wait does not keep the I/O thread looking every few milliseconds."""
 LOOK_MS: Final = 2
 """How soon after a caller leaves the I/O thread takes the socket back (milliseconds): the
 longest a frame no caller waits for can sit unread once a seated caller has left."""
+ARM_AT_CLAIM: Final = 0.75 * LOOK_MS / 1000
+"""A caller sitting down re-arms the leave timer when it would fire sooner than this (seconds):
+then a caller that leaves within a quarter of ``LOOK_MS`` finds it armed far enough ahead, and
+does not arm it on its way back to its own caller (an arm is a ctypes call, microseconds)."""
+ARM_AT_LEAVE: Final = 0.5 * LOOK_MS / 1000
+"""A leaving caller re-arms the timer when it would fire sooner than this (seconds): after a
+long sit. So it fires between half of ``LOOK_MS`` and ``LOOK_MS`` after the last leave."""
 
 
 class Seat:
@@ -89,6 +97,8 @@ class Seat:
 
             self.timer = one_shot(LOOK_MS / 1000)
         self.holder = me
+        # while the reply is still on its way: the leave seldom has to
+        self._arm_within(ARM_AT_CLAIM)
         return True
 
     def leave(self) -> None:
@@ -96,10 +106,14 @@ class Seat:
         sits down first. No wake-up now: a frame that came after the seated drain (which may end
         on the caller's own frame, without reading ZMQ_EVENTS again) waits at most that long."""
         self.holder = None
+        self._arm_within(ARM_AT_LEAVE)
+
+    def _arm_within(self, seconds: float) -> None:
+        """Arm the leave timer (to fire ``LOOK_MS`` from now) if it would fire sooner than
+        ``seconds`` from now. Else it fires within ``LOOK_MS`` anyway: callers that come and go
+        quickly arm it every few round trips, not on each."""
         now = monotonic()
-        if self.timer is not None and self._fires - now < LOOK_MS / 2000:
-            # Else it fires between LOOK_MS / 2 and LOOK_MS from now, within the bound: callers
-            # that come and go quickly arm it every few round trips, not on each (a system call).
+        if self.timer is not None and self._fires - now < seconds:
             self.timer.arm()
             self._fires = now + LOOK_MS / 1000
 
@@ -126,40 +140,46 @@ class Seat:
             self.timer.clear()
         return ready
 
-    def read_until(self, latch: Latch, timeout: float | None, read: Callable[[Latch], int | None],
-                   leave: Callable[[], None], quiet_fd: int | None = None) -> bool:
-        """Seated: ``read(latch)`` (drain the socket; its fd, or None once it is closed) and poll
-        until ``latch`` is set or the slice ends, then ``leave()``; past the slice, wait on the
-        latch.
+    def read_until(self, latch: Latch, timeout: float | None,
+                   read: Callable[[Latch, bool], int | None], leave: Callable[[], None],
+                   quiet_fd: int | None = None) -> bool:
+        """Seated: ``read(latch, fired)`` (drain the socket; its fd, or None once it is closed)
+        and poll until ``latch`` is set or the slice ends, then ``leave()``; past the slice, wait
+        on the latch. ``fired``: the last poll found the socket's fd readable.
         ``quiet_fd``: the socket's fd when nothing waited at its last ZMQ_EVENTS read and nobody
         called into it since; then the first ``read()`` is skipped and the fd polled at once."""
         deadline = None if timeout is None else monotonic() + timeout
         until = monotonic() + SLICE
+        fired = False
         try:
             while not latch.is_set():
-                fd, quiet_fd = (read(latch) if quiet_fd is None else quiet_fd), None
+                fd, quiet_fd = (read(latch, fired) if quiet_fd is None else quiet_fd), None
                 wait = (until - monotonic() if deadline is None
                         else min(until, deadline) - monotonic())
                 if fd is None or latch.is_set() or wait <= 0:
                     break
-                self._poll(fd, wait)
+                fired = self._poll(fd, wait)
         except zmq.ZMQError:
             pass  # the socket closed or was replaced under us: the I/O thread carries on
         finally:
             leave()
         return latch.wait(left(deadline))
 
-    def _poll(self, fd: int, timeout: float) -> None:
+    def _poll(self, fd: int, timeout: float) -> bool:
         """Wait up to ``timeout`` s for the socket's fd or a wake-up (one seated caller: one
-        cached poller, rebuilt with the socket)."""
+        cached poller, rebuilt with the socket); True when the socket's fd fired."""
         if fd != self._fd:
             self._poller, self._fd = select.poll(), fd
             for each in (fd, self._wake_r):
                 self._poller.register(each, select.POLLIN)
+        fired = False
         for ready, _ in self._poller.poll(max(int(timeout * 1000), 1)):
             if ready == self._wake_r:
                 with contextlib.suppress(BlockingIOError, OSError):
                     os.read(self._wake_r, 4096)
+            else:
+                fired = True
+        return fired
 
 
 def left(deadline: float | None) -> float | None:

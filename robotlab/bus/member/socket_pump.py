@@ -101,12 +101,13 @@ class Pump(Dialer):
             return latch.wait(timeout)
         return self.seat.read_until(latch, timeout, self._read_seated, self._leave_seat, quiet_fd)
 
-    def _read_seated(self, latch: Latch) -> int | None:
+    def _read_seated(self, latch: Latch, fired: bool) -> int | None:
         with self._lock:
             if self._socket is None or not self._running:
                 return None
             while True:
-                self._drain_socket(latch)
+                self._drain_socket(latch, fired=fired)
+                fired = False
                 sent = self._seq
                 self._flush_acks()
                 if not self._input_after_send(sent):
@@ -181,17 +182,21 @@ class Pump(Dialer):
                 self.kept.keep(self._seq, frames)
                 self._acks = []
 
-    def _drain_socket(self, until: Latch | None = None, budget: int = -1) -> bool:
+    def _drain_socket(self, until: Latch | None = None, budget: int = -1,
+                      fired: bool = False) -> bool:
         """Read and handle what waits (at most ``budget`` frames, -1: no limit); True if it
-        stopped at its budget with input left."""
+        stopped at its budget with input left. ``fired``: a poll just found the socket's fd
+        readable, so a frame almost surely waits: the first receive goes ahead without a
+        ZMQ_EVENTS read (it processes the socket's commands itself, as that read would)."""
         self.seat.draining = get_ident()
         try:
-            return self._drain_frames(until, budget)
+            return self._drain_frames(until, budget, fired)
         finally:
             self.seat.draining = None
 
-    def _drain_frames(self, until: Latch | None, budget: int) -> bool:
-        while self._readable():
+    def _drain_frames(self, until: Latch | None, budget: int, fired: bool) -> bool:
+        while fired or self._readable():
+            fired = False
             if budget == 0:
                 return True
             budget -= 1

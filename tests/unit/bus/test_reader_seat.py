@@ -243,3 +243,17 @@ def test_a_sender_reads_what_waits_behind_its_send_itself_and_no_more_than_its_b
     by_send = Counter(count for _, thread, count in seen if thread == "sender")
     assert by_send, "the sending thread never read what waited behind its send"
     assert max(by_send.values()) <= DRAIN_BUDGET
+
+
+def test_a_drain_on_a_fired_fd_with_no_message_waiting_ends_quietly(member) -> None:
+    # The fd is libzmq's command mailbox: a poll can report it for a command that brought no
+    # message. A drain told the fd fired receives first, finds nothing, and ends; the socket
+    # still reports what comes next.
+    alice, bob = member("alice"), member("bob")
+    bob.on_message(bus.inline(lambda m: m.content))
+    assert alice.request("bob", "before", timeout=5).content == "before"
+    link = alice._link
+    with link._lock:
+        assert link._drain_socket(fired=True) is False
+    assert not link.dropped
+    assert alice.request("bob", "after", timeout=5).content == "after"
