@@ -182,8 +182,17 @@ peers may add some) but nothing in robotlab reads them; the header frame as a wh
 by ``MAX_HEADER_BYTES``.
 """
 
-_CHECKS: Final = {command: {name: (spec.kind, spec.limit) for name, spec in fields.items()}
-           for command, fields in SCHEMA.items()}
+_STR: Final = 1
+_INT: Final = 2
+_OTHER: Final = 3
+"""How :func:`_check_header` tests a field: the two common kinds inline, the rest by ``_fits``."""
+_CHECKS: Final = {
+    command: ({name: ({"str": _STR, "int": _INT}.get(spec.kind, _OTHER), spec.kind, spec.limit,
+                      spec.required)
+               for name, spec in fields.items()},
+              sum(spec.required for spec in fields.values()))
+    for command, fields in SCHEMA.items()}
+"""Each command's fields as (how to test it, kind, limit, required), and how many are required."""
 _REQUIRED: Final = {command: tuple(name for name, spec in fields.items() if spec.required)
                     for command, fields in SCHEMA.items()}
 
@@ -198,39 +207,50 @@ def check_header(command: Command, header: dict[str, Any]) -> None:
 
 
 def _check_header(command: Command, header: dict[str, Any], frames: list[Any]) -> None:
-    # Walks the header's own fields (a SEND carries 4-6 of its 12), not the table's: this runs
-    # on every frame at both ends, so it must stay a few microseconds.
-    fields = _CHECKS[command]
-    nulls = None
+    # Walks the header's own fields (a SEND carries 4-6 of its 12), not the table's, and counts
+    # the required ones it meets on the way: this runs on every frame at both ends, so it must
+    # stay a few microseconds.
+    fields, required = _CHECKS[command]
+    nulls: list[str] | None = None
     for name, value in header.items():
         check = fields.get(name)
         if check is None:
             continue  # a field the table does not name: carried, never read
-        kind, limit = check
+        test, kind, limit, needed = check
         if value is None:
             nulls = [*(nulls or ()), name]
-        elif kind == "str":  # the common kinds inline: a call per field doubled the decode time
+            continue
+        required -= needed
+        if test == _STR:  # the common kinds inline: a call per field doubled the decode time
             if type(value) is not str or not 0 < len(value) <= limit:
                 _refuse(command, header, name, value, frames)
-        elif kind == "int":
+        elif test == _INT:
             if type(value) is not int or not 0 <= value <= INT_MAX:
                 _refuse(command, header, name, value, frames)
         elif not _fits(kind, limit, value):
             _refuse(command, header, name, value, frames)
+    if nulls is not None or required:
+        _absent(command, header, frames, nulls, required)
+
+
+def _absent(command: Command, header: dict[str, Any], frames: list[Any], nulls: list[str] | None,
+            required: int) -> None:
+    """Drop the fields given as None; if ``required`` ones are missing, refuse the header."""
     for name in nulls or ():
         del header[name]  # an explicit None means "not given": one spelling downstream
-    _check_required(command, header, frames)
+    if required:  # one is missing: find which, to name it
+        _check_required(command, header, frames)
 
 
 def check_fields(command: Command, header: dict[str, Any], names: tuple[str, ...]) -> None:
     """Check only the fields ``names`` of ``header``: those that came from elsewhere, when the
     caller made the others itself (a reply's header: its ``type``, and what it copies from the
     message it answers). Raises ProtocolError as :func:`check_header` does."""
-    fields = _CHECKS[command]
+    fields = _CHECKS[command][0]
     for name in names:
         value = header.get(name)
         if value is not None:
-            kind, limit = fields[name]
+            _, kind, limit, _ = fields[name]
             if not _fits(kind, limit, value):
                 _refuse(command, header, name, value, [])
 
