@@ -238,8 +238,13 @@ class Dispatcher:
         # context variable itself, one C call each way, not a function of the interpreted module.
         token = HANDLING.set((self.client.name, self.client.instance, message.id))
         try:
-            message_spans.handle(self.client.name, message,
-                          self._handle_manual if self.manual else self._handle_auto)
+            if message_spans.traced():
+                message_spans.handle(self.client.name, message,
+                                     self._handle_manual if self.manual else self._handle_auto)
+            elif self.manual:
+                self._handle_manual(message)
+            else:
+                self._handle_auto(message)
         finally:
             HANDLING.reset(token)
         key = (message.sender_instance, message.id)

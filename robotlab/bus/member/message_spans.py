@@ -42,6 +42,12 @@ def carried(header: dict[str, Any]) -> dict[str, Any]:
     return tracing.carried(header) if tracing.ENABLED else {}
 
 
+def traced() -> bool:
+    """True while tracing is on: then a handler runs through :func:`handle`, in its span; else
+    its caller may call it directly (compiled, a native call instead of a generic one)."""
+    return tracing.ENABLED
+
+
 def handle(name: str, message: Message, handler: Callable[[Message], None]) -> None:
     """Run ``handler(message)``, inside a ``process {name}`` span when tracing is on."""
     if not tracing.ENABLED:

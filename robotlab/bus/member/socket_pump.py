@@ -121,7 +121,8 @@ class Pump(Dialer):
     def in_drain(self) -> bool:
         """True on a thread that is handling inbound frames (the I/O thread, or a seated
         caller)."""
-        return get_ident() in (self._io_ident, self.seat.draining)
+        me = get_ident()
+        return me == self._io_ident or me == self.seat.draining
 
     @property
     def _sock(self) -> zmq.Socket:
