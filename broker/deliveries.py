@@ -120,11 +120,25 @@ class Deliveries:
             self.counters["journal_full"] += 1
             self.settle(record, "", Status.BUSY, f"{self.journal.full}; try again later")
             return
-        self.keep(record)
-        if not targets:
-            self.start(record, targets, monotonic())
+        self._hand_out(record, targets)
+
+    def _hand_out(self, record: Record, targets: list[Peer]) -> None:
+        """Keep and dispatch a new record, or hold it while its name's members are away."""
+        if not targets or record.owner is not None or record.header.get("any"):
+            # journaled before it goes anywhere: a hold keeps it for later, and an `any`
+            # message's hand-out notes its owner beside it in the file
+            self.keep(record)
+            if not targets:
+                self.start(record, targets, monotonic())
+            else:
+                self._dispatch_all(record, targets)  # start's last step, without its checks
             return
-        self._dispatch_all(record, targets)  # _start's last step: the common case skips its checks
+        # The common case: its DELIVERs leave first, then the journal has it (nothing is
+        # committed before this turn ends); not at all if every copy was refused on the way.
+        self.active[record.key] = record
+        self._dispatch_all(record, targets)
+        if record.pending > 0:
+            self.keep(record)
 
     def keep(self, record: Record) -> None:
         """Make ``record`` active and journal it until it settles."""
