@@ -119,15 +119,16 @@ class BuildNative(build_ext):
         remove_orphans()
 
 
-def remove_orphans() -> None:
+def remove_orphans(root: Path = ROOT) -> list[Path]:
     """Delete the compiled modules whose source is gone (a module moved or renamed) or that the
     list no longer names (a module taken off the hot path): built in place and ignored by git,
     they would outlive a pull and answer an import of the old name with old code, or with an
-    entry point the new group does not have."""
-    listed = set(runpy.run_path(str(ROOT / "robotlab" / "bus" / "native.py"))["MODULES"])
-    for folder, package in ((ROOT / "robotlab" / "bus", "robotlab.bus"),
-                            (ROOT / "broker", "robotlab.broker")):
-        for built in folder.rglob("*.cpython-*.so"):
+    entry point the new group does not have. Returns what it deleted."""
+    listed = set(runpy.run_path(str(root / "robotlab" / "bus" / "native.py"))["MODULES"])
+    removed = []
+    for folder, package in ((root / "robotlab" / "bus", "robotlab.bus"),
+                            (root / "broker", "robotlab.broker")):
+        for built in sorted(folder.rglob("*.cpython-*.so")):
             name = built.name.split(".", 1)[0]
             if name.endswith("__mypyc"):
                 continue
@@ -135,8 +136,12 @@ def remove_orphans() -> None:
             gone = not built.with_name(f"{name}.py").exists()
             if gone or module not in listed:
                 why = "its source is gone" if gone else "it is not compiled any more"
-                print(f"robotlab: removing {built.relative_to(ROOT)}: {why}", file=sys.stderr)
+                print(f"robotlab: removing {built.relative_to(root)}: {why}", file=sys.stderr)
                 built.unlink()
+                removed.append(built)
+    return removed
 
 
-setup(ext_modules=native_extensions(), cmdclass={"build_ext": BuildNative})
+# Run as a build runs it (setuptools executes this file as __main__), not when a test imports it.
+if __name__ == "__main__":
+    setup(ext_modules=native_extensions(), cmdclass={"build_ext": BuildNative})
