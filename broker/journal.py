@@ -41,7 +41,7 @@ from typing import Any, Final
 
 from robotlab.bus.wire.protocol import Body, pack
 
-from .journal_changes import NAMES_KEPT, Changes, Updates, empty, snapshot, write
+from .journal_changes import NAMES_KEPT, Answers, Changes, Updates, empty, snapshot, write
 from .journal_contract import ROW_BYTES, Key, NoJournal, Restored
 from .journal_file import CHECKPOINT_SPACING, checkpoint, open_file, read_back
 from .journal_letters import FileLetters
@@ -91,7 +91,7 @@ class Journal(NoJournal):
         """Each kept message's owner and completed side-effect calls, until written."""
         self.letters = FileLetters()
         self.names = FileNames(names_kept)
-        self._answered: dict[Key, str] = {}
+        self._answers = Answers()
         self.members = FileMembers()
         self._parts = (self.letters, self.names, self.members)  # pending, rows, committed
         self.replica: Callable[[Changes, bool], None] | None = None
@@ -126,6 +126,9 @@ class Journal(NoJournal):
         """When pending changes fall due (monotonic seconds), for the loop's poll timeout: the
         oldest other change's time plus the interval, or the earliest put's due time."""
         due = None if self._since is None else self._since + self.interval
+        answers_due = self._answers.due_at()  # see ANSWERED_INTERVAL
+        if answers_due is not None and (due is None or answers_due < due):
+            due = answers_due
         dues, puts = self._dues, self._puts
         while dues:  # skip what was settled, written or put again since its entry was pushed
             put_due, key = dues[0]
@@ -196,8 +199,7 @@ class Journal(NoJournal):
 
     def answered(self, key: Key, instance: str) -> None:
         """Remember that ``instance`` answered the ``any`` message ``key`` (see the module doc)."""
-        self._answered[key] = instance
-        self._changed()
+        self._answers.add(key, instance)
 
     def written(self, key: Key) -> bool:
         """True when the file holds the message ``key`` (a restart would take it back): written
@@ -246,7 +248,7 @@ class Journal(NoJournal):
         puts = self._due_puts(everything)
         writing = set(puts)
         updates = self._updates.due(self._puts, writing)
-        if not (puts or self._settled or any(updates.values()) or self._answered
+        if not (puts or self._settled or any(updates.values()) or self._answers.due(everything)
                 or any(part.pending() for part in self._parts)):
             # Everything changed since the last commit cancelled out (most often a message put
             # and settled within the interval): nothing is due any more. Left set, the stale
@@ -271,7 +273,7 @@ class Journal(NoJournal):
         if not self._puts:
             self._dues.clear()
         self._settled.clear()
-        self._answered.clear()
+        self._answers.committed()
         for part in self._parts:
             part.committed()
         self._since, self._urgent, self._write_all = None, False, False
@@ -296,7 +298,7 @@ class Journal(NoJournal):
         changes["settled"] = list(self._settled)
         changes["puts"] = self._rows(puts)
         self._updates.rows(updates, changes)
-        changes["answered"] = [(key[0], key[1], owner) for key, owner in self._answered.items()]
+        self._answers.rows(changes)
         for part in self._parts:
             part.rows(changes)
         write(self._db, changes, self.names.kept)

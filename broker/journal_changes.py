@@ -20,7 +20,8 @@ A change set is a plain dict of lists, so msgpack carries it between the two bro
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from time import monotonic
+from typing import Any, Final
 
 from .holds import KNOWN_MAX
 from .journal_contract import Key
@@ -30,6 +31,12 @@ Changes = dict[str, Any]
 ANSWERED_KEPT = 4096
 """How many answered ``any`` messages a journal remembers the instance of (as the broker
 remembers receipts in memory)."""
+
+ANSWERED_INTERVAL: Final = 1.0
+"""The longest who answered an ``any`` message waits for a commit (seconds): steady traffic to a
+pool would otherwise commit once every commit interval for these rows alone, about 3 GiB an hour
+through the write-ahead log and its checkpoints (docs/durability.md, "The cost of remembering
+who answered")."""
 
 NAMES_KEPT = KNOWN_MAX
 """How many robot names a journal remembers, those seen most recently (as the broker in memory):
@@ -147,3 +154,36 @@ class Updates:
         for field, each in updates.items():
             for key in each:
                 del self.pending[field][key]
+
+
+class Answers:
+    """Who answered each ``any`` message since the last commit: a row waits up to
+    ``ANSWERED_INTERVAL`` and rides along with any commit that comes before."""
+
+    def __init__(self) -> None:
+        self._owners: dict[Key, str] = {}
+        self._since: float | None = None  # when the oldest row not written was noted
+
+    def add(self, key: Key, instance: str) -> None:
+        """``instance`` answered the message ``key``."""
+        self._owners[key] = instance
+        if self._since is None:
+            self._since = monotonic()
+
+    def due_at(self) -> float | None:
+        """When the rows must be written (monotonic seconds); None with none."""
+        return None if self._since is None else self._since + ANSWERED_INTERVAL
+
+    def due(self, everything: bool) -> bool:
+        """Whether the rows make a commit of their own now (``everything``: whenever any)."""
+        since = self._since
+        return since is not None and (everything or monotonic() >= since + ANSWERED_INTERVAL)
+
+    def rows(self, changes: Changes) -> None:
+        """Put the rows into ``changes``: ``answered`` (sender, id, instance)."""
+        changes["answered"] = [(key[0], key[1], owner) for key, owner in self._owners.items()]
+
+    def committed(self) -> None:
+        """The rows are in the file."""
+        self._owners.clear()
+        self._since = None
