@@ -17,7 +17,8 @@ hook for it is loaded by every process of the venv, and it imports pathlib, whic
 urllib.parse and ipaddress (about 0.7 MB resident). ``--installed`` measures members as a
 deployment has them instead: robotlab built into a wheel from the checkout's last commit (in a
 copy of it, compiled as ``pip install`` compiles it) and installed into a venv of its own under
-build/, its dependencies read from this venv's site-packages.
+build/, its dependencies read from this venv's site-packages; the broker runs from that install
+too, as one host's crew does (a member and its broker then share the compiled bus's library).
 
     python bench/member_memory.py [--members 1,50,200] [--installed] [--write]
 """
@@ -126,11 +127,13 @@ def installed_python() -> str:
 
 
 def run(count: int, member_python: str) -> dict[str, float]:
+    """Members from ``member_python``, and their broker from the same install, as one host's
+    crew runs: a library both map (the compiled bus) is then shared, not each one's own."""
     from bus import free_port, spawn
 
     url = f"tcp://127.0.0.1:{free_port()}"
-    broker = spawn([sys.executable, "-m", "robotlab.cli", "broker", "--bind", url, "--log-level",
-                    "WARNING", "--no-journal"])
+    broker = spawn([member_python, "-P", "-m", "robotlab.cli", "broker", "--bind", url,
+                    "--log-level", "WARNING", "--no-journal"])
     procs: list[Any] = []
     try:
         procs = start_members(url, count, "member-", member_python)
